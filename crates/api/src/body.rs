@@ -1,0 +1,97 @@
+//! Reading and checking JSON bodies by hand, so every problem becomes `VALIDATION_ERROR` with
+//! `field: reason` (spec 7.1) instead of a framework's own rejection text.
+
+use crate::MAX_BODY_BYTES;
+use axum::body::Body;
+use domain::{Error, Satang, Validation};
+use serde_json::{Map, Value};
+
+/// Reads at most `MAX_BODY_BYTES` and parses a JSON object. An empty body is an empty object,
+/// so the message names the missing fields rather than the body.
+pub(crate) async fn json_object(body: Body) -> Result<Map<String, Value>, Error> {
+    let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
+        .await
+        .map_err(|_| Error::Validation(format!("body: must be at most {MAX_BODY_BYTES} bytes")))?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Map::new());
+    }
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => Err(Error::Validation("body: must be a JSON object".into())),
+        Err(_) => Err(Error::Validation("body: is not valid JSON".into())),
+    }
+}
+
+/// Typed access to optional fields; `null` counts as absent. Failures accumulate in `v`.
+pub(crate) struct Fields<'a> {
+    pub map: &'a Map<String, Value>,
+    pub v: Validation,
+}
+
+impl<'a> Fields<'a> {
+    pub fn new(map: &'a Map<String, Value>) -> Self {
+        Self {
+            map,
+            v: Validation::new(),
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<&'a Value> {
+        self.map.get(name).filter(|v| !v.is_null())
+    }
+
+    pub fn present(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    /// A string of `min..=max` characters (after trimming surrounding whitespace).
+    pub fn string(&mut self, name: &str, min: usize, max: usize) -> Option<String> {
+        match self.get(name)? {
+            Value::String(s) => {
+                let t = s.trim();
+                let n = t.chars().count();
+                if n < min || n > max {
+                    self.v
+                        .fail(name, format!("must be {min} to {max} characters"));
+                    None
+                } else {
+                    Some(t.to_string())
+                }
+            }
+            _ => {
+                self.v.fail(name, "must be a string");
+                None
+            }
+        }
+    }
+
+    pub fn boolean(&mut self, name: &str) -> Option<bool> {
+        match self.get(name)? {
+            Value::Bool(b) => Some(*b),
+            _ => {
+                self.v.fail(name, "must be a boolean");
+                None
+            }
+        }
+    }
+
+    pub fn amount(&mut self, name: &str) -> Option<Satang> {
+        match self.get(name)? {
+            Value::Number(n) => match n.as_f64().map(Satang::from_baht_f64) {
+                Some(Ok(s)) => Some(s),
+                Some(Err(reason)) => {
+                    self.v.fail(name, reason);
+                    None
+                }
+                None => {
+                    self.v.fail(name, "must be a number");
+                    None
+                }
+            },
+            _ => {
+                self.v.fail(name, "must be a number");
+                None
+            }
+        }
+    }
+}

@@ -1,0 +1,40 @@
+//! The one place where domain errors become HTTP responses (spec 7.1 v2 envelope).
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use domain::Error;
+use serde_json::json;
+
+#[derive(Debug)]
+pub struct ApiError(pub Error);
+
+impl From<Error> for ApiError {
+    fn from(e: Error) -> Self {
+        ApiError(e)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let e = self.0;
+        if let Error::Internal(detail) = &e {
+            // Logged for the operator; the client only sees the generic message.
+            tracing::error!(%detail, "internal error");
+        }
+        let status =
+            StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let body = json!({
+            "success": false,
+            "error": { "code": e.code(), "message": e.public_message() },
+        });
+        (status, axum::Json(body)).into_response()
+    }
+}
+
+pub(crate) async fn not_found() -> ApiError {
+    ApiError(Error::NotFound)
+}
+
+pub(crate) fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    ApiError(Error::internal("handler panicked")).into_response()
+}

@@ -1,0 +1,48 @@
+//! The HTTP interface. Handlers are thin: authenticate, parse the body into a request value,
+//! call a domain service, wrap the answer. Every failure leaves through `error::ApiError`.
+
+mod body;
+mod error;
+mod v2;
+
+use axum::http::Request;
+use axum::Router;
+use services::Services;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+
+pub use error::ApiError;
+
+/// The largest request body read (JSON with a Base64 image of 4 MB fits with room to spare).
+pub const MAX_BODY_BYTES: usize = 6 * 1024 * 1024;
+
+/// The whole service as one router. Serve it with
+/// `into_make_service_with_connect_info::<SocketAddr>()`: the IP allow-list needs the peer.
+pub fn router(services: Services) -> Router {
+    let trace = TraceLayer::new_for_http()
+        // Path only: queries may carry slip payloads, which are not logged.
+        .make_span_with(|req: &Request<_>| {
+            let id = req
+                .headers()
+                .get("x-request-id")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
+        });
+    Router::new()
+        .route("/health", axum::routing::get(health))
+        .nest("/v2", v2::routes())
+        .fallback(error::not_found)
+        .method_not_allowed_fallback(error::not_found)
+        .with_state(services)
+        .layer(CatchPanicLayer::custom(error::panic_response))
+        .layer(trace)
+        .layer(PropagateRequestIdLayer::x_request_id())
+        .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+}
+
+/// Liveness: answers without touching the database or needing a key.
+async fn health() -> axum::Json<serde_json::Value> {
+    axum::Json(serde_json::json!({ "success": true, "data": { "status": "ok" } }))
+}

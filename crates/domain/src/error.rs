@@ -1,0 +1,156 @@
+//! One error enum for the whole service. Every code of the spec (§5.1, §7.2) is a variant that
+//! knows its HTTP status and its wire spelling; the HTTP layer builds envelopes from it in one
+//! place and never shows internal detail.
+
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// `field: reason; field: reason` (spec 7.1).
+    #[error("{0}")]
+    Validation(String),
+    #[error("Authorization header with a Bearer API key is required")]
+    MissingApiKey,
+    #[error("API key is invalid or has been revoked")]
+    InvalidApiKey,
+    #[error("your IP address is not in this branch's allow-list")]
+    IpNotAllowed,
+    #[error("this branch is inactive")]
+    BranchInactive,
+    #[error("quota for this period has been reached")]
+    QuotaExceeded,
+    #[error("the subscription of this service has expired")]
+    ServiceExpired,
+    #[error("this service has been banned")]
+    ServiceBanned,
+    #[error("this service has been deleted")]
+    ServiceDeleted,
+    #[error("the owner of this service has been banned")]
+    UserBanned,
+    /// The message says why (no QR, not a slip, a payment QR, unknown to the bank...).
+    #[error("{0}")]
+    SlipNotFound(String),
+    #[error("the bank has not confirmed this transfer yet (Bangkok Bank slips are pending for 5 minutes); retry later")]
+    SlipPending,
+    #[error("no such endpoint")]
+    NotFound,
+    #[error("job not found")]
+    JobNotFound,
+    #[error("the bank's service is unavailable; retry later")]
+    ApiServerError,
+    /// The inner text is for the log only; the client sees a generic message.
+    #[error("internal server error")]
+    Internal(String),
+}
+
+impl Error {
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::Validation(_) => "VALIDATION_ERROR",
+            Error::MissingApiKey => "MISSING_API_KEY",
+            Error::InvalidApiKey => "INVALID_API_KEY",
+            Error::IpNotAllowed => "IP_NOT_ALLOWED",
+            Error::BranchInactive => "BRANCH_INACTIVE",
+            Error::QuotaExceeded => "QUOTA_EXCEEDED",
+            Error::ServiceExpired => "SERVICE_EXPIRED",
+            Error::ServiceBanned => "SERVICE_BANNED",
+            Error::ServiceDeleted => "SERVICE_DELETED",
+            Error::UserBanned => "USER_BANNED",
+            Error::SlipNotFound(_) => "SLIP_NOT_FOUND",
+            Error::SlipPending => "SLIP_PENDING",
+            Error::NotFound => "NOT_FOUND",
+            Error::JobNotFound => "JOB_NOT_FOUND",
+            Error::ApiServerError => "API_SERVER_ERROR",
+            Error::Internal(_) => "INTERNAL_SERVER_ERROR",
+        }
+    }
+
+    pub fn http_status(&self) -> u16 {
+        match self {
+            Error::Validation(_) => 400,
+            Error::MissingApiKey | Error::InvalidApiKey => 401,
+            Error::IpNotAllowed
+            | Error::BranchInactive
+            | Error::QuotaExceeded
+            | Error::ServiceExpired
+            | Error::ServiceBanned
+            | Error::ServiceDeleted
+            | Error::UserBanned => 403,
+            Error::SlipNotFound(_) | Error::SlipPending | Error::NotFound | Error::JobNotFound => {
+                404
+            }
+            Error::ApiServerError | Error::Internal(_) => 500,
+        }
+    }
+
+    /// The text a client may see. Never contains internal detail.
+    pub fn public_message(&self) -> String {
+        self.to_string()
+    }
+
+    pub fn internal(detail: impl fmt::Display) -> Self {
+        Error::Internal(detail.to_string())
+    }
+}
+
+/// Collects `field: reason` failures so one response names all of them (spec 7.1).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Validation {
+    failures: Vec<(String, String)>,
+}
+
+impl Validation {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn fail(&mut self, field: impl Into<String>, reason: impl Into<String>) {
+        self.failures.push((field.into(), reason.into()));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.failures.is_empty()
+    }
+
+    pub fn into_result(self) -> Result<(), Error> {
+        if self.failures.is_empty() {
+            Ok(())
+        } else {
+            Err(self.into_error())
+        }
+    }
+
+    pub fn into_error(self) -> Error {
+        let msg = self
+            .failures
+            .iter()
+            .map(|(f, r)| format!("{f}: {r}"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        Error::Validation(msg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_message_joins_fields() {
+        let mut v = Validation::new();
+        v.fail("payload", "is required");
+        v.fail("checkDuplicate", "must be a boolean");
+        assert_eq!(
+            v.into_error().public_message(),
+            "payload: is required; checkDuplicate: must be a boolean"
+        );
+    }
+
+    #[test]
+    fn internal_detail_is_not_public() {
+        let e = Error::internal("connection refused at 10.0.0.3:5432");
+        assert_eq!(e.public_message(), "internal server error");
+        assert_eq!(e.code(), "INTERNAL_SERVER_ERROR");
+        assert_eq!(e.http_status(), 500);
+    }
+}

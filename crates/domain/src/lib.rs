@@ -1,0 +1,14 @@
+//! The pure core of slipverify: the error model, the records the service works with,
+//! money, clocks, IP allow-lists, API-key hashing and quota arithmetic. No I/O here.
+
+pub mod apikey;
+pub mod clock;
+pub mod error;
+pub mod ip;
+pub mod model;
+pub mod money;
+pub mod quota;
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use error::{Error, Validation};
+pub use money::Satang;

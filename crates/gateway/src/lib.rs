@@ -1,0 +1,26 @@
+//! The bank boundary: one trait for "ask the sending bank about (sendingBank, transRef)".
+//! The built-in sandbox bank is its first implementation; real bank connectors come later
+//! behind the same trait.
+
+mod sandbox;
+
+use async_trait::async_trait;
+use domain::model::Transfer;
+
+pub use sandbox::{NewSandboxTransfer, SandboxBank, BBL_PENDING_WINDOW};
+
+/// What a bank says about a transfer reference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BankAnswer {
+    Found(Box<Transfer>),
+    NotFound,
+    /// The bank knows the transfer but will not confirm it yet (Bangkok Bank, first 5 minutes).
+    Pending,
+    /// The bank could not be asked (outage, timeout). The detail is for logs only.
+    Unavailable(String),
+}
+
+#[async_trait]
+pub trait BankGateway: Send + Sync + 'static {
+    async fn lookup(&self, sending_bank: &str, trans_ref: &str) -> BankAnswer;
+}

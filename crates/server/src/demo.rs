@@ -1,0 +1,89 @@
+//! `serve --demo`: a first run that works with nothing set up. It creates (or reuses) a demo
+//! service with a main branch, issues a fresh key (keys are stored hashed, so an old one
+//! cannot be shown again), adds sandbox transfers and prints a ready `curl` line.
+
+use crate::App;
+use domain::Satang;
+use gateway::NewSandboxTransfer;
+use services::admin::NewBranch;
+
+pub const DEMO_SERVICE: &str = "Demo shop";
+
+pub struct Demo {
+    pub api_key: String,
+    /// (from bank, amount, payload) of each sandbox transfer created.
+    pub transfers: Vec<(String, Satang, String)>,
+}
+
+pub async fn prepare(app: &App) -> Result<Demo, String> {
+    let svc = &app.services;
+    let service = match svc
+        .store
+        .find_service_by_name(DEMO_SERVICE)
+        .await
+        .map_err(|e| e.to_string())?
+    {
+        Some(s) => s,
+        None => svc
+            .create_service(DEMO_SERVICE, Some(1000))
+            .await
+            .map_err(|e| e.to_string())?,
+    };
+    let branches = svc
+        .store
+        .list_branches(&service.id)
+        .await
+        .map_err(|e| e.to_string())?;
+    let api_key = match branches.iter().find(|b| b.is_main) {
+        Some(main) => svc.rotate_key(&main.id).await.map_err(|e| e.to_string())?,
+        None => {
+            svc.create_branch(&NewBranch {
+                service_id: service.id.clone(),
+                name: "Main".into(),
+                is_main: true,
+                allow_ips: vec![],
+                limit_quota: None,
+            })
+            .await
+            .map_err(|e| e.to_string())?
+            .1
+        }
+    };
+    let mut transfers = Vec::new();
+    for (from, to, amount) in [("004", "014", 15000), ("014", "004", 125050), ("002", "004", 9900)] {
+        let t = app
+            .sandbox
+            .create_transfer(&NewSandboxTransfer {
+                from_bank: from.into(),
+                to_bank: to.into(),
+                amount: Satang(amount),
+                sender_name_th: None,
+                sender_name_en: None,
+                receiver_name_th: None,
+                receiver_name_en: None,
+                receiver_account: None,
+            })
+            .await?;
+        transfers.push((from.to_string(), t.amount, t.payload));
+    }
+    Ok(Demo { api_key, transfers })
+}
+
+/// What the demo prints: the key and a command that verifies the first transfer.
+pub fn banner(demo: &Demo, base: &str) -> String {
+    let mut s = String::new();
+    s.push_str("\nslipverify demo is ready.\n\n");
+    s.push_str(&format!("  API key (shown once): {}\n\n", demo.api_key));
+    s.push_str("  Sandbox transfers:\n");
+    for (bank, amount, payload) in &demo.transfers {
+        let note = if bank == "002" { "  (Bangkok Bank: pending for 5 minutes)" } else { "" };
+        s.push_str(&format!("    {amount:>10} THB from {bank}  payload {payload}{note}\n"));
+    }
+    let payload = &demo.transfers[0].2;
+    s.push_str("\n  Verify the first one:\n\n");
+    s.push_str(&format!(
+        "curl -s {base}/v2/verify/bank -H 'Authorization: Bearer {}' -H 'Content-Type: application/json' -d '{{\"payload\":\"{payload}\",\"checkDuplicate\":true}}'\n\n",
+        demo.api_key
+    ));
+    s
+}

@@ -1,0 +1,322 @@
+//! `slipverify`: serve the API, administer services and branches, drive the sandbox bank and
+//! explain QR payloads.
+
+use clap::{Args, Parser, Subcommand};
+use domain::model::Branch;
+use domain::{Satang, SystemClock};
+use gateway::NewSandboxTransfer;
+use serde_json::json;
+use server::{App, DEFAULT_DATABASE_URL, DEFAULT_LISTEN};
+use services::admin::{BranchUpdate, NewBranch};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+#[derive(Parser)]
+#[command(name = "slipverify", version, about = "Verify Thai bank-transfer slips")]
+struct Cli {
+    /// sqlite://FILE (default) or postgres://USER@HOST:PORT/DB
+    #[arg(long, global = true, env = "SLIPVERIFY_DATABASE_URL", default_value = DEFAULT_DATABASE_URL)]
+    database_url: String,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the HTTP API.
+    Serve {
+        #[arg(long, env = "SLIPVERIFY_LISTEN", default_value = DEFAULT_LISTEN)]
+        listen: String,
+        /// Create a demo service, branch and sandbox transfers and print a ready curl line.
+        #[arg(long)]
+        demo: bool,
+    },
+    /// Services, branches and keys.
+    #[command(subcommand)]
+    Admin(Admin),
+    /// The built-in sandbox bank.
+    #[command(subcommand)]
+    Sandbox(Sandbox),
+    /// Explain a QR payload: the parsed slip as JSON, or why it is not one (exit status 1).
+    Qr { payload: String },
+}
+
+#[derive(Subcommand)]
+enum Admin {
+    #[command(subcommand)]
+    Service(ServiceCmd),
+    #[command(subcommand)]
+    Branch(BranchCmd),
+    #[command(subcommand)]
+    Key(KeyCmd),
+}
+
+#[derive(Subcommand)]
+enum ServiceCmd {
+    /// Create a service (application).
+    Create {
+        #[arg(long)]
+        name: String,
+        /// Verifications per billing cycle for the whole service.
+        #[arg(long)]
+        quota: Option<i64>,
+    },
+}
+
+#[derive(Subcommand)]
+enum BranchCmd {
+    /// Create a branch; prints its API key once.
+    Create {
+        #[arg(long)]
+        service: String,
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        main: bool,
+        /// `*`, an address or a CIDR; repeatable. Default: `*`.
+        #[arg(long = "allow-ip")]
+        allow_ip: Vec<String>,
+        /// Branch-specific limit (default: none, only the service limit applies).
+        #[arg(long)]
+        limit_quota: Option<i64>,
+    },
+    /// Change a branch's settings.
+    Update(BranchUpdateArgs),
+}
+
+#[derive(Args)]
+struct BranchUpdateArgs {
+    #[arg(long)]
+    branch: String,
+    #[arg(long)]
+    name: Option<String>,
+    #[arg(long)]
+    active: Option<bool>,
+    /// Replaces the allow-list; repeatable.
+    #[arg(long = "allow-ip")]
+    allow_ip: Vec<String>,
+    /// Empty string clears it.
+    #[arg(long)]
+    webhook_url: Option<String>,
+    /// Empty string clears it.
+    #[arg(long)]
+    webhook_secret: Option<String>,
+}
+
+#[derive(Subcommand)]
+enum KeyCmd {
+    /// Issue a new API key for a branch; the old key stops working at once.
+    Rotate {
+        #[arg(long)]
+        branch: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum Sandbox {
+    /// Create a sandbox transfer; prints its payload and reference.
+    Transfer {
+        /// Sending bank code, e.g. 004.
+        #[arg(long)]
+        from: String,
+        /// Receiving bank code, e.g. 014.
+        #[arg(long)]
+        to: String,
+        /// Amount in baht, e.g. 150.00.
+        #[arg(long)]
+        amount: String,
+        /// Also write a PNG slip image carrying the QR.
+        #[arg(long)]
+        image: Option<PathBuf>,
+        #[arg(long)]
+        sender_name: Option<String>,
+        #[arg(long)]
+        receiver_name: Option<String>,
+        /// Receiver account number (digits).
+        #[arg(long)]
+        receiver_account: Option<String>,
+    },
+}
+
+fn branch_json(b: &Branch, api_key: Option<&str>) -> serde_json::Value {
+    let mut v = json!({
+        "id": b.id,
+        "serviceId": b.service_id,
+        "name": b.name,
+        "isMain": b.is_main,
+        "active": b.active,
+        "allowIps": b.allow_ips.to_strings(),
+        "webhookUrl": b.webhook_url,
+        "hasWebhookSecret": b.webhook_secret.is_some(),
+        "limitQuota": b.quota.limit,
+    });
+    if let Some(k) = api_key {
+        v["apiKey"] = json!(k);
+    }
+    v
+}
+
+fn print(v: serde_json::Value) {
+    println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let default_level = if matches!(cli.command, Command::Serve { .. }) { "info" } else { "warn" };
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("SLIPVERIFY_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match run(cli).await {
+        Ok(code) => code,
+        Err(msg) => {
+            eprintln!("error: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn run(cli: Cli) -> Result<ExitCode, String> {
+    if let Command::Qr { payload } = &cli.command {
+        // Pure: no database needed to explain a QR.
+        return Ok(match slip_qr::classify(payload) {
+            Ok(parsed) => {
+                print(serde_json::to_value(parsed).map_err(|e| e.to_string())?);
+                if matches!(slip_qr::parse_bank_slip(payload), Ok(_)) {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::from(1)
+                }
+            }
+            Err(e) => {
+                print(json!({ "error": e.code(), "message": e.to_string() }));
+                ExitCode::from(1)
+            }
+        });
+    }
+    let app = App::open(&cli.database_url, Arc::new(SystemClock)).await?;
+    let svc = &app.services;
+    let err = |e: domain::Error| e.public_message();
+    match cli.command {
+        Command::Qr { .. } => unreachable!("handled above"),
+        Command::Serve { listen, demo } => {
+            let listener = tokio::net::TcpListener::bind(&listen)
+                .await
+                .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
+            let addr = listener.local_addr().map_err(|e| e.to_string())?;
+            tracing::info!(%addr, backend = app.store_backend(), "slipverify listening");
+            if demo {
+                let d = server::demo::prepare(&app).await?;
+                println!("{}", server::demo::banner(&d, &format!("http://{addr}")));
+            }
+            server::serve(listener, &app, shutdown_signal())
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        Command::Admin(Admin::Service(ServiceCmd::Create { name, quota })) => {
+            let s = svc.create_service(&name, quota).await.map_err(err)?;
+            print(json!({ "id": s.id, "name": s.name, "limitQuota": s.quota.limit }));
+        }
+        Command::Admin(Admin::Branch(BranchCmd::Create {
+            service,
+            name,
+            main,
+            allow_ip,
+            limit_quota,
+        })) => {
+            let (b, key) = svc
+                .create_branch(&NewBranch {
+                    service_id: service,
+                    name,
+                    is_main: main,
+                    allow_ips: allow_ip,
+                    limit_quota,
+                })
+                .await
+                .map_err(err)?;
+            print(branch_json(&b, Some(&key)));
+        }
+        Command::Admin(Admin::Branch(BranchCmd::Update(a))) => {
+            let b = svc
+                .update_branch(
+                    &a.branch,
+                    &BranchUpdate {
+                        name: a.name,
+                        active: a.active,
+                        allow_ips: (!a.allow_ip.is_empty()).then_some(a.allow_ip),
+                        webhook_url: a.webhook_url,
+                        webhook_secret: a.webhook_secret,
+                    },
+                )
+                .await
+                .map_err(err)?;
+            print(branch_json(&b, None));
+        }
+        Command::Admin(Admin::Key(KeyCmd::Rotate { branch })) => {
+            let key = svc.rotate_key(&branch).await.map_err(err)?;
+            print(json!({ "id": branch, "apiKey": key }));
+        }
+        Command::Sandbox(Sandbox::Transfer {
+            from,
+            to,
+            amount,
+            image,
+            sender_name,
+            receiver_name,
+            receiver_account,
+        }) => {
+            let amount = Satang::parse(&amount).map_err(|r| format!("--amount {r}"))?;
+            let t = app
+                .sandbox
+                .create_transfer(&NewSandboxTransfer {
+                    from_bank: from,
+                    to_bank: to,
+                    amount,
+                    sender_name_th: sender_name,
+                    sender_name_en: None,
+                    receiver_name_th: receiver_name,
+                    receiver_name_en: None,
+                    receiver_account,
+                })
+                .await?;
+            if let Some(path) = &image {
+                server::slip_image::write_png(&t.payload, &t.sender.bank_code, path)?;
+            }
+            print(json!({
+                "payload": t.payload,
+                "transRef": t.trans_ref,
+                "sendingBank": t.sender.bank_code,
+                "receivingBank": t.receiver.bank_code,
+                "amount": t.amount.as_baht(),
+                "date": domain::clock::format_bangkok(t.occurred_at),
+                "image": image.map(|p| p.display().to_string()),
+            }));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        if let Ok(mut s) =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
+            s.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}

@@ -1,0 +1,167 @@
+//! Operator actions: services, branches and keys. Used by the CLI now, an admin API later.
+
+use crate::Services;
+use domain::ip::AllowList;
+use domain::model::{Branch, Service};
+use domain::quota::Quota;
+use domain::{apikey, Error, Validation};
+use store::{BranchPatch, StoreError};
+
+/// Quota of a new service when none is given (a generous trial; operators set their own).
+pub const DEFAULT_SERVICE_QUOTA: i64 = 1000;
+
+#[derive(Debug, Clone, Default)]
+pub struct NewBranch {
+    pub service_id: String,
+    pub name: String,
+    pub is_main: bool,
+    /// Empty means `*` (all addresses).
+    pub allow_ips: Vec<String>,
+    pub limit_quota: Option<i64>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct BranchUpdate {
+    pub name: Option<String>,
+    pub active: Option<bool>,
+    pub allow_ips: Option<Vec<String>>,
+    /// `Some("")` clears the URL.
+    pub webhook_url: Option<String>,
+    /// `Some("")` clears the secret.
+    pub webhook_secret: Option<String>,
+}
+
+fn check_name(v: &mut Validation, name: &str) {
+    if name.trim().is_empty() {
+        v.fail("name", "must not be empty");
+    } else if name.chars().count() > 100 {
+        v.fail("name", "must be at most 100 characters");
+    }
+}
+
+fn new_key() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+impl Services {
+    pub async fn create_service(&self, name: &str, quota: Option<i64>) -> Result<Service, Error> {
+        let mut v = Validation::new();
+        check_name(&mut v, name);
+        let limit = quota.unwrap_or(DEFAULT_SERVICE_QUOTA);
+        if limit < 0 {
+            v.fail("quota", "must not be negative");
+        }
+        v.into_result()?;
+        let s = Service {
+            id: uuid::Uuid::new_v4().to_string(),
+            name: name.trim().to_string(),
+            quota: Quota {
+                limit: Some(limit),
+                used: 0,
+                total_used: 0,
+            },
+            created_at: self.clock.now(),
+        };
+        self.store.create_service(&s).await?;
+        Ok(s)
+    }
+
+    /// Returns the branch and its API key; the key is never retrievable again.
+    pub async fn create_branch(&self, req: &NewBranch) -> Result<(Branch, String), Error> {
+        let mut v = Validation::new();
+        check_name(&mut v, &req.name);
+        let ips = if req.allow_ips.is_empty() {
+            AllowList::allow_all()
+        } else {
+            AllowList::parse(&req.allow_ips).unwrap_or_else(|e| {
+                v.fail("allowIp", e);
+                AllowList::allow_all()
+            })
+        };
+        if matches!(req.limit_quota, Some(l) if l < 0) {
+            v.fail("limitQuota", "must not be negative");
+        }
+        v.into_result()?;
+        if self.store.get_service(&req.service_id).await?.is_none() {
+            return Err(Error::Validation("service: no such service".into()));
+        }
+        let key = new_key();
+        let b = Branch {
+            id: uuid::Uuid::new_v4().to_string(),
+            service_id: req.service_id.clone(),
+            name: req.name.trim().to_string(),
+            is_main: req.is_main,
+            active: true,
+            allow_ips: ips,
+            webhook_url: None,
+            webhook_secret: None,
+            quota: Quota {
+                limit: req.limit_quota,
+                used: 0,
+                total_used: 0,
+            },
+            created_at: self.clock.now(),
+        };
+        match self.store.create_branch(&b, &apikey::hash_key(&key)).await {
+            Ok(()) => Ok((b, key)),
+            Err(StoreError::Conflict(_)) if req.is_main => Err(Error::Validation(
+                "main: the service already has a main branch".into(),
+            )),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    pub async fn update_branch(&self, id: &str, upd: &BranchUpdate) -> Result<Branch, Error> {
+        let mut v = Validation::new();
+        if let Some(n) = &upd.name {
+            check_name(&mut v, n);
+        }
+        let allow_ips = match &upd.allow_ips {
+            Some(list) if list.is_empty() => Some(AllowList::allow_all()),
+            Some(list) => match AllowList::parse(list) {
+                Ok(l) => Some(l),
+                Err(e) => {
+                    v.fail("allowIp", e);
+                    None
+                }
+            },
+            None => None,
+        };
+        if let Some(u) = upd.webhook_url.as_deref().filter(|u| !u.is_empty()) {
+            // Only a syntactic check here: reachability rules belong to the delivery side.
+            if !(u.starts_with("https://") || u.starts_with("http://")) || u.len() > 2048 {
+                v.fail("webhookUrl", "must be an http(s) URL of at most 2048 characters");
+            }
+        }
+        if matches!(upd.webhook_secret.as_deref(), Some(s) if s.len() > 256) {
+            v.fail("webhookSecret", "must be at most 256 characters");
+        }
+        v.into_result()?;
+        let clear_empty = |o: &Option<String>| o.as_ref().map(|s| (!s.is_empty()).then(|| s.clone()));
+        let patch = BranchPatch {
+            name: upd.name.as_ref().map(|n| n.trim().to_string()),
+            active: upd.active,
+            allow_ips,
+            webhook_url: clear_empty(&upd.webhook_url),
+            webhook_secret: clear_empty(&upd.webhook_secret),
+        };
+        self.store
+            .update_branch(id, &patch)
+            .await?
+            .ok_or_else(|| Error::Validation("branch: no such branch".into()))
+    }
+
+    /// Issues a new key; the old one stops working at once.
+    pub async fn rotate_key(&self, branch_id: &str) -> Result<String, Error> {
+        let key = new_key();
+        if self
+            .store
+            .set_api_key_hash(branch_id, &apikey::hash_key(&key))
+            .await?
+        {
+            Ok(key)
+        } else {
+            Err(Error::Validation("branch: no such branch".into()))
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! Authentication of the verification API (spec 5.1), in its documented order:
+//! header present → key well-formed and known → caller IP allowed → branch active.
+
+use crate::Services;
+use domain::model::{Branch, Service};
+use domain::{apikey, Error};
+use std::net::IpAddr;
+
+/// The authenticated caller: its branch and that branch's service, as read at request start.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub service: Service,
+    pub branch: Branch,
+}
+
+impl Services {
+    pub async fn authenticate(
+        &self,
+        authorization: Option<&str>,
+        client_ip: IpAddr,
+    ) -> Result<Caller, Error> {
+        let header = authorization.map(str::trim).unwrap_or("");
+        if header.is_empty() {
+            return Err(Error::MissingApiKey);
+        }
+        let key = bearer_token(header).ok_or(Error::InvalidApiKey)?;
+        if !apikey::is_well_formed(key) {
+            return Err(Error::InvalidApiKey);
+        }
+        let (service, branch) = self
+            .store
+            .find_by_api_key_hash(&apikey::hash_key(key))
+            .await?
+            .ok_or(Error::InvalidApiKey)?;
+        if !branch.allow_ips.allows(client_ip) {
+            return Err(Error::IpNotAllowed);
+        }
+        if !branch.active {
+            return Err(Error::BranchInactive);
+        }
+        Ok(Caller { service, branch })
+    }
+}
+
+/// `Bearer <key>`, the scheme matched case-insensitively (RFC 7235).
+fn bearer_token(header: &str) -> Option<&str> {
+    let (scheme, rest) = header.split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return None;
+    }
+    let token = rest.trim();
+    (!token.is_empty()).then_some(token)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bearer_token;
+
+    #[test]
+    fn bearer() {
+        assert_eq!(bearer_token("Bearer abc"), Some("abc"));
+        assert_eq!(bearer_token("bearer   abc "), Some("abc"));
+        assert_eq!(bearer_token("Basic abc"), None);
+        assert_eq!(bearer_token("Bearer"), None);
+        assert_eq!(bearer_token("Bearer  "), None);
+    }
+}

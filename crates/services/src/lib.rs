@@ -1,0 +1,25 @@
+//! Domain services: what the service does, independent of HTTP. Handlers (v2 now; v1, async
+//! and partner later) parse their input, call one of these and map the result.
+
+pub mod admin;
+pub mod auth;
+pub mod verify;
+
+use domain::Clock;
+use gateway::BankGateway;
+use std::sync::Arc;
+use store::Store;
+
+/// Everything a request needs, shared by all handlers and background work.
+#[derive(Clone)]
+pub struct Services {
+    pub store: Arc<dyn Store>,
+    pub bank: Arc<dyn BankGateway>,
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Services {
+    pub fn new(store: Arc<dyn Store>, bank: Arc<dyn BankGateway>, clock: Arc<dyn Clock>) -> Self {
+        Self { store, bank, clock }
+    }
+}

@@ -1,0 +1,73 @@
+//! Verifying a bank slip by its QR payload: parse → quota pre-check → ask the sending bank →
+//! charge and record atomically → answer.
+
+use crate::auth::Caller;
+use crate::Services;
+use domain::model::{RawSlip, VerifyBankData};
+use domain::quota::can_charge;
+use domain::{Error, Satang};
+use gateway::BankAnswer;
+use store::VerificationRecord;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerifyRequest {
+    pub payload: String,
+    pub check_duplicate: bool,
+    pub match_amount: Option<Satang>,
+    pub remark: Option<String>,
+}
+
+impl Services {
+    pub async fn verify_bank(
+        &self,
+        caller: &Caller,
+        req: &VerifyRequest,
+    ) -> Result<VerifyBankData, Error> {
+        let slip = slip_qr::parse_bank_slip(&req.payload)
+            .map_err(|e| Error::SlipNotFound(format!("not a valid bank slip QR: {e}")))?;
+
+        // Cheap refusal before asking the bank; the charge below is the one that counts.
+        if !can_charge(&caller.service.quota, &caller.branch.quota) {
+            return Err(Error::QuotaExceeded);
+        }
+
+        let transfer = match self.bank.lookup(&slip.sending_bank, &slip.trans_ref).await {
+            BankAnswer::Found(t) => t,
+            BankAnswer::NotFound => {
+                return Err(Error::SlipNotFound(
+                    "the sending bank has no transfer with this reference".into(),
+                ))
+            }
+            BankAnswer::Pending => return Err(Error::SlipPending),
+            BankAnswer::Unavailable(detail) => {
+                tracing::warn!(bank = %slip.sending_bank, %detail, "bank unavailable");
+                return Err(Error::ApiServerError);
+            }
+        };
+
+        let outcome = self
+            .store
+            .charge_and_record(&VerificationRecord {
+                service_id: caller.service.id.clone(),
+                branch_id: caller.branch.id.clone(),
+                sending_bank: slip.sending_bank.clone(),
+                trans_ref: slip.trans_ref.clone(),
+                amount: transfer.amount,
+                transferred_at: transfer.occurred_at,
+                verified_at: self.clock.now(),
+            })
+            .await?;
+
+        let mut raw = RawSlip::from_transfer(&transfer);
+        // Echo the payload as the caller's QR reads (trimmed), which is what was verified.
+        raw.payload = slip.payload;
+        Ok(VerifyBankData {
+            remark: req.remark.clone().unwrap_or_default(),
+            is_duplicate: req.check_duplicate && !outcome.first_verification,
+            amount_in_slip: transfer.amount.as_baht(),
+            is_amount_matched: req.match_amount == Some(transfer.amount),
+            amount_in_order: req.match_amount.map(Satang::as_baht),
+            raw_slip: raw,
+        })
+    }
+}

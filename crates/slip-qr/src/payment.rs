@@ -1,0 +1,237 @@
+//! PromptPay / Thai QR payment codes (EMVCo merchant-presented): a request to pay, not a proof
+//! of payment. Recognised so that users who upload one get told what it is.
+
+use serde::Serialize;
+
+use crate::frame::{checked_fields, get};
+use crate::tlv::Field;
+use crate::QrError;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PaymentQr {
+    /// `"static"` (tag 01 = 11), `"dynamic"` (12), `"unspecified"` (no tag 01), else the raw value.
+    pub initiation: String,
+    /// `"promptpay"`, `"billPayment"` or `"other"`.
+    pub kind: String,
+    /// `"msisdn"`, `"natId"` or `"eWalletId"`.
+    pub proxy_type: Option<String>,
+    pub proxy: Option<String>,
+    pub biller_id: Option<String>,
+    pub ref1: Option<String>,
+    pub ref2: Option<String>,
+    pub amount: Option<String>,
+    pub currency: Option<String>,
+    pub country: Option<String>,
+    pub merchant_name: Option<String>,
+    pub payload: String,
+}
+
+const PROMPTPAY_AID: &str = "A000000677010111";
+const BILL_PAYMENT_AID: &str = "A000000677010112";
+
+/// Payload format indicator `01` in tag 00, which EMVCo requires to come first.
+pub(crate) fn is_payment_format(payload: &str) -> bool {
+    payload.starts_with("000201")
+}
+
+fn owned(field: Option<Field<'_>>) -> Option<String> {
+    field.map(|f| f.value.to_owned())
+}
+
+pub(crate) fn parse(payload: &str) -> Result<PaymentQr, QrError> {
+    let top = checked_fields(payload, "63")?;
+    get(&top, "00", "payload format indicator")?;
+    let initiation = match get(&top, "01", "point of initiation method")? {
+        None => "unspecified",
+        Some(f) if f.value == "11" => "static",
+        Some(f) if f.value == "12" => "dynamic",
+        Some(f) => f.value,
+    };
+    let mut qr = PaymentQr {
+        initiation: initiation.to_owned(),
+        kind: "other".to_owned(),
+        proxy_type: None,
+        proxy: None,
+        biller_id: None,
+        ref1: None,
+        ref2: None,
+        amount: owned(get(&top, "54", "transaction amount")?),
+        currency: owned(get(&top, "53", "transaction currency")?),
+        country: owned(get(&top, "58", "country code")?),
+        merchant_name: owned(get(&top, "59", "merchant name")?),
+        payload: payload.to_owned(),
+    };
+
+    if let Some(account) = get(&top, "29", "PromptPay account")? {
+        let sub = account.nested()?;
+        if get(&sub, "29.00", "application id")?.is_some_and(|f| f.value == PROMPTPAY_AID) {
+            qr.kind = "promptpay".to_owned();
+            // A well-formed code carries exactly one proxy; take the first if it has more.
+            let proxy = sub.iter().find_map(|f| {
+                let kind = match f.tag {
+                    "01" => "msisdn",
+                    "02" => "natId",
+                    "03" => "eWalletId",
+                    _ => return None,
+                };
+                Some((kind, f.value))
+            });
+            if let Some((kind, value)) = proxy {
+                qr.proxy_type = Some(kind.to_owned());
+                qr.proxy = Some(value.to_owned());
+            }
+            return Ok(qr);
+        }
+    }
+    if let Some(account) = get(&top, "30", "bill payment account")? {
+        let sub = account.nested()?;
+        if get(&sub, "30.00", "application id")?.is_some_and(|f| f.value == BILL_PAYMENT_AID) {
+            qr.kind = "billPayment".to_owned();
+            qr.biller_id = owned(get(&sub, "30.01", "biller id")?);
+            qr.ref1 = owned(get(&sub, "30.02", "reference 1")?);
+            qr.ref2 = owned(get(&sub, "30.03", "reference 2")?);
+        }
+    }
+    Ok(qr)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bank_slip::{push_crc, push_field};
+    use crate::{classify, parse_bank_slip, NotSlipKind, ParsedQr};
+
+    // Published PromptPay payloads (from open-source generators' test suites).
+    const STATIC_MSISDN: &str =
+        "00020101021129370016A000000677010111011300668123456785802TH530376463045D82";
+    const DYNAMIC_AMOUNT: &str =
+        "00020101021229370016A000000677010111011300668123456785802TH53037645406150.006304CC46";
+
+    fn payment(s: &str) -> PaymentQr {
+        match classify(s).unwrap() {
+            ParsedQr::PaymentQr(p) => p,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn build(fields: &[(&str, &str)]) -> String {
+        let mut s = String::new();
+        for (tag, value) in fields {
+            push_field(&mut s, tag, value);
+        }
+        push_crc(&mut s, "63");
+        s
+    }
+
+    #[test]
+    fn promptpay_static_and_dynamic() {
+        let p = payment(STATIC_MSISDN);
+        assert_eq!(p.initiation, "static");
+        assert_eq!(p.kind, "promptpay");
+        assert_eq!(p.proxy_type.as_deref(), Some("msisdn"));
+        assert_eq!(p.proxy.as_deref(), Some("0066812345678"));
+        assert_eq!(p.amount, None);
+        assert_eq!(p.currency.as_deref(), Some("764"));
+        assert_eq!(p.country.as_deref(), Some("TH"));
+        assert_eq!(p.payload, STATIC_MSISDN);
+
+        let p = payment(&format!(" {DYNAMIC_AMOUNT}\n"));
+        assert_eq!(p.initiation, "dynamic");
+        assert_eq!(p.amount.as_deref(), Some("150.00"));
+        assert_eq!(p.payload, DYNAMIC_AMOUNT);
+    }
+
+    #[test]
+    fn other_proxies() {
+        for (tag, kind) in [("02", "natId"), ("03", "eWalletId")] {
+            let mut account = String::new();
+            push_field(&mut account, "00", PROMPTPAY_AID);
+            push_field(&mut account, tag, "1234567890123");
+            let p = payment(&build(&[("00", "01"), ("01", "11"), ("29", &account)]));
+            assert_eq!(p.proxy_type.as_deref(), Some(kind));
+            assert_eq!(p.proxy.as_deref(), Some("1234567890123"));
+        }
+    }
+
+    #[test]
+    fn bill_payment() {
+        let mut account = String::new();
+        push_field(&mut account, "00", BILL_PAYMENT_AID);
+        push_field(&mut account, "01", "010555012345601");
+        push_field(&mut account, "02", "INV001");
+        push_field(&mut account, "03", "CUST9");
+        let s = build(&[
+            ("00", "01"),
+            ("01", "12"),
+            ("30", &account),
+            ("53", "764"),
+            ("54", "99.50"),
+            ("58", "TH"),
+            ("59", "ACME SHOP"),
+        ]);
+        let p = payment(&s);
+        assert_eq!(p.kind, "billPayment");
+        assert_eq!(p.biller_id.as_deref(), Some("010555012345601"));
+        assert_eq!(p.ref1.as_deref(), Some("INV001"));
+        assert_eq!(p.ref2.as_deref(), Some("CUST9"));
+        assert_eq!(p.amount.as_deref(), Some("99.50"));
+        assert_eq!(p.merchant_name.as_deref(), Some("ACME SHOP"));
+        assert_eq!(p.proxy_type, None);
+    }
+
+    #[test]
+    fn other_merchant_qr_and_unspecified_initiation() {
+        let mut account = String::new();
+        push_field(&mut account, "00", "A000000999999999");
+        push_field(&mut account, "01", "123");
+        let p = payment(&build(&[("00", "01"), ("29", &account), ("58", "TH")]));
+        assert_eq!(p.kind, "other");
+        assert_eq!(p.initiation, "unspecified");
+        assert_eq!(p.proxy, None);
+        let p = payment(&build(&[("00", "01"), ("01", "13")]));
+        assert_eq!(p.initiation, "13");
+    }
+
+    #[test]
+    fn crc_is_checked_under_tag_63() {
+        let broken = STATIC_MSISDN.replace("5D82", "5D83");
+        assert!(matches!(
+            classify(&broken),
+            Err(QrError::CrcMismatch { .. })
+        ));
+        let no_crc = &STATIC_MSISDN[..STATIC_MSISDN.len() - 8];
+        assert_eq!(classify(no_crc), Err(QrError::MissingCrc));
+        let lower = STATIC_MSISDN.replace("5D82", "5d82");
+        assert_eq!(payment(&lower).kind, "promptpay");
+    }
+
+    #[test]
+    fn malformed_account_template() {
+        let s = build(&[("00", "01"), ("29", "0016A0000006770101")]);
+        assert!(matches!(classify(&s), Err(QrError::BadTlv { .. })));
+        let s = build(&[("00", "01"), ("59", "A"), ("59", "B")]);
+        assert_eq!(
+            classify(&s),
+            Err(QrError::DuplicateTag {
+                tag: "59",
+                field: "merchant name"
+            })
+        );
+    }
+
+    #[test]
+    fn bank_slip_entry_point_refuses_payment_qr() {
+        let err = parse_bank_slip(STATIC_MSISDN).unwrap_err();
+        assert_eq!(
+            err,
+            QrError::NotABankSlip {
+                kind: NotSlipKind::PromptPayPayment
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "this is a PromptPay payment QR (a request to pay), not a transfer slip"
+        );
+    }
+}

@@ -1,0 +1,109 @@
+//! Storage: one `Store` trait, one implementation that speaks SQLite (the embedded default) or
+//! PostgreSQL (the scaled store). SQL lives only here. Races are decided by the database:
+//! duplicates by a primary key with `ON CONFLICT DO NOTHING`, quota by conditional `UPDATE`s in
+//! one transaction.
+
+mod migrate;
+mod sql;
+
+use async_trait::async_trait;
+use domain::model::{Branch, Service, Transfer};
+use domain::Satang;
+use time::OffsetDateTime;
+
+pub use sql::SqlStore;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A uniqueness rule refused the write (second main branch, same sandbox transfer...).
+    #[error("conflict: {0}")]
+    Conflict(&'static str),
+    /// The service or the branch has no quota left; nothing was written.
+    #[error("quota exceeded")]
+    QuotaExceeded,
+    #[error("unsupported database URL (use sqlite://FILE or postgres://...)")]
+    BadUrl,
+    #[error("database error: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("stored data is invalid: {0}")]
+    Corrupt(String),
+}
+
+impl From<StoreError> for domain::Error {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::QuotaExceeded => domain::Error::QuotaExceeded,
+            other => domain::Error::internal(other),
+        }
+    }
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// A verified slip, recorded once per service.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerificationRecord {
+    pub service_id: String,
+    pub branch_id: String,
+    pub sending_bank: String,
+    pub trans_ref: String,
+    pub amount: Satang,
+    pub transferred_at: OffsetDateTime,
+    pub verified_at: OffsetDateTime,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChargeOutcome {
+    /// True for exactly one verification of a slip within a service, whatever the concurrency.
+    pub first_verification: bool,
+}
+
+/// Mutable branch settings; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BranchPatch {
+    pub name: Option<String>,
+    pub active: Option<bool>,
+    pub allow_ips: Option<domain::ip::AllowList>,
+    pub webhook_url: Option<Option<String>>,
+    pub webhook_secret: Option<Option<String>>,
+}
+
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// Which backend this is, for logs and `/health`.
+    fn backend(&self) -> &'static str;
+
+    async fn create_service(&self, s: &Service) -> Result<()>;
+    async fn get_service(&self, id: &str) -> Result<Option<Service>>;
+    async fn find_service_by_name(&self, name: &str) -> Result<Option<Service>>;
+
+    /// Fails with `Conflict` for a second main branch of a service or a reused key hash.
+    async fn create_branch(&self, b: &Branch, api_key_hash: &str) -> Result<()>;
+    async fn get_branch(&self, id: &str) -> Result<Option<Branch>>;
+    async fn list_branches(&self, service_id: &str) -> Result<Vec<Branch>>;
+    /// Returns the updated branch, or `None` if it does not exist.
+    async fn update_branch(&self, id: &str, patch: &BranchPatch) -> Result<Option<Branch>>;
+    /// Replaces the key hash (the old key stops working at once). False if no such branch.
+    async fn set_api_key_hash(&self, branch_id: &str, hash: &str) -> Result<bool>;
+    /// The branch owning a key hash, with its service: the one look-up of authentication.
+    async fn find_by_api_key_hash(&self, hash: &str) -> Result<Option<(Service, Branch)>>;
+
+    /// Charges one unit to the service and the branch and records the slip, atomically.
+    /// `QuotaExceeded` when either has no room; then nothing is charged or recorded.
+    async fn charge_and_record(&self, rec: &VerificationRecord) -> Result<ChargeOutcome>;
+
+    /// Sandbox bank ledger. `Conflict` if (sending bank, reference) exists.
+    async fn insert_sandbox_transfer(&self, t: &Transfer) -> Result<()>;
+    async fn get_sandbox_transfer(
+        &self,
+        sending_bank: &str,
+        trans_ref: &str,
+    ) -> Result<Option<Transfer>>;
+}
+
+/// Opens the store named by a URL and applies its migrations.
+pub async fn connect(url: &str) -> Result<SqlStore> {
+    let store = SqlStore::open(url).await?;
+    store.migrate().await?;
+    Ok(store)
+}

@@ -1,0 +1,23 @@
+//! A small migration runner. sqlx's `migrate!` macro would compile both database drivers a
+//! second time for the proc-macro host; applying a list of embedded SQL files needs 40 lines.
+
+pub(crate) struct Migration {
+    pub version: i64,
+    pub sql: &'static str,
+}
+
+pub(crate) const SQLITE: &[Migration] = &[Migration {
+    version: 1,
+    sql: include_str!("../migrations/sqlite/0001_init.sql"),
+}];
+
+pub(crate) const POSTGRES: &[Migration] = &[Migration {
+    version: 1,
+    sql: include_str!("../migrations/postgres/0001_init.sql"),
+}];
+
+pub(crate) const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations \
+     (version BIGINT PRIMARY KEY, applied_at BIGINT NOT NULL)";
+
+/// Serialises nodes that start at once on one PostgreSQL (arbitrary constant key).
+pub(crate) const PG_LOCK_KEY: i64 = 0x5117_5e41;

@@ -1,0 +1,506 @@
+//! The SQL of the store, written once and run on either backend. The statements are plain
+//! SQL that SQLite (3.35+) and PostgreSQL both accept (`$n` parameters, `ON CONFLICT`,
+//! partial indexes); `on_pool!` expands each body once per concrete driver, so there is no
+//! dynamic `Any` layer on the hot path.
+
+use crate::migrate::{self, Migration};
+use crate::{BranchPatch, ChargeOutcome, Result, Store, StoreError, VerificationRecord};
+use async_trait::async_trait;
+use domain::clock::{from_millis, to_millis};
+use domain::ip::AllowList;
+use domain::model::{Branch, Party, Service, Transfer};
+use domain::quota::Quota;
+use domain::Satang;
+use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+use sqlx::Row;
+use std::str::FromStr;
+use std::time::Duration;
+
+enum Pool {
+    Sqlite(SqlitePool),
+    Pg(PgPool),
+}
+
+pub struct SqlStore {
+    pool: Pool,
+}
+
+macro_rules! on_pool {
+    ($self:expr, $p:ident => $body:expr) => {
+        match &$self.pool {
+            Pool::Sqlite($p) => $body,
+            Pool::Pg($p) => $body,
+        }
+    };
+}
+
+const SERVICE_COLS: &str = "s.id AS s_id, s.name AS s_name, s.limit_quota AS s_limit, \
+     s.used_quota AS s_used, s.total_used_quota AS s_total, s.created_at AS s_created";
+
+const BRANCH_COLS: &str = "b.id AS b_id, b.service_id AS b_service, b.name AS b_name, \
+     b.is_main AS b_main, b.active AS b_active, b.allow_ips AS b_ips, b.webhook_url AS b_url, \
+     b.webhook_secret AS b_secret, b.limit_quota AS b_limit, b.used_quota AS b_used, \
+     b.total_used_quota AS b_total, b.created_at AS b_created";
+
+const TRANSFER_COLS: &str = "sending_bank, trans_ref, payload, occurred_at, country_code, \
+     amount_satang, fee_satang, ref1, ref2, ref3, sender_name_th, sender_name_en, \
+     sender_acc_type, sender_account, receiving_bank, receiver_name_th, receiver_name_en, \
+     receiver_acc_type, receiver_account, merchant_id";
+
+macro_rules! service_from_row {
+    ($r:expr) => {{
+        let r = &$r;
+        Service {
+            id: r.try_get("s_id")?,
+            name: r.try_get("s_name")?,
+            quota: Quota {
+                limit: r.try_get("s_limit")?,
+                used: r.try_get("s_used")?,
+                total_used: r.try_get("s_total")?,
+            },
+            created_at: from_millis(r.try_get("s_created")?),
+        }
+    }};
+}
+
+macro_rules! branch_from_row {
+    ($r:expr) => {{
+        let r = &$r;
+        let ips: String = r.try_get("b_ips")?;
+        Branch {
+            id: r.try_get("b_id")?,
+            service_id: r.try_get("b_service")?,
+            name: r.try_get("b_name")?,
+            is_main: r.try_get("b_main")?,
+            active: r.try_get("b_active")?,
+            allow_ips: decode_ips(&ips)?,
+            webhook_url: r.try_get("b_url")?,
+            webhook_secret: r.try_get("b_secret")?,
+            quota: Quota {
+                limit: r.try_get("b_limit")?,
+                used: r.try_get("b_used")?,
+                total_used: r.try_get("b_total")?,
+            },
+            created_at: from_millis(r.try_get("b_created")?),
+        }
+    }};
+}
+
+macro_rules! transfer_from_row {
+    ($r:expr) => {{
+        let r = &$r;
+        Transfer {
+            trans_ref: r.try_get("trans_ref")?,
+            payload: r.try_get("payload")?,
+            occurred_at: from_millis(r.try_get("occurred_at")?),
+            country_code: r.try_get("country_code")?,
+            amount: Satang(r.try_get("amount_satang")?),
+            fee: Satang(r.try_get("fee_satang")?),
+            ref1: r.try_get("ref1")?,
+            ref2: r.try_get("ref2")?,
+            ref3: r.try_get("ref3")?,
+            sender: Party {
+                bank_code: r.try_get("sending_bank")?,
+                name_th: r.try_get("sender_name_th")?,
+                name_en: r.try_get("sender_name_en")?,
+                account_type: r.try_get("sender_acc_type")?,
+                account: r.try_get("sender_account")?,
+            },
+            receiver: Party {
+                bank_code: r.try_get("receiving_bank")?,
+                name_th: r.try_get("receiver_name_th")?,
+                name_en: r.try_get("receiver_name_en")?,
+                account_type: r.try_get("receiver_acc_type")?,
+                account: r.try_get("receiver_account")?,
+            },
+            receiver_merchant_id: r.try_get("merchant_id")?,
+        }
+    }};
+}
+
+fn encode_ips(l: &AllowList) -> String {
+    l.to_strings().join(",")
+}
+
+fn decode_ips(s: &str) -> Result<AllowList> {
+    let parts: Vec<&str> = s.split(',').filter(|p| !p.is_empty()).collect();
+    AllowList::parse(&parts).map_err(StoreError::Corrupt)
+}
+
+fn unique_violation(e: sqlx::Error, what: &'static str) -> StoreError {
+    match &e {
+        sqlx::Error::Database(d) if d.is_unique_violation() => StoreError::Conflict(what),
+        _ => StoreError::Db(e),
+    }
+}
+
+impl SqlStore {
+    /// `sqlite://FILE` (created if missing; WAL) or `postgres://...`.
+    pub async fn open(url: &str) -> Result<Self> {
+        if url.starts_with("sqlite:") {
+            let opts = SqliteConnectOptions::from_str(url)?
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                // NORMAL is durable across application crashes in WAL mode; only an OS crash
+                // can lose the last commits.
+                .synchronous(SqliteSynchronous::Normal)
+                .busy_timeout(Duration::from_secs(10))
+                .foreign_keys(true);
+            let pool = SqlitePoolOptions::new()
+                .max_connections(8)
+                .connect_with(opts)
+                .await?;
+            Ok(Self {
+                pool: Pool::Sqlite(pool),
+            })
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let pool = PgPoolOptions::new()
+                .max_connections(16)
+                .acquire_timeout(Duration::from_secs(10))
+                .connect(url)
+                .await?;
+            Ok(Self {
+                pool: Pool::Pg(pool),
+            })
+        } else {
+            Err(StoreError::BadUrl)
+        }
+    }
+
+    pub async fn migrate(&self) -> Result<()> {
+        match &self.pool {
+            Pool::Sqlite(p) => {
+                let mut conn = p.acquire().await?;
+                sqlx::raw_sql(migrate::CREATE_TABLE)
+                    .execute(&mut *conn)
+                    .await?;
+                apply(&mut conn, migrate::SQLITE).await
+            }
+            Pool::Pg(p) => {
+                let mut conn = p.acquire().await?;
+                sqlx::query("SELECT pg_advisory_lock($1)")
+                    .bind(migrate::PG_LOCK_KEY)
+                    .execute(&mut *conn)
+                    .await?;
+                let res = async {
+                    sqlx::raw_sql(migrate::CREATE_TABLE)
+                        .execute(&mut *conn)
+                        .await?;
+                    apply(&mut conn, migrate::POSTGRES).await
+                }
+                .await;
+                sqlx::query("SELECT pg_advisory_unlock($1)")
+                    .bind(migrate::PG_LOCK_KEY)
+                    .execute(&mut *conn)
+                    .await?;
+                res
+            }
+        }
+    }
+
+    pub async fn close(&self) {
+        on_pool!(self, p => p.close().await)
+    }
+}
+
+/// Applies each missing migration in its own transaction.
+async fn apply<DB>(
+    conn: &mut sqlx::pool::PoolConnection<DB>,
+    list: &[Migration],
+) -> Result<()>
+where
+    DB: sqlx::Database,
+    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
+    i64: sqlx::Type<DB> + for<'q> sqlx::Encode<'q, DB> + for<'r> sqlx::Decode<'r, DB>,
+    for<'q> <DB as sqlx::Database>::Arguments<'q>: sqlx::IntoArguments<'q, DB>,
+    usize: sqlx::ColumnIndex<DB::Row>,
+{
+    use sqlx::Connection;
+    for m in list {
+        let mut tx = conn.begin().await?;
+        let done: Option<(i64,)> =
+            sqlx::query_as("SELECT version FROM schema_migrations WHERE version = $1")
+                .bind(m.version)
+                .fetch_optional(&mut *tx)
+                .await?;
+        if done.is_none() {
+            sqlx::raw_sql(m.sql).execute(&mut *tx).await?;
+            sqlx::query("INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)")
+                .bind(m.version)
+                .bind(to_millis(time::OffsetDateTime::now_utc()))
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+    }
+    Ok(())
+}
+
+#[async_trait]
+impl Store for SqlStore {
+    fn backend(&self) -> &'static str {
+        match self.pool {
+            Pool::Sqlite(_) => "sqlite",
+            Pool::Pg(_) => "postgres",
+        }
+    }
+
+    async fn create_service(&self, s: &Service) -> Result<()> {
+        on_pool!(self, p => {
+            sqlx::query(
+                "INSERT INTO services (id, name, limit_quota, used_quota, total_used_quota, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+            )
+            .bind(&s.id)
+            .bind(&s.name)
+            .bind(s.quota.limit)
+            .bind(s.quota.used)
+            .bind(s.quota.total_used)
+            .bind(to_millis(s.created_at))
+            .execute(p)
+            .await
+            .map_err(|e| unique_violation(e, "service id exists"))?;
+        });
+        Ok(())
+    }
+
+    async fn get_service(&self, id: &str) -> Result<Option<Service>> {
+        let sql = format!("SELECT {SERVICE_COLS} FROM services s WHERE s.id = $1");
+        on_pool!(self, p => {
+            match sqlx::query(&sql).bind(id).fetch_optional(p).await? {
+                Some(r) => Ok(Some(service_from_row!(r))),
+                None => Ok(None),
+            }
+        })
+    }
+
+    async fn find_service_by_name(&self, name: &str) -> Result<Option<Service>> {
+        let sql = format!(
+            "SELECT {SERVICE_COLS} FROM services s WHERE s.name = $1 ORDER BY s.created_at LIMIT 1"
+        );
+        on_pool!(self, p => {
+            match sqlx::query(&sql).bind(name).fetch_optional(p).await? {
+                Some(r) => Ok(Some(service_from_row!(r))),
+                None => Ok(None),
+            }
+        })
+    }
+
+    async fn create_branch(&self, b: &Branch, api_key_hash: &str) -> Result<()> {
+        on_pool!(self, p => {
+            sqlx::query(
+                "INSERT INTO branches (id, service_id, name, is_main, active, api_key_hash, \
+                 allow_ips, webhook_url, webhook_secret, limit_quota, used_quota, \
+                 total_used_quota, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+            )
+            .bind(&b.id)
+            .bind(&b.service_id)
+            .bind(&b.name)
+            .bind(b.is_main)
+            .bind(b.active)
+            .bind(api_key_hash)
+            .bind(encode_ips(&b.allow_ips))
+            .bind(&b.webhook_url)
+            .bind(&b.webhook_secret)
+            .bind(b.quota.limit)
+            .bind(b.quota.used)
+            .bind(b.quota.total_used)
+            .bind(to_millis(b.created_at))
+            .execute(p)
+            .await
+            .map_err(|e| unique_violation(e, "the service already has a main branch"))?;
+        });
+        Ok(())
+    }
+
+    async fn get_branch(&self, id: &str) -> Result<Option<Branch>> {
+        let sql = format!("SELECT {BRANCH_COLS} FROM branches b WHERE b.id = $1");
+        on_pool!(self, p => {
+            match sqlx::query(&sql).bind(id).fetch_optional(p).await? {
+                Some(r) => Ok(Some(branch_from_row!(r))),
+                None => Ok(None),
+            }
+        })
+    }
+
+    async fn list_branches(&self, service_id: &str) -> Result<Vec<Branch>> {
+        let sql = format!(
+            "SELECT {BRANCH_COLS} FROM branches b WHERE b.service_id = $1 \
+             ORDER BY b.is_main DESC, b.created_at, b.id"
+        );
+        on_pool!(self, p => {
+            let rows = sqlx::query(&sql).bind(service_id).fetch_all(p).await?;
+            let mut out = Vec::with_capacity(rows.len());
+            for r in rows {
+                out.push(branch_from_row!(r));
+            }
+            Ok(out)
+        })
+    }
+
+    async fn update_branch(&self, id: &str, patch: &BranchPatch) -> Result<Option<Branch>> {
+        let (set_url, url) = match &patch.webhook_url {
+            Some(v) => (true, v.clone()),
+            None => (false, None),
+        };
+        let (set_secret, secret) = match &patch.webhook_secret {
+            Some(v) => (true, v.clone()),
+            None => (false, None),
+        };
+        on_pool!(self, p => {
+            sqlx::query(
+                "UPDATE branches SET name = COALESCE($2, name), active = COALESCE($3, active), \
+                 allow_ips = COALESCE($4, allow_ips), \
+                 webhook_url = CASE WHEN $5 THEN $6 ELSE webhook_url END, \
+                 webhook_secret = CASE WHEN $7 THEN $8 ELSE webhook_secret END \
+                 WHERE id = $1",
+            )
+            .bind(id)
+            .bind(&patch.name)
+            .bind(patch.active)
+            .bind(patch.allow_ips.as_ref().map(encode_ips))
+            .bind(set_url)
+            .bind(url)
+            .bind(set_secret)
+            .bind(secret)
+            .execute(p)
+            .await?;
+        });
+        self.get_branch(id).await
+    }
+
+    async fn set_api_key_hash(&self, branch_id: &str, hash: &str) -> Result<bool> {
+        on_pool!(self, p => {
+            let r = sqlx::query("UPDATE branches SET api_key_hash = $2 WHERE id = $1")
+                .bind(branch_id)
+                .bind(hash)
+                .execute(p)
+                .await
+                .map_err(|e| unique_violation(e, "key hash in use"))?;
+            Ok(r.rows_affected() == 1)
+        })
+    }
+
+    async fn find_by_api_key_hash(&self, hash: &str) -> Result<Option<(Service, Branch)>> {
+        let sql = format!(
+            "SELECT {SERVICE_COLS}, {BRANCH_COLS} FROM branches b \
+             JOIN services s ON s.id = b.service_id WHERE b.api_key_hash = $1"
+        );
+        on_pool!(self, p => {
+            match sqlx::query(&sql).bind(hash).fetch_optional(p).await? {
+                Some(r) => Ok(Some((service_from_row!(r), branch_from_row!(r)))),
+                None => Ok(None),
+            }
+        })
+    }
+
+    async fn charge_and_record(&self, rec: &VerificationRecord) -> Result<ChargeOutcome> {
+        on_pool!(self, p => {
+            let mut tx = p.begin().await?;
+            // Service first, then branch: one lock order for every transaction, so no deadlock.
+            let s = sqlx::query(
+                "UPDATE services SET used_quota = used_quota + 1, \
+                 total_used_quota = total_used_quota + 1 \
+                 WHERE id = $1 AND (limit_quota IS NULL OR used_quota < limit_quota)",
+            )
+            .bind(&rec.service_id)
+            .execute(&mut *tx)
+            .await?;
+            if s.rows_affected() != 1 {
+                tx.rollback().await?;
+                return Err(StoreError::QuotaExceeded);
+            }
+            let b = sqlx::query(
+                "UPDATE branches SET used_quota = used_quota + 1, \
+                 total_used_quota = total_used_quota + 1 \
+                 WHERE id = $1 AND service_id = $2 \
+                 AND (limit_quota IS NULL OR used_quota < limit_quota)",
+            )
+            .bind(&rec.branch_id)
+            .bind(&rec.service_id)
+            .execute(&mut *tx)
+            .await?;
+            if b.rows_affected() != 1 {
+                tx.rollback().await?;
+                return Err(StoreError::QuotaExceeded);
+            }
+            let ins = sqlx::query(
+                "INSERT INTO verifications (service_id, sending_bank, trans_ref, branch_id, \
+                 amount_satang, transferred_at, verified_at) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                 ON CONFLICT (service_id, sending_bank, trans_ref) DO NOTHING",
+            )
+            .bind(&rec.service_id)
+            .bind(&rec.sending_bank)
+            .bind(&rec.trans_ref)
+            .bind(&rec.branch_id)
+            .bind(rec.amount.0)
+            .bind(to_millis(rec.transferred_at))
+            .bind(to_millis(rec.verified_at))
+            .execute(&mut *tx)
+            .await?;
+            tx.commit().await?;
+            Ok(ChargeOutcome {
+                first_verification: ins.rows_affected() == 1,
+            })
+        })
+    }
+
+    async fn insert_sandbox_transfer(&self, t: &Transfer) -> Result<()> {
+        let sql = format!(
+            "INSERT INTO sandbox_transfers ({TRANSFER_COLS}) VALUES \
+             ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)"
+        );
+        on_pool!(self, p => {
+            sqlx::query(&sql)
+                .bind(&t.sender.bank_code)
+                .bind(&t.trans_ref)
+                .bind(&t.payload)
+                .bind(to_millis(t.occurred_at))
+                .bind(&t.country_code)
+                .bind(t.amount.0)
+                .bind(t.fee.0)
+                .bind(&t.ref1)
+                .bind(&t.ref2)
+                .bind(&t.ref3)
+                .bind(&t.sender.name_th)
+                .bind(&t.sender.name_en)
+                .bind(&t.sender.account_type)
+                .bind(&t.sender.account)
+                .bind(&t.receiver.bank_code)
+                .bind(&t.receiver.name_th)
+                .bind(&t.receiver.name_en)
+                .bind(&t.receiver.account_type)
+                .bind(&t.receiver.account)
+                .bind(&t.receiver_merchant_id)
+                .execute(p)
+                .await
+                .map_err(|e| unique_violation(e, "sandbox transfer exists"))?;
+        });
+        Ok(())
+    }
+
+    async fn get_sandbox_transfer(
+        &self,
+        sending_bank: &str,
+        trans_ref: &str,
+    ) -> Result<Option<Transfer>> {
+        let sql = format!(
+            "SELECT {TRANSFER_COLS} FROM sandbox_transfers WHERE sending_bank = $1 AND trans_ref = $2"
+        );
+        on_pool!(self, p => {
+            match sqlx::query(&sql)
+                .bind(sending_bank)
+                .bind(trans_ref)
+                .fetch_optional(p)
+                .await?
+            {
+                Some(r) => Ok(Some(transfer_from_row!(r))),
+                None => Ok(None),
+            }
+        })
+    }
+}

@@ -1,0 +1,270 @@
+//! Test harness: a fresh database per test on SQLite or PostgreSQL, and the real server on a
+//! random loopback port with an injected clock. Tests talk to it over HTTP.
+//!
+//! PostgreSQL is reached at `SLIPVERIFY_TEST_PG_URL` (default
+//! `postgres://postgres@127.0.0.1:5432/test`); each test creates its own database from it.
+
+use domain::{ManualClock, Satang};
+use gateway::NewSandboxTransfer;
+use serde_json::Value;
+use server::App;
+use services::admin::NewBranch;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::sync::oneshot;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+pub fn pg_admin_url() -> String {
+    std::env::var("SLIPVERIFY_TEST_PG_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string())
+}
+
+/// A database that exists for one test and is removed afterwards.
+pub struct TestDb {
+    pub url: String,
+    backend: Backend,
+    name: String,
+}
+
+impl TestDb {
+    pub async fn new(backend: Backend) -> TestDb {
+        let name = format!("sv_test_{}", uuid::Uuid::new_v4().simple());
+        match backend {
+            Backend::Sqlite => {
+                let path = std::env::temp_dir().join(format!("{name}.db"));
+                TestDb {
+                    url: format!("sqlite://{}", path.display()),
+                    backend,
+                    name: path.display().to_string(),
+                }
+            }
+            Backend::Postgres => {
+                use sqlx::Connection;
+                let admin = pg_admin_url();
+                let mut conn = sqlx::PgConnection::connect(&admin).await.unwrap_or_else(|e| {
+                    panic!("PostgreSQL is required for this test ({admin}): {e}")
+                });
+                sqlx::query(&format!("CREATE DATABASE {name}"))
+                    .execute(&mut conn)
+                    .await
+                    .expect("create test database");
+                let _ = conn.close().await;
+                let base = admin.rsplit_once('/').map(|(b, _)| b).unwrap_or(&admin);
+                TestDb {
+                    url: format!("{base}/{name}"),
+                    backend,
+                    name,
+                }
+            }
+        }
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        match self.backend {
+            Backend::Sqlite => {
+                for suffix in ["", "-wal", "-shm"] {
+                    let _ = std::fs::remove_file(format!("{}{suffix}", self.name));
+                }
+            }
+            Backend::Postgres => {
+                // Drop runs inside the test's runtime; use a thread with its own.
+                let name = self.name.clone();
+                let _ = std::thread::spawn(move || {
+                    let rt = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build();
+                    if let Ok(rt) = rt {
+                        rt.block_on(async {
+                            use sqlx::Connection;
+                            if let Ok(mut c) = sqlx::PgConnection::connect(&pg_admin_url()).await {
+                                let _ = sqlx::query(&format!(
+                                    "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+                                ))
+                                .execute(&mut c)
+                                .await;
+                            }
+                        });
+                    }
+                })
+                .join();
+            }
+        }
+    }
+}
+
+/// The real server on `127.0.0.1:0`, with a clock the test moves.
+pub struct TestApp {
+    pub base: String,
+    pub addr: SocketAddr,
+    pub app: App,
+    pub clock: Arc<ManualClock>,
+    pub http: reqwest::Client,
+    shutdown: Option<oneshot::Sender<()>>,
+    server: Option<tokio::task::JoinHandle<()>>,
+    // Last: the database goes after the server has stopped.
+    _db: TestDb,
+}
+
+/// A service with its main branch, as most tests need.
+pub struct Tenant {
+    pub service_id: String,
+    pub branch_id: String,
+    pub api_key: String,
+}
+
+impl TestApp {
+    pub async fn spawn(backend: Backend) -> TestApp {
+        let db = TestDb::new(backend).await;
+        let clock = Arc::new(ManualClock::new(time::OffsetDateTime::now_utc()));
+        let app = App::open(&db.url, clock.clone()).await.expect("open app");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (tx, rx) = oneshot::channel::<()>();
+        let served = app.clone();
+        let server = tokio::spawn(async move {
+            server::serve(listener, &served, async {
+                let _ = rx.await;
+            })
+            .await
+            .expect("serve");
+        });
+        TestApp {
+            base: format!("http://{addr}"),
+            addr,
+            app,
+            clock,
+            http: reqwest::Client::new(),
+            shutdown: Some(tx),
+            server: Some(server),
+            _db: db,
+        }
+    }
+
+    /// Stops the server and closes the pool, so the database can be removed.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(h) = self.server.take() {
+            let _ = h.await;
+        }
+        self.app.store.close().await;
+    }
+
+    pub async fn tenant(&self, quota: i64) -> Tenant {
+        let svc = &self.app.services;
+        let s = svc
+            .create_service("Test shop", Some(quota))
+            .await
+            .expect("service");
+        let (b, key) = svc
+            .create_branch(&NewBranch {
+                service_id: s.id.clone(),
+                name: "Main".into(),
+                is_main: true,
+                ..Default::default()
+            })
+            .await
+            .expect("branch");
+        Tenant {
+            service_id: s.id,
+            branch_id: b.id,
+            api_key: key,
+        }
+    }
+
+    pub async fn branch(&self, service_id: &str, name: &str, limit: Option<i64>) -> (String, String) {
+        let (b, key) = self
+            .app
+            .services
+            .create_branch(&NewBranch {
+                service_id: service_id.into(),
+                name: name.into(),
+                limit_quota: limit,
+                ..Default::default()
+            })
+            .await
+            .expect("branch");
+        (b.id, key)
+    }
+
+    /// A sandbox transfer; returns its payload.
+    pub async fn transfer(&self, from: &str, to: &str, satang: i64) -> domain::model::Transfer {
+        self.app
+            .sandbox
+            .create_transfer(&NewSandboxTransfer {
+                from_bank: from.into(),
+                to_bank: to.into(),
+                amount: Satang(satang),
+                sender_name_th: None,
+                sender_name_en: None,
+                receiver_name_th: None,
+                receiver_name_en: None,
+                receiver_account: None,
+            })
+            .await
+            .expect("sandbox transfer")
+    }
+
+    /// POSTs raw bytes with a key; returns status and JSON body.
+    pub async fn post_raw(&self, path: &str, key: Option<&str>, body: &str) -> (u16, Value) {
+        let mut req = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        if let Some(k) = key {
+            req = req.bearer_auth(k);
+        }
+        let resp = req.send().await.expect("request");
+        read(resp).await
+    }
+
+    pub async fn post(&self, path: &str, key: &str, body: Value) -> (u16, Value) {
+        self.post_raw(path, Some(key), &body.to_string()).await
+    }
+
+    pub async fn get(&self, path: &str, key: Option<&str>) -> (u16, Value) {
+        let mut req = self.http.get(format!("{}{path}", self.base));
+        if let Some(k) = key {
+            req = req.bearer_auth(k);
+        }
+        read(req.send().await.expect("request")).await
+    }
+}
+
+async fn read(resp: reqwest::Response) -> (u16, Value) {
+    let status = resp.status().as_u16();
+    let text = resp.text().await.expect("body");
+    let v = serde_json::from_str(&text)
+        .unwrap_or_else(|_| panic!("response is not JSON (status {status}): {text}"));
+    (status, v)
+}
+
+/// Runs an async test body once per backend: `both!(name, |b| async move { ... })`.
+#[macro_export]
+macro_rules! both {
+    ($name:ident, $body:expr) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn sqlite() {
+                ($body)($crate::Backend::Sqlite).await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn postgres() {
+                ($body)($crate::Backend::Postgres).await
+            }
+        }
+    };
+}
