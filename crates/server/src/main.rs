@@ -212,7 +212,9 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             tracing::info!(%addr, backend = app.store_backend(), "slipverify listening");
             if demo {
                 let d = server::demo::prepare(&app).await?;
-                println!("{}", server::demo::banner(&d, &format!("http://{addr}")));
+                // A closed stdout (e.g. piped into `head`) must not take the server down.
+                let banner = server::demo::banner(&d, &format!("http://{addr}"));
+                let _ = std::io::Write::write_all(&mut std::io::stdout(), banner.as_bytes());
             }
             server::serve(listener, &app, shutdown_signal())
                 .await

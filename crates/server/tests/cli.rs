@@ -1,0 +1,154 @@
+//! The `slipverify` binary as a user runs it: `qr`, `admin`, `sandbox transfer` and
+//! `serve --demo` followed by the printed curl line.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Output, Stdio};
+use testkit::{Backend, TestDb};
+
+const BIN: &str = env!("CARGO_BIN_EXE_slipverify");
+
+fn run(db: &str, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .arg("--database-url")
+        .arg(db)
+        .args(args)
+        .output()
+        .expect("run slipverify")
+}
+
+fn json_ok(db: &str, args: &[&str]) -> Value {
+    let out = run(db, args);
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+}
+
+#[test]
+fn qr_explains_payloads() {
+    let good = "0043000600000101030060222EQH524YNG5BY1A2ROGUBBB5102TH91041EE9";
+    let out = Command::new(BIN).args(["qr", good]).output().unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["type"], "bankSlip");
+    assert_eq!(v["sendingBank"], "006");
+    assert_eq!(v["transRef"], "EQH524YNG5BY1A2ROGUBBB");
+
+    let bad = good.replace("EQH", "EQX");
+    let out = Command::new(BIN).args(["qr", &bad]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"], "crc_mismatch", "{v}");
+
+    let pp = "00020101021129370016A000000677010111011300668123456785802TH53037645406150.506304";
+    let pp = format!("{pp}{:04X}", slip_qr::crc16_ccitt_false(pp.as_bytes()));
+    let out = Command::new(BIN).args(["qr", &pp]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "a payment QR is not a slip");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["type"], "paymentQr", "{v}");
+}
+
+fn admin_flow(url: &str) {
+    let svc = json_ok(url, &["admin", "service", "create", "--name", "Shop", "--quota", "50"]);
+    let sid = svc["id"].as_str().unwrap();
+    assert_eq!(sid.len(), 36);
+    let br = json_ok(url, &["admin", "branch", "create", "--service", sid, "--name", "Main", "--main", "--allow-ip", "10.0.0.0/8", "--allow-ip", "127.0.0.1"]);
+    let bid = br["id"].as_str().unwrap();
+    assert_eq!(br["apiKey"].as_str().unwrap().len(), 36);
+    assert_eq!(br["allowIps"], json!(["10.0.0.0/8", "127.0.0.1"]));
+    let second = run(url, &["admin", "branch", "create", "--service", sid, "--name", "Other", "--main"]);
+    assert_eq!(second.status.code(), Some(2), "second main branch is refused");
+    assert!(String::from_utf8_lossy(&second.stderr).contains("main branch"));
+    let upd = json_ok(url, &["admin", "branch", "update", "--branch", bid, "--active", "false", "--webhook-url", "https://example.com/h", "--webhook-secret", "abc"]);
+    assert_eq!(upd["active"], false);
+    assert_eq!(upd["webhookUrl"], "https://example.com/h");
+    assert_eq!(upd["hasWebhookSecret"], true);
+    assert!(upd.get("webhookSecret").is_none(), "secrets are never printed back");
+    let rot = json_ok(url, &["admin", "key", "rotate", "--branch", bid]);
+    assert_ne!(rot["apiKey"], br["apiKey"]);
+    let bad = run(url, &["admin", "key", "rotate", "--branch", "nope"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn admin_and_sandbox_on_sqlite() {
+    let dir = std::env::temp_dir().join(format!("sv-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = format!("sqlite://{}", dir.join("cli.db").display());
+    admin_flow(&url);
+    let png = dir.join("slip.png");
+    let t = json_ok(&url, &["sandbox", "transfer", "--from", "004", "--to", "014", "--amount", "150.00", "--image", png.to_str().unwrap()]);
+    let payload = t["payload"].as_str().unwrap();
+    assert_eq!(t["transRef"].as_str().unwrap(), slip_qr::parse_bank_slip(payload).unwrap().trans_ref);
+    assert_eq!(t["amount"], 150.0);
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    let bad = run(&url, &["sandbox", "transfer", "--from", "999", "--to", "014", "--amount", "1"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let bad = run(&url, &["sandbox", "transfer", "--from", "004", "--to", "014", "--amount", "1.234"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn admin_on_postgres() {
+    let db = TestDb::new(Backend::Postgres).await;
+    let url = db.url.clone();
+    tokio::task::spawn_blocking(move || admin_flow(&url)).await.unwrap();
+}
+
+/// The README's first run: `serve --demo`, then the printed curl line.
+#[tokio::test]
+async fn demo_prints_a_working_curl_line() {
+    let dir = std::env::temp_dir().join(format!("sv-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = format!("sqlite://{}", dir.join("demo.db").display());
+    for round in 0..2 {
+        // The second start reuses the demo service and issues a new key.
+        let mut child = Command::new(BIN)
+            .args(["--database-url", &url, "serve", "--demo", "--listen", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        std::thread::spawn(move || {
+            let mut tx = Some(tx);
+            // Keep draining stdout so the server never writes into a closed pipe.
+            for l in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if l.starts_with("curl ") {
+                    if let Some(tx) = tx.take() {
+                        let _ = tx.send(l);
+                    }
+                }
+            }
+        });
+        let line = rx.await.expect("a curl line");
+        // curl -s URL -H 'Authorization: Bearer KEY' -H '...' -d '{...}'
+        let parts: Vec<&str> = line.split('\'').collect();
+        let url_part = line.split_whitespace().nth(2).unwrap();
+        let key = parts[1].trim_start_matches("Authorization: Bearer ");
+        let body = parts[5];
+        let client = reqwest::Client::new();
+        let post = || {
+            client
+                .post(url_part)
+                .bearer_auth(key)
+                .header("content-type", "application/json")
+                .body(body.to_string())
+                .send()
+        };
+        let first: Value = post().await.unwrap().json().await.unwrap();
+        assert_eq!(first["success"], true, "{first}");
+        assert_eq!(first["data"]["isDuplicate"], false, "round {round}");
+        let again: Value = post().await.unwrap().json().await.unwrap();
+        assert_eq!(again["data"]["isDuplicate"], true);
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

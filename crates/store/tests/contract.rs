@@ -1,0 +1,206 @@
+//! The store contract: every operation of `Store`, run against SQLite and PostgreSQL alike.
+
+use domain::ip::AllowList;
+use domain::model::{Branch, Party, Service, Transfer};
+use domain::quota::Quota;
+use domain::Satang;
+use store::{BranchPatch, SqlStore, Store, StoreError, VerificationRecord};
+use testkit::{both, Backend, TestDb};
+use time::OffsetDateTime;
+
+fn at(ms: i64) -> OffsetDateTime {
+    domain::clock::from_millis(1_790_000_000_000 + ms)
+}
+
+fn service(id: &str, limit: Option<i64>) -> Service {
+    Service {
+        id: id.into(),
+        name: format!("svc {id}"),
+        quota: Quota { limit, used: 0, total_used: 0 },
+        created_at: at(0),
+    }
+}
+
+fn branch(id: &str, service_id: &str, main: bool, limit: Option<i64>) -> Branch {
+    Branch {
+        id: id.into(),
+        service_id: service_id.into(),
+        name: format!("branch {id}"),
+        is_main: main,
+        active: true,
+        allow_ips: AllowList::parse(&["*"]).unwrap(),
+        webhook_url: None,
+        webhook_secret: None,
+        quota: Quota { limit, used: 0, total_used: 0 },
+        created_at: at(1),
+    }
+}
+
+fn record(service_id: &str, branch_id: &str, trans_ref: &str) -> VerificationRecord {
+    VerificationRecord {
+        service_id: service_id.into(),
+        branch_id: branch_id.into(),
+        sending_bank: "004".into(),
+        trans_ref: trans_ref.into(),
+        amount: Satang(100),
+        transferred_at: at(5),
+        verified_at: at(6),
+    }
+}
+
+async fn open(db: &TestDb) -> SqlStore {
+    store::connect(&db.url).await.expect("connect")
+}
+
+both!(services_and_branches, |b: Backend| async move {
+    let db = TestDb::new(b).await;
+    let s = open(&db).await;
+    assert_eq!(s.backend(), if b == Backend::Sqlite { "sqlite" } else { "postgres" });
+    let svc = service("s1", Some(10));
+    s.create_service(&svc).await.unwrap();
+    assert_eq!(s.get_service("s1").await.unwrap(), Some(svc.clone()));
+    assert_eq!(s.get_service("nope").await.unwrap(), None);
+    assert_eq!(s.find_service_by_name("svc s1").await.unwrap(), Some(svc.clone()));
+    assert!(matches!(s.create_service(&svc).await, Err(StoreError::Conflict(_))));
+
+    let main = branch("b1", "s1", true, None);
+    s.create_branch(&main, "hash1").await.unwrap();
+    let second_main = branch("b2", "s1", true, None);
+    assert!(matches!(s.create_branch(&second_main, "hash2").await, Err(StoreError::Conflict(_))));
+    let sub = branch("b3", "s1", false, Some(5));
+    s.create_branch(&sub, "hash3").await.unwrap();
+    assert!(matches!(
+        s.create_branch(&branch("b4", "s1", false, None), "hash3").await,
+        Err(StoreError::Conflict(_))
+    ), "key hashes are unique");
+    assert_eq!(s.get_branch("b1").await.unwrap(), Some(main.clone()));
+    let list: Vec<String> = s.list_branches("s1").await.unwrap().into_iter().map(|b| b.id).collect();
+    assert_eq!(list, ["b1", "b3"]);
+
+    let (fs, fb) = s.find_by_api_key_hash("hash3").await.unwrap().unwrap();
+    assert_eq!((fs, fb), (svc.clone(), sub.clone()));
+    assert!(s.find_by_api_key_hash("other").await.unwrap().is_none());
+    assert!(s.set_api_key_hash("b3", "hash3b").await.unwrap());
+    assert!(s.find_by_api_key_hash("hash3").await.unwrap().is_none());
+    assert!(s.find_by_api_key_hash("hash3b").await.unwrap().is_some());
+    assert!(!s.set_api_key_hash("missing", "x").await.unwrap());
+
+    let patch = BranchPatch {
+        name: Some("Renamed".into()),
+        active: Some(false),
+        allow_ips: Some(AllowList::parse(&["10.0.0.0/8", "192.0.2.1"]).unwrap()),
+        webhook_url: Some(Some("https://example.com/hook".into())),
+        webhook_secret: Some(Some("s3cret".into())),
+    };
+    let updated = s.update_branch("b3", &patch).await.unwrap().unwrap();
+    assert_eq!(updated.name, "Renamed");
+    assert!(!updated.active);
+    assert_eq!(updated.allow_ips.to_strings(), ["10.0.0.0/8", "192.0.2.1"]);
+    assert_eq!(updated.webhook_url.as_deref(), Some("https://example.com/hook"));
+    assert_eq!(updated.webhook_secret.as_deref(), Some("s3cret"));
+    // An empty patch changes nothing; an explicit None clears.
+    let same = s.update_branch("b3", &BranchPatch::default()).await.unwrap().unwrap();
+    assert_eq!(same, updated);
+    let cleared = s
+        .update_branch("b3", &BranchPatch { webhook_url: Some(None), webhook_secret: Some(None), ..Default::default() })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((cleared.webhook_url, cleared.webhook_secret), (None, None));
+    assert!(s.update_branch("missing", &patch).await.unwrap().is_none());
+    s.close().await;
+});
+
+both!(charging_and_recording, |b: Backend| async move {
+    let db = TestDb::new(b).await;
+    let s = open(&db).await;
+    s.create_service(&service("s1", Some(4))).await.unwrap();
+    s.create_branch(&branch("b1", "s1", true, None), "h1").await.unwrap();
+    s.create_branch(&branch("b2", "s1", false, Some(1)), "h2").await.unwrap();
+
+    assert!(s.charge_and_record(&record("s1", "b1", "R1")).await.unwrap().first_verification);
+    assert!(!s.charge_and_record(&record("s1", "b1", "R1")).await.unwrap().first_verification);
+    assert!(!s.charge_and_record(&record("s1", "b2", "R1")).await.unwrap().first_verification);
+    // The branch limit (1) refuses although the service has room: the service's charge in the
+    // same transaction is rolled back and the slip is not recorded.
+    assert!(matches!(
+        s.charge_and_record(&record("s1", "b2", "R2")).await,
+        Err(StoreError::QuotaExceeded)
+    ));
+    let svc = s.get_service("s1").await.unwrap().unwrap();
+    assert_eq!((svc.quota.used, svc.quota.total_used), (3, 3), "rolled back on branch refusal");
+    assert!(s.charge_and_record(&record("s1", "b1", "R2")).await.unwrap().first_verification, "R2 was not recorded by the refused attempt");
+    // The service limit (4) is reached.
+    assert!(matches!(
+        s.charge_and_record(&record("s1", "b1", "R3")).await,
+        Err(StoreError::QuotaExceeded)
+    ));
+    let b1 = s.get_branch("b1").await.unwrap().unwrap();
+    let b2 = s.get_branch("b2").await.unwrap().unwrap();
+    assert_eq!((b1.quota.used, b2.quota.used), (3, 1));
+    // A branch of another service cannot be charged through this service.
+    s.create_service(&service("s2", None)).await.unwrap();
+    assert!(matches!(
+        s.charge_and_record(&record("s2", "b1", "R9")).await,
+        Err(StoreError::QuotaExceeded)
+    ));
+    // No limit (None) never refuses, and duplicates are per service.
+    s.create_branch(&branch("b5", "s2", true, None), "h5").await.unwrap();
+    assert!(s.charge_and_record(&record("s2", "b5", "R1")).await.unwrap().first_verification);
+    s.close().await;
+});
+
+both!(sandbox_ledger, |b: Backend| async move {
+    let db = TestDb::new(b).await;
+    let s = open(&db).await;
+    let t = Transfer {
+        trans_ref: "ABC123".into(),
+        payload: "0030000600000101030040209ABC1235102TH9104XXXX".into(),
+        occurred_at: at(42),
+        country_code: "TH".into(),
+        amount: Satang(15050),
+        fee: Satang(0),
+        ref1: "r1".into(),
+        ref2: String::new(),
+        ref3: String::new(),
+        sender: Party {
+            bank_code: "004".into(),
+            name_th: "นาย ก".into(),
+            name_en: Some("MR. K".into()),
+            account_type: "BANKAC".into(),
+            account: "xxx-x-x1234-x".into(),
+        },
+        receiver: Party {
+            bank_code: "014".into(),
+            name_th: "บริษัท ข".into(),
+            name_en: None,
+            account_type: "BANKAC".into(),
+            account: "xxx-x-x5678-x".into(),
+        },
+        receiver_merchant_id: Some("M1".into()),
+    };
+    s.insert_sandbox_transfer(&t).await.unwrap();
+    assert_eq!(s.get_sandbox_transfer("004", "ABC123").await.unwrap(), Some(t.clone()));
+    assert_eq!(s.get_sandbox_transfer("014", "ABC123").await.unwrap(), None);
+    assert_eq!(s.get_sandbox_transfer("004", "abc123").await.unwrap(), None, "references are case-sensitive");
+    assert!(matches!(s.insert_sandbox_transfer(&t).await, Err(StoreError::Conflict(_))));
+    s.close().await;
+});
+
+both!(migrations_are_idempotent, |b: Backend| async move {
+    let db = TestDb::new(b).await;
+    let s = open(&db).await;
+    s.create_service(&service("s1", None)).await.unwrap();
+    s.close().await;
+    // A second start (or a second node) applies nothing again and keeps the data.
+    let (a, c) = tokio::join!(store::connect(&db.url), store::connect(&db.url));
+    let (a, c) = (a.unwrap(), c.unwrap());
+    assert!(a.get_service("s1").await.unwrap().is_some());
+    a.close().await;
+    c.close().await;
+});
+
+#[tokio::test]
+async fn rejects_unknown_urls() {
+    assert!(matches!(store::connect("mysql://x").await, Err(StoreError::BadUrl)));
+}
