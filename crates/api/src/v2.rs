@@ -20,11 +20,7 @@ pub(crate) fn routes() -> Router<Services> {
         .route("/verify/bank", post(verify_bank))
 }
 
-async fn caller(
-    svc: &Services,
-    headers: &HeaderMap,
-    peer: SocketAddr,
-) -> Result<Caller, ApiError> {
+async fn caller(svc: &Services, headers: &HeaderMap, peer: SocketAddr) -> Result<Caller, ApiError> {
     let auth = headers
         .get(axum::http::header::AUTHORIZATION)
         .map(|v| v.to_str().unwrap_or("\u{0}"));
@@ -110,11 +106,17 @@ async fn verify_bank(
         .filter(|n| f.present(n))
         .count();
     if inputs > 1 {
-        f.v.fail("payload", "send exactly one of payload, image, base64 or url");
+        f.v.fail(
+            "payload",
+            "send exactly one of payload, image, base64 or url",
+        );
     }
     let image_inputs: Vec<&str> = IMAGE_INPUTS.into_iter().filter(|n| f.present(n)).collect();
     for name in image_inputs {
-        f.v.fail(name, "image inputs are not supported by this server version; send payload");
+        f.v.fail(
+            name,
+            "image inputs are not supported by this server version; send payload",
+        );
     }
     let payload = f.string("payload", 1, 128);
     if inputs == 0 {
@@ -124,7 +126,10 @@ async fn verify_bank(
     let match_amount = f.amount("matchAmount");
     let remark = f.string("remark", 1, 255);
     if f.boolean("matchAccount") == Some(true) {
-        f.v.fail("matchAccount", "receiver-account matching is not supported by this server version");
+        f.v.fail(
+            "matchAccount",
+            "receiver-account matching is not supported by this server version",
+        );
     }
     f.v.into_result()?;
     let req = VerifyRequest {

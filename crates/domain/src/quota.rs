@@ -31,8 +31,16 @@ mod tests {
 
     #[test]
     fn null_branch_limit_defers_to_service() {
-        let s = Quota { limit: Some(10), used: 9, total_used: 50 };
-        let b = Quota { limit: None, used: 9, total_used: 9 };
+        let s = Quota {
+            limit: Some(10),
+            used: 9,
+            total_used: 50,
+        };
+        let b = Quota {
+            limit: None,
+            used: 9,
+            total_used: 9,
+        };
         assert!(can_charge(&s, &b));
         let s = Quota { used: 10, ..s };
         assert!(!can_charge(&s, &b));

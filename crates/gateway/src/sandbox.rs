@@ -109,7 +109,11 @@ impl SandboxBank {
 #[async_trait]
 impl BankGateway for SandboxBank {
     async fn lookup(&self, sending_bank: &str, trans_ref: &str) -> BankAnswer {
-        match self.store.get_sandbox_transfer(sending_bank, trans_ref).await {
+        match self
+            .store
+            .get_sandbox_transfer(sending_bank, trans_ref)
+            .await
+        {
             Ok(Some(t)) => {
                 if sending_bank == BBL && self.clock.now() - t.occurred_at < BBL_PENDING_WINDOW {
                     BankAnswer::Pending

@@ -50,7 +50,11 @@ pub async fn prepare(app: &App) -> Result<Demo, String> {
         }
     };
     let mut transfers = Vec::new();
-    for (from, to, amount) in [("004", "014", 15000), ("014", "004", 125050), ("002", "004", 9900)] {
+    for (from, to, amount) in [
+        ("004", "014", 15000),
+        ("014", "004", 125050),
+        ("002", "004", 9900),
+    ] {
         let t = app
             .sandbox
             .create_transfer(&NewSandboxTransfer {
@@ -76,8 +80,14 @@ pub fn banner(demo: &Demo, base: &str) -> String {
     s.push_str(&format!("  API key (shown once): {}\n\n", demo.api_key));
     s.push_str("  Sandbox transfers:\n");
     for (bank, amount, payload) in &demo.transfers {
-        let note = if bank == "002" { "  (Bangkok Bank: pending for 5 minutes)" } else { "" };
-        s.push_str(&format!("    {amount:>10} THB from {bank}  payload {payload}{note}\n"));
+        let note = if bank == "002" {
+            "  (Bangkok Bank: pending for 5 minutes)"
+        } else {
+            ""
+        };
+        s.push_str(&format!(
+            "    {amount:>10} THB from {bank}  payload {payload}{note}\n"
+        ));
     }
     let payload = &demo.transfers[0].2;
     s.push_str("\n  Verify the first one:\n\n");

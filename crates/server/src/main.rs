@@ -13,7 +13,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 #[derive(Parser)]
-#[command(name = "slipverify", version, about = "Verify Thai bank-transfer slips")]
+#[command(
+    name = "slipverify",
+    version,
+    about = "Verify Thai bank-transfer slips"
+)]
 struct Cli {
     /// sqlite://FILE (default) or postgres://USER@HOST:PORT/DB
     #[arg(long, global = true, env = "SLIPVERIFY_DATABASE_URL", default_value = DEFAULT_DATABASE_URL)]
@@ -164,7 +168,11 @@ fn print(v: serde_json::Value) {
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    let default_level = if matches!(cli.command, Command::Serve { .. }) { "info" } else { "warn" };
+    let default_level = if matches!(cli.command, Command::Serve { .. }) {
+        "info"
+    } else {
+        "warn"
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("SLIPVERIFY_LOG")
@@ -186,8 +194,9 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
         // Pure: no database needed to explain a QR.
         return Ok(match slip_qr::classify(payload) {
             Ok(parsed) => {
+                let is_slip = matches!(parsed, slip_qr::ParsedQr::BankSlip(_));
                 print(serde_json::to_value(parsed).map_err(|e| e.to_string())?);
-                if matches!(slip_qr::parse_bank_slip(payload), Ok(_)) {
+                if is_slip {
                     ExitCode::SUCCESS
                 } else {
                     ExitCode::from(1)
@@ -309,8 +318,7 @@ async fn shutdown_signal() {
     };
     #[cfg(unix)]
     let term = async {
-        if let Ok(mut s) =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         {
             s.recv().await;
         }

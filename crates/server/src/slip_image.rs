@@ -34,7 +34,10 @@ pub fn write_png(payload: &str, bank_code: &str, path: &Path) -> Result<(), Stri
     let colors = code.to_colors();
     for (i, c) in colors.iter().enumerate() {
         if *c == Color::Dark {
-            let (mx, my) = ((i as u32 % w + QUIET) * SCALE, (i as u32 / w + QUIET) * SCALE);
+            let (mx, my) = (
+                (i as u32 % w + QUIET) * SCALE,
+                (i as u32 / w + QUIET) * SCALE,
+            );
             for dy in 0..SCALE {
                 for dx in 0..SCALE {
                     img.put_pixel(ox + mx + dx, oy + my + dy, Rgb([0, 0, 0]));

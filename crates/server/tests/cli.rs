@@ -52,21 +52,76 @@ fn qr_explains_payloads() {
 }
 
 fn admin_flow(url: &str) {
-    let svc = json_ok(url, &["admin", "service", "create", "--name", "Shop", "--quota", "50"]);
+    let svc = json_ok(
+        url,
+        &[
+            "admin", "service", "create", "--name", "Shop", "--quota", "50",
+        ],
+    );
     let sid = svc["id"].as_str().unwrap();
     assert_eq!(sid.len(), 36);
-    let br = json_ok(url, &["admin", "branch", "create", "--service", sid, "--name", "Main", "--main", "--allow-ip", "10.0.0.0/8", "--allow-ip", "127.0.0.1"]);
+    let br = json_ok(
+        url,
+        &[
+            "admin",
+            "branch",
+            "create",
+            "--service",
+            sid,
+            "--name",
+            "Main",
+            "--main",
+            "--allow-ip",
+            "10.0.0.0/8",
+            "--allow-ip",
+            "127.0.0.1",
+        ],
+    );
     let bid = br["id"].as_str().unwrap();
     assert_eq!(br["apiKey"].as_str().unwrap().len(), 36);
     assert_eq!(br["allowIps"], json!(["10.0.0.0/8", "127.0.0.1"]));
-    let second = run(url, &["admin", "branch", "create", "--service", sid, "--name", "Other", "--main"]);
-    assert_eq!(second.status.code(), Some(2), "second main branch is refused");
+    let second = run(
+        url,
+        &[
+            "admin",
+            "branch",
+            "create",
+            "--service",
+            sid,
+            "--name",
+            "Other",
+            "--main",
+        ],
+    );
+    assert_eq!(
+        second.status.code(),
+        Some(2),
+        "second main branch is refused"
+    );
     assert!(String::from_utf8_lossy(&second.stderr).contains("main branch"));
-    let upd = json_ok(url, &["admin", "branch", "update", "--branch", bid, "--active", "false", "--webhook-url", "https://example.com/h", "--webhook-secret", "abc"]);
+    let upd = json_ok(
+        url,
+        &[
+            "admin",
+            "branch",
+            "update",
+            "--branch",
+            bid,
+            "--active",
+            "false",
+            "--webhook-url",
+            "https://example.com/h",
+            "--webhook-secret",
+            "abc",
+        ],
+    );
     assert_eq!(upd["active"], false);
     assert_eq!(upd["webhookUrl"], "https://example.com/h");
     assert_eq!(upd["hasWebhookSecret"], true);
-    assert!(upd.get("webhookSecret").is_none(), "secrets are never printed back");
+    assert!(
+        upd.get("webhookSecret").is_none(),
+        "secrets are never printed back"
+    );
     let rot = json_ok(url, &["admin", "key", "rotate", "--branch", bid]);
     assert_ne!(rot["apiKey"], br["apiKey"]);
     let bad = run(url, &["admin", "key", "rotate", "--branch", "nope"]);
@@ -80,15 +135,42 @@ fn admin_and_sandbox_on_sqlite() {
     let url = format!("sqlite://{}", dir.join("cli.db").display());
     admin_flow(&url);
     let png = dir.join("slip.png");
-    let t = json_ok(&url, &["sandbox", "transfer", "--from", "004", "--to", "014", "--amount", "150.00", "--image", png.to_str().unwrap()]);
+    let t = json_ok(
+        &url,
+        &[
+            "sandbox",
+            "transfer",
+            "--from",
+            "004",
+            "--to",
+            "014",
+            "--amount",
+            "150.00",
+            "--image",
+            png.to_str().unwrap(),
+        ],
+    );
     let payload = t["payload"].as_str().unwrap();
-    assert_eq!(t["transRef"].as_str().unwrap(), slip_qr::parse_bank_slip(payload).unwrap().trans_ref);
+    assert_eq!(
+        t["transRef"].as_str().unwrap(),
+        slip_qr::parse_bank_slip(payload).unwrap().trans_ref
+    );
     assert_eq!(t["amount"], 150.0);
     let bytes = std::fs::read(&png).unwrap();
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
-    let bad = run(&url, &["sandbox", "transfer", "--from", "999", "--to", "014", "--amount", "1"]);
+    let bad = run(
+        &url,
+        &[
+            "sandbox", "transfer", "--from", "999", "--to", "014", "--amount", "1",
+        ],
+    );
     assert_eq!(bad.status.code(), Some(2));
-    let bad = run(&url, &["sandbox", "transfer", "--from", "004", "--to", "014", "--amount", "1.234"]);
+    let bad = run(
+        &url,
+        &[
+            "sandbox", "transfer", "--from", "004", "--to", "014", "--amount", "1.234",
+        ],
+    );
     assert_eq!(bad.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -97,7 +179,9 @@ fn admin_and_sandbox_on_sqlite() {
 async fn admin_on_postgres() {
     let db = TestDb::new(Backend::Postgres).await;
     let url = db.url.clone();
-    tokio::task::spawn_blocking(move || admin_flow(&url)).await.unwrap();
+    tokio::task::spawn_blocking(move || admin_flow(&url))
+        .await
+        .unwrap();
 }
 
 /// The README's first run: `serve --demo`, then the printed curl line.
@@ -109,7 +193,14 @@ async fn demo_prints_a_working_curl_line() {
     for round in 0..2 {
         // The second start reuses the demo service and issues a new key.
         let mut child = Command::new(BIN)
-            .args(["--database-url", &url, "serve", "--demo", "--listen", "127.0.0.1:0"])
+            .args([
+                "--database-url",
+                &url,
+                "serve",
+                "--demo",
+                "--listen",
+                "127.0.0.1:0",
+            ])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()

@@ -130,14 +130,18 @@ impl Services {
         if let Some(u) = upd.webhook_url.as_deref().filter(|u| !u.is_empty()) {
             // Only a syntactic check here: reachability rules belong to the delivery side.
             if !(u.starts_with("https://") || u.starts_with("http://")) || u.len() > 2048 {
-                v.fail("webhookUrl", "must be an http(s) URL of at most 2048 characters");
+                v.fail(
+                    "webhookUrl",
+                    "must be an http(s) URL of at most 2048 characters",
+                );
             }
         }
         if matches!(upd.webhook_secret.as_deref(), Some(s) if s.len() > 256) {
             v.fail("webhookSecret", "must be at most 256 characters");
         }
         v.into_result()?;
-        let clear_empty = |o: &Option<String>| o.as_ref().map(|s| (!s.is_empty()).then(|| s.clone()));
+        let clear_empty =
+            |o: &Option<String>| o.as_ref().map(|s| (!s.is_empty()).then(|| s.clone()));
         let patch = BranchPatch {
             name: upd.name.as_ref().map(|n| n.trim().to_string()),
             active: upd.active,

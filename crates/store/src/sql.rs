@@ -207,10 +207,7 @@ impl SqlStore {
 }
 
 /// Applies each missing migration in its own transaction.
-async fn apply<DB>(
-    conn: &mut sqlx::pool::PoolConnection<DB>,
-    list: &[Migration],
-) -> Result<()>
+async fn apply<DB>(conn: &mut sqlx::pool::PoolConnection<DB>, list: &[Migration]) -> Result<()>
 where
     DB: sqlx::Database,
     for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,

@@ -16,7 +16,11 @@ fn service(id: &str, limit: Option<i64>) -> Service {
     Service {
         id: id.into(),
         name: format!("svc {id}"),
-        quota: Quota { limit, used: 0, total_used: 0 },
+        quota: Quota {
+            limit,
+            used: 0,
+            total_used: 0,
+        },
         created_at: at(0),
     }
 }
@@ -31,7 +35,11 @@ fn branch(id: &str, service_id: &str, main: bool, limit: Option<i64>) -> Branch 
         allow_ips: AllowList::parse(&["*"]).unwrap(),
         webhook_url: None,
         webhook_secret: None,
-        quota: Quota { limit, used: 0, total_used: 0 },
+        quota: Quota {
+            limit,
+            used: 0,
+            total_used: 0,
+        },
         created_at: at(1),
     }
 }
@@ -55,26 +63,52 @@ async fn open(db: &TestDb) -> SqlStore {
 both!(services_and_branches, |b: Backend| async move {
     let db = TestDb::new(b).await;
     let s = open(&db).await;
-    assert_eq!(s.backend(), if b == Backend::Sqlite { "sqlite" } else { "postgres" });
+    assert_eq!(
+        s.backend(),
+        if b == Backend::Sqlite {
+            "sqlite"
+        } else {
+            "postgres"
+        }
+    );
     let svc = service("s1", Some(10));
     s.create_service(&svc).await.unwrap();
     assert_eq!(s.get_service("s1").await.unwrap(), Some(svc.clone()));
     assert_eq!(s.get_service("nope").await.unwrap(), None);
-    assert_eq!(s.find_service_by_name("svc s1").await.unwrap(), Some(svc.clone()));
-    assert!(matches!(s.create_service(&svc).await, Err(StoreError::Conflict(_))));
+    assert_eq!(
+        s.find_service_by_name("svc s1").await.unwrap(),
+        Some(svc.clone())
+    );
+    assert!(matches!(
+        s.create_service(&svc).await,
+        Err(StoreError::Conflict(_))
+    ));
 
     let main = branch("b1", "s1", true, None);
     s.create_branch(&main, "hash1").await.unwrap();
     let second_main = branch("b2", "s1", true, None);
-    assert!(matches!(s.create_branch(&second_main, "hash2").await, Err(StoreError::Conflict(_))));
+    assert!(matches!(
+        s.create_branch(&second_main, "hash2").await,
+        Err(StoreError::Conflict(_))
+    ));
     let sub = branch("b3", "s1", false, Some(5));
     s.create_branch(&sub, "hash3").await.unwrap();
-    assert!(matches!(
-        s.create_branch(&branch("b4", "s1", false, None), "hash3").await,
-        Err(StoreError::Conflict(_))
-    ), "key hashes are unique");
+    assert!(
+        matches!(
+            s.create_branch(&branch("b4", "s1", false, None), "hash3")
+                .await,
+            Err(StoreError::Conflict(_))
+        ),
+        "key hashes are unique"
+    );
     assert_eq!(s.get_branch("b1").await.unwrap(), Some(main.clone()));
-    let list: Vec<String> = s.list_branches("s1").await.unwrap().into_iter().map(|b| b.id).collect();
+    let list: Vec<String> = s
+        .list_branches("s1")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|b| b.id)
+        .collect();
     assert_eq!(list, ["b1", "b3"]);
 
     let (fs, fb) = s.find_by_api_key_hash("hash3").await.unwrap().unwrap();
@@ -96,13 +130,27 @@ both!(services_and_branches, |b: Backend| async move {
     assert_eq!(updated.name, "Renamed");
     assert!(!updated.active);
     assert_eq!(updated.allow_ips.to_strings(), ["10.0.0.0/8", "192.0.2.1"]);
-    assert_eq!(updated.webhook_url.as_deref(), Some("https://example.com/hook"));
+    assert_eq!(
+        updated.webhook_url.as_deref(),
+        Some("https://example.com/hook")
+    );
     assert_eq!(updated.webhook_secret.as_deref(), Some("s3cret"));
     // An empty patch changes nothing; an explicit None clears.
-    let same = s.update_branch("b3", &BranchPatch::default()).await.unwrap().unwrap();
+    let same = s
+        .update_branch("b3", &BranchPatch::default())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(same, updated);
     let cleared = s
-        .update_branch("b3", &BranchPatch { webhook_url: Some(None), webhook_secret: Some(None), ..Default::default() })
+        .update_branch(
+            "b3",
+            &BranchPatch {
+                webhook_url: Some(None),
+                webhook_secret: Some(None),
+                ..Default::default()
+            },
+        )
         .await
         .unwrap()
         .unwrap();
@@ -115,12 +163,31 @@ both!(charging_and_recording, |b: Backend| async move {
     let db = TestDb::new(b).await;
     let s = open(&db).await;
     s.create_service(&service("s1", Some(4))).await.unwrap();
-    s.create_branch(&branch("b1", "s1", true, None), "h1").await.unwrap();
-    s.create_branch(&branch("b2", "s1", false, Some(1)), "h2").await.unwrap();
+    s.create_branch(&branch("b1", "s1", true, None), "h1")
+        .await
+        .unwrap();
+    s.create_branch(&branch("b2", "s1", false, Some(1)), "h2")
+        .await
+        .unwrap();
 
-    assert!(s.charge_and_record(&record("s1", "b1", "R1")).await.unwrap().first_verification);
-    assert!(!s.charge_and_record(&record("s1", "b1", "R1")).await.unwrap().first_verification);
-    assert!(!s.charge_and_record(&record("s1", "b2", "R1")).await.unwrap().first_verification);
+    assert!(
+        s.charge_and_record(&record("s1", "b1", "R1"))
+            .await
+            .unwrap()
+            .first_verification
+    );
+    assert!(
+        !s.charge_and_record(&record("s1", "b1", "R1"))
+            .await
+            .unwrap()
+            .first_verification
+    );
+    assert!(
+        !s.charge_and_record(&record("s1", "b2", "R1"))
+            .await
+            .unwrap()
+            .first_verification
+    );
     // The branch limit (1) refuses although the service has room: the service's charge in the
     // same transaction is rolled back and the slip is not recorded.
     assert!(matches!(
@@ -128,8 +195,18 @@ both!(charging_and_recording, |b: Backend| async move {
         Err(StoreError::QuotaExceeded)
     ));
     let svc = s.get_service("s1").await.unwrap().unwrap();
-    assert_eq!((svc.quota.used, svc.quota.total_used), (3, 3), "rolled back on branch refusal");
-    assert!(s.charge_and_record(&record("s1", "b1", "R2")).await.unwrap().first_verification, "R2 was not recorded by the refused attempt");
+    assert_eq!(
+        (svc.quota.used, svc.quota.total_used),
+        (3, 3),
+        "rolled back on branch refusal"
+    );
+    assert!(
+        s.charge_and_record(&record("s1", "b1", "R2"))
+            .await
+            .unwrap()
+            .first_verification,
+        "R2 was not recorded by the refused attempt"
+    );
     // The service limit (4) is reached.
     assert!(matches!(
         s.charge_and_record(&record("s1", "b1", "R3")).await,
@@ -145,8 +222,15 @@ both!(charging_and_recording, |b: Backend| async move {
         Err(StoreError::QuotaExceeded)
     ));
     // No limit (None) never refuses, and duplicates are per service.
-    s.create_branch(&branch("b5", "s2", true, None), "h5").await.unwrap();
-    assert!(s.charge_and_record(&record("s2", "b5", "R1")).await.unwrap().first_verification);
+    s.create_branch(&branch("b5", "s2", true, None), "h5")
+        .await
+        .unwrap();
+    assert!(
+        s.charge_and_record(&record("s2", "b5", "R1"))
+            .await
+            .unwrap()
+            .first_verification
+    );
     s.close().await;
 });
 
@@ -180,10 +264,20 @@ both!(sandbox_ledger, |b: Backend| async move {
         receiver_merchant_id: Some("M1".into()),
     };
     s.insert_sandbox_transfer(&t).await.unwrap();
-    assert_eq!(s.get_sandbox_transfer("004", "ABC123").await.unwrap(), Some(t.clone()));
+    assert_eq!(
+        s.get_sandbox_transfer("004", "ABC123").await.unwrap(),
+        Some(t.clone())
+    );
     assert_eq!(s.get_sandbox_transfer("014", "ABC123").await.unwrap(), None);
-    assert_eq!(s.get_sandbox_transfer("004", "abc123").await.unwrap(), None, "references are case-sensitive");
-    assert!(matches!(s.insert_sandbox_transfer(&t).await, Err(StoreError::Conflict(_))));
+    assert_eq!(
+        s.get_sandbox_transfer("004", "abc123").await.unwrap(),
+        None,
+        "references are case-sensitive"
+    );
+    assert!(matches!(
+        s.insert_sandbox_transfer(&t).await,
+        Err(StoreError::Conflict(_))
+    ));
     s.close().await;
 });
 
@@ -202,5 +296,8 @@ both!(migrations_are_idempotent, |b: Backend| async move {
 
 #[tokio::test]
 async fn rejects_unknown_urls() {
-    assert!(matches!(store::connect("mysql://x").await, Err(StoreError::BadUrl)));
+    assert!(matches!(
+        store::connect("mysql://x").await,
+        Err(StoreError::BadUrl)
+    ));
 }

@@ -46,9 +46,11 @@ impl TestDb {
             Backend::Postgres => {
                 use sqlx::Connection;
                 let admin = pg_admin_url();
-                let mut conn = sqlx::PgConnection::connect(&admin).await.unwrap_or_else(|e| {
-                    panic!("PostgreSQL is required for this test ({admin}): {e}")
-                });
+                let mut conn = sqlx::PgConnection::connect(&admin)
+                    .await
+                    .unwrap_or_else(|e| {
+                        panic!("PostgreSQL is required for this test ({admin}): {e}")
+                    });
                 sqlx::query(&format!("CREATE DATABASE {name}"))
                     .execute(&mut conn)
                     .await
@@ -182,7 +184,12 @@ impl TestApp {
         }
     }
 
-    pub async fn branch(&self, service_id: &str, name: &str, limit: Option<i64>) -> (String, String) {
+    pub async fn branch(
+        &self,
+        service_id: &str,
+        name: &str,
+        limit: Option<i64>,
+    ) -> (String, String) {
         let (b, key) = self
             .app
             .services

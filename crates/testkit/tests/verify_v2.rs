@@ -21,7 +21,11 @@ both!(verifies_a_slip_with_every_field, |b: Backend| async move {
     let ten = t.tenant(100).await;
     let tr = t.transfer("004", "014", 15050).await;
     let (s, v) = t
-        .post("/v2/verify/bank", &ten.api_key, json!({"payload": tr.payload, "remark": "order 17"}))
+        .post(
+            "/v2/verify/bank",
+            &ten.api_key,
+            json!({"payload": tr.payload, "remark": "order 17"}),
+        )
         .await;
     assert_eq!(s, 200, "{v}");
     assert_eq!(v["success"], true);
@@ -33,7 +37,11 @@ both!(verifies_a_slip_with_every_field, |b: Backend| async move {
     let r = &d["rawSlip"];
     assert_eq!(r["payload"], tr.payload);
     assert_eq!(r["transRef"], tr.trans_ref);
-    assert!(r["date"].as_str().unwrap().ends_with("+07:00"), "{}", r["date"]);
+    assert!(
+        r["date"].as_str().unwrap().ends_with("+07:00"),
+        "{}",
+        r["date"]
+    );
     assert_eq!(r["countryCode"], "TH");
     assert_eq!(r["amount"]["amount"], 150.5);
     assert_eq!(r["amount"]["local"]["amount"], 150.5);
@@ -45,12 +53,21 @@ both!(verifies_a_slip_with_every_field, |b: Backend| async move {
     assert_eq!(r["sender"]["bank"]["id"], "004");
     assert_eq!(r["sender"]["bank"]["short"], "KBANK");
     assert!(!r["sender"]["bank"]["name"].as_str().unwrap().is_empty());
-    assert!(!r["sender"]["account"]["name"]["th"].as_str().unwrap().is_empty());
+    assert!(!r["sender"]["account"]["name"]["th"]
+        .as_str()
+        .unwrap()
+        .is_empty());
     assert_eq!(r["sender"]["account"]["bank"]["type"], "BANKAC");
-    assert!(r["sender"]["account"]["bank"]["account"].as_str().unwrap().starts_with("xxx-"));
+    assert!(r["sender"]["account"]["bank"]["account"]
+        .as_str()
+        .unwrap()
+        .starts_with("xxx-"));
     assert_eq!(r["receiver"]["bank"]["id"], "014");
     assert_eq!(r["receiver"]["bank"]["short"], "SCB");
-    assert!(r["receiver"].as_object().unwrap().contains_key("merchantId"));
+    assert!(r["receiver"]
+        .as_object()
+        .unwrap()
+        .contains_key("merchantId"));
     assert_eq!(info_used(&t, &ten.api_key).await, (1, 1));
     t.stop().await;
 });
@@ -68,20 +85,32 @@ both!(duplicates_and_amount_matching, |b: Backend| async move {
     assert_eq!(second["data"]["isDuplicate"], true);
     // Without checkDuplicate the answer does not report duplicates.
     let (_, third) = t
-        .post("/v2/verify/bank", &ten.api_key, json!({"payload": tr.payload, "matchAmount": 999.01}))
+        .post(
+            "/v2/verify/bank",
+            &ten.api_key,
+            json!({"payload": tr.payload, "matchAmount": 999.01}),
+        )
         .await;
     assert_eq!(third["data"]["isDuplicate"], false);
     assert_eq!(third["data"]["isAmountMatched"], false);
     // Another branch of the same service sees the slip as used (cross-branch duplicates).
     let (_, other_key) = t.branch(&ten.service_id, "Branch 2", None).await;
     let (_, v) = t
-        .post("/v2/verify/bank", &other_key, json!({"payload": tr.payload, "checkDuplicate": true}))
+        .post(
+            "/v2/verify/bank",
+            &other_key,
+            json!({"payload": tr.payload, "checkDuplicate": true}),
+        )
         .await;
     assert_eq!(v["data"]["isDuplicate"], true);
     // Another service has never seen it.
     let other = t.tenant(10).await;
     let (_, v) = t
-        .post("/v2/verify/bank", &other.api_key, json!({"payload": tr.payload, "checkDuplicate": true}))
+        .post(
+            "/v2/verify/bank",
+            &other.api_key,
+            json!({"payload": tr.payload, "checkDuplicate": true}),
+        )
         .await;
     assert_eq!(v["data"]["isDuplicate"], false);
     t.stop().await;
@@ -96,44 +125,72 @@ both!(slips_that_are_not_verified, |b: Backend| async move {
     let i = 20;
     tampered[i] = if tampered[i] == b'A' { b'B' } else { b'A' };
     let tampered = String::from_utf8(tampered).unwrap();
-    let (s, v) = t.post("/v2/verify/bank", &ten.api_key, json!({"payload": tampered})).await;
+    let (s, v) = t
+        .post(
+            "/v2/verify/bank",
+            &ten.api_key,
+            json!({"payload": tampered}),
+        )
+        .await;
     assert_eq!((s, code(&v)), (404, "SLIP_NOT_FOUND"), "{v}");
     // A well-formed slip the bank does not know.
     let unknown = slip_qr::encode_bank_slip("004", "0123456789ABCDEFGHIJ");
-    let (s, v) = t.post("/v2/verify/bank", &ten.api_key, json!({"payload": unknown})).await;
+    let (s, v) = t
+        .post("/v2/verify/bank", &ten.api_key, json!({"payload": unknown}))
+        .await;
     assert_eq!((s, code(&v)), (404, "SLIP_NOT_FOUND"));
-    assert!(v["error"]["message"].as_str().unwrap().contains("no transfer"), "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no transfer"),
+        "{v}"
+    );
     // Plain text.
-    let (s, v) = t.post("/v2/verify/bank", &ten.api_key, json!({"payload": "hello"})).await;
+    let (s, v) = t
+        .post("/v2/verify/bank", &ten.api_key, json!({"payload": "hello"}))
+        .await;
     assert_eq!((s, code(&v)), (404, "SLIP_NOT_FOUND"));
     // A PromptPay payment QR is explained, not just refused.
     let pp = "00020101021129370016A000000677010111011300668123456785802TH53037645406150.506304";
     let crc = slip_qr::crc16_ccitt_false(pp.as_bytes());
     let pp = format!("{pp}{crc:04X}");
-    let (s, v) = t.post("/v2/verify/bank", &ten.api_key, json!({"payload": pp})).await;
+    let (s, v) = t
+        .post("/v2/verify/bank", &ten.api_key, json!({"payload": pp}))
+        .await;
     assert_eq!((s, code(&v)), (404, "SLIP_NOT_FOUND"));
-    assert!(v["error"]["message"].as_str().unwrap().contains("PromptPay"), "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("PromptPay"),
+        "{v}"
+    );
     // Nothing above used quota.
     assert_eq!(info_used(&t, &ten.api_key).await, (0, 0));
     t.stop().await;
 });
 
-both!(bangkok_bank_is_pending_for_five_minutes, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
-    let tr = t.transfer("002", "004", 5000).await;
-    let body = json!({"payload": tr.payload});
-    let (s, v) = t.post("/v2/verify/bank", &ten.api_key, body.clone()).await;
-    assert_eq!((s, code(&v)), (404, "SLIP_PENDING"));
-    t.clock.advance(time::Duration::minutes(4) + time::Duration::seconds(59));
-    let (s, _) = t.post("/v2/verify/bank", &ten.api_key, body.clone()).await;
-    assert_eq!(s, 404);
-    t.clock.advance(time::Duration::seconds(1));
-    let (s, v) = t.post("/v2/verify/bank", &ten.api_key, body).await;
-    assert_eq!(s, 200, "{v}");
-    assert_eq!(info_used(&t, &ten.api_key).await, (1, 1));
-    t.stop().await;
-});
+both!(
+    bangkok_bank_is_pending_for_five_minutes,
+    |b: Backend| async move {
+        let t = TestApp::spawn(b).await;
+        let ten = t.tenant(100).await;
+        let tr = t.transfer("002", "004", 5000).await;
+        let body = json!({"payload": tr.payload});
+        let (s, v) = t.post("/v2/verify/bank", &ten.api_key, body.clone()).await;
+        assert_eq!((s, code(&v)), (404, "SLIP_PENDING"));
+        t.clock
+            .advance(time::Duration::minutes(4) + time::Duration::seconds(59));
+        let (s, _) = t.post("/v2/verify/bank", &ten.api_key, body.clone()).await;
+        assert_eq!(s, 404);
+        t.clock.advance(time::Duration::seconds(1));
+        let (s, v) = t.post("/v2/verify/bank", &ten.api_key, body).await;
+        assert_eq!(s, 200, "{v}");
+        assert_eq!(info_used(&t, &ten.api_key).await, (1, 1));
+        t.stop().await;
+    }
+);
 
 both!(authentication, |b: Backend| async move {
     let t = TestApp::spawn(b).await;
@@ -142,7 +199,9 @@ both!(authentication, |b: Backend| async move {
     let body = json!({"payload": tr.payload}).to_string();
     let (s, v) = t.post_raw("/v2/verify/bank", None, &body).await;
     assert_eq!((s, code(&v)), (401, "MISSING_API_KEY"));
-    let (s, v) = t.post_raw("/v2/verify/bank", Some("not-a-key"), &body).await;
+    let (s, v) = t
+        .post_raw("/v2/verify/bank", Some("not-a-key"), &body)
+        .await;
     assert_eq!((s, code(&v)), (401, "INVALID_API_KEY"));
     let unknown = "3f2a1c4e-8b7d-4e6f-9a1b-2c3d4e5f6a7b";
     let (s, v) = t.post_raw("/v2/verify/bank", Some(unknown), &body).await;
@@ -159,15 +218,26 @@ both!(authentication, |b: Backend| async move {
     svc.update_branch(&ten.branch_id, &upd(Some(vec!["10.0.0.0/8".into()]), None))
         .await
         .unwrap();
-    let (s, v) = t.post_raw("/v2/verify/bank", Some(&ten.api_key), &body).await;
+    let (s, v) = t
+        .post_raw("/v2/verify/bank", Some(&ten.api_key), &body)
+        .await;
     assert_eq!((s, code(&v)), (403, "IP_NOT_ALLOWED"));
-    svc.update_branch(&ten.branch_id, &upd(Some(vec!["127.0.0.1".into()]), Some(false)))
+    svc.update_branch(
+        &ten.branch_id,
+        &upd(Some(vec!["127.0.0.1".into()]), Some(false)),
+    )
+    .await
+    .unwrap();
+    let (s, v) = t
+        .post_raw("/v2/verify/bank", Some(&ten.api_key), &body)
+        .await;
+    assert_eq!((s, code(&v)), (403, "BRANCH_INACTIVE"));
+    svc.update_branch(&ten.branch_id, &upd(None, Some(true)))
         .await
         .unwrap();
-    let (s, v) = t.post_raw("/v2/verify/bank", Some(&ten.api_key), &body).await;
-    assert_eq!((s, code(&v)), (403, "BRANCH_INACTIVE"));
-    svc.update_branch(&ten.branch_id, &upd(None, Some(true))).await.unwrap();
-    let (s, _) = t.post_raw("/v2/verify/bank", Some(&ten.api_key), &body).await;
+    let (s, _) = t
+        .post_raw("/v2/verify/bank", Some(&ten.api_key), &body)
+        .await;
     assert_eq!(s, 200);
 
     let new_key = svc.rotate_key(&ten.branch_id).await.unwrap();
@@ -184,15 +254,30 @@ both!(validation_errors_use_no_quota, |b: Backend| async move {
     let ten = t.tenant(100).await;
     let k = Some(ten.api_key.as_str());
     let cases: &[(&str, &str)] = &[
-        (r#"{"payload": 5, "checkDuplicate": "yes"}"#, "payload: must be a string; checkDuplicate: must be a boolean"),
+        (
+            r#"{"payload": 5, "checkDuplicate": "yes"}"#,
+            "payload: must be a string; checkDuplicate: must be a boolean",
+        ),
         (r#"{"checkDuplicate": true}"#, "payload: is required"),
         ("", "payload: is required"),
         ("{not json", "body: is not valid JSON"),
         ("[1,2]", "body: must be a JSON object"),
-        (r#"{"payload": "   "}"#, "payload: must be 1 to 128 characters"),
-        (r#"{"payload": "x", "matchAmount": "150"}"#, "matchAmount: must be a number"),
-        (r#"{"payload": "x", "matchAmount": 1.005}"#, "matchAmount: must have at most 2 decimal places"),
-        (r#"{"payload": "x", "matchAmount": -1}"#, "matchAmount: must not be negative"),
+        (
+            r#"{"payload": "   "}"#,
+            "payload: must be 1 to 128 characters",
+        ),
+        (
+            r#"{"payload": "x", "matchAmount": "150"}"#,
+            "matchAmount: must be a number",
+        ),
+        (
+            r#"{"payload": "x", "matchAmount": 1.005}"#,
+            "matchAmount: must have at most 2 decimal places",
+        ),
+        (
+            r#"{"payload": "x", "matchAmount": -1}"#,
+            "matchAmount: must not be negative",
+        ),
     ];
     for (body, msg) in cases {
         let (s, v) = t.post_raw("/v2/verify/bank", k, body).await;
@@ -201,13 +286,25 @@ both!(validation_errors_use_no_quota, |b: Backend| async move {
         assert_eq!(v["success"], false);
     }
     let long = "A".repeat(129);
-    let (s, v) = t.post("/v2/verify/bank", &ten.api_key, json!({"payload": long})).await;
-    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"));
     let (s, v) = t
-        .post("/v2/verify/bank", &ten.api_key, json!({"payload": "x", "url": "https://example.com/a.png"}))
+        .post("/v2/verify/bank", &ten.api_key, json!({"payload": long}))
         .await;
     assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"));
-    assert!(v["error"]["message"].as_str().unwrap().contains("exactly one"), "{v}");
+    let (s, v) = t
+        .post(
+            "/v2/verify/bank",
+            &ten.api_key,
+            json!({"payload": "x", "url": "https://example.com/a.png"}),
+        )
+        .await;
+    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"));
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("exactly one"),
+        "{v}"
+    );
     // Authentication comes before body checks.
     let (s, v) = t.post_raw("/v2/verify/bank", None, "{not json").await;
     assert_eq!((s, code(&v)), (401, "MISSING_API_KEY"));
@@ -221,92 +318,108 @@ both!(quota_limits_service_and_branch, |b: Backend| async move {
     let (_, limited) = t.branch(&ten.service_id, "Kiosk", Some(1)).await;
     let p1 = t.transfer("004", "014", 100).await.payload;
     let p2 = t.transfer("004", "014", 200).await.payload;
-    let (s, _) = t.post("/v2/verify/bank", &limited, json!({"payload": p1})).await;
+    let (s, _) = t
+        .post("/v2/verify/bank", &limited, json!({"payload": p1}))
+        .await;
     assert_eq!(s, 200);
-    let (s, v) = t.post("/v2/verify/bank", &limited, json!({"payload": p2})).await;
+    let (s, v) = t
+        .post("/v2/verify/bank", &limited, json!({"payload": p2}))
+        .await;
     assert_eq!((s, code(&v)), (403, "QUOTA_EXCEEDED"), "branch limit");
     for _ in 0..2 {
-        let (s, _) = t.post("/v2/verify/bank", &ten.api_key, json!({"payload": p2})).await;
+        let (s, _) = t
+            .post("/v2/verify/bank", &ten.api_key, json!({"payload": p2}))
+            .await;
         assert_eq!(s, 200);
     }
-    let (s, v) = t.post("/v2/verify/bank", &ten.api_key, json!({"payload": p2})).await;
+    let (s, v) = t
+        .post("/v2/verify/bank", &ten.api_key, json!({"payload": p2}))
+        .await;
     assert_eq!((s, code(&v)), (403, "QUOTA_EXCEEDED"), "service limit");
     assert_eq!(info_used(&t, &ten.api_key).await, (3, 2));
     t.stop().await;
 });
 
-both!(concurrent_first_verification_is_unique, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(1000).await;
-    let p = t.transfer("014", "004", 4200).await.payload;
-    let body = json!({"payload": p, "checkDuplicate": true}).to_string();
-    let mut tasks = Vec::new();
-    for _ in 0..50 {
-        let (http, url, key, body) = (
-            t.http.clone(),
-            format!("{}/v2/verify/bank", t.base),
-            ten.api_key.clone(),
-            body.clone(),
-        );
-        tasks.push(tokio::spawn(async move {
-            let r = http
-                .post(url)
-                .bearer_auth(key)
-                .header("content-type", "application/json")
-                .body(body)
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(r.status().as_u16(), 200);
-            r.json::<Value>().await.unwrap()["data"]["isDuplicate"].as_bool().unwrap()
-        }));
-    }
-    let mut firsts = 0;
-    for task in tasks {
-        if !task.await.unwrap() {
-            firsts += 1;
+both!(
+    concurrent_first_verification_is_unique,
+    |b: Backend| async move {
+        let t = TestApp::spawn(b).await;
+        let ten = t.tenant(1000).await;
+        let p = t.transfer("014", "004", 4200).await.payload;
+        let body = json!({"payload": p, "checkDuplicate": true}).to_string();
+        let mut tasks = Vec::new();
+        for _ in 0..50 {
+            let (http, url, key, body) = (
+                t.http.clone(),
+                format!("{}/v2/verify/bank", t.base),
+                ten.api_key.clone(),
+                body.clone(),
+            );
+            tasks.push(tokio::spawn(async move {
+                let r = http
+                    .post(url)
+                    .bearer_auth(key)
+                    .header("content-type", "application/json")
+                    .body(body)
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(r.status().as_u16(), 200);
+                r.json::<Value>().await.unwrap()["data"]["isDuplicate"]
+                    .as_bool()
+                    .unwrap()
+            }));
         }
+        let mut firsts = 0;
+        for task in tasks {
+            if !task.await.unwrap() {
+                firsts += 1;
+            }
+        }
+        assert_eq!(firsts, 1);
+        assert_eq!(info_used(&t, &ten.api_key).await, (50, 50));
+        t.stop().await;
     }
-    assert_eq!(firsts, 1);
-    assert_eq!(info_used(&t, &ten.api_key).await, (50, 50));
-    t.stop().await;
-});
+);
 
-both!(concurrent_requests_never_overspend_quota, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(10).await;
-    let p = t.transfer("004", "014", 4200).await.payload;
-    let mut tasks = Vec::new();
-    for _ in 0..30 {
-        let (http, url, key, p) = (
-            t.http.clone(),
-            format!("{}/v2/verify/bank", t.base),
-            ten.api_key.clone(),
-            p.clone(),
-        );
-        tasks.push(tokio::spawn(async move {
-            http.post(url)
-                .bearer_auth(key)
-                .json(&json!({"payload": p}))
-                .send()
-                .await
-                .unwrap()
-                .status()
-                .as_u16()
-        }));
-    }
-    let mut ok = 0;
-    for task in tasks {
-        match task.await.unwrap() {
-            200 => ok += 1,
-            403 => {}
-            other => panic!("unexpected status {other}"),
+both!(
+    concurrent_requests_never_overspend_quota,
+    |b: Backend| async move {
+        let t = TestApp::spawn(b).await;
+        let ten = t.tenant(10).await;
+        let p = t.transfer("004", "014", 4200).await.payload;
+        let mut tasks = Vec::new();
+        for _ in 0..30 {
+            let (http, url, key, p) = (
+                t.http.clone(),
+                format!("{}/v2/verify/bank", t.base),
+                ten.api_key.clone(),
+                p.clone(),
+            );
+            tasks.push(tokio::spawn(async move {
+                http.post(url)
+                    .bearer_auth(key)
+                    .json(&json!({"payload": p}))
+                    .send()
+                    .await
+                    .unwrap()
+                    .status()
+                    .as_u16()
+            }));
         }
+        let mut ok = 0;
+        for task in tasks {
+            match task.await.unwrap() {
+                200 => ok += 1,
+                403 => {}
+                other => panic!("unexpected status {other}"),
+            }
+        }
+        assert_eq!(ok, 10);
+        assert_eq!(info_used(&t, &ten.api_key).await, (10, 10));
+        t.stop().await;
     }
-    assert_eq!(ok, 10);
-    assert_eq!(info_used(&t, &ten.api_key).await, (10, 10));
-    t.stop().await;
-});
+);
 
 both!(other_endpoints, |b: Backend| async move {
     let t = TestApp::spawn(b).await;
@@ -323,13 +436,29 @@ both!(other_endpoints, |b: Backend| async move {
     assert_eq!(s, 200);
     let list = v["data"].as_array().unwrap();
     let codes: Vec<&str> = list.iter().map(|b| b["code"].as_str().unwrap()).collect();
-    for c in ["002", "004", "006", "011", "014", "025", "030", "069", "098", "PROMPTPAY"] {
+    for c in [
+        "002",
+        "004",
+        "006",
+        "011",
+        "014",
+        "025",
+        "030",
+        "069",
+        "098",
+        "PROMPTPAY",
+    ] {
         assert!(codes.contains(&c), "{c} missing");
     }
     let bbl = list.iter().find(|b| b["code"] == "002").unwrap();
     assert_eq!(bbl["shortCode"], "BBL");
     assert_eq!(bbl["swiftCode"], "BKKBTHBK");
-    let opts: Vec<&str> = bbl["extraVerify"].as_array().unwrap().iter().map(|o| o["value"].as_str().unwrap()).collect();
+    let opts: Vec<&str> = bbl["extraVerify"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["value"].as_str().unwrap())
+        .collect();
     assert_eq!(opts, ["NAME", "NUMBER", "NAME_NUMBER"]);
     let (s, v) = t.get("/v2/info", Some(&ten.api_key)).await;
     assert_eq!(s, 200);
