@@ -24,16 +24,12 @@ impl Satang {
         if v < 0.0 {
             return Err("must not be negative");
         }
-        let scaled = v * 100.0;
-        if scaled > MAX_SATANG as f64 {
-            return Err("is too large");
+        if v == 0.0 {
+            return Ok(Satang(0));
         }
-        let rounded = scaled.round();
-        // Binary floats make 150.1 * 100 = 15009.999...; anything within 1e-6 satang is exact.
-        if (scaled - rounded).abs() > 1e-6 {
-            return Err("must have at most 2 decimal places");
-        }
-        Ok(Satang(rounded as i64))
+        // Rust prints the shortest text that reads back as the same f64, so `150.1` stays
+        // `150.1` and `1.005` stays `1.005`: decide on that text, not on float arithmetic.
+        Satang::parse(&format!("{v}"))
     }
 
     /// From decimal text such as `150`, `150.5` or `150.00`.
