@@ -37,18 +37,31 @@ macro_rules! on_pool {
     };
 }
 
-const SERVICE_COLS: &str = "s.id AS s_id, s.name AS s_name, s.limit_quota AS s_limit, \
-     s.used_quota AS s_used, s.total_used_quota AS s_total, s.created_at AS s_created";
+// Column lists are macros so every statement is one `&'static str` built by `concat!`.
+macro_rules! service_cols {
+    () => {
+        "s.id AS s_id, s.name AS s_name, s.limit_quota AS s_limit, \
+     s.used_quota AS s_used, s.total_used_quota AS s_total, s.created_at AS s_created"
+    };
+}
 
-const BRANCH_COLS: &str = "b.id AS b_id, b.service_id AS b_service, b.name AS b_name, \
+macro_rules! branch_cols {
+    () => {
+        "b.id AS b_id, b.service_id AS b_service, b.name AS b_name, \
      b.is_main AS b_main, b.active AS b_active, b.allow_ips AS b_ips, b.webhook_url AS b_url, \
      b.webhook_secret AS b_secret, b.limit_quota AS b_limit, b.used_quota AS b_used, \
-     b.total_used_quota AS b_total, b.created_at AS b_created";
+     b.total_used_quota AS b_total, b.created_at AS b_created"
+    };
+}
 
-const TRANSFER_COLS: &str = "sending_bank, trans_ref, payload, occurred_at, country_code, \
+macro_rules! transfer_cols {
+    () => {
+        "sending_bank, trans_ref, payload, occurred_at, country_code, \
      amount_satang, fee_satang, ref1, ref2, ref3, sender_name_th, sender_name_en, \
      sender_acc_type, sender_account, receiving_bank, receiver_name_th, receiver_name_en, \
-     receiver_acc_type, receiver_account, merchant_id";
+     receiver_acc_type, receiver_account, merchant_id"
+    };
+}
 
 macro_rules! service_from_row {
     ($r:expr) => {{
@@ -265,9 +278,13 @@ impl Store for SqlStore {
     }
 
     async fn get_service(&self, id: &str) -> Result<Option<Service>> {
-        let sql = format!("SELECT {SERVICE_COLS} FROM services s WHERE s.id = $1");
+        let sql = concat!(
+            "SELECT ",
+            service_cols!(),
+            " FROM services s WHERE s.id = $1"
+        );
         on_pool!(self, p => {
-            match sqlx::query(&sql).bind(id).fetch_optional(p).await? {
+            match sqlx::query(sql).bind(id).fetch_optional(p).await? {
                 Some(r) => Ok(Some(service_from_row!(r))),
                 None => Ok(None),
             }
@@ -275,11 +292,13 @@ impl Store for SqlStore {
     }
 
     async fn find_service_by_name(&self, name: &str) -> Result<Option<Service>> {
-        let sql = format!(
-            "SELECT {SERVICE_COLS} FROM services s WHERE s.name = $1 ORDER BY s.created_at LIMIT 1"
+        let sql = concat!(
+            "SELECT ",
+            service_cols!(),
+            " FROM services s WHERE s.name = $1 ORDER BY s.created_at LIMIT 1"
         );
         on_pool!(self, p => {
-            match sqlx::query(&sql).bind(name).fetch_optional(p).await? {
+            match sqlx::query(sql).bind(name).fetch_optional(p).await? {
                 Some(r) => Ok(Some(service_from_row!(r))),
                 None => Ok(None),
             }
@@ -315,9 +334,13 @@ impl Store for SqlStore {
     }
 
     async fn get_branch(&self, id: &str) -> Result<Option<Branch>> {
-        let sql = format!("SELECT {BRANCH_COLS} FROM branches b WHERE b.id = $1");
+        let sql = concat!(
+            "SELECT ",
+            branch_cols!(),
+            " FROM branches b WHERE b.id = $1"
+        );
         on_pool!(self, p => {
-            match sqlx::query(&sql).bind(id).fetch_optional(p).await? {
+            match sqlx::query(sql).bind(id).fetch_optional(p).await? {
                 Some(r) => Ok(Some(branch_from_row!(r))),
                 None => Ok(None),
             }
@@ -325,12 +348,14 @@ impl Store for SqlStore {
     }
 
     async fn list_branches(&self, service_id: &str) -> Result<Vec<Branch>> {
-        let sql = format!(
-            "SELECT {BRANCH_COLS} FROM branches b WHERE b.service_id = $1 \
+        let sql = concat!(
+            "SELECT ",
+            branch_cols!(),
+            " FROM branches b WHERE b.service_id = $1 \
              ORDER BY b.is_main DESC, b.created_at, b.id"
         );
         on_pool!(self, p => {
-            let rows = sqlx::query(&sql).bind(service_id).fetch_all(p).await?;
+            let rows = sqlx::query(sql).bind(service_id).fetch_all(p).await?;
             let mut out = Vec::with_capacity(rows.len());
             for r in rows {
                 out.push(branch_from_row!(r));
@@ -383,12 +408,16 @@ impl Store for SqlStore {
     }
 
     async fn find_by_api_key_hash(&self, hash: &str) -> Result<Option<(Service, Branch)>> {
-        let sql = format!(
-            "SELECT {SERVICE_COLS}, {BRANCH_COLS} FROM branches b \
+        let sql = concat!(
+            "SELECT ",
+            service_cols!(),
+            ", ",
+            branch_cols!(),
+            " FROM branches b \
              JOIN services s ON s.id = b.service_id WHERE b.api_key_hash = $1"
         );
         on_pool!(self, p => {
-            match sqlx::query(&sql).bind(hash).fetch_optional(p).await? {
+            match sqlx::query(sql).bind(hash).fetch_optional(p).await? {
                 Some(r) => Ok(Some((service_from_row!(r), branch_from_row!(r)))),
                 None => Ok(None),
             }
@@ -447,12 +476,12 @@ impl Store for SqlStore {
     }
 
     async fn insert_sandbox_transfer(&self, t: &Transfer) -> Result<()> {
-        let sql = format!(
-            "INSERT INTO sandbox_transfers ({TRANSFER_COLS}) VALUES \
+        let sql = concat!(
+            "INSERT INTO sandbox_transfers (", transfer_cols!(), ") VALUES \
              ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)"
         );
         on_pool!(self, p => {
-            sqlx::query(&sql)
+            sqlx::query(sql)
                 .bind(&t.sender.bank_code)
                 .bind(&t.trans_ref)
                 .bind(&t.payload)
@@ -485,11 +514,13 @@ impl Store for SqlStore {
         sending_bank: &str,
         trans_ref: &str,
     ) -> Result<Option<Transfer>> {
-        let sql = format!(
-            "SELECT {TRANSFER_COLS} FROM sandbox_transfers WHERE sending_bank = $1 AND trans_ref = $2"
+        let sql = concat!(
+            "SELECT ",
+            transfer_cols!(),
+            " FROM sandbox_transfers WHERE sending_bank = $1 AND trans_ref = $2"
         );
         on_pool!(self, p => {
-            match sqlx::query(&sql)
+            match sqlx::query(sql)
                 .bind(sending_bank)
                 .bind(trans_ref)
                 .fetch_optional(p)
