@@ -469,3 +469,14 @@ both!(other_endpoints, |b: Backend| async move {
     assert_eq!(v["data"]["branch"]["quota"]["max"], Value::Null);
     t.stop().await;
 });
+
+both!(database_failure_is_a_plain_500, |b: Backend| async move {
+    let t = TestApp::spawn(b).await;
+    let ten = t.tenant(100).await;
+    // The pool closes under the running server: every query now fails inside the store.
+    t.app.store.close().await;
+    let (s, v) = t.get("/v2/info", Some(&ten.api_key)).await;
+    assert_eq!((s, code(&v)), (500, "INTERNAL_SERVER_ERROR"));
+    assert_eq!(v["error"]["message"], "internal server error", "no internals: {v}");
+    t.stop().await;
+});
