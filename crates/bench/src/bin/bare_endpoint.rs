@@ -4,7 +4,10 @@
 use clap::Parser;
 
 #[derive(Parser)]
-#[command(name = "bare-endpoint", about = "Bare axum JSON endpoint (benchmark baseline)")]
+#[command(
+    name = "bare-endpoint",
+    about = "Bare axum JSON endpoint (benchmark baseline)"
+)]
 struct Cli {
     #[arg(long, default_value = "127.0.0.1:8090")]
     listen: String,
