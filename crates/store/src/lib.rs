@@ -3,6 +3,7 @@
 //! duplicates by a primary key with `ON CONFLICT DO NOTHING`, quota by conditional `UPDATE`s in
 //! one transaction.
 
+mod charge;
 mod migrate;
 mod sql;
 
@@ -25,6 +26,9 @@ pub enum StoreError {
     BadUrl,
     #[error("database error: {0}")]
     Db(#[from] sqlx::Error),
+    /// The write could not be completed (its batch failed, or the writer stopped).
+    #[error("write failed: {0}")]
+    WriteFailed(String),
     #[error("stored data is invalid: {0}")]
     Corrupt(String),
 }

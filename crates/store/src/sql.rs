@@ -3,6 +3,7 @@
 //! partial indexes); `on_pool!` expands each body once per concrete driver, so there is no
 //! dynamic `Any` layer on the hot path.
 
+use crate::charge::ChargeWriter;
 use crate::migrate::{self, Migration};
 use crate::{BranchPatch, ChargeOutcome, Result, Store, StoreError, VerificationRecord};
 use async_trait::async_trait;
@@ -19,23 +20,29 @@ use sqlx::Row;
 use std::str::FromStr;
 use std::time::Duration;
 
-enum Pool {
+#[derive(Clone)]
+pub(crate) enum Pool {
     Sqlite(SqlitePool),
     Pg(PgPool),
 }
 
 pub struct SqlStore {
     pool: Pool,
+    writer: ChargeWriter,
 }
 
 macro_rules! on_pool {
-    ($self:expr, $p:ident => $body:expr) => {
-        match &$self.pool {
-            Pool::Sqlite($p) => $body,
-            Pool::Pg($p) => $body,
+    (pool: $pool:expr, $p:ident => $body:expr) => {
+        match $pool {
+            $crate::sql::Pool::Sqlite($p) => $body,
+            $crate::sql::Pool::Pg($p) => $body,
         }
     };
+    ($self:expr, $p:ident => $body:expr) => {
+        on_pool!(pool: &$self.pool, $p => $body)
+    };
 }
+pub(crate) use on_pool;
 
 // Column lists are macros so every statement is one `&'static str` built by `concat!`.
 macro_rules! service_cols {
@@ -162,25 +169,30 @@ impl SqlStore {
                 .synchronous(SqliteSynchronous::Normal)
                 .busy_timeout(Duration::from_secs(10))
                 .foreign_keys(true);
+            // No ping before each acquire: a broken connection fails its query and is replaced;
+            // the ping would cost a round trip on every statement.
             let pool = SqlitePoolOptions::new()
                 .max_connections(8)
+                .test_before_acquire(false)
                 .connect_with(opts)
                 .await?;
-            Ok(Self {
-                pool: Pool::Sqlite(pool),
-            })
+            Ok(Self::with_pool(Pool::Sqlite(pool)))
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let pool = PgPoolOptions::new()
                 .max_connections(16)
+                .test_before_acquire(false)
                 .acquire_timeout(Duration::from_secs(10))
                 .connect(url)
                 .await?;
-            Ok(Self {
-                pool: Pool::Pg(pool),
-            })
+            Ok(Self::with_pool(Pool::Pg(pool)))
         } else {
             Err(StoreError::BadUrl)
         }
+    }
+
+    fn with_pool(pool: Pool) -> Self {
+        let writer = ChargeWriter::spawn(pool.clone());
+        Self { pool, writer }
     }
 
     pub async fn migrate(&self) -> Result<()> {
@@ -425,54 +437,7 @@ impl Store for SqlStore {
     }
 
     async fn charge_and_record(&self, rec: &VerificationRecord) -> Result<ChargeOutcome> {
-        on_pool!(self, p => {
-            let mut tx = p.begin().await?;
-            // Service first, then branch: one lock order for every transaction, so no deadlock.
-            let s = sqlx::query(
-                "UPDATE services SET used_quota = used_quota + 1, \
-                 total_used_quota = total_used_quota + 1 \
-                 WHERE id = $1 AND (limit_quota IS NULL OR used_quota < limit_quota)",
-            )
-            .bind(&rec.service_id)
-            .execute(&mut *tx)
-            .await?;
-            if s.rows_affected() != 1 {
-                tx.rollback().await?;
-                return Err(StoreError::QuotaExceeded);
-            }
-            let b = sqlx::query(
-                "UPDATE branches SET used_quota = used_quota + 1, \
-                 total_used_quota = total_used_quota + 1 \
-                 WHERE id = $1 AND service_id = $2 \
-                 AND (limit_quota IS NULL OR used_quota < limit_quota)",
-            )
-            .bind(&rec.branch_id)
-            .bind(&rec.service_id)
-            .execute(&mut *tx)
-            .await?;
-            if b.rows_affected() != 1 {
-                tx.rollback().await?;
-                return Err(StoreError::QuotaExceeded);
-            }
-            let ins = sqlx::query(
-                "INSERT INTO verifications (service_id, sending_bank, trans_ref, branch_id, \
-                 amount_satang, transferred_at, verified_at) VALUES ($1, $2, $3, $4, $5, $6, $7) \
-                 ON CONFLICT (service_id, sending_bank, trans_ref) DO NOTHING",
-            )
-            .bind(&rec.service_id)
-            .bind(&rec.sending_bank)
-            .bind(&rec.trans_ref)
-            .bind(&rec.branch_id)
-            .bind(rec.amount.0)
-            .bind(to_millis(rec.transferred_at))
-            .bind(to_millis(rec.verified_at))
-            .execute(&mut *tx)
-            .await?;
-            tx.commit().await?;
-            Ok(ChargeOutcome {
-                first_verification: ins.rows_affected() == 1,
-            })
-        })
+        self.writer.charge(rec.clone()).await
     }
 
     async fn insert_sandbox_transfer(&self, t: &Transfer) -> Result<()> {

@@ -301,3 +301,41 @@ async fn rejects_unknown_urls() {
         Err(StoreError::BadUrl)
     ));
 }
+
+both!(concurrent_charges_are_exact, |b: Backend| async move {
+    let db = TestDb::new(b).await;
+    let s = std::sync::Arc::new(open(&db).await);
+    s.create_service(&service("s1", Some(60))).await.unwrap();
+    s.create_branch(&branch("b1", "s1", true, None), "h1").await.unwrap();
+    s.create_branch(&branch("b2", "s1", false, Some(7)), "h2").await.unwrap();
+    // 100 charges at once over two branches and 10 slips: they land in shared batches, where
+    // branch refusals must undo their service unit without touching their neighbours.
+    let mut tasks = Vec::new();
+    for i in 0..100 {
+        let s = s.clone();
+        let branch = if i % 2 == 0 { "b1" } else { "b2" };
+        tasks.push(tokio::spawn(async move {
+            s.charge_and_record(&record("s1", branch, &format!("R{}", i % 10))).await
+        }));
+    }
+    let (mut ok, mut firsts, mut refused) = (0, 0, 0);
+    for t in tasks {
+        match t.await.unwrap() {
+            Ok(o) => {
+                ok += 1;
+                firsts += o.first_verification as i32;
+            }
+            Err(StoreError::QuotaExceeded) => refused += 1,
+            Err(e) => panic!("unexpected {e}"),
+        }
+    }
+    // b1 (no own limit) takes its 50, b2 stops at its limit of 7; the service (60) has room.
+    assert_eq!((ok, refused), (57, 43));
+    let svc = s.get_service("s1").await.unwrap().unwrap();
+    let b1 = s.get_branch("b1").await.unwrap().unwrap();
+    let b2 = s.get_branch("b2").await.unwrap().unwrap();
+    assert_eq!((svc.quota.used, svc.quota.total_used), (57, 57));
+    assert_eq!((b1.quota.used, b2.quota.used), (50, 7));
+    assert!(firsts <= 10 && firsts >= 1, "each slip is first at most once: {firsts}");
+    s.close().await;
+});
