@@ -24,6 +24,34 @@ pub fn can_charge(service: &Quota, branch: &Quota) -> bool {
     service.has_room() && branch.has_room()
 }
 
+impl Quota {
+    fn take(&mut self) {
+        self.used += 1;
+        self.total_used += 1;
+    }
+}
+
+/// Grants a batch of charges in order, exactly as if each were applied alone: charge `i`
+/// names indices into `services` and `branches` and is granted when both have room, which
+/// then each give one unit. Counters are updated in place; returns which charges were granted.
+pub fn grant(
+    charges: &[(usize, usize)],
+    services: &mut [Quota],
+    branches: &mut [Quota],
+) -> Vec<bool> {
+    charges
+        .iter()
+        .map(|&(s, b)| {
+            let ok = can_charge(&services[s], &branches[b]);
+            if ok {
+                services[s].take();
+                branches[b].take();
+            }
+            ok
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -48,7 +76,42 @@ mod tests {
         assert_eq!(b.remaining(), None);
     }
 
+    fn quota() -> impl Strategy<Value = Quota> {
+        (proptest::option::of(0i64..20), 0i64..25).prop_map(|(limit, used)| Quota {
+            limit,
+            used,
+            total_used: used + 100,
+        })
+    }
+
     proptest! {
+        #[test]
+        fn grants_never_exceed_limits_and_refuse_only_when_full(
+            mut services in proptest::collection::vec(quota(), 1..4),
+            mut branches in proptest::collection::vec(quota(), 1..6),
+            raw in proptest::collection::vec((0usize..100, 0usize..100), 0..80),
+        ) {
+            let charges: Vec<(usize, usize)> =
+                raw.iter().map(|(s, b)| (s % services.len(), b % branches.len())).collect();
+            let (s0, b0) = (services.clone(), branches.clone());
+            let granted = grant(&charges, &mut services, &mut branches);
+            for (i, q) in services.iter().enumerate() {
+                let n = charges.iter().zip(&granted).filter(|((s, _), g)| *s == i && **g).count() as i64;
+                prop_assert_eq!(q.used, s0[i].used + n);
+                prop_assert_eq!(q.total_used, s0[i].total_used + n);
+                if let Some(l) = q.limit { prop_assert!(n == 0 || q.used <= l); }
+            }
+            for (i, q) in branches.iter().enumerate() {
+                let n = charges.iter().zip(&granted).filter(|((_, b), g)| *b == i && **g).count() as i64;
+                prop_assert_eq!(q.used, b0[i].used + n);
+                if let Some(l) = q.limit { prop_assert!(n == 0 || q.used <= l); }
+            }
+            // A refused charge met a full service or branch, and they stay full.
+            for (&(s, b), g) in charges.iter().zip(&granted) {
+                if !g { prop_assert!(!services[s].has_room() || !branches[b].has_room()); }
+            }
+        }
+
         #[test]
         fn room_iff_used_below_limit(limit in 0i64..1000, used in 0i64..2000) {
             let q = Quota { limit: Some(limit), used, total_used: used };

@@ -10,6 +10,8 @@
 use crate::sql::{on_pool, Pool};
 use crate::{ChargeOutcome, Result, StoreError, VerificationRecord};
 use domain::clock::to_millis;
+use domain::quota::{grant, Quota};
+use sqlx::Row;
 use tokio::sync::{mpsc, oneshot};
 
 /// Most charges applied in one transaction; bounds the time locks are held.
@@ -87,65 +89,168 @@ async fn run(pool: Pool, mut rx: mpsc::Receiver<(VerificationRecord, Reply)>) {
     }
 }
 
-/// Applies the charges in one transaction; the outer error means nothing was committed.
+fn placeholders(from: usize, n: usize) -> String {
+    (from..from + n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Applies the charges (sorted as in `run`) in one transaction with a fixed number of
+/// statements: lock and read the counters, decide with `domain::quota::grant` (the same rule
+/// as one conditional UPDATE per charge), write the counters, insert the granted slips.
+/// The outer error means nothing was committed.
 async fn apply(pool: &Pool, recs: &[&VerificationRecord]) -> Result<Vec<Result<ChargeOutcome>>> {
+    let mut service_ids: Vec<&str> = recs.iter().map(|r| r.service_id.as_str()).collect();
+    service_ids.dedup(); // sorted by the caller
+    let mut branch_ids: Vec<&str> = recs.iter().map(|r| r.branch_id.as_str()).collect();
+    branch_ids.sort_unstable();
+    branch_ids.dedup();
+    // SQLite: take the write lock up front, so the reads below see what we then update.
+    // PostgreSQL: row locks in id order (`FOR UPDATE` after `ORDER BY`), services first.
+    let (begin, lock) = match pool {
+        Pool::Sqlite(_) => ("BEGIN IMMEDIATE", ""),
+        Pool::Pg(_) => ("BEGIN", " FOR UPDATE"),
+    };
+    let svc_sql = format!(
+        "SELECT id, limit_quota, used_quota, total_used_quota FROM services \
+         WHERE id IN ({}) ORDER BY id{lock}",
+        placeholders(1, service_ids.len())
+    );
+    let br_sql = format!(
+        "SELECT id, service_id, limit_quota, used_quota, total_used_quota FROM branches \
+         WHERE id IN ({}) ORDER BY id{lock}",
+        placeholders(1, branch_ids.len())
+    );
     on_pool!(pool: pool, p => {
-        let mut tx = p.begin().await?;
-        let mut out = Vec::with_capacity(recs.len());
+        let mut tx = p.begin_with(begin).await?;
+
+        let mut q = sqlx::query(&svc_sql);
+        for id in &service_ids {
+            q = q.bind(*id);
+        }
+        let mut services: Vec<(String, Quota)> = Vec::new();
+        for r in q.fetch_all(&mut *tx).await? {
+            services.push((r.try_get(0)?, Quota { limit: r.try_get(1)?, used: r.try_get(2)?, total_used: r.try_get(3)? }));
+        }
+        let mut q = sqlx::query(&br_sql);
+        for id in &branch_ids {
+            q = q.bind(*id);
+        }
+        let mut branches: Vec<(String, String, Quota)> = Vec::new();
+        for r in q.fetch_all(&mut *tx).await? {
+            branches.push((r.try_get(0)?, r.try_get(1)?, Quota { limit: r.try_get(2)?, used: r.try_get(3)?, total_used: r.try_get(4)? }));
+        }
+
+        // Charges whose service or branch is missing, or whose branch belongs to another
+        // service, are refused like an exhausted quota (as the conditional UPDATEs would).
+        let mut charges = Vec::with_capacity(recs.len());
+        let mut valid = Vec::with_capacity(recs.len());
         for rec in recs {
-            let s = sqlx::query(
-                "UPDATE services SET used_quota = used_quota + 1, \
-                 total_used_quota = total_used_quota + 1 \
-                 WHERE id = $1 AND (limit_quota IS NULL OR used_quota < limit_quota)",
-            )
-            .bind(&rec.service_id)
-            .execute(&mut *tx)
-            .await?;
-            if s.rows_affected() != 1 {
-                out.push(Err(StoreError::QuotaExceeded));
-                continue;
+            let s = services.iter().position(|(id, _)| *id == rec.service_id);
+            let b = branches
+                .iter()
+                .position(|(id, sid, _)| *id == rec.branch_id && *sid == rec.service_id);
+            match (s, b) {
+                (Some(s), Some(b)) => {
+                    charges.push((s, b));
+                    valid.push(true);
+                }
+                _ => valid.push(false),
             }
-            let b = sqlx::query(
-                "UPDATE branches SET used_quota = used_quota + 1, \
-                 total_used_quota = total_used_quota + 1 \
-                 WHERE id = $1 AND service_id = $2 \
-                 AND (limit_quota IS NULL OR used_quota < limit_quota)",
-            )
-            .bind(&rec.branch_id)
-            .bind(&rec.service_id)
-            .execute(&mut *tx)
-            .await?;
-            if b.rows_affected() != 1 {
-                // Undo this charge's service unit inside the same transaction.
+        }
+        let before_s: Vec<i64> = services.iter().map(|(_, q)| q.used).collect();
+        let before_b: Vec<i64> = branches.iter().map(|(_, _, q)| q.used).collect();
+        let mut sq: Vec<Quota> = services.iter().map(|(_, q)| *q).collect();
+        let mut bq: Vec<Quota> = branches.iter().map(|(_, _, q)| *q).collect();
+        let granted_valid = grant(&charges, &mut sq, &mut bq);
+
+        for (i, (id, _)) in services.iter().enumerate() {
+            let n = sq[i].used - before_s[i];
+            if n > 0 {
                 sqlx::query(
-                    "UPDATE services SET used_quota = used_quota - 1, \
-                     total_used_quota = total_used_quota - 1 WHERE id = $1",
+                    "UPDATE services SET used_quota = used_quota + $2, \
+                     total_used_quota = total_used_quota + $2 WHERE id = $1",
                 )
-                .bind(&rec.service_id)
+                .bind(id)
+                .bind(n)
                 .execute(&mut *tx)
                 .await?;
-                out.push(Err(StoreError::QuotaExceeded));
-                continue;
             }
-            let ins = sqlx::query(
+        }
+        for (i, (id, _, _)) in branches.iter().enumerate() {
+            let n = bq[i].used - before_b[i];
+            if n > 0 {
+                sqlx::query(
+                    "UPDATE branches SET used_quota = used_quota + $2, \
+                     total_used_quota = total_used_quota + $2 WHERE id = $1",
+                )
+                .bind(id)
+                .bind(n)
+                .execute(&mut *tx)
+                .await?;
+            }
+        }
+
+        let mut granted_iter = granted_valid.into_iter();
+        let granted: Vec<bool> = valid
+            .iter()
+            .map(|v| *v && granted_iter.next().unwrap_or(false))
+            .collect();
+        let to_insert: Vec<&VerificationRecord> = recs
+            .iter()
+            .zip(&granted)
+            .filter(|(_, g)| **g)
+            .map(|(r, _)| *r)
+            .collect();
+        // The inserted rows come back: a slip inserted here is its service's first
+        // verification; the first charge for it in this batch is the one that gets it.
+        let mut inserted: Vec<(String, String, String)> = Vec::new();
+        if !to_insert.is_empty() {
+            let values = (0..to_insert.len())
+                .map(|i| format!("({})", placeholders(i * 7 + 1, 7)))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let sql = format!(
                 "INSERT INTO verifications (service_id, sending_bank, trans_ref, branch_id, \
-                 amount_satang, transferred_at, verified_at) VALUES ($1, $2, $3, $4, $5, $6, $7) \
-                 ON CONFLICT (service_id, sending_bank, trans_ref) DO NOTHING",
-            )
-            .bind(&rec.service_id)
-            .bind(&rec.sending_bank)
-            .bind(&rec.trans_ref)
-            .bind(&rec.branch_id)
-            .bind(rec.amount.0)
-            .bind(to_millis(rec.transferred_at))
-            .bind(to_millis(rec.verified_at))
-            .execute(&mut *tx)
-            .await?;
-            out.push(Ok(ChargeOutcome {
-                first_verification: ins.rows_affected() == 1,
-            }));
+                 amount_satang, transferred_at, verified_at) VALUES {values} \
+                 ON CONFLICT (service_id, sending_bank, trans_ref) DO NOTHING \
+                 RETURNING service_id, sending_bank, trans_ref"
+            );
+            let mut q = sqlx::query(&sql);
+            for rec in &to_insert {
+                q = q
+                    .bind(&rec.service_id)
+                    .bind(&rec.sending_bank)
+                    .bind(&rec.trans_ref)
+                    .bind(&rec.branch_id)
+                    .bind(rec.amount.0)
+                    .bind(to_millis(rec.transferred_at))
+                    .bind(to_millis(rec.verified_at));
+            }
+            for r in q.fetch_all(&mut *tx).await? {
+                inserted.push((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?));
+            }
         }
         tx.commit().await?;
-        Ok(out)
+
+        Ok(recs
+            .iter()
+            .zip(&granted)
+            .map(|(rec, g)| {
+                if !*g {
+                    return Err(StoreError::QuotaExceeded);
+                }
+                let key = (&rec.service_id, &rec.sending_bank, &rec.trans_ref);
+                let first = match inserted.iter().position(|(s, b, t)| (s, b, t) == key) {
+                    Some(i) => {
+                        inserted.swap_remove(i);
+                        true
+                    }
+                    None => false,
+                };
+                Ok(ChargeOutcome { first_verification: first })
+            })
+            .collect())
     })
 }

@@ -306,8 +306,12 @@ both!(concurrent_charges_are_exact, |b: Backend| async move {
     let db = TestDb::new(b).await;
     let s = std::sync::Arc::new(open(&db).await);
     s.create_service(&service("s1", Some(60))).await.unwrap();
-    s.create_branch(&branch("b1", "s1", true, None), "h1").await.unwrap();
-    s.create_branch(&branch("b2", "s1", false, Some(7)), "h2").await.unwrap();
+    s.create_branch(&branch("b1", "s1", true, None), "h1")
+        .await
+        .unwrap();
+    s.create_branch(&branch("b2", "s1", false, Some(7)), "h2")
+        .await
+        .unwrap();
     // 100 charges at once over two branches and 10 slips: they land in shared batches, where
     // branch refusals must undo their service unit without touching their neighbours.
     let mut tasks = Vec::new();
@@ -315,7 +319,8 @@ both!(concurrent_charges_are_exact, |b: Backend| async move {
         let s = s.clone();
         let branch = if i % 2 == 0 { "b1" } else { "b2" };
         tasks.push(tokio::spawn(async move {
-            s.charge_and_record(&record("s1", branch, &format!("R{}", i % 10))).await
+            s.charge_and_record(&record("s1", branch, &format!("R{}", i % 10)))
+                .await
         }));
     }
     let (mut ok, mut firsts, mut refused) = (0, 0, 0);
@@ -336,6 +341,10 @@ both!(concurrent_charges_are_exact, |b: Backend| async move {
     let b2 = s.get_branch("b2").await.unwrap().unwrap();
     assert_eq!((svc.quota.used, svc.quota.total_used), (57, 57));
     assert_eq!((b1.quota.used, b2.quota.used), (50, 7));
-    assert!(firsts <= 10 && firsts >= 1, "each slip is first at most once: {firsts}");
+    // b1 verifies the 5 even slips, b2 some of the 5 odd ones: each slip is first exactly once.
+    assert!(
+        (6..=10).contains(&firsts),
+        "each slip is first at most once: {firsts}"
+    );
     s.close().await;
 });
