@@ -110,8 +110,8 @@ pub struct TestApp {
     pub http: reqwest::Client,
     shutdown: Option<oneshot::Sender<()>>,
     server: Option<tokio::task::JoinHandle<()>>,
-    // Last: the database goes after the server has stopped.
-    _db: TestDb,
+    // Last: the database goes after the server has stopped (only the first node owns it).
+    _db: Option<TestDb>,
 }
 
 /// A service with its main branch, as most tests need.
@@ -124,8 +124,24 @@ pub struct Tenant {
 impl TestApp {
     pub async fn spawn(backend: Backend) -> TestApp {
         let db = TestDb::new(backend).await;
+        let url = db.url.clone();
+        Self::start(&url, Some(db)).await
+    }
+
+    /// A second node: another server process-alike with its own pools and writer, on the
+    /// same database.
+    pub async fn another_node(&self) -> TestApp {
+        let url = self
+            ._db
+            .as_ref()
+            .map(|d| d.url.clone())
+            .expect("first node");
+        Self::start(&url, None).await
+    }
+
+    async fn start(url: &str, db: Option<TestDb>) -> TestApp {
         let clock = Arc::new(ManualClock::new(time::OffsetDateTime::now_utc()));
-        let app = App::open(&db.url, clock.clone()).await.expect("open app");
+        let app = App::open(url, clock.clone()).await.expect("open app");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");

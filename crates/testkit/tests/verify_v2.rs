@@ -477,6 +477,61 @@ both!(database_failure_is_a_plain_500, |b: Backend| async move {
     t.app.store.close().await;
     let (s, v) = t.get("/v2/info", Some(&ten.api_key)).await;
     assert_eq!((s, code(&v)), (500, "INTERNAL_SERVER_ERROR"));
-    assert_eq!(v["error"]["message"], "internal server error", "no internals: {v}");
+    assert_eq!(
+        v["error"]["message"], "internal server error",
+        "no internals: {v}"
+    );
     t.stop().await;
 });
+
+/// Two nodes on one database behave as one service: one first verification, exact quota.
+both!(
+    two_nodes_share_duplicates_and_quota,
+    |b: Backend| async move {
+        let n1 = TestApp::spawn(b).await;
+        let n2 = n1.another_node().await;
+        let ten = n1.tenant(30).await;
+        let p = n1.transfer("004", "014", 4200).await.payload;
+        let body = json!({"payload": p, "checkDuplicate": true}).to_string();
+        let mut tasks = Vec::new();
+        for i in 0..60 {
+            let base = if i % 2 == 0 {
+                n1.base.clone()
+            } else {
+                n2.base.clone()
+            };
+            let (http, key, body) = (n1.http.clone(), ten.api_key.clone(), body.clone());
+            tasks.push(tokio::spawn(async move {
+                let r = http
+                    .post(format!("{base}/v2/verify/bank"))
+                    .bearer_auth(key)
+                    .header("content-type", "application/json")
+                    .body(body)
+                    .send()
+                    .await
+                    .unwrap();
+                let status = r.status().as_u16();
+                (status, r.json::<Value>().await.unwrap())
+            }));
+        }
+        let (mut ok, mut firsts, mut refused) = (0, 0, 0);
+        for t in tasks {
+            let (s, v) = t.await.unwrap();
+            match s {
+                200 => {
+                    ok += 1;
+                    firsts += (v["data"]["isDuplicate"] == false) as i32;
+                }
+                403 => {
+                    assert_eq!(code(&v), "QUOTA_EXCEEDED");
+                    refused += 1;
+                }
+                other => panic!("unexpected {other}: {v}"),
+            }
+        }
+        assert_eq!((ok, refused, firsts), (30, 30, 1));
+        assert_eq!(info_used(&n2, &ten.api_key).await, (30, 30));
+        n2.stop().await;
+        n1.stop().await;
+    }
+);
