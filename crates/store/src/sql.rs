@@ -157,6 +157,15 @@ fn unique_violation(e: sqlx::Error, what: &'static str) -> StoreError {
     }
 }
 
+/// Connections per pool: `SLIPVERIFY_DB_POOL` when set, else the backend's default.
+fn pool_size(default: u32) -> u32 {
+    std::env::var("SLIPVERIFY_DB_POOL")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(default)
+}
+
 impl SqlStore {
     /// `sqlite://FILE` (created if missing; WAL) or `postgres://...`.
     pub async fn open(url: &str) -> Result<Self> {
@@ -172,14 +181,14 @@ impl SqlStore {
             // No ping before each acquire: a broken connection fails its query and is replaced;
             // the ping would cost a round trip on every statement.
             let pool = SqlitePoolOptions::new()
-                .max_connections(8)
+                .max_connections(pool_size(8))
                 .test_before_acquire(false)
                 .connect_with(opts)
                 .await?;
             Ok(Self::with_pool(Pool::Sqlite(pool)))
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let pool = PgPoolOptions::new()
-                .max_connections(16)
+                .max_connections(pool_size(16))
                 .test_before_acquire(false)
                 .acquire_timeout(Duration::from_secs(10))
                 .connect(url)
