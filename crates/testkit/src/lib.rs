@@ -265,6 +265,33 @@ impl TestApp {
     }
 }
 
+/// Sends `n` identical POSTs at once, spread round-robin over the servers at `bases`;
+/// returns each (status, JSON body).
+pub async fn post_concurrently(
+    bases: &[&str],
+    path: &str,
+    key: &str,
+    body: &Value,
+    n: usize,
+) -> Vec<(u16, Value)> {
+    let http = reqwest::Client::new();
+    let tasks: Vec<_> = (0..n)
+        .map(|i| {
+            let req = http
+                .post(format!("{}{path}", bases[i % bases.len()]))
+                .bearer_auth(key)
+                .header("content-type", "application/json")
+                .body(body.to_string());
+            tokio::spawn(async move { read(req.send().await.expect("request")).await })
+        })
+        .collect();
+    let mut out = Vec::with_capacity(n);
+    for t in tasks {
+        out.push(t.await.expect("request task"));
+    }
+    out
+}
+
 async fn read(resp: reqwest::Response) -> (u16, Value) {
     let status = resp.status().as_u16();
     let text = resp.text().await.expect("body");

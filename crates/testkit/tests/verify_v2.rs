@@ -1,7 +1,7 @@
 //! `/v2` over HTTP against a real server, on SQLite and on PostgreSQL.
 
 use serde_json::{json, Value};
-use testkit::{both, Backend, TestApp};
+use testkit::{both, post_concurrently, Backend, TestApp};
 
 async fn info_used(t: &TestApp, key: &str) -> (i64, i64) {
     let (s, v) = t.get("/v2/info", Some(key)).await;
@@ -346,35 +346,13 @@ both!(
         let t = TestApp::spawn(b).await;
         let ten = t.tenant(1000).await;
         let p = t.transfer("014", "004", 4200).await.payload;
-        let body = json!({"payload": p, "checkDuplicate": true}).to_string();
-        let mut tasks = Vec::new();
-        for _ in 0..50 {
-            let (http, url, key, body) = (
-                t.http.clone(),
-                format!("{}/v2/verify/bank", t.base),
-                ten.api_key.clone(),
-                body.clone(),
-            );
-            tasks.push(tokio::spawn(async move {
-                let r = http
-                    .post(url)
-                    .bearer_auth(key)
-                    .header("content-type", "application/json")
-                    .body(body)
-                    .send()
-                    .await
-                    .unwrap();
-                assert_eq!(r.status().as_u16(), 200);
-                r.json::<Value>().await.unwrap()["data"]["isDuplicate"]
-                    .as_bool()
-                    .unwrap()
-            }));
-        }
+        let body = json!({"payload": p, "checkDuplicate": true});
+        let answers =
+            post_concurrently(&[&t.base], "/v2/verify/bank", &ten.api_key, &body, 50).await;
         let mut firsts = 0;
-        for task in tasks {
-            if !task.await.unwrap() {
-                firsts += 1;
-            }
+        for (s, v) in answers {
+            assert_eq!(s, 200, "{v}");
+            firsts += (v["data"]["isDuplicate"] == false) as i32;
         }
         assert_eq!(firsts, 1);
         assert_eq!(info_used(&t, &ten.api_key).await, (50, 50));
@@ -388,31 +366,15 @@ both!(
         let t = TestApp::spawn(b).await;
         let ten = t.tenant(10).await;
         let p = t.transfer("004", "014", 4200).await.payload;
-        let mut tasks = Vec::new();
-        for _ in 0..30 {
-            let (http, url, key, p) = (
-                t.http.clone(),
-                format!("{}/v2/verify/bank", t.base),
-                ten.api_key.clone(),
-                p.clone(),
-            );
-            tasks.push(tokio::spawn(async move {
-                http.post(url)
-                    .bearer_auth(key)
-                    .json(&json!({"payload": p}))
-                    .send()
-                    .await
-                    .unwrap()
-                    .status()
-                    .as_u16()
-            }));
-        }
+        let body = json!({"payload": p});
+        let answers =
+            post_concurrently(&[&t.base], "/v2/verify/bank", &ten.api_key, &body, 30).await;
         let mut ok = 0;
-        for task in tasks {
-            match task.await.unwrap() {
+        for (s, v) in answers {
+            match s {
                 200 => ok += 1,
-                403 => {}
-                other => panic!("unexpected status {other}"),
+                403 => assert_eq!(code(&v), "QUOTA_EXCEEDED"),
+                other => panic!("unexpected status {other}: {v}"),
             }
         }
         assert_eq!(ok, 10);
@@ -484,7 +446,7 @@ both!(database_failure_is_a_plain_500, |b: Backend| async move {
     t.stop().await;
 });
 
-/// Two nodes on one database behave as one service: one first verification, exact quota.
+// Two nodes on one database behave as one service: one first verification, exact quota.
 both!(
     two_nodes_share_duplicates_and_quota,
     |b: Backend| async move {
@@ -492,31 +454,11 @@ both!(
         let n2 = n1.another_node().await;
         let ten = n1.tenant(30).await;
         let p = n1.transfer("004", "014", 4200).await.payload;
-        let body = json!({"payload": p, "checkDuplicate": true}).to_string();
-        let mut tasks = Vec::new();
-        for i in 0..60 {
-            let base = if i % 2 == 0 {
-                n1.base.clone()
-            } else {
-                n2.base.clone()
-            };
-            let (http, key, body) = (n1.http.clone(), ten.api_key.clone(), body.clone());
-            tasks.push(tokio::spawn(async move {
-                let r = http
-                    .post(format!("{base}/v2/verify/bank"))
-                    .bearer_auth(key)
-                    .header("content-type", "application/json")
-                    .body(body)
-                    .send()
-                    .await
-                    .unwrap();
-                let status = r.status().as_u16();
-                (status, r.json::<Value>().await.unwrap())
-            }));
-        }
+        let body = json!({"payload": p, "checkDuplicate": true});
+        let bases = [n1.base.as_str(), n2.base.as_str()];
+        let answers = post_concurrently(&bases, "/v2/verify/bank", &ten.api_key, &body, 60).await;
         let (mut ok, mut firsts, mut refused) = (0, 0, 0);
-        for t in tasks {
-            let (s, v) = t.await.unwrap();
+        for (s, v) in answers {
             match s {
                 200 => {
                     ok += 1;
