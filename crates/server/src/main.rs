@@ -179,6 +179,7 @@ async fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     match run(cli).await {
         Ok(code) => code,
@@ -199,6 +200,9 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 if is_slip {
                     ExitCode::SUCCESS
                 } else {
+                    if let Err(e) = slip_qr::parse_bank_slip(payload) {
+                        eprintln!("not a bank transfer slip: {e}");
+                    }
                     ExitCode::from(1)
                 }
             }
