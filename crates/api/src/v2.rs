@@ -7,7 +7,7 @@ use axum::extract::{ConnectInfo, State};
 use axum::http::HeaderMap;
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use services::auth::Caller;
 use services::verify::VerifyRequest;
 use services::Services;
@@ -92,34 +92,27 @@ async fn info(
 /// refused clearly rather than ignored.
 const IMAGE_INPUTS: [&str; 3] = ["image", "base64", "url"];
 
-async fn verify_bank(
-    State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<Json<Value>, ApiError> {
-    let c = caller(&svc, &headers, peer).await?;
-    let map = json_object(body).await?;
-    let mut f = Fields::new(&map);
-    let inputs = std::iter::once("payload")
+/// The inputs of a verification, checked field by field (shared by every way of submitting one).
+fn verify_request(map: &Map<String, Value>) -> Result<VerifyRequest, domain::Error> {
+    let mut f = Fields::new(map);
+    let inputs: Vec<&str> = std::iter::once("payload")
         .chain(IMAGE_INPUTS)
         .filter(|n| f.present(n))
-        .count();
-    if inputs > 1 {
+        .collect();
+    if inputs.len() > 1 {
         f.v.fail(
             "payload",
             "send exactly one of payload, image, base64 or url",
         );
     }
-    let image_inputs: Vec<&str> = IMAGE_INPUTS.into_iter().filter(|n| f.present(n)).collect();
-    for name in image_inputs {
+    for name in inputs.iter().filter(|n| IMAGE_INPUTS.contains(n)) {
         f.v.fail(
-            name,
+            *name,
             "image inputs are not supported by this server version; send payload",
         );
     }
     let payload = f.string("payload", 1, 128);
-    if inputs == 0 {
+    if inputs.is_empty() {
         f.v.fail("payload", "is required");
     }
     let check_duplicate = f.boolean("checkDuplicate").unwrap_or(false);
@@ -132,12 +125,22 @@ async fn verify_bank(
         );
     }
     f.v.into_result()?;
-    let req = VerifyRequest {
+    Ok(VerifyRequest {
         payload: payload.unwrap_or_default(),
         check_duplicate,
         match_amount,
         remark,
-    };
+    })
+}
+
+async fn verify_bank(
+    State(svc): State<Services>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Value>, ApiError> {
+    let c = caller(&svc, &headers, peer).await?;
+    let req = verify_request(&json_object(body).await?)?;
     let data = svc.verify_bank(&c, &req).await?;
     Ok(ok(
         "Slip verified",
