@@ -69,6 +69,18 @@ both!(verifies_a_slip_with_every_field, |b: Backend| async move {
         .unwrap()
         .contains_key("merchantId"));
     assert_eq!(info_used(&t, &ten.api_key).await, (1, 1));
+    // What scanners and bank apps add: surrounding whitespace, a lower-case CRC.
+    let n = tr.payload.len();
+    let sloppy = format!(
+        " {}{}\r\n",
+        &tr.payload[..n - 4],
+        tr.payload[n - 4..].to_lowercase()
+    );
+    let (s, v) = t
+        .post("/v2/verify/bank", &ten.api_key, json!({"payload": sloppy}))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["data"]["rawSlip"]["transRef"], tr.trans_ref);
     t.stop().await;
 });
 
