@@ -60,7 +60,9 @@ async fn info(
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
     let c = caller(&svc, &headers, peer).await?;
-    let (s, b) = (&c.service.quota, &c.branch.quota);
+    // Usage in the current billing cycle, also when no request has arrived since it began.
+    let (s, b) = c.quotas_at(svc.clock.now());
+    let (s, b) = (&s, &b);
     Ok(ok(
         "Application info retrieved",
         json!({

@@ -3,6 +3,7 @@
 
 pub mod apikey;
 pub mod clock;
+pub mod cycle;
 pub mod error;
 pub mod ip;
 pub mod model;

@@ -7,13 +7,80 @@ use crate::quota::Quota;
 use serde::Serialize;
 use time::OffsetDateTime;
 
+/// What the operator says about a service as a whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ServiceState {
+    Active,
+    Banned,
+    Deleted,
+}
+
+impl ServiceState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ServiceState::Active => "active",
+            ServiceState::Banned => "banned",
+            ServiceState::Deleted => "deleted",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "active" => Some(ServiceState::Active),
+            "banned" => Some(ServiceState::Banned),
+            "deleted" => Some(ServiceState::Deleted),
+            _ => None,
+        }
+    }
+}
+
 /// An application: it owns branches and the service-wide quota.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Service {
     pub id: String,
     pub name: String,
+    /// Counters as stored; `used` counts the cycle starting at `cycle_start` (see `cycle`).
     pub quota: Quota,
     pub created_at: OffsetDateTime,
+    pub state: ServiceState,
+    /// End of the subscription; `None` never expires.
+    pub expires_at: Option<OffsetDateTime>,
+    /// The user who owns the service, if any, and whether that user is banned.
+    pub owner_id: Option<String>,
+    pub owner_banned: bool,
+    /// Monthly cycles start on this instant's day and time (Thai time).
+    pub billing_anchor: OffsetDateTime,
+    pub cycle_start: OffsetDateTime,
+}
+
+impl Service {
+    /// Whether the service may verify now, in the documented order: deleted, banned, owner
+    /// banned, expired. (Key, IP allow-list and branch state are checked before this.)
+    pub fn check_access(&self, now: OffsetDateTime) -> Result<(), crate::Error> {
+        use crate::Error;
+        match self.state {
+            ServiceState::Deleted => return Err(Error::ServiceDeleted),
+            ServiceState::Banned => return Err(Error::ServiceBanned),
+            ServiceState::Active => {}
+        }
+        if self.owner_banned {
+            return Err(Error::UserBanned);
+        }
+        if matches!(self.expires_at, Some(t) if now >= t) {
+            return Err(Error::ServiceExpired);
+        }
+        Ok(())
+    }
+
+    /// Start of the billing cycle that contains `now`.
+    pub fn current_cycle(&self, now: OffsetDateTime) -> OffsetDateTime {
+        crate::cycle::cycle_start(self.billing_anchor, now)
+    }
+
+    /// The service's counters as they stand in the cycle containing `now`.
+    pub fn quota_at(&self, now: OffsetDateTime) -> Quota {
+        crate::cycle::effective(self.quota, self.cycle_start, self.current_cycle(now))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +95,24 @@ pub struct Branch {
     /// Kept in clear: it is needed to sign callbacks. Never logged or returned by the API.
     pub webhook_secret: Option<String>,
     pub quota: Quota,
+    pub created_at: OffsetDateTime,
+    /// The cycle the branch's `used` counts (cycles follow the service's billing anchor).
+    pub cycle_start: OffsetDateTime,
+}
+
+impl Branch {
+    /// The branch's counters as they stand in `current_cycle` (from its service).
+    pub fn quota_in(&self, current_cycle: OffsetDateTime) -> Quota {
+        crate::cycle::effective(self.quota, self.cycle_start, current_cycle)
+    }
+}
+
+/// A person or company owning services; banning them stops all their services.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct User {
+    pub id: String,
+    pub name: String,
+    pub banned: bool,
     pub created_at: OffsetDateTime,
 }
 

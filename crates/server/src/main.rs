@@ -3,11 +3,12 @@
 
 use clap::{Args, Parser, Subcommand};
 use domain::model::Branch;
+use domain::model::ServiceState;
 use domain::{Satang, SystemClock};
 use gateway::NewSandboxTransfer;
 use serde_json::json;
 use server::{App, DEFAULT_DATABASE_URL, DEFAULT_LISTEN};
-use services::admin::{BranchUpdate, NewBranch};
+use services::admin::{BranchUpdate, NewBranch, ServiceUpdate};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -51,6 +52,8 @@ enum Admin {
     #[command(subcommand)]
     Service(ServiceCmd),
     #[command(subcommand)]
+    User(UserCmd),
+    #[command(subcommand)]
     Branch(BranchCmd),
     #[command(subcommand)]
     Key(KeyCmd),
@@ -66,6 +69,87 @@ enum ServiceCmd {
         #[arg(long)]
         quota: Option<i64>,
     },
+    /// Change a service: quota, subscription end, state, owner.
+    Update(ServiceUpdateArgs),
+}
+
+#[derive(Args)]
+struct ServiceUpdateArgs {
+    #[arg(long)]
+    service: String,
+    #[arg(long)]
+    name: Option<String>,
+    /// Verifications per billing cycle, or `none` for no limit.
+    #[arg(long)]
+    quota: Option<String>,
+    /// Last day of the subscription (`YYYY-MM-DD`, through the end of that day in Thai time),
+    /// an RFC 3339 instant, or `never`.
+    #[arg(long)]
+    expires: Option<String>,
+    /// active, banned or deleted.
+    #[arg(long)]
+    state: Option<String>,
+    /// The owning user's id; empty to remove.
+    #[arg(long)]
+    owner: Option<String>,
+}
+
+#[derive(Subcommand)]
+enum UserCmd {
+    /// Create a user (an owner of services).
+    Create {
+        #[arg(long)]
+        name: String,
+    },
+    /// Ban or unban a user: a banned user's services answer USER_BANNED.
+    Update {
+        #[arg(long)]
+        user: String,
+        /// true or false.
+        #[arg(long, action = clap::ArgAction::Set)]
+        banned: bool,
+    },
+}
+
+/// `N` or `none`.
+fn parse_limit(field: &str, v: &str) -> Result<Option<i64>, String> {
+    if v.eq_ignore_ascii_case("none") {
+        return Ok(None);
+    }
+    v.parse::<i64>()
+        .ok()
+        .filter(|n| *n >= 0)
+        .map(Some)
+        .ok_or_else(|| format!("--{field} must be a non-negative number or none"))
+}
+
+/// `never`, an RFC 3339 instant, or a date meaning the end of that day in Thai time.
+fn parse_expiry(v: &str) -> Result<Option<time::OffsetDateTime>, String> {
+    use time::format_description::well_known::Rfc3339;
+    if v.eq_ignore_ascii_case("never") {
+        return Ok(None);
+    }
+    if let Ok(t) = time::OffsetDateTime::parse(v, &Rfc3339) {
+        return Ok(Some(t));
+    }
+    let date = time::Date::parse(v, time::macros::format_description!("[year]-[month]-[day]"))
+        .map_err(|_| "--expires must be YYYY-MM-DD, an RFC 3339 time or never".to_string())?;
+    let next = date.next_day().ok_or("--expires is out of range")?;
+    Ok(Some(
+        next.midnight().assume_offset(time::macros::offset!(+7)),
+    ))
+}
+
+fn service_json(s: &domain::model::Service) -> serde_json::Value {
+    json!({
+        "id": s.id,
+        "name": s.name,
+        "state": s.state.as_str(),
+        "limitQuota": s.quota.limit,
+        "expiresAt": s.expires_at.map(domain::clock::format_bangkok),
+        "ownerId": s.owner_id,
+        "billingAnchor": domain::clock::format_bangkok(s.billing_anchor),
+    })
 }
 
 #[derive(Subcommand)]
@@ -106,6 +190,9 @@ struct BranchUpdateArgs {
     /// Empty string clears it.
     #[arg(long)]
     webhook_secret: Option<String>,
+    /// The branch's own limit per cycle, or `none` (only the service's limit applies).
+    #[arg(long)]
+    quota: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -235,7 +322,37 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Command::Admin(Admin::Service(ServiceCmd::Create { name, quota })) => {
             let s = svc.create_service(&name, quota).await.map_err(err)?;
-            print(json!({ "id": s.id, "name": s.name, "limitQuota": s.quota.limit }));
+            print(service_json(&s));
+        }
+        Command::Admin(Admin::Service(ServiceCmd::Update(a))) => {
+            let state = match a.state.as_deref() {
+                None => None,
+                Some(st) => Some(
+                    ServiceState::parse(st)
+                        .ok_or_else(|| "--state must be active, banned or deleted".to_string())?,
+                ),
+            };
+            let upd = ServiceUpdate {
+                name: a.name,
+                limit_quota: a
+                    .quota
+                    .as_deref()
+                    .map(|q| parse_limit("quota", q))
+                    .transpose()?,
+                state,
+                expires_at: a.expires.as_deref().map(parse_expiry).transpose()?,
+                owner_id: a.owner,
+            };
+            let s = svc.update_service(&a.service, &upd).await.map_err(err)?;
+            print(service_json(&s));
+        }
+        Command::Admin(Admin::User(UserCmd::Create { name })) => {
+            let u = svc.create_user(&name).await.map_err(err)?;
+            print(json!({ "id": u.id, "name": u.name, "banned": u.banned }));
+        }
+        Command::Admin(Admin::User(UserCmd::Update { user, banned })) => {
+            let u = svc.set_user_banned(&user, banned).await.map_err(err)?;
+            print(json!({ "id": u.id, "name": u.name, "banned": u.banned }));
         }
         Command::Admin(Admin::Branch(BranchCmd::Create {
             service,
@@ -266,6 +383,11 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                         allow_ips: (!a.allow_ip.is_empty()).then_some(a.allow_ip),
                         webhook_url: a.webhook_url,
                         webhook_secret: a.webhook_secret,
+                        limit_quota: a
+                            .quota
+                            .as_deref()
+                            .map(|q| parse_limit("quota", q))
+                            .transpose()?,
                     },
                 )
                 .await

@@ -122,6 +122,104 @@ fn admin_flow(url: &str) {
         upd.get("webhookSecret").is_none(),
         "secrets are never printed back"
     );
+    let user = json_ok(url, &["admin", "user", "create", "--name", "Owner"]);
+    let uid = user["id"].as_str().unwrap();
+    let s2 = json_ok(
+        url,
+        &[
+            "admin",
+            "service",
+            "update",
+            "--service",
+            sid,
+            "--owner",
+            uid,
+            "--state",
+            "banned",
+            "--expires",
+            "2026-12-31",
+            "--quota",
+            "none",
+        ],
+    );
+    assert_eq!(s2["state"], "banned");
+    assert_eq!(s2["ownerId"], uid);
+    assert_eq!(s2["limitQuota"], Value::Null);
+    assert_eq!(
+        s2["expiresAt"], "2027-01-01T00:00:00.000+07:00",
+        "through the end of that day"
+    );
+    let s3 = json_ok(
+        url,
+        &[
+            "admin",
+            "service",
+            "update",
+            "--service",
+            sid,
+            "--state",
+            "active",
+            "--expires",
+            "never",
+            "--quota",
+            "70",
+            "--owner",
+            "",
+        ],
+    );
+    assert_eq!(
+        (
+            s3["state"].as_str(),
+            s3["expiresAt"].is_null(),
+            s3["limitQuota"].as_i64(),
+            s3["ownerId"].is_null()
+        ),
+        (Some("active"), true, Some(70), true)
+    );
+    let banned = json_ok(
+        url,
+        &["admin", "user", "update", "--user", uid, "--banned", "true"],
+    );
+    assert_eq!(banned["banned"], true);
+    assert_eq!(
+        run(
+            url,
+            &[
+                "admin",
+                "service",
+                "update",
+                "--service",
+                sid,
+                "--state",
+                "gone"
+            ]
+        )
+        .status
+        .code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(
+            url,
+            &[
+                "admin",
+                "service",
+                "update",
+                "--service",
+                sid,
+                "--quota",
+                "-3"
+            ]
+        )
+        .status
+        .code(),
+        Some(2)
+    );
+    let bq = json_ok(
+        url,
+        &["admin", "branch", "update", "--branch", bid, "--quota", "5"],
+    );
+    assert_eq!(bq["limitQuota"], 5);
     let rot = json_ok(url, &["admin", "key", "rotate", "--branch", bid]);
     assert_ne!(rot["apiKey"], br["apiKey"]);
     let bad = run(url, &["admin", "key", "rotate", "--branch", "nope"]);

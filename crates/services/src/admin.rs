@@ -2,10 +2,11 @@
 
 use crate::Services;
 use domain::ip::AllowList;
-use domain::model::{Branch, Service};
+use domain::model::{Branch, Service, ServiceState, User};
 use domain::quota::Quota;
 use domain::{apikey, Error, Validation};
-use store::{BranchPatch, StoreError};
+use store::{BranchPatch, ServicePatch, StoreError};
+use time::OffsetDateTime;
 
 /// Quota of a new service when none is given (a generous trial; operators set their own).
 pub const DEFAULT_SERVICE_QUOTA: i64 = 1000;
@@ -29,6 +30,25 @@ pub struct BranchUpdate {
     pub webhook_url: Option<String>,
     /// `Some("")` clears the secret.
     pub webhook_secret: Option<String>,
+    /// `Some(None)` removes the branch's own limit.
+    pub limit_quota: Option<Option<i64>>,
+}
+
+/// Changes to a service; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default)]
+pub struct ServiceUpdate {
+    pub name: Option<String>,
+    pub limit_quota: Option<Option<i64>>,
+    pub state: Option<ServiceState>,
+    pub expires_at: Option<Option<OffsetDateTime>>,
+    /// `Some("")` removes the owner.
+    pub owner_id: Option<String>,
+}
+
+fn check_limit(v: &mut Validation, field: &str, limit: &Option<Option<i64>>) {
+    if matches!(limit, Some(Some(l)) if *l < 0) {
+        v.fail(field, "must not be negative");
+    }
 }
 
 fn check_name(v: &mut Validation, name: &str) {
@@ -52,6 +72,7 @@ impl Services {
             v.fail("quota", "must not be negative");
         }
         v.into_result()?;
+        let now = self.clock.now();
         let s = Service {
             id: uuid::Uuid::new_v4().to_string(),
             name: name.trim().to_string(),
@@ -60,7 +81,14 @@ impl Services {
                 used: 0,
                 total_used: 0,
             },
-            created_at: self.clock.now(),
+            created_at: now,
+            state: ServiceState::Active,
+            expires_at: None,
+            owner_id: None,
+            owner_banned: false,
+            // Cycles run from the day the service was created.
+            billing_anchor: now,
+            cycle_start: now,
         };
         self.store.create_service(&s).await?;
         Ok(s)
@@ -86,6 +114,7 @@ impl Services {
             return Err(Error::Validation("service: no such service".into()));
         }
         let key = new_key();
+        let now = self.clock.now();
         let b = Branch {
             id: uuid::Uuid::new_v4().to_string(),
             service_id: req.service_id.clone(),
@@ -100,7 +129,8 @@ impl Services {
                 used: 0,
                 total_used: 0,
             },
-            created_at: self.clock.now(),
+            created_at: now,
+            cycle_start: now,
         };
         match self.store.create_branch(&b, &apikey::hash_key(&key)).await {
             Ok(()) => Ok((b, key)),
@@ -139,6 +169,7 @@ impl Services {
         if matches!(upd.webhook_secret.as_deref(), Some(s) if s.len() > 256) {
             v.fail("webhookSecret", "must be at most 256 characters");
         }
+        check_limit(&mut v, "limitQuota", &upd.limit_quota);
         v.into_result()?;
         let clear_empty =
             |o: &Option<String>| o.as_ref().map(|s| (!s.is_empty()).then(|| s.clone()));
@@ -148,11 +179,67 @@ impl Services {
             allow_ips,
             webhook_url: clear_empty(&upd.webhook_url),
             webhook_secret: clear_empty(&upd.webhook_secret),
+            limit_quota: upd.limit_quota,
         };
         self.store
             .update_branch(id, &patch)
             .await?
             .ok_or_else(|| Error::Validation("branch: no such branch".into()))
+    }
+
+    pub async fn update_service(&self, id: &str, upd: &ServiceUpdate) -> Result<Service, Error> {
+        let mut v = Validation::new();
+        if let Some(n) = &upd.name {
+            check_name(&mut v, n);
+        }
+        check_limit(&mut v, "quota", &upd.limit_quota);
+        let owner = match upd.owner_id.as_deref() {
+            None => None,
+            Some("") => Some(None),
+            Some(id) => {
+                if self.store.get_user(id).await?.is_none() {
+                    v.fail("owner", "no such user");
+                }
+                Some(Some(id.to_string()))
+            }
+        };
+        v.into_result()?;
+        let patch = ServicePatch {
+            name: upd.name.as_ref().map(|n| n.trim().to_string()),
+            limit_quota: upd.limit_quota,
+            state: upd.state,
+            expires_at: upd.expires_at,
+            owner_id: owner,
+        };
+        self.store
+            .update_service(id, &patch)
+            .await?
+            .ok_or_else(|| Error::Validation("service: no such service".into()))
+    }
+
+    pub async fn create_user(&self, name: &str) -> Result<User, Error> {
+        let mut v = Validation::new();
+        check_name(&mut v, name);
+        v.into_result()?;
+        let u = User {
+            id: uuid::Uuid::new_v4().to_string(),
+            name: name.trim().to_string(),
+            banned: false,
+            created_at: self.clock.now(),
+        };
+        self.store.create_user(&u).await?;
+        Ok(u)
+    }
+
+    /// Banning a user stops every service they own (`USER_BANNED`).
+    pub async fn set_user_banned(&self, id: &str, banned: bool) -> Result<User, Error> {
+        if !self.store.set_user_banned(id, banned).await? {
+            return Err(Error::Validation("user: no such user".into()));
+        }
+        self.store
+            .get_user(id)
+            .await?
+            .ok_or_else(|| Error::Validation("user: no such user".into()))
     }
 
     /// Issues a new key; the old one stops working at once.

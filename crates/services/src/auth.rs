@@ -1,5 +1,7 @@
 //! Authentication of the verification API (spec 5.1), in its documented order:
-//! header present → key well-formed and known → caller IP allowed → branch active.
+//! header present → key well-formed and known → caller IP allowed → branch active →
+//! service not deleted → not banned → owner not banned → not expired. Quota comes last, when
+//! the verification is charged.
 
 use crate::Services;
 use domain::model::{Branch, Service};
@@ -11,6 +13,17 @@ use std::net::IpAddr;
 pub struct Caller {
     pub service: Service,
     pub branch: Branch,
+}
+
+impl Caller {
+    /// Service and branch counters as they stand in the cycle containing `now`.
+    pub fn quotas_at(
+        &self,
+        now: time::OffsetDateTime,
+    ) -> (domain::quota::Quota, domain::quota::Quota) {
+        let cycle = self.service.current_cycle(now);
+        (self.service.quota_at(now), self.branch.quota_in(cycle))
+    }
 }
 
 impl Services {
@@ -38,6 +51,7 @@ impl Services {
         if !branch.active {
             return Err(Error::BranchInactive);
         }
+        service.check_access(self.clock.now())?;
         Ok(Caller { service, branch })
     }
 }

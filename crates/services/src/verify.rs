@@ -27,7 +27,8 @@ impl Services {
             .map_err(|e| Error::SlipNotFound(format!("not a valid bank slip QR: {e}")))?;
 
         // Cheap refusal before asking the bank; the charge below is the one that counts.
-        if !can_charge(&caller.service.quota, &caller.branch.quota) {
+        let (service_quota, branch_quota) = caller.quotas_at(self.clock.now());
+        if !can_charge(&service_quota, &branch_quota) {
             return Err(Error::QuotaExceeded);
         }
 

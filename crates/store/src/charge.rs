@@ -9,7 +9,8 @@
 
 use crate::sql::{on_pool, Pool};
 use crate::{ChargeOutcome, Result, StoreError, VerificationRecord};
-use domain::clock::to_millis;
+use domain::clock::{from_millis, to_millis};
+use domain::cycle::{cycle_start, effective};
 use domain::quota::{grant, Quota};
 use sqlx::Row;
 use tokio::sync::{mpsc, oneshot};
@@ -103,6 +104,13 @@ fn placeholders(from: usize, n: usize) -> String {
 async fn apply(pool: &Pool, recs: &[&VerificationRecord]) -> Result<Vec<Result<ChargeOutcome>>> {
     let mut service_ids: Vec<&str> = recs.iter().map(|r| r.service_id.as_str()).collect();
     service_ids.dedup(); // sorted by the caller
+                         // "Now" for cycle boundaries: the latest verification time in the batch (all are within
+                         // the batching delay of each other).
+    let now = recs
+        .iter()
+        .map(|r| r.verified_at)
+        .max()
+        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
     let mut branch_ids: Vec<&str> = recs.iter().map(|r| r.branch_id.as_str()).collect();
     branch_ids.sort_unstable();
     branch_ids.dedup();
@@ -113,13 +121,13 @@ async fn apply(pool: &Pool, recs: &[&VerificationRecord]) -> Result<Vec<Result<C
         Pool::Pg(_) => ("BEGIN", " FOR UPDATE"),
     };
     let svc_sql = format!(
-        "SELECT id, limit_quota, used_quota, total_used_quota FROM services \
-         WHERE id IN ({}) ORDER BY id{lock}",
+        "SELECT id, limit_quota, used_quota, total_used_quota, billing_anchor, cycle_start \
+         FROM services WHERE id IN ({}) ORDER BY id{lock}",
         placeholders(1, service_ids.len())
     );
     let br_sql = format!(
-        "SELECT id, service_id, limit_quota, used_quota, total_used_quota FROM branches \
-         WHERE id IN ({}) ORDER BY id{lock}",
+        "SELECT id, service_id, limit_quota, used_quota, total_used_quota, cycle_start \
+         FROM branches WHERE id IN ({}) ORDER BY id{lock}",
         placeholders(1, branch_ids.len())
     );
     on_pool!(pool: pool, p => {
@@ -129,9 +137,13 @@ async fn apply(pool: &Pool, recs: &[&VerificationRecord]) -> Result<Vec<Result<C
         for id in &service_ids {
             q = q.bind(*id);
         }
-        let mut services: Vec<(String, Quota)> = Vec::new();
+        // Counters as they stand in the current cycle: usage stored for an earlier cycle is 0.
+        let mut services: Vec<(String, Quota, i64)> = Vec::new();
         for r in q.fetch_all(&mut *tx).await? {
-            services.push((r.try_get(0)?, Quota { limit: r.try_get(1)?, used: r.try_get(2)?, total_used: r.try_get(3)? }));
+            let stored = Quota { limit: r.try_get(1)?, used: r.try_get(2)?, total_used: r.try_get(3)? };
+            let cycle = cycle_start(from_millis(r.try_get(4)?), now);
+            let q = effective(stored, from_millis(r.try_get(5)?), cycle);
+            services.push((r.try_get(0)?, q, to_millis(cycle)));
         }
         let mut q = sqlx::query(&br_sql);
         for id in &branch_ids {
@@ -139,7 +151,17 @@ async fn apply(pool: &Pool, recs: &[&VerificationRecord]) -> Result<Vec<Result<C
         }
         let mut branches: Vec<(String, String, Quota)> = Vec::new();
         for r in q.fetch_all(&mut *tx).await? {
-            branches.push((r.try_get(0)?, r.try_get(1)?, Quota { limit: r.try_get(2)?, used: r.try_get(3)?, total_used: r.try_get(4)? }));
+            let service_id: String = r.try_get(1)?;
+            let stored = Quota { limit: r.try_get(2)?, used: r.try_get(3)?, total_used: r.try_get(4)? };
+            // A branch's cycle is its service's; a branch whose service is not in this batch
+            // cannot be charged anyway.
+            let cycle = services
+                .iter()
+                .find(|(id, _, _)| *id == service_id)
+                .map(|(_, _, c)| from_millis(*c))
+                .unwrap_or(now);
+            let q = effective(stored, from_millis(r.try_get(5)?), cycle);
+            branches.push((r.try_get(0)?, service_id, q));
         }
 
         // Charges whose service or branch is missing, or whose branch belongs to another
@@ -147,7 +169,7 @@ async fn apply(pool: &Pool, recs: &[&VerificationRecord]) -> Result<Vec<Result<C
         let mut charges = Vec::with_capacity(recs.len());
         let mut valid = Vec::with_capacity(recs.len());
         for rec in recs {
-            let s = services.iter().position(|(id, _)| *id == rec.service_id);
+            let s = services.iter().position(|(id, _, _)| *id == rec.service_id);
             let b = branches
                 .iter()
                 .position(|(id, sid, _)| *id == rec.branch_id && *sid == rec.service_id);
@@ -159,34 +181,40 @@ async fn apply(pool: &Pool, recs: &[&VerificationRecord]) -> Result<Vec<Result<C
                 _ => valid.push(false),
             }
         }
-        let before_s: Vec<i64> = services.iter().map(|(_, q)| q.used).collect();
+        let before_s: Vec<i64> = services.iter().map(|(_, q, _)| q.used).collect();
         let before_b: Vec<i64> = branches.iter().map(|(_, _, q)| q.used).collect();
-        let mut sq: Vec<Quota> = services.iter().map(|(_, q)| *q).collect();
+        let mut sq: Vec<Quota> = services.iter().map(|(_, q, _)| *q).collect();
         let mut bq: Vec<Quota> = branches.iter().map(|(_, _, q)| *q).collect();
         let granted_valid = grant(&charges, &mut sq, &mut bq);
 
-        for (i, (id, _)) in services.iter().enumerate() {
+        // The rows are locked: writing the new absolute `used` (and the cycle it counts) is safe.
+        for (i, (id, _, cycle)) in services.iter().enumerate() {
             let n = sq[i].used - before_s[i];
             if n > 0 {
                 sqlx::query(
-                    "UPDATE services SET used_quota = used_quota + $2, \
-                     total_used_quota = total_used_quota + $2 WHERE id = $1",
+                    "UPDATE services SET used_quota = $2, \
+                     total_used_quota = total_used_quota + $3, cycle_start = $4 WHERE id = $1",
                 )
                 .bind(id)
+                .bind(sq[i].used)
                 .bind(n)
+                .bind(cycle)
                 .execute(&mut *tx)
                 .await?;
             }
         }
-        for (i, (id, _, _)) in branches.iter().enumerate() {
+        for (i, (id, service_id, _)) in branches.iter().enumerate() {
             let n = bq[i].used - before_b[i];
-            if n > 0 {
+            let cycle = services.iter().find(|(sid, _, _)| sid == service_id).map(|(_, _, c)| *c);
+            if let (true, Some(cycle)) = (n > 0, cycle) {
                 sqlx::query(
-                    "UPDATE branches SET used_quota = used_quota + $2, \
-                     total_used_quota = total_used_quota + $2 WHERE id = $1",
+                    "UPDATE branches SET used_quota = $2, \
+                     total_used_quota = total_used_quota + $3, cycle_start = $4 WHERE id = $1",
                 )
                 .bind(id)
+                .bind(bq[i].used)
                 .bind(n)
+                .bind(cycle)
                 .execute(&mut *tx)
                 .await?;
             }

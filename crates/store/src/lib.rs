@@ -8,7 +8,7 @@ mod migrate;
 mod sql;
 
 use async_trait::async_trait;
-use domain::model::{Branch, Service, Transfer};
+use domain::model::{Branch, Service, Transfer, User};
 use domain::Satang;
 use time::OffsetDateTime;
 
@@ -62,10 +62,24 @@ pub struct ChargeOutcome {
     pub first_verification: bool,
 }
 
+/// Mutable service settings; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServicePatch {
+    pub name: Option<String>,
+    /// `Some(None)`: no limit.
+    pub limit_quota: Option<Option<i64>>,
+    pub state: Option<domain::model::ServiceState>,
+    /// `Some(None)`: never expires.
+    pub expires_at: Option<Option<OffsetDateTime>>,
+    pub owner_id: Option<Option<String>>,
+}
+
 /// Mutable branch settings; `None` leaves a field as it is.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BranchPatch {
     pub name: Option<String>,
+    /// `Some(None)`: no branch limit (only the service's applies).
+    pub limit_quota: Option<Option<i64>>,
     pub active: Option<bool>,
     pub allow_ips: Option<domain::ip::AllowList>,
     pub webhook_url: Option<Option<String>>,
@@ -80,6 +94,13 @@ pub trait Store: Send + Sync + 'static {
     async fn create_service(&self, s: &Service) -> Result<()>;
     async fn get_service(&self, id: &str) -> Result<Option<Service>>;
     async fn find_service_by_name(&self, name: &str) -> Result<Option<Service>>;
+    /// Returns the updated service, or `None` if it does not exist.
+    async fn update_service(&self, id: &str, patch: &ServicePatch) -> Result<Option<Service>>;
+
+    async fn create_user(&self, u: &User) -> Result<()>;
+    async fn get_user(&self, id: &str) -> Result<Option<User>>;
+    /// False if no such user.
+    async fn set_user_banned(&self, id: &str, banned: bool) -> Result<bool>;
 
     /// Fails with `Conflict` for a second main branch of a service or a reused key hash.
     async fn create_branch(&self, b: &Branch, api_key_hash: &str) -> Result<()>;

@@ -6,15 +6,27 @@ pub(crate) struct Migration {
     pub sql: &'static str,
 }
 
-pub(crate) const SQLITE: &[Migration] = &[Migration {
-    version: 1,
-    sql: include_str!("../migrations/sqlite/0001_init.sql"),
-}];
+pub(crate) const SQLITE: &[Migration] = &[
+    Migration {
+        version: 1,
+        sql: include_str!("../migrations/sqlite/0001_init.sql"),
+    },
+    Migration {
+        version: 2,
+        sql: include_str!("../migrations/sqlite/0002_accounts_and_cycles.sql"),
+    },
+];
 
-pub(crate) const POSTGRES: &[Migration] = &[Migration {
-    version: 1,
-    sql: include_str!("../migrations/postgres/0001_init.sql"),
-}];
+pub(crate) const POSTGRES: &[Migration] = &[
+    Migration {
+        version: 1,
+        sql: include_str!("../migrations/postgres/0001_init.sql"),
+    },
+    Migration {
+        version: 2,
+        sql: include_str!("../migrations/postgres/0002_accounts_and_cycles.sql"),
+    },
+];
 
 pub(crate) const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations \
      (version BIGINT PRIMARY KEY, applied_at BIGINT NOT NULL)";

@@ -5,11 +5,13 @@
 
 use crate::charge::ChargeWriter;
 use crate::migrate::{self, Migration};
-use crate::{BranchPatch, ChargeOutcome, Result, Store, StoreError, VerificationRecord};
+use crate::{
+    BranchPatch, ChargeOutcome, Result, ServicePatch, Store, StoreError, VerificationRecord,
+};
 use async_trait::async_trait;
 use domain::clock::{from_millis, to_millis};
 use domain::ip::AllowList;
-use domain::model::{Branch, Party, Service, Transfer};
+use domain::model::{Branch, Party, Service, ServiceState, Transfer, User};
 use domain::quota::Quota;
 use domain::Satang;
 use sqlx::postgres::{PgPool, PgPoolOptions};
@@ -48,7 +50,10 @@ pub(crate) use on_pool;
 macro_rules! service_cols {
     () => {
         "s.id AS s_id, s.name AS s_name, s.limit_quota AS s_limit, \
-     s.used_quota AS s_used, s.total_used_quota AS s_total, s.created_at AS s_created"
+     s.used_quota AS s_used, s.total_used_quota AS s_total, s.created_at AS s_created, \
+     s.state AS s_state, s.expires_at AS s_expires, s.owner_id AS s_owner, \
+     COALESCE(u.banned, false) AS s_owner_banned, s.billing_anchor AS s_anchor, \
+     s.cycle_start AS s_cycle"
     };
 }
 
@@ -57,7 +62,7 @@ macro_rules! branch_cols {
         "b.id AS b_id, b.service_id AS b_service, b.name AS b_name, \
      b.is_main AS b_main, b.active AS b_active, b.allow_ips AS b_ips, b.webhook_url AS b_url, \
      b.webhook_secret AS b_secret, b.limit_quota AS b_limit, b.used_quota AS b_used, \
-     b.total_used_quota AS b_total, b.created_at AS b_created"
+     b.total_used_quota AS b_total, b.created_at AS b_created, b.cycle_start AS b_cycle"
     };
 }
 
@@ -82,6 +87,16 @@ macro_rules! service_from_row {
                 total_used: r.try_get("s_total")?,
             },
             created_at: from_millis(r.try_get("s_created")?),
+            state: {
+                let st: String = r.try_get("s_state")?;
+                ServiceState::parse(&st)
+                    .ok_or_else(|| StoreError::Corrupt(format!("service state {st}")))?
+            },
+            expires_at: r.try_get::<Option<i64>, _>("s_expires")?.map(from_millis),
+            owner_id: r.try_get("s_owner")?,
+            owner_banned: r.try_get("s_owner_banned")?,
+            billing_anchor: from_millis(r.try_get("s_anchor")?),
+            cycle_start: from_millis(r.try_get("s_cycle")?),
         }
     }};
 }
@@ -105,6 +120,7 @@ macro_rules! branch_from_row {
                 total_used: r.try_get("b_total")?,
             },
             created_at: from_millis(r.try_get("b_created")?),
+            cycle_start: from_millis(r.try_get("b_cycle")?),
         }
     }};
 }
@@ -148,6 +164,14 @@ fn encode_ips(l: &AllowList) -> String {
 fn decode_ips(s: &str) -> Result<AllowList> {
     let parts: Vec<&str> = s.split(',').filter(|p| !p.is_empty()).collect();
     AllowList::parse(&parts).map_err(StoreError::Corrupt)
+}
+
+/// `Option<Option<T>>` patch field → (whether to set it, the new value).
+fn split<T: Clone>(field: &Option<Option<T>>) -> (bool, Option<T>) {
+    match field {
+        Some(v) => (true, v.clone()),
+        None => (false, None),
+    }
 }
 
 fn unique_violation(e: sqlx::Error, what: &'static str) -> StoreError {
@@ -282,8 +306,9 @@ impl Store for SqlStore {
     async fn create_service(&self, s: &Service) -> Result<()> {
         on_pool!(self, p => {
             sqlx::query(
-                "INSERT INTO services (id, name, limit_quota, used_quota, total_used_quota, created_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6)",
+                "INSERT INTO services (id, name, limit_quota, used_quota, total_used_quota, created_at, \
+                 state, expires_at, owner_id, billing_anchor, cycle_start) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
             )
             .bind(&s.id)
             .bind(&s.name)
@@ -291,6 +316,11 @@ impl Store for SqlStore {
             .bind(s.quota.used)
             .bind(s.quota.total_used)
             .bind(to_millis(s.created_at))
+            .bind(s.state.as_str())
+            .bind(s.expires_at.map(to_millis))
+            .bind(&s.owner_id)
+            .bind(to_millis(s.billing_anchor))
+            .bind(to_millis(s.cycle_start))
             .execute(p)
             .await
             .map_err(|e| unique_violation(e, "service id exists"))?;
@@ -302,7 +332,7 @@ impl Store for SqlStore {
         let sql = concat!(
             "SELECT ",
             service_cols!(),
-            " FROM services s WHERE s.id = $1"
+            " FROM services s LEFT JOIN users u ON u.id = s.owner_id WHERE s.id = $1"
         );
         on_pool!(self, p => {
             match sqlx::query(sql).bind(id).fetch_optional(p).await? {
@@ -316,7 +346,8 @@ impl Store for SqlStore {
         let sql = concat!(
             "SELECT ",
             service_cols!(),
-            " FROM services s WHERE s.name = $1 ORDER BY s.created_at LIMIT 1"
+            " FROM services s LEFT JOIN users u ON u.id = s.owner_id \
+             WHERE s.name = $1 ORDER BY s.created_at LIMIT 1"
         );
         on_pool!(self, p => {
             match sqlx::query(sql).bind(name).fetch_optional(p).await? {
@@ -326,13 +357,84 @@ impl Store for SqlStore {
         })
     }
 
+    async fn update_service(&self, id: &str, patch: &ServicePatch) -> Result<Option<Service>> {
+        let (set_limit, limit) = split(&patch.limit_quota);
+        let (set_exp, exp) = split(&patch.expires_at);
+        let (set_owner, owner) = split(&patch.owner_id);
+        on_pool!(self, p => {
+            sqlx::query(
+                "UPDATE services SET name = COALESCE($2, name), \
+                 limit_quota = CASE WHEN $3 THEN $4 ELSE limit_quota END, \
+                 state = COALESCE($5, state), \
+                 expires_at = CASE WHEN $6 THEN $7 ELSE expires_at END, \
+                 owner_id = CASE WHEN $8 THEN $9 ELSE owner_id END \
+                 WHERE id = $1",
+            )
+            .bind(id)
+            .bind(&patch.name)
+            .bind(set_limit)
+            .bind(limit)
+            .bind(patch.state.map(ServiceState::as_str))
+            .bind(set_exp)
+            .bind(exp.map(to_millis))
+            .bind(set_owner)
+            .bind(owner)
+            .execute(p)
+            .await?;
+        });
+        self.get_service(id).await
+    }
+
+    async fn create_user(&self, u: &User) -> Result<()> {
+        on_pool!(self, p => {
+            sqlx::query("INSERT INTO users (id, name, banned, created_at) VALUES ($1, $2, $3, $4)")
+                .bind(&u.id)
+                .bind(&u.name)
+                .bind(u.banned)
+                .bind(to_millis(u.created_at))
+                .execute(p)
+                .await
+                .map_err(|e| unique_violation(e, "user id exists"))?;
+        });
+        Ok(())
+    }
+
+    async fn get_user(&self, id: &str) -> Result<Option<User>> {
+        on_pool!(self, p => {
+            match sqlx::query("SELECT id, name, banned, created_at FROM users WHERE id = $1")
+                .bind(id)
+                .fetch_optional(p)
+                .await?
+            {
+                Some(r) => Ok(Some(User {
+                    id: r.try_get("id")?,
+                    name: r.try_get("name")?,
+                    banned: r.try_get("banned")?,
+                    created_at: from_millis(r.try_get("created_at")?),
+                })),
+                None => Ok(None),
+            }
+        })
+    }
+
+    async fn set_user_banned(&self, id: &str, banned: bool) -> Result<bool> {
+        on_pool!(self, p => {
+            let r = sqlx::query("UPDATE users SET banned = $2 WHERE id = $1")
+                .bind(id)
+                .bind(banned)
+                .execute(p)
+                .await?;
+            Ok(r.rows_affected() == 1)
+        })
+    }
+
     async fn create_branch(&self, b: &Branch, api_key_hash: &str) -> Result<()> {
         on_pool!(self, p => {
             sqlx::query(
                 "INSERT INTO branches (id, service_id, name, is_main, active, api_key_hash, \
                  allow_ips, webhook_url, webhook_secret, limit_quota, used_quota, \
-                 total_used_quota, created_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+                 total_used_quota, created_at, cycle_start) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
             )
             .bind(&b.id)
             .bind(&b.service_id)
@@ -347,6 +449,7 @@ impl Store for SqlStore {
             .bind(b.quota.used)
             .bind(b.quota.total_used)
             .bind(to_millis(b.created_at))
+            .bind(to_millis(b.cycle_start))
             .execute(p)
             .await
             .map_err(|e| unique_violation(e, "the service already has a main branch"))?;
@@ -394,12 +497,14 @@ impl Store for SqlStore {
             Some(v) => (true, v.clone()),
             None => (false, None),
         };
+        let (set_limit, limit) = split(&patch.limit_quota);
         on_pool!(self, p => {
             sqlx::query(
                 "UPDATE branches SET name = COALESCE($2, name), active = COALESCE($3, active), \
                  allow_ips = COALESCE($4, allow_ips), \
                  webhook_url = CASE WHEN $5 THEN $6 ELSE webhook_url END, \
-                 webhook_secret = CASE WHEN $7 THEN $8 ELSE webhook_secret END \
+                 webhook_secret = CASE WHEN $7 THEN $8 ELSE webhook_secret END, \
+                 limit_quota = CASE WHEN $9 THEN $10 ELSE limit_quota END \
                  WHERE id = $1",
             )
             .bind(id)
@@ -410,6 +515,8 @@ impl Store for SqlStore {
             .bind(url)
             .bind(set_secret)
             .bind(secret)
+            .bind(set_limit)
+            .bind(limit)
             .execute(p)
             .await?;
         });
@@ -434,8 +541,8 @@ impl Store for SqlStore {
             service_cols!(),
             ", ",
             branch_cols!(),
-            " FROM branches b \
-             JOIN services s ON s.id = b.service_id WHERE b.api_key_hash = $1"
+            " FROM branches b JOIN services s ON s.id = b.service_id \
+             LEFT JOIN users u ON u.id = s.owner_id WHERE b.api_key_hash = $1"
         );
         on_pool!(self, p => {
             match sqlx::query(sql).bind(hash).fetch_optional(p).await? {

@@ -1,10 +1,10 @@
 //! The store contract: every operation of `Store`, run against SQLite and PostgreSQL alike.
 
 use domain::ip::AllowList;
-use domain::model::{Branch, Party, Service, Transfer};
+use domain::model::{Branch, Party, Service, ServiceState, Transfer, User};
 use domain::quota::Quota;
 use domain::Satang;
-use store::{BranchPatch, SqlStore, Store, StoreError, VerificationRecord};
+use store::{BranchPatch, ServicePatch, SqlStore, Store, StoreError, VerificationRecord};
 use testkit::{both, Backend, TestDb};
 use time::OffsetDateTime;
 
@@ -22,6 +22,12 @@ fn service(id: &str, limit: Option<i64>) -> Service {
             total_used: 0,
         },
         created_at: at(0),
+        state: ServiceState::Active,
+        expires_at: None,
+        owner_id: None,
+        owner_banned: false,
+        billing_anchor: at(0),
+        cycle_start: at(0),
     }
 }
 
@@ -41,6 +47,7 @@ fn branch(id: &str, service_id: &str, main: bool, limit: Option<i64>) -> Branch 
             total_used: 0,
         },
         created_at: at(1),
+        cycle_start: at(0),
     }
 }
 
@@ -125,6 +132,7 @@ both!(services_and_branches, |b: Backend| async move {
         allow_ips: Some(AllowList::parse(&["10.0.0.0/8", "192.0.2.1"]).unwrap()),
         webhook_url: Some(Some("https://example.com/hook".into())),
         webhook_secret: Some(Some("s3cret".into())),
+        limit_quota: Some(Some(9)),
     };
     let updated = s.update_branch("b3", &patch).await.unwrap().unwrap();
     assert_eq!(updated.name, "Renamed");
@@ -135,6 +143,7 @@ both!(services_and_branches, |b: Backend| async move {
         Some("https://example.com/hook")
     );
     assert_eq!(updated.webhook_secret.as_deref(), Some("s3cret"));
+    assert_eq!(updated.quota.limit, Some(9));
     // An empty patch changes nothing; an explicit None clears.
     let same = s
         .update_branch("b3", &BranchPatch::default())
@@ -348,3 +357,99 @@ both!(concurrent_charges_are_exact, |b: Backend| async move {
     );
     s.close().await;
 });
+
+both!(service_states_users_and_patches, |b: Backend| async move {
+    let db = TestDb::new(b).await;
+    let s = open(&db).await;
+    s.create_service(&service("s1", Some(10))).await.unwrap();
+    let u = User {
+        id: "u1".into(),
+        name: "Owner".into(),
+        banned: false,
+        created_at: at(0),
+    };
+    s.create_user(&u).await.unwrap();
+    assert_eq!(s.get_user("u1").await.unwrap(), Some(u.clone()));
+    assert!(s.get_user("nope").await.unwrap().is_none());
+
+    let patch = ServicePatch {
+        name: Some("Renamed".into()),
+        limit_quota: Some(None),
+        state: Some(ServiceState::Banned),
+        expires_at: Some(Some(at(5000))),
+        owner_id: Some(Some("u1".into())),
+    };
+    let svc = s.update_service("s1", &patch).await.unwrap().unwrap();
+    assert_eq!(svc.name, "Renamed");
+    assert_eq!(svc.quota.limit, None);
+    assert_eq!(svc.state, ServiceState::Banned);
+    assert_eq!(svc.expires_at, Some(at(5000)));
+    assert_eq!(svc.owner_id.as_deref(), Some("u1"));
+    assert!(!svc.owner_banned);
+    assert!(s.set_user_banned("u1", true).await.unwrap());
+    assert!(!s.set_user_banned("nope", true).await.unwrap());
+    assert!(s.get_service("s1").await.unwrap().unwrap().owner_banned);
+    // The owner's ban shows through the authentication look-up as well.
+    s.create_branch(&branch("b1", "s1", true, None), "h1")
+        .await
+        .unwrap();
+    assert!(
+        s.find_by_api_key_hash("h1")
+            .await
+            .unwrap()
+            .unwrap()
+            .0
+            .owner_banned
+    );
+    let back = ServicePatch {
+        limit_quota: Some(Some(3)),
+        state: Some(ServiceState::Active),
+        expires_at: Some(None),
+        owner_id: Some(None),
+        ..Default::default()
+    };
+    let svc = s.update_service("s1", &back).await.unwrap().unwrap();
+    assert_eq!(
+        (svc.quota.limit, svc.state, svc.expires_at, svc.owner_banned),
+        (Some(3), ServiceState::Active, None, false)
+    );
+    assert!(s.update_service("nope", &back).await.unwrap().is_none());
+    s.close().await;
+});
+
+both!(
+    usage_resets_with_the_billing_cycle,
+    |b: Backend| async move {
+        let db = TestDb::new(b).await;
+        let s = open(&db).await;
+        s.create_service(&service("s1", Some(2))).await.unwrap();
+        s.create_branch(&branch("b1", "s1", true, Some(2)), "h1")
+            .await
+            .unwrap();
+        let rec = |r: &str, when: OffsetDateTime| VerificationRecord {
+            verified_at: when,
+            ..record("s1", "b1", r)
+        };
+        s.charge_and_record(&rec("R1", at(10))).await.unwrap();
+        s.charge_and_record(&rec("R2", at(20))).await.unwrap();
+        assert!(matches!(
+            s.charge_and_record(&rec("R3", at(30))).await,
+            Err(StoreError::QuotaExceeded)
+        ));
+        // One billing cycle later (the anchor is at(0)): both counters start again from 0.
+        let later = at(0) + time::Duration::days(31);
+        assert!(
+            s.charge_and_record(&rec("R3", later))
+                .await
+                .unwrap()
+                .first_verification
+        );
+        let svc = s.get_service("s1").await.unwrap().unwrap();
+        let br = s.get_branch("b1").await.unwrap().unwrap();
+        assert_eq!((svc.quota.used, svc.quota.total_used), (1, 3));
+        assert_eq!((br.quota.used, br.quota.total_used), (1, 3));
+        assert_eq!(svc.cycle_start, domain::cycle::cycle_start(at(0), later));
+        assert_eq!(br.cycle_start, svc.cycle_start);
+        s.close().await;
+    }
+);

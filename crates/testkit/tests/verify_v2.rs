@@ -489,3 +489,158 @@ both!(
         n1.stop().await;
     }
 );
+
+async fn set_service(t: &TestApp, id: &str, upd: services::admin::ServiceUpdate) {
+    t.app.services.update_service(id, &upd).await.unwrap();
+}
+
+both!(
+    account_states_in_documented_order,
+    |b: Backend| async move {
+        use domain::model::ServiceState;
+        use services::admin::{BranchUpdate, ServiceUpdate};
+        let t = TestApp::spawn(b).await;
+        let ten = t.tenant(100).await;
+        let svc = &t.app.services;
+        let p = t.transfer("004", "014", 100).await.payload;
+        let verify = || t.post("/v2/verify/bank", &ten.api_key, json!({"payload": p}));
+
+        let owner = svc.create_user("Owner").await.unwrap();
+        set_service(
+            &t,
+            &ten.service_id,
+            ServiceUpdate {
+                owner_id: Some(owner.id.clone()),
+                ..Default::default()
+            },
+        )
+        .await;
+        svc.set_user_banned(&owner.id, true).await.unwrap();
+        let (s, v) = verify().await;
+        assert_eq!((s, code(&v)), (403, "USER_BANNED"));
+        set_service(
+            &t,
+            &ten.service_id,
+            ServiceUpdate {
+                state: Some(ServiceState::Banned),
+                ..Default::default()
+            },
+        )
+        .await;
+        let (s, v) = verify().await;
+        assert_eq!(
+            (s, code(&v)),
+            (403, "SERVICE_BANNED"),
+            "banned service before banned owner"
+        );
+        set_service(
+            &t,
+            &ten.service_id,
+            ServiceUpdate {
+                state: Some(ServiceState::Deleted),
+                ..Default::default()
+            },
+        )
+        .await;
+        let (s, v) = t.get("/v2/info", Some(&ten.api_key)).await;
+        assert_eq!((s, code(&v)), (403, "SERVICE_DELETED"));
+        svc.update_branch(
+            &ten.branch_id,
+            &BranchUpdate {
+                active: Some(false),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+        let (s, v) = verify().await;
+        assert_eq!(
+            (s, code(&v)),
+            (403, "BRANCH_INACTIVE"),
+            "branch state comes first"
+        );
+
+        svc.update_branch(
+            &ten.branch_id,
+            &BranchUpdate {
+                active: Some(true),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+        svc.set_user_banned(&owner.id, false).await.unwrap();
+        let expiry = domain::Clock::now(&*t.clock) + time::Duration::days(3);
+        set_service(
+            &t,
+            &ten.service_id,
+            ServiceUpdate {
+                state: Some(ServiceState::Active),
+                expires_at: Some(Some(expiry)),
+                ..Default::default()
+            },
+        )
+        .await;
+        let (s, _) = verify().await;
+        assert_eq!(s, 200);
+        t.clock.advance(time::Duration::days(3));
+        let (s, v) = verify().await;
+        assert_eq!((s, code(&v)), (403, "SERVICE_EXPIRED"));
+        assert_eq!(
+            svc.store
+                .get_service(&ten.service_id)
+                .await
+                .unwrap()
+                .unwrap()
+                .quota
+                .used,
+            1
+        );
+        t.stop().await;
+    }
+);
+
+both!(quota_resets_each_billing_cycle, |b: Backend| async move {
+    use services::admin::BranchUpdate;
+    let t = TestApp::spawn(b).await;
+    let ten = t.tenant(1).await;
+    let p1 = t.transfer("004", "014", 100).await.payload;
+    let p2 = t.transfer("004", "014", 200).await.payload;
+    let (s, _) = t
+        .post("/v2/verify/bank", &ten.api_key, json!({"payload": p1}))
+        .await;
+    assert_eq!(s, 200);
+    let (s, v) = t
+        .post("/v2/verify/bank", &ten.api_key, json!({"payload": p2}))
+        .await;
+    assert_eq!((s, code(&v)), (403, "QUOTA_EXCEEDED"));
+    // A month later the counter reads 0 before any request arrives; the total is kept.
+    t.clock.advance(time::Duration::days(31));
+    let (_, v) = t.get("/v2/info", Some(&ten.api_key)).await;
+    assert_eq!(v["data"]["application"]["quota"]["used"], 0);
+    assert_eq!(v["data"]["application"]["quota"]["remaining"], 1);
+    assert_eq!(v["data"]["application"]["quota"]["totalUsed"], 1);
+    let (s, _) = t
+        .post("/v2/verify/bank", &ten.api_key, json!({"payload": p2}))
+        .await;
+    assert_eq!(s, 200);
+    let (_, v) = t.get("/v2/info", Some(&ten.api_key)).await;
+    assert_eq!(v["data"]["application"]["quota"]["used"], 1);
+    assert_eq!(v["data"]["application"]["quota"]["totalUsed"], 2);
+    assert_eq!(v["data"]["branch"]["quota"]["used"], 1);
+    assert_eq!(v["data"]["branch"]["quota"]["totalUsed"], 2);
+    // A branch limit can be set and removed.
+    let svc = &t.app.services;
+    let upd = |l| BranchUpdate {
+        limit_quota: Some(l),
+        ..Default::default()
+    };
+    let br = svc
+        .update_branch(&ten.branch_id, &upd(Some(5)))
+        .await
+        .unwrap();
+    assert_eq!(br.quota.limit, Some(5));
+    let br = svc.update_branch(&ten.branch_id, &upd(None)).await.unwrap();
+    assert_eq!(br.quota.limit, None);
+    t.stop().await;
+});
