@@ -12,10 +12,15 @@ pub(crate) async fn json_object(body: Body) -> Result<Map<String, Value>, Error>
     let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
         .await
         .map_err(|_| Error::Validation(format!("body: must be at most {MAX_BODY_BYTES} bytes")))?;
+    parse_object(&bytes)
+}
+
+/// A JSON object from bytes already read; whitespace only is an empty object.
+pub(crate) fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, Error> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(Map::new());
     }
-    match serde_json::from_slice::<Value>(&bytes) {
+    match serde_json::from_slice::<Value>(bytes) {
         Ok(Value::Object(m)) => Ok(m),
         Ok(_) => Err(Error::Validation("body: must be a JSON object".into())),
         Err(_) => Err(Error::Validation("body: is not valid JSON".into())),

@@ -38,6 +38,24 @@ pub enum Error {
     JobNotFound,
     #[error("the bank's service is unavailable; retry later")]
     ApiServerError,
+    /// Partner API: `X-Timestamp` missing, not Unix seconds, or more than 300 s away.
+    #[error("X-Timestamp must be Unix seconds within 300 seconds of the server's time")]
+    InvalidTimestamp,
+    /// Partner API: `X-Nonce` missing, not a UUID, or already used.
+    #[error("X-Nonce must be a UUID not used before")]
+    InvalidNonce,
+    /// Partner API: `X-Signature` missing or not the HMAC of this request.
+    #[error("X-Signature does not match the request")]
+    InvalidSignature,
+    /// Partner API: the partner lacks the permission the operation needs.
+    #[error("the partner lacks the permission {0}")]
+    PermissionDenied(&'static str),
+    /// Partner API: the branch is unknown or not in a service the partner manages.
+    #[error("the partner may not manage this branch")]
+    BranchAccessDenied,
+    /// Partner API: an adjustment would put the limit below this cycle's usage.
+    #[error("{0}")]
+    QuotaBelowUsage(String),
     /// The inner text is for the log only; the client sees a generic message.
     #[error("internal server error")]
     Internal(String),
@@ -61,14 +79,25 @@ impl Error {
             Error::NotFound => "NOT_FOUND",
             Error::JobNotFound => "JOB_NOT_FOUND",
             Error::ApiServerError => "API_SERVER_ERROR",
+            Error::InvalidTimestamp => "INVALID_TIMESTAMP",
+            Error::InvalidNonce => "INVALID_NONCE",
+            Error::InvalidSignature => "INVALID_SIGNATURE",
+            Error::PermissionDenied(_) => "PERMISSION_DENIED",
+            Error::BranchAccessDenied => "BRANCH_ACCESS_DENIED",
+            Error::QuotaBelowUsage(_) => "QUOTA_BELOW_USAGE",
             Error::Internal(_) => "INTERNAL_SERVER_ERROR",
         }
     }
 
     pub fn http_status(&self) -> u16 {
         match self {
-            Error::Validation(_) => 400,
-            Error::MissingApiKey | Error::InvalidApiKey => 401,
+            Error::Validation(_) | Error::QuotaBelowUsage(_) => 400,
+            Error::MissingApiKey
+            | Error::InvalidApiKey
+            | Error::InvalidTimestamp
+            | Error::InvalidNonce
+            | Error::InvalidSignature => 401,
+            Error::PermissionDenied(_) | Error::BranchAccessDenied => 403,
             Error::IpNotAllowed
             | Error::BranchInactive
             | Error::QuotaExceeded

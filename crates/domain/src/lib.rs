@@ -8,6 +8,7 @@ pub mod error;
 pub mod ip;
 pub mod model;
 pub mod money;
+pub mod partner;
 pub mod quota;
 
 pub use clock::{Clock, ManualClock, SystemClock};

@@ -116,6 +116,32 @@ pub struct User {
     pub created_at: OffsetDateTime,
 }
 
+/// A reseller or POS vendor managing quotas of some services through the partner API.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Partner {
+    pub id: String,
+    pub name: String,
+    /// Kept in clear: needed to check signatures. Shown once at creation.
+    pub secret: String,
+    pub permissions: Vec<crate::partner::Permission>,
+    pub service_ids: Vec<String>,
+    pub created_at: OffsetDateTime,
+}
+
+/// One recorded change (who, what, before and after).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditEntry {
+    pub id: String,
+    pub at: OffsetDateTime,
+    /// `partner:<id>`, `cli`, ...
+    pub actor: String,
+    pub action: String,
+    pub service_id: Option<String>,
+    pub branch_id: Option<String>,
+    /// JSON with the values before and after.
+    pub detail: String,
+}
+
 /// One side of a transfer as the bank reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Party {

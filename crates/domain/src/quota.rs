@@ -52,6 +52,55 @@ pub fn grant(
         .collect()
 }
 
+/// A partner's change to a branch limit (spec 4.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QuotaOp {
+    /// `PUT`: a new limit, or `None` for no branch limit.
+    Set(Option<i64>),
+    /// `adjust`: add to (or, negative, take from) the current limit.
+    Adjust(i64),
+    /// `reset`: usage of this cycle back to 0; the all-time total is kept.
+    Reset,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QuotaOpError {
+    /// The new limit would be below what this cycle has already used.
+    BelowUsed { limit: i64, used: i64 },
+    /// `adjust` on a branch without a limit of its own.
+    NoLimit,
+    /// A negative limit (or one too large to represent).
+    OutOfRange,
+}
+
+/// Applies an operation to a branch's counters as they stand in the current cycle.
+pub fn apply_op(q: Quota, op: QuotaOp) -> Result<Quota, QuotaOpError> {
+    let limit = |l: i64| {
+        if l < 0 {
+            Err(QuotaOpError::OutOfRange)
+        } else if l < q.used {
+            Err(QuotaOpError::BelowUsed {
+                limit: l,
+                used: q.used,
+            })
+        } else {
+            Ok(Quota {
+                limit: Some(l),
+                ..q
+            })
+        }
+    };
+    match op {
+        QuotaOp::Set(None) => Ok(Quota { limit: None, ..q }),
+        QuotaOp::Set(Some(l)) => limit(l),
+        QuotaOp::Adjust(delta) => {
+            let current = q.limit.ok_or(QuotaOpError::NoLimit)?;
+            limit(current.checked_add(delta).ok_or(QuotaOpError::OutOfRange)?)
+        }
+        QuotaOp::Reset => Ok(Quota { used: 0, ..q }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,6 +131,41 @@ mod tests {
             used,
             total_used: used + 100,
         })
+    }
+
+    #[test]
+    fn quota_operations() {
+        let q = Quota {
+            limit: Some(10),
+            used: 4,
+            total_used: 40,
+        };
+        assert_eq!(apply_op(q, QuotaOp::Set(Some(4))).unwrap().limit, Some(4));
+        assert_eq!(
+            apply_op(q, QuotaOp::Set(Some(3))),
+            Err(QuotaOpError::BelowUsed { limit: 3, used: 4 })
+        );
+        assert_eq!(apply_op(q, QuotaOp::Set(None)).unwrap().limit, None);
+        assert_eq!(apply_op(q, QuotaOp::Adjust(5)).unwrap().limit, Some(15));
+        assert_eq!(apply_op(q, QuotaOp::Adjust(-6)).unwrap().limit, Some(4));
+        assert_eq!(
+            apply_op(q, QuotaOp::Adjust(-7)),
+            Err(QuotaOpError::BelowUsed { limit: 3, used: 4 })
+        );
+        assert_eq!(
+            apply_op(q, QuotaOp::Adjust(i64::MAX)),
+            Err(QuotaOpError::OutOfRange)
+        );
+        assert_eq!(
+            apply_op(Quota { limit: None, ..q }, QuotaOp::Adjust(1)),
+            Err(QuotaOpError::NoLimit)
+        );
+        let r = apply_op(q, QuotaOp::Reset).unwrap();
+        assert_eq!((r.used, r.total_used, r.limit), (0, 40, Some(10)));
+        assert_eq!(
+            apply_op(Quota { used: 0, ..q }, QuotaOp::Set(Some(-1))),
+            Err(QuotaOpError::OutOfRange)
+        );
     }
 
     proptest! {

@@ -54,6 +54,13 @@ enum Admin {
     #[command(subcommand)]
     User(UserCmd),
     #[command(subcommand)]
+    Partner(PartnerCmd),
+    /// The audit log of a branch's quota changes, oldest first.
+    Audit {
+        #[arg(long)]
+        branch: String,
+    },
+    #[command(subcommand)]
     Branch(BranchCmd),
     #[command(subcommand)]
     Key(KeyCmd),
@@ -92,6 +99,21 @@ struct ServiceUpdateArgs {
     /// The owning user's id; empty to remove.
     #[arg(long)]
     owner: Option<String>,
+}
+
+#[derive(Subcommand)]
+enum PartnerCmd {
+    /// Create a partner; prints its apiKey and secret once.
+    Create {
+        #[arg(long)]
+        name: String,
+        /// A service the partner may manage; repeatable.
+        #[arg(long = "service", required = true)]
+        services: Vec<String>,
+        /// Comma-separated: quota:read, quota:write.
+        #[arg(long)]
+        permissions: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -345,6 +367,45 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             };
             let s = svc.update_service(&a.service, &upd).await.map_err(err)?;
             print(service_json(&s));
+        }
+        Command::Admin(Admin::Partner(PartnerCmd::Create {
+            name,
+            services,
+            permissions,
+        })) => {
+            let (p, key) = svc
+                .create_partner(&name, &services, &[permissions])
+                .await
+                .map_err(err)?;
+            print(json!({
+                "id": p.id,
+                "name": p.name,
+                "apiKey": key,
+                "secret": p.secret,
+                "permissions": p.permissions.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
+                "services": p.service_ids,
+            }));
+        }
+        Command::Admin(Admin::Audit { branch }) => {
+            let entries = svc
+                .store
+                .list_audit(&branch)
+                .await
+                .map_err(|e| e.to_string())?;
+            let list: Vec<_> = entries
+                .iter()
+                .map(|e| {
+                    json!({
+                        "at": domain::clock::format_bangkok(e.at),
+                        "actor": e.actor,
+                        "action": e.action,
+                        "serviceId": e.service_id,
+                        "branchId": e.branch_id,
+                        "detail": serde_json::from_str::<serde_json::Value>(&e.detail).unwrap_or_default(),
+                    })
+                })
+                .collect();
+            print(json!(list));
         }
         Command::Admin(Admin::User(UserCmd::Create { name })) => {
             let u = svc.create_user(&name).await.map_err(err)?;

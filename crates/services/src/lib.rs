@@ -3,6 +3,7 @@
 
 pub mod admin;
 pub mod auth;
+pub mod partner;
 pub mod verify;
 
 use domain::Clock;

@@ -5,10 +5,12 @@
 
 mod charge;
 mod migrate;
+mod quota_ops;
 mod sql;
 
 use async_trait::async_trait;
-use domain::model::{Branch, Service, Transfer, User};
+use domain::model::{AuditEntry, Branch, Partner, Service, Transfer, User};
+use domain::quota::{QuotaOp, QuotaOpError};
 use domain::Satang;
 use time::OffsetDateTime;
 
@@ -116,6 +118,30 @@ pub trait Store: Send + Sync + 'static {
     /// Charges one unit to the service and the branch and records the slip, atomically.
     /// `QuotaExceeded` when either has no room; then nothing is charged or recorded.
     async fn charge_and_record(&self, rec: &VerificationRecord) -> Result<ChargeOutcome>;
+
+    /// Applies a quota operation to a branch, deciding on its counters as they stand in the
+    /// current cycle (at `now`) with the rows locked, and records it in the audit log in the
+    /// same transaction. `Ok(Err(..))`: refused, nothing changed. `None`: no such branch.
+    async fn modify_branch_quota(
+        &self,
+        branch_id: &str,
+        op: QuotaOp,
+        now: OffsetDateTime,
+        actor: &str,
+    ) -> Result<Option<Result<(Service, Branch), QuotaOpError>>>;
+    async fn list_audit(&self, branch_id: &str) -> Result<Vec<AuditEntry>>;
+
+    /// Fails with `Conflict` if the key hash exists.
+    async fn create_partner(&self, p: &Partner, api_key_hash: &str) -> Result<()>;
+    async fn find_partner_by_key_hash(&self, hash: &str) -> Result<Option<Partner>>;
+    /// True the first time a partner uses a nonce; forgets nonces older than `forget_before`.
+    async fn use_nonce(
+        &self,
+        partner_id: &str,
+        nonce: &str,
+        now: OffsetDateTime,
+        forget_before: OffsetDateTime,
+    ) -> Result<bool>;
 
     /// Sandbox bank ledger. `Conflict` if (sending bank, reference) exists.
     async fn insert_sandbox_transfer(&self, t: &Transfer) -> Result<()>;

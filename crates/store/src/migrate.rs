@@ -15,6 +15,10 @@ pub(crate) const SQLITE: &[Migration] = &[
         version: 2,
         sql: include_str!("../migrations/sqlite/0002_accounts_and_cycles.sql"),
     },
+    Migration {
+        version: 3,
+        sql: include_str!("../migrations/sqlite/0003_partners_and_audit.sql"),
+    },
 ];
 
 pub(crate) const POSTGRES: &[Migration] = &[
@@ -25,6 +29,10 @@ pub(crate) const POSTGRES: &[Migration] = &[
     Migration {
         version: 2,
         sql: include_str!("../migrations/postgres/0002_accounts_and_cycles.sql"),
+    },
+    Migration {
+        version: 3,
+        sql: include_str!("../migrations/postgres/0003_partners_and_audit.sql"),
     },
 ];
 

@@ -11,8 +11,10 @@ use crate::{
 use async_trait::async_trait;
 use domain::clock::{from_millis, to_millis};
 use domain::ip::AllowList;
-use domain::model::{Branch, Party, Service, ServiceState, Transfer, User};
+use domain::model::{AuditEntry, Branch, Partner, Party, Service, ServiceState, Transfer, User};
+use domain::partner::Permission;
 use domain::quota::Quota;
+use domain::quota::{QuotaOp, QuotaOpError};
 use domain::Satang;
 use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::sqlite::{
@@ -21,6 +23,7 @@ use sqlx::sqlite::{
 use sqlx::Row;
 use std::str::FromStr;
 use std::time::Duration;
+use time::OffsetDateTime;
 
 #[derive(Clone)]
 pub(crate) enum Pool {
@@ -554,6 +557,143 @@ impl Store for SqlStore {
 
     async fn charge_and_record(&self, rec: &VerificationRecord) -> Result<ChargeOutcome> {
         self.writer.charge(rec.clone()).await
+    }
+
+    async fn modify_branch_quota(
+        &self,
+        branch_id: &str,
+        op: QuotaOp,
+        now: OffsetDateTime,
+        actor: &str,
+    ) -> Result<Option<std::result::Result<(Service, Branch), QuotaOpError>>> {
+        match crate::quota_ops::modify(&self.pool, branch_id, op, now, actor).await? {
+            None => Ok(None),
+            Some(Err(e)) => Ok(Some(Err(e))),
+            Some(Ok(())) => {
+                let b = self.get_branch(branch_id).await?;
+                let s = match &b {
+                    Some(b) => self.get_service(&b.service_id).await?,
+                    None => None,
+                };
+                Ok(s.zip(b).map(Ok))
+            }
+        }
+    }
+
+    async fn list_audit(&self, branch_id: &str) -> Result<Vec<AuditEntry>> {
+        on_pool!(self, p => {
+            let rows = sqlx::query(
+                "SELECT id, at, actor, action, service_id, branch_id, detail FROM audit_log \
+                 WHERE branch_id = $1 ORDER BY seq",
+            )
+            .bind(branch_id)
+            .fetch_all(p)
+            .await?;
+            let mut out = Vec::with_capacity(rows.len());
+            for r in rows {
+                out.push(AuditEntry {
+                    id: r.try_get("id")?,
+                    at: from_millis(r.try_get("at")?),
+                    actor: r.try_get("actor")?,
+                    action: r.try_get("action")?,
+                    service_id: r.try_get("service_id")?,
+                    branch_id: r.try_get("branch_id")?,
+                    detail: r.try_get("detail")?,
+                });
+            }
+            Ok(out)
+        })
+    }
+
+    async fn create_partner(&self, partner: &Partner, api_key_hash: &str) -> Result<()> {
+        let perms = partner
+            .permissions
+            .iter()
+            .map(|p| p.as_str())
+            .collect::<Vec<_>>()
+            .join(",");
+        on_pool!(self, p => {
+            let mut tx = p.begin().await?;
+            sqlx::query(
+                "INSERT INTO partners (id, name, api_key_hash, secret, permissions, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+            )
+            .bind(&partner.id)
+            .bind(&partner.name)
+            .bind(api_key_hash)
+            .bind(&partner.secret)
+            .bind(&perms)
+            .bind(to_millis(partner.created_at))
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| unique_violation(e, "partner key exists"))?;
+            for sid in &partner.service_ids {
+                sqlx::query("INSERT INTO partner_services (partner_id, service_id) VALUES ($1, $2)")
+                    .bind(&partner.id)
+                    .bind(sid)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(|e| unique_violation(e, "service listed twice"))?;
+            }
+            tx.commit().await?;
+        });
+        Ok(())
+    }
+
+    async fn find_partner_by_key_hash(&self, hash: &str) -> Result<Option<Partner>> {
+        on_pool!(self, p => {
+            let Some(r) = sqlx::query(
+                "SELECT id, name, secret, permissions, created_at FROM partners WHERE api_key_hash = $1",
+            )
+            .bind(hash)
+            .fetch_optional(p)
+            .await?
+            else {
+                return Ok(None);
+            };
+            let id: String = r.try_get("id")?;
+            let perms: String = r.try_get("permissions")?;
+            let services: Vec<(String,)> = sqlx::query_as(
+                "SELECT service_id FROM partner_services WHERE partner_id = $1 ORDER BY service_id",
+            )
+            .bind(&id)
+            .fetch_all(p)
+            .await?;
+            Ok(Some(Partner {
+                id,
+                name: r.try_get("name")?,
+                secret: r.try_get("secret")?,
+                permissions: perms.split(',').filter_map(Permission::parse).collect(),
+                service_ids: services.into_iter().map(|(s,)| s).collect(),
+                created_at: from_millis(r.try_get("created_at")?),
+            }))
+        })
+    }
+
+    async fn use_nonce(
+        &self,
+        partner_id: &str,
+        nonce: &str,
+        now: OffsetDateTime,
+        forget_before: OffsetDateTime,
+    ) -> Result<bool> {
+        on_pool!(self, p => {
+            sqlx::query("DELETE FROM partner_nonces WHERE partner_id = $1 AND seen_at < $2")
+                .bind(partner_id)
+                .bind(to_millis(forget_before))
+                .execute(p)
+                .await?;
+            let r = sqlx::query(
+                "INSERT INTO partner_nonces (partner_id, nonce, seen_at) VALUES ($1, $2, $3) \
+                 ON CONFLICT (partner_id, nonce) DO NOTHING",
+            )
+            .bind(partner_id)
+            .bind(nonce)
+            .bind(to_millis(now))
+            .execute(p)
+            .await?;
+            Ok(r.rows_affected() == 1)
+        })
     }
 
     async fn insert_sandbox_transfer(&self, t: &Transfer) -> Result<()> {

@@ -1,0 +1,170 @@
+//! `/v2/b2b`: the partner API (spec 4.2). Requests are signed over their exact bytes, so the
+//! body is read raw, the signature checked, and only then parsed.
+
+use crate::body::parse_object;
+use crate::error::ApiError;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, Uri};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use domain::model::{Branch, Service};
+use domain::partner::Permission;
+use domain::quota::QuotaOp;
+use domain::{Error, Validation};
+use serde_json::{json, Map, Value};
+use services::partner::{PartnerCaller, SignedRequest};
+use services::Services;
+
+/// Partner bodies are tiny; anything bigger is refused before it is hashed.
+const MAX_PARTNER_BODY: usize = 64 * 1024;
+
+pub(crate) fn routes() -> Router<Services> {
+    Router::new()
+        .route("/b2b/branch/quota", get(read_quota).put(set_quota))
+        .route("/b2b/branch/quota/adjust", post(adjust_quota))
+        .route("/b2b/branch/quota/reset", post(reset_quota))
+}
+
+fn header<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    h.get(name).map(|v| v.to_str().unwrap_or(""))
+}
+
+/// Authenticates the signed request; returns the caller and the raw body.
+async fn partner(
+    svc: &Services,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: Body,
+    needs: Permission,
+) -> Result<(PartnerCaller, Vec<u8>), ApiError> {
+    let bytes = axum::body::to_bytes(body, MAX_PARTNER_BODY)
+        .await
+        .map_err(|_| {
+            Error::Validation(format!("body: must be at most {MAX_PARTNER_BODY} bytes"))
+        })?;
+    // Inside `/v2` the router already sees the path without the prefix: what is signed.
+    let req = SignedRequest {
+        method: method.as_str(),
+        path: uri.path(),
+        api_key: header(headers, "x-api-key"),
+        branch_key: header(headers, "x-branch-key"),
+        timestamp: header(headers, "x-timestamp"),
+        nonce: header(headers, "x-nonce"),
+        signature: header(headers, "x-signature"),
+        body: &bytes,
+    };
+    let caller = svc.authenticate_partner(&req, needs).await?;
+    Ok((caller, bytes.to_vec()))
+}
+
+/// A required whole number; with `nullable`, `null` is a value (`None`).
+fn whole(map: &Map<String, Value>, name: &str, nullable: bool) -> Result<Option<i64>, Error> {
+    let mut v = Validation::new();
+    let out = match map.get(name) {
+        None => {
+            v.fail(name, "is required");
+            None
+        }
+        Some(Value::Null) if nullable => None,
+        Some(Value::Number(n)) => match n.as_i64() {
+            Some(i) => Some(i),
+            None => {
+                v.fail(name, "must be a whole number");
+                None
+            }
+        },
+        Some(_) if nullable => {
+            v.fail(name, "must be a whole number or null");
+            None
+        }
+        Some(_) => {
+            v.fail(name, "must be a whole number");
+            None
+        }
+    };
+    v.into_result()?;
+    Ok(out)
+}
+
+/// Counters as they stand in the current cycle.
+fn flat_branch(svc: &Services, s: &Service, b: &Branch) -> Value {
+    let q = b.quota_in(s.current_cycle(svc.clock.now()));
+    json!({
+        "id": b.id,
+        "name": b.name,
+        "limitQuota": q.limit,
+        "usedQuota": q.used,
+        "totalUsedQuota": q.total_used,
+    })
+}
+
+fn ok(data: Value) -> Json<Value> {
+    Json(json!({ "success": true, "data": data }))
+}
+
+async fn read_quota(
+    State(svc): State<Services>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Value>, ApiError> {
+    let (c, _) = partner(&svc, &method, &uri, &headers, body, Permission::QuotaRead).await?;
+    let sq = c.service.quota_at(svc.clock.now());
+    Ok(ok(json!({
+        "branch": flat_branch(&svc, &c.service, &c.branch),
+        "service": {
+            "limitQuota": sq.limit,
+            "usedQuota": sq.used,
+            "totalUsedQuota": sq.total_used,
+        },
+    })))
+}
+
+async fn apply(svc: &Services, c: &PartnerCaller, op: QuotaOp) -> Result<Json<Value>, ApiError> {
+    let (s, b) = svc.partner_quota_op(c, op).await?;
+    Ok(ok(flat_branch(svc, &s, &b)))
+}
+
+async fn set_quota(
+    State(svc): State<Services>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Value>, ApiError> {
+    let (c, bytes) = partner(&svc, &method, &uri, &headers, body, Permission::QuotaWrite).await?;
+    let limit = whole(&parse_object(&bytes)?, "limitQuota", true)?;
+    if matches!(limit, Some(l) if l < 0) {
+        return Err(Error::Validation("limitQuota: must not be negative".into()).into());
+    }
+    apply(&svc, &c, QuotaOp::Set(limit)).await
+}
+
+async fn adjust_quota(
+    State(svc): State<Services>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Value>, ApiError> {
+    let (c, bytes) = partner(&svc, &method, &uri, &headers, body, Permission::QuotaWrite).await?;
+    let amount = whole(&parse_object(&bytes)?, "amount", false)?.unwrap_or(0);
+    if amount == 0 {
+        return Err(Error::Validation("amount: must not be 0".into()).into());
+    }
+    apply(&svc, &c, QuotaOp::Adjust(amount)).await
+}
+
+async fn reset_quota(
+    State(svc): State<Services>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Value>, ApiError> {
+    let (c, _) = partner(&svc, &method, &uri, &headers, body, Permission::QuotaWrite).await?;
+    apply(&svc, &c, QuotaOp::Reset).await
+}

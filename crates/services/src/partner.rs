@@ -1,0 +1,199 @@
+//! The partner API's authentication and quota operations (spec 4.2, 5.2; compat.md signing).
+//!
+//! Order of checks: key → timestamp → nonce format → signature → nonce not used before →
+//! permission → branch header → branch within the partner's services. A nonce is only spent
+//! by a correctly signed request, so nobody can burn a partner's nonces.
+
+use crate::Services;
+use domain::model::{Branch, Partner, Service};
+use domain::partner::{self, Permission};
+use domain::quota::{QuotaOp, QuotaOpError};
+use domain::{apikey, Error, Validation};
+use rand::RngCore;
+
+/// The partner headers and the exact request, as received.
+#[derive(Debug, Clone, Copy)]
+pub struct SignedRequest<'a> {
+    pub method: &'a str,
+    /// The path without the `/v2` prefix, e.g. `/b2b/branch/quota`.
+    pub path: &'a str,
+    pub api_key: Option<&'a str>,
+    pub branch_key: Option<&'a str>,
+    pub timestamp: Option<&'a str>,
+    pub nonce: Option<&'a str>,
+    pub signature: Option<&'a str>,
+    pub body: &'a [u8],
+}
+
+#[derive(Debug, Clone)]
+pub struct PartnerCaller {
+    pub partner: Partner,
+    pub service: Service,
+    pub branch: Branch,
+}
+
+fn nonce_well_formed(n: &str) -> bool {
+    (8..=64).contains(&n.len())
+        && n.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+fn random_hex64() -> String {
+    let mut b = [0u8; 32];
+    rand::rng().fill_bytes(&mut b);
+    hex::encode(b)
+}
+
+impl Services {
+    pub async fn authenticate_partner(
+        &self,
+        req: &SignedRequest<'_>,
+        needs: Permission,
+    ) -> Result<PartnerCaller, Error> {
+        let key = req.api_key.map(str::trim).filter(|k| !k.is_empty());
+        let key = key.ok_or(Error::MissingApiKey)?;
+        if !partner::is_hex64(key) {
+            return Err(Error::InvalidApiKey);
+        }
+        let p = self
+            .store
+            .find_partner_by_key_hash(&apikey::hash_key(key))
+            .await?
+            .ok_or(Error::InvalidApiKey)?;
+
+        let now = self.clock.now();
+        let ts_text = req.timestamp.map(str::trim).unwrap_or("");
+        let ts: i64 = ts_text.parse().map_err(|_| Error::InvalidTimestamp)?;
+        if !partner::timestamp_fresh(ts, now.unix_timestamp()) {
+            return Err(Error::InvalidTimestamp);
+        }
+        let nonce = req.nonce.map(str::trim).unwrap_or("");
+        if !nonce_well_formed(nonce) {
+            return Err(Error::InvalidNonce);
+        }
+        let canonical = partner::canonical(req.method, req.path, ts_text, nonce, req.body);
+        let sig = req.signature.map(str::trim).unwrap_or("");
+        if !partner::verify(&p.secret, &canonical, sig) {
+            return Err(Error::InvalidSignature);
+        }
+        // Kept twice the tolerance: a replay is refused for as long as its timestamp passes.
+        let forget = now - time::Duration::seconds(2 * partner::TIMESTAMP_TOLERANCE_SECS);
+        if !self.store.use_nonce(&p.id, nonce, now, forget).await? {
+            return Err(Error::InvalidNonce);
+        }
+        if !p.permissions.contains(&needs) {
+            return Err(Error::PermissionDenied(needs.as_str()));
+        }
+        let branch_id = req.branch_key.map(str::trim).unwrap_or("");
+        if uuid::Uuid::parse_str(branch_id).is_err() {
+            return Err(Error::Validation(
+                "X-Branch-Key: must be the branch's UUID".into(),
+            ));
+        }
+        let branch = self
+            .store
+            .get_branch(branch_id)
+            .await?
+            .filter(|b| p.service_ids.contains(&b.service_id))
+            .ok_or(Error::BranchAccessDenied)?;
+        let service = self
+            .store
+            .get_service(&branch.service_id)
+            .await?
+            .ok_or(Error::BranchAccessDenied)?;
+        Ok(PartnerCaller {
+            partner: p,
+            service,
+            branch,
+        })
+    }
+
+    /// Applies a quota operation for a partner; returns the service and branch afterwards.
+    pub async fn partner_quota_op(
+        &self,
+        caller: &PartnerCaller,
+        op: QuotaOp,
+    ) -> Result<(Service, Branch), Error> {
+        let actor = format!("partner:{}", caller.partner.id);
+        match self
+            .store
+            .modify_branch_quota(&caller.branch.id, op, self.clock.now(), &actor)
+            .await?
+        {
+            None => Err(Error::BranchAccessDenied),
+            Some(Ok(v)) => Ok(v),
+            Some(Err(e)) => Err(match (op, e) {
+                (QuotaOp::Set(_), QuotaOpError::BelowUsed { used, .. }) => Error::Validation(
+                    format!("limitQuota: must not be below the current used quota ({used})"),
+                ),
+                (_, QuotaOpError::BelowUsed { limit, used }) => Error::QuotaBelowUsage(format!(
+                    "the new limit ({limit}) would be below the current used quota ({used})"
+                )),
+                (_, QuotaOpError::NoLimit) => Error::Validation(
+                    "amount: the branch has no limit of its own; set one with PUT /b2b/branch/quota"
+                        .into(),
+                ),
+                (QuotaOp::Adjust(_), QuotaOpError::OutOfRange) => {
+                    Error::Validation("amount: the new limit would be out of range".into())
+                }
+                (_, QuotaOpError::OutOfRange) => {
+                    Error::Validation("limitQuota: must be a whole number of at least 0".into())
+                }
+            }),
+        }
+    }
+
+    /// Creates a partner; returns it with its API key. Key and secret are 64 hex characters and
+    /// shown once (the key is stored hashed).
+    pub async fn create_partner(
+        &self,
+        name: &str,
+        service_ids: &[String],
+        permissions: &[String],
+    ) -> Result<(Partner, String), Error> {
+        let mut v = Validation::new();
+        if name.trim().is_empty() {
+            v.fail("name", "must not be empty");
+        }
+        let mut perms = Vec::new();
+        for p in permissions.iter().flat_map(|p| p.split(',')) {
+            match Permission::parse(p) {
+                Some(p) if !perms.contains(&p) => perms.push(p),
+                Some(_) => {}
+                None => v.fail(
+                    "permissions",
+                    format!("'{}' is not quota:read or quota:write", p.trim()),
+                ),
+            }
+        }
+        if perms.is_empty() {
+            v.fail("permissions", "at least one of quota:read, quota:write");
+        }
+        if service_ids.is_empty() {
+            v.fail("service", "at least one service");
+        }
+        for sid in service_ids {
+            if self.store.get_service(sid).await?.is_none() {
+                v.fail("service", format!("no such service {sid}"));
+            }
+        }
+        v.into_result()?;
+        let key = random_hex64();
+        let partner = Partner {
+            id: uuid::Uuid::new_v4().to_string(),
+            name: name.trim().to_string(),
+            secret: random_hex64(),
+            permissions: perms,
+            service_ids: service_ids.to_vec(),
+            created_at: self.clock.now(),
+        };
+        self.store
+            .create_partner(&partner, &apikey::hash_key(&key))
+            .await
+            .map_err(|e| match e {
+                store::StoreError::Conflict(what) => Error::Validation(format!("service: {what}")),
+                other => other.into(),
+            })?;
+        Ok((partner, key))
+    }
+}

@@ -1,0 +1,112 @@
+//! Partner quota operations: decided with the rows locked, audited in the same transaction.
+
+use crate::sql::{on_pool, Pool};
+use crate::Result;
+use domain::clock::{from_millis, to_millis};
+use domain::cycle::{cycle_start, effective};
+use domain::quota::{apply_op, Quota, QuotaOp, QuotaOpError};
+use sqlx::Row;
+use time::OffsetDateTime;
+
+/// The branch's counters and its service's cycle, read with both rows locked.
+struct Locked {
+    service_id: String,
+    branch: Quota,
+    cycle: OffsetDateTime,
+}
+
+fn op_name(op: QuotaOp) -> &'static str {
+    match op {
+        QuotaOp::Set(_) => "quota.set",
+        QuotaOp::Adjust(_) => "quota.adjust",
+        QuotaOp::Reset => "quota.reset",
+    }
+}
+
+fn json_quota(q: &Quota) -> String {
+    let limit = q.limit.map_or("null".to_string(), |l| l.to_string());
+    format!(
+        r#"{{"limitQuota":{limit},"usedQuota":{},"totalUsedQuota":{}}}"#,
+        q.used, q.total_used
+    )
+}
+
+/// `Ok(None)`: no such branch. The caller re-reads the rows for its answer.
+pub(crate) async fn modify(
+    pool: &Pool,
+    branch_id: &str,
+    op: QuotaOp,
+    now: OffsetDateTime,
+    actor: &str,
+) -> Result<Option<Result<(), QuotaOpError>>> {
+    // Same lock order as the charge writer: the service row, then the branch row.
+    let (begin, lock) = match pool {
+        Pool::Sqlite(_) => ("BEGIN IMMEDIATE", ""),
+        Pool::Pg(_) => ("BEGIN", " FOR UPDATE"),
+    };
+    let svc_sql = format!(
+        "SELECT id, billing_anchor FROM services \
+         WHERE id = (SELECT service_id FROM branches WHERE id = $1){lock}"
+    );
+    let br_sql = format!(
+        "SELECT limit_quota, used_quota, total_used_quota, cycle_start FROM branches \
+         WHERE id = $1{lock}"
+    );
+    on_pool!(pool: pool, p => {
+        let mut tx = p.begin_with(begin).await?;
+        let Some(s) = sqlx::query(&svc_sql).bind(branch_id).fetch_optional(&mut *tx).await? else {
+            tx.rollback().await?;
+            return Ok(None);
+        };
+        let Some(b) = sqlx::query(&br_sql).bind(branch_id).fetch_optional(&mut *tx).await? else {
+            tx.rollback().await?;
+            return Ok(None);
+        };
+        let cycle = cycle_start(from_millis(s.try_get(1)?), now);
+        let locked = Locked {
+            service_id: s.try_get(0)?,
+            branch: effective(
+                Quota { limit: b.try_get(0)?, used: b.try_get(1)?, total_used: b.try_get(2)? },
+                from_millis(b.try_get(3)?),
+                cycle,
+            ),
+            cycle,
+        };
+        let after = match apply_op(locked.branch, op) {
+            Ok(q) => q,
+            Err(e) => {
+                tx.rollback().await?;
+                return Ok(Some(Err(e)));
+            }
+        };
+        // `used` is written with the cycle it counts, so a reset is not undone by an old value.
+        sqlx::query(
+            "UPDATE branches SET limit_quota = $2, used_quota = $3, cycle_start = $4 WHERE id = $1",
+        )
+        .bind(branch_id)
+        .bind(after.limit)
+        .bind(after.used)
+        .bind(to_millis(locked.cycle))
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query(
+            "INSERT INTO audit_log (id, at, actor, action, service_id, branch_id, detail) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(uuid::Uuid::new_v4().to_string())
+        .bind(to_millis(now))
+        .bind(actor)
+        .bind(op_name(op))
+        .bind(&locked.service_id)
+        .bind(branch_id)
+        .bind(format!(
+            r#"{{"before":{},"after":{}}}"#,
+            json_quota(&locked.branch),
+            json_quota(&after)
+        ))
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(Some(Ok(())))
+    })
+}

@@ -1,0 +1,348 @@
+//! The partner API over HTTP, signed by an independent signer (`partner_sign.py`), on SQLite
+//! and PostgreSQL.
+
+use domain::Clock;
+use serde_json::{json, Value};
+use std::io::Write;
+use std::process::{Command, Stdio};
+use testkit::{both, Backend, TestApp};
+
+struct P {
+    key: String,
+    secret: String,
+}
+
+/// Signs with Python's hmac/hashlib, not with the code under test.
+fn sign(method: &str, path: &str, ts: &str, nonce: &str, secret: &str, body: &str) -> String {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/partner_sign.py");
+    let mut child = Command::new("python3")
+        .args([script, method, path, ts, nonce, secret])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 is needed for the independent signer");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+struct Req<'a> {
+    method: &'a str,
+    path: &'a str,
+    body: &'a str,
+    branch: &'a str,
+    ts: Option<i64>,
+    nonce: Option<String>,
+    /// Body actually sent, when it differs from the one signed.
+    sent_body: Option<&'a str>,
+    secret: Option<&'a str>,
+    key: Option<&'a str>,
+}
+
+impl<'a> Req<'a> {
+    fn new(method: &'a str, path: &'a str, body: &'a str, branch: &'a str) -> Self {
+        Req {
+            method,
+            path,
+            body,
+            branch,
+            ts: None,
+            nonce: None,
+            sent_body: None,
+            secret: None,
+            key: None,
+        }
+    }
+}
+
+async fn send(t: &TestApp, p: &P, r: Req<'_>) -> (u16, Value) {
+    let ts =
+        r.ts.unwrap_or_else(|| t.clock.now().unix_timestamp())
+            .to_string();
+    let nonce = r.nonce.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let sig = sign(
+        r.method,
+        r.path,
+        &ts,
+        &nonce,
+        r.secret.unwrap_or(&p.secret),
+        r.body,
+    );
+    let method = reqwest::Method::from_bytes(r.method.as_bytes()).unwrap();
+    let resp = t
+        .http
+        .request(method, format!("{}/v2{}", t.base, r.path))
+        .header("X-API-Key", r.key.unwrap_or(&p.key))
+        .header("X-Branch-Key", r.branch)
+        .header("X-Timestamp", &ts)
+        .header("X-Nonce", &nonce)
+        .header("X-Signature", sig)
+        .header("content-type", "application/json")
+        .body(r.sent_body.unwrap_or(r.body).to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap())
+}
+
+fn code(v: &Value) -> &str {
+    v["error"]["code"].as_str().unwrap_or("<none>")
+}
+
+async fn partner(t: &TestApp, services: &[String], perms: &str) -> P {
+    let (p, key) = t
+        .app
+        .services
+        .create_partner("Reseller", services, &[perms.to_string()])
+        .await
+        .unwrap();
+    P {
+        key,
+        secret: p.secret,
+    }
+}
+
+const Q: &str = "/b2b/branch/quota";
+
+both!(quota_operations, |b: Backend| async move {
+    let t = TestApp::spawn(b).await;
+    let ten = t.tenant(100).await;
+    let p = partner(
+        &t,
+        std::slice::from_ref(&ten.service_id),
+        "quota:read,quota:write",
+    )
+    .await;
+    for i in 0..3 {
+        let pl = t.transfer("004", "014", 100 + i).await.payload;
+        let (s, _) = t
+            .post("/v2/verify/bank", &ten.api_key, json!({"payload": pl}))
+            .await;
+        assert_eq!(s, 200);
+    }
+    let br = ten.branch_id.as_str();
+    let (s, v) = send(&t, &p, Req::new("GET", Q, "", br)).await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(
+        v["data"]["branch"],
+        json!({"id": br, "name": "Main", "limitQuota": null, "usedQuota": 3, "totalUsedQuota": 3})
+    );
+    assert_eq!(
+        v["data"]["service"],
+        json!({"limitQuota": 100, "usedQuota": 3, "totalUsedQuota": 3})
+    );
+
+    let (s, v) = send(&t, &p, Req::new("PUT", Q, r#"{"limitQuota": 10}"#, br)).await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(
+        v["data"],
+        json!({"id": br, "name": "Main", "limitQuota": 10, "usedQuota": 3, "totalUsedQuota": 3})
+    );
+    let (s, v) = send(&t, &p, Req::new("PUT", Q, r#"{"limitQuota": 2}"#, br)).await;
+    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"));
+    assert_eq!(
+        v["error"]["message"],
+        "limitQuota: must not be below the current used quota (3)"
+    );
+    let (s, v) = send(&t, &p, Req::new("PUT", Q, r#"{}"#, br)).await;
+    assert_eq!(
+        (s, v["error"]["message"].as_str()),
+        (400, Some("limitQuota: is required"))
+    );
+    let (s, v) = send(&t, &p, Req::new("PUT", Q, r#"{"limitQuota": 1.5}"#, br)).await;
+    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"));
+
+    let (s, v) = send(
+        &t,
+        &p,
+        Req::new("POST", "/b2b/branch/quota/adjust", r#"{"amount": 5}"#, br),
+    )
+    .await;
+    assert_eq!((s, v["data"]["limitQuota"].as_i64()), (200, Some(15)));
+    let (s, v) = send(
+        &t,
+        &p,
+        Req::new("POST", "/b2b/branch/quota/adjust", r#"{"amount": -13}"#, br),
+    )
+    .await;
+    assert_eq!((s, code(&v)), (400, "QUOTA_BELOW_USAGE"), "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("(3)"));
+    let (s, v) = send(
+        &t,
+        &p,
+        Req::new("POST", "/b2b/branch/quota/adjust", r#"{"amount": -12}"#, br),
+    )
+    .await;
+    assert_eq!((s, v["data"]["limitQuota"].as_i64()), (200, Some(3)));
+
+    let (s, v) = send(&t, &p, Req::new("POST", "/b2b/branch/quota/reset", "", br)).await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(
+        v["data"],
+        json!({"id": br, "name": "Main", "limitQuota": 3, "usedQuota": 0, "totalUsedQuota": 3})
+    );
+
+    let (s, v) = send(&t, &p, Req::new("PUT", Q, r#"{"limitQuota": null}"#, br)).await;
+    assert_eq!((s, v["data"]["limitQuota"].clone()), (200, Value::Null));
+    let (s, v) = send(
+        &t,
+        &p,
+        Req::new("POST", "/b2b/branch/quota/adjust", r#"{"amount": 1}"#, br),
+    )
+    .await;
+    assert_eq!(
+        (s, code(&v)),
+        (400, "VALIDATION_ERROR"),
+        "no limit to adjust"
+    );
+
+    // Every change is in the audit log, in order, with its actor.
+    let audit = t.app.store.as_ref();
+    let entries = store::Store::list_audit(audit, br).await.unwrap();
+    let actions: Vec<&str> = entries.iter().map(|e| e.action.as_str()).collect();
+    assert_eq!(
+        actions,
+        [
+            "quota.set",
+            "quota.adjust",
+            "quota.adjust",
+            "quota.reset",
+            "quota.set"
+        ]
+    );
+    assert!(entries.iter().all(|e| e.actor.starts_with("partner:")));
+    let reset: Value = serde_json::from_str(&entries[3].detail).unwrap();
+    assert_eq!(reset["before"]["usedQuota"], 3);
+    assert_eq!(reset["after"]["usedQuota"], 0);
+    t.stop().await;
+});
+
+both!(refused_requests, |b: Backend| async move {
+    let t = TestApp::spawn(b).await;
+    let ten = t.tenant(100).await;
+    let other = t.tenant(100).await;
+    let p = partner(&t, std::slice::from_ref(&ten.service_id), "quota:read").await;
+    let br = ten.branch_id.as_str();
+    let get = || Req::new("GET", Q, "", br);
+
+    // No key at all.
+    let resp = t
+        .http
+        .get(format!("{}/v2{Q}", t.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 401);
+    let v: Value = resp.json().await.unwrap();
+    assert_eq!(code(&v), "MISSING_API_KEY");
+    let unknown = "ab".repeat(32);
+    let (s, v) = send(
+        &t,
+        &p,
+        Req {
+            key: Some(&unknown),
+            ..get()
+        },
+    )
+    .await;
+    assert_eq!((s, code(&v)), (401, "INVALID_API_KEY"));
+    // Stale and future timestamps.
+    let now = t.clock.now().unix_timestamp();
+    let (s, v) = send(
+        &t,
+        &p,
+        Req {
+            ts: Some(now - 301),
+            ..get()
+        },
+    )
+    .await;
+    assert_eq!((s, code(&v)), (401, "INVALID_TIMESTAMP"));
+    let (s, v) = send(
+        &t,
+        &p,
+        Req {
+            ts: Some(now + 301),
+            ..get()
+        },
+    )
+    .await;
+    assert_eq!((s, code(&v)), (401, "INVALID_TIMESTAMP"));
+    let (s, _) = send(
+        &t,
+        &p,
+        Req {
+            ts: Some(now - 299),
+            ..get()
+        },
+    )
+    .await;
+    assert_eq!(s, 200);
+    // Replay of a nonce.
+    let nonce = uuid::Uuid::new_v4().to_string();
+    let (s, _) = send(
+        &t,
+        &p,
+        Req {
+            nonce: Some(nonce.clone()),
+            ..get()
+        },
+    )
+    .await;
+    assert_eq!(s, 200);
+    let (s, v) = send(
+        &t,
+        &p,
+        Req {
+            nonce: Some(nonce),
+            ..get()
+        },
+    )
+    .await;
+    assert_eq!((s, code(&v)), (401, "INVALID_NONCE"));
+    // Body changed after signing; wrong secret.
+    let put = Req::new("PUT", Q, r#"{"limitQuota": 10}"#, br);
+    let (s, v) = send(
+        &t,
+        &p,
+        Req {
+            sent_body: Some(r#"{"limitQuota": 99}"#),
+            ..put
+        },
+    )
+    .await;
+    assert_eq!((s, code(&v)), (401, "INVALID_SIGNATURE"));
+    let wrong = "0".repeat(64);
+    let (s, v) = send(
+        &t,
+        &p,
+        Req {
+            secret: Some(&wrong),
+            ..get()
+        },
+    )
+    .await;
+    assert_eq!((s, code(&v)), (401, "INVALID_SIGNATURE"));
+    // Signed correctly but without the permission, or for another service's branch.
+    let (s, v) = send(&t, &p, Req::new("PUT", Q, r#"{"limitQuota": 10}"#, br)).await;
+    assert_eq!((s, code(&v)), (403, "PERMISSION_DENIED"));
+    let (s, v) = send(&t, &p, Req::new("GET", Q, "", &other.branch_id)).await;
+    assert_eq!((s, code(&v)), (403, "BRANCH_ACCESS_DENIED"));
+    let (s, v) = send(&t, &p, Req::new("GET", Q, "", "not-a-uuid")).await;
+    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"));
+    // Nothing changed.
+    let (_, v) = send(&t, &p, get()).await;
+    assert_eq!(v["data"]["branch"]["limitQuota"], Value::Null);
+    assert!(store::Store::list_audit(t.app.store.as_ref(), br)
+        .await
+        .unwrap()
+        .is_empty());
+    t.stop().await;
+});
