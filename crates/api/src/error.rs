@@ -27,7 +27,26 @@ impl IntoResponse for ApiError {
             "success": false,
             "error": { "code": e.code(), "message": e.public_message() },
         });
-        (status, axum::Json(body)).into_response()
+        let mut resp = (status, axum::Json(body)).into_response();
+        if let Error::RateLimited {
+            limit,
+            retry_after_secs,
+            reset_at,
+        } = e
+        {
+            let h = resp.headers_mut();
+            for (name, value) in [
+                ("retry-after", retry_after_secs.to_string()),
+                ("x-ratelimit-limit", limit.to_string()),
+                ("x-ratelimit-remaining", "0".to_string()),
+                ("x-ratelimit-reset", reset_at.to_string()),
+            ] {
+                if let Ok(v) = value.parse() {
+                    h.insert(name, v);
+                }
+            }
+        }
+        resp
     }
 }
 

@@ -24,7 +24,10 @@ async fn caller(svc: &Services, headers: &HeaderMap, peer: SocketAddr) -> Result
     let auth = headers
         .get(axum::http::header::AUTHORIZATION)
         .map(|v| v.to_str().unwrap_or("\u{0}"));
-    Ok(svc.authenticate(auth, peer.ip()).await?)
+    let c = svc.authenticate(auth, peer.ip()).await?;
+    // Before any body is read: a refused request costs nothing but this check.
+    svc.rate_check(&c).await?;
+    Ok(c)
 }
 
 fn ok(message: &str, data: Value) -> Json<Value> {

@@ -38,6 +38,14 @@ pub enum Error {
     JobNotFound,
     #[error("the bank's service is unavailable; retry later")]
     ApiServerError,
+    /// More requests per second than the plan allows (spec 7.1: 429 with rate headers).
+    #[error("too many requests; retry after {retry_after_secs} s")]
+    RateLimited {
+        limit: u32,
+        retry_after_secs: u64,
+        /// Unix seconds when the full allowance is back.
+        reset_at: i64,
+    },
     /// Partner API: `X-Timestamp` missing, not Unix seconds, or more than 300 s away.
     #[error("X-Timestamp must be Unix seconds within 300 seconds of the server's time")]
     InvalidTimestamp,
@@ -79,6 +87,7 @@ impl Error {
             Error::NotFound => "NOT_FOUND",
             Error::JobNotFound => "JOB_NOT_FOUND",
             Error::ApiServerError => "API_SERVER_ERROR",
+            Error::RateLimited { .. } => "RATE_LIMIT_EXCEEDED",
             Error::InvalidTimestamp => "INVALID_TIMESTAMP",
             Error::InvalidNonce => "INVALID_NONCE",
             Error::InvalidSignature => "INVALID_SIGNATURE",
@@ -108,6 +117,7 @@ impl Error {
             Error::SlipNotFound(_) | Error::SlipPending | Error::NotFound | Error::JobNotFound => {
                 404
             }
+            Error::RateLimited { .. } => 429,
             Error::ApiServerError | Error::Internal(_) => 500,
         }
     }

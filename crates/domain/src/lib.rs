@@ -10,6 +10,7 @@ pub mod model;
 pub mod money;
 pub mod partner;
 pub mod quota;
+pub mod rate;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{Error, Validation};

@@ -51,9 +51,28 @@ pub struct Service {
     /// Monthly cycles start on this instant's day and time (Thai time).
     pub billing_anchor: OffsetDateTime,
     pub cycle_start: OffsetDateTime,
+    /// The plan's name and its rate; `rate_limit_rps` overrides the plan's rate.
+    pub plan: Plan,
+    pub rate_limit_rps: Option<u32>,
+}
+
+/// A named requests-per-second allowance for every branch of a service.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub name: String,
+    pub rps: u32,
+    pub burst: u32,
 }
 
 impl Service {
+    /// The limit each branch of this service gets.
+    pub fn rate_limit(&self) -> crate::rate::Gcra {
+        match self.rate_limit_rps {
+            Some(rps) => crate::rate::Gcra::new(rps, rps.div_ceil(2)),
+            None => crate::rate::Gcra::new(self.plan.rps, self.plan.burst),
+        }
+    }
+
     /// Whether the service may verify now, in the documented order: deleted, banned, owner
     /// banned, expired. (Key, IP allow-list and branch state are checked before this.)
     pub fn check_access(&self, now: OffsetDateTime) -> Result<(), crate::Error> {

@@ -55,6 +55,8 @@ enum Admin {
     User(UserCmd),
     #[command(subcommand)]
     Partner(PartnerCmd),
+    #[command(subcommand)]
+    Plan(PlanCmd),
     /// The audit log of a branch's quota changes, oldest first.
     Audit {
         #[arg(long)]
@@ -99,6 +101,29 @@ struct ServiceUpdateArgs {
     /// The owning user's id; empty to remove.
     #[arg(long)]
     owner: Option<String>,
+    /// The plan (see `admin plan`), which sets the requests-per-second limit.
+    #[arg(long)]
+    plan: Option<String>,
+    /// Requests per second per branch, overriding the plan; `none` returns to the plan's.
+    #[arg(long)]
+    rate_limit: Option<String>,
+}
+
+#[derive(Subcommand)]
+enum PlanCmd {
+    /// Create or change a plan.
+    Set {
+        #[arg(long)]
+        name: String,
+        /// Requests per second per branch.
+        #[arg(long)]
+        rps: u32,
+        /// Requests allowed at once (default: half the rate, at least 1).
+        #[arg(long)]
+        burst: Option<u32>,
+    },
+    /// List the plans.
+    List,
 }
 
 #[derive(Subcommand)]
@@ -171,6 +196,8 @@ fn service_json(s: &domain::model::Service) -> serde_json::Value {
         "expiresAt": s.expires_at.map(domain::clock::format_bangkok),
         "ownerId": s.owner_id,
         "billingAnchor": domain::clock::format_bangkok(s.billing_anchor),
+        "plan": s.plan.name,
+        "rateLimit": s.rate_limit().rps,
     })
 }
 
@@ -364,6 +391,19 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 state,
                 expires_at: a.expires.as_deref().map(parse_expiry).transpose()?,
                 owner_id: a.owner,
+                plan: a.plan,
+                rate_limit_rps: a
+                    .rate_limit
+                    .as_deref()
+                    .map(|v| {
+                        parse_limit("rate-limit", v)?
+                            .map(|n| {
+                                u32::try_from(n)
+                                    .map_err(|_| "--rate-limit is too large".to_string())
+                            })
+                            .transpose()
+                    })
+                    .transpose()?,
             };
             let s = svc.update_service(&a.service, &upd).await.map_err(err)?;
             print(service_json(&s));
@@ -385,6 +425,17 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 "permissions": p.permissions.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
                 "services": p.service_ids,
             }));
+        }
+        Command::Admin(Admin::Plan(PlanCmd::Set { name, rps, burst })) => {
+            let p = svc.set_plan(&name, rps, burst).await.map_err(err)?;
+            print(json!({ "name": p.name, "rps": p.rps, "burst": p.burst }));
+        }
+        Command::Admin(Admin::Plan(PlanCmd::List)) => {
+            let plans = svc.store.list_plans().await.map_err(|e| e.to_string())?;
+            print(json!(plans
+                .iter()
+                .map(|p| json!({ "name": p.name, "rps": p.rps, "burst": p.burst }))
+                .collect::<Vec<_>>()));
         }
         Command::Admin(Admin::Audit { branch }) => {
             let entries = svc

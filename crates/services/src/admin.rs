@@ -2,7 +2,7 @@
 
 use crate::Services;
 use domain::ip::AllowList;
-use domain::model::{Branch, Service, ServiceState, User};
+use domain::model::{Branch, Plan, Service, ServiceState, User};
 use domain::quota::Quota;
 use domain::{apikey, Error, Validation};
 use store::{BranchPatch, ServicePatch, StoreError};
@@ -10,6 +10,8 @@ use time::OffsetDateTime;
 
 /// Quota of a new service when none is given (a generous trial; operators set their own).
 pub const DEFAULT_SERVICE_QUOTA: i64 = 1000;
+/// The plan new services get (seeded by the migrations: 10 requests/s, bursts of 5).
+pub const DEFAULT_PLAN: &str = "default";
 
 #[derive(Debug, Clone, Default)]
 pub struct NewBranch {
@@ -43,6 +45,9 @@ pub struct ServiceUpdate {
     pub expires_at: Option<Option<OffsetDateTime>>,
     /// `Some("")` removes the owner.
     pub owner_id: Option<String>,
+    pub plan: Option<String>,
+    /// `Some(None)`: back to the plan's rate.
+    pub rate_limit_rps: Option<Option<u32>>,
 }
 
 fn check_limit(v: &mut Validation, field: &str, limit: &Option<Option<i64>>) {
@@ -89,6 +94,13 @@ impl Services {
             // Cycles run from the day the service was created.
             billing_anchor: now,
             cycle_start: now,
+            // The rate itself is read from the plan (its row may change later).
+            plan: Plan {
+                name: DEFAULT_PLAN.into(),
+                rps: 10,
+                burst: 5,
+            },
+            rate_limit_rps: None,
         };
         self.store.create_service(&s).await?;
         Ok(s)
@@ -193,6 +205,20 @@ impl Services {
             check_name(&mut v, n);
         }
         check_limit(&mut v, "quota", &upd.limit_quota);
+        if matches!(upd.rate_limit_rps, Some(Some(0))) {
+            v.fail("rateLimit", "must be at least 1 request per second");
+        }
+        if let Some(plan) = &upd.plan {
+            if !self
+                .store
+                .list_plans()
+                .await?
+                .iter()
+                .any(|p| &p.name == plan)
+            {
+                v.fail("plan", format!("no plan named '{plan}'"));
+            }
+        }
         let owner = match upd.owner_id.as_deref() {
             None => None,
             Some("") => Some(None),
@@ -210,11 +236,33 @@ impl Services {
             state: upd.state,
             expires_at: upd.expires_at,
             owner_id: owner,
+            plan: upd.plan.clone(),
+            rate_limit_rps: upd.rate_limit_rps,
         };
         self.store
             .update_service(id, &patch)
             .await?
             .ok_or_else(|| Error::Validation("service: no such service".into()))
+    }
+
+    /// Creates or changes a plan: `rps` requests per second per branch, bursts of `burst`.
+    pub async fn set_plan(&self, name: &str, rps: u32, burst: Option<u32>) -> Result<Plan, Error> {
+        let mut v = Validation::new();
+        check_name(&mut v, name);
+        if rps == 0 {
+            v.fail("rps", "must be at least 1");
+        }
+        if burst == Some(0) {
+            v.fail("burst", "must be at least 1");
+        }
+        v.into_result()?;
+        let plan = Plan {
+            name: name.trim().to_string(),
+            rps,
+            burst: burst.unwrap_or(rps.div_ceil(2)),
+        };
+        self.store.upsert_plan(&plan).await?;
+        Ok(plan)
     }
 
     pub async fn create_user(&self, name: &str) -> Result<User, Error> {

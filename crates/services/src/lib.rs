@@ -4,6 +4,7 @@
 pub mod admin;
 pub mod auth;
 pub mod partner;
+pub mod rate;
 pub mod verify;
 
 use domain::Clock;
@@ -17,10 +18,17 @@ pub struct Services {
     pub store: Arc<dyn Store>,
     pub bank: Arc<dyn BankGateway>,
     pub clock: Arc<dyn Clock>,
+    pub rate: Arc<rate::RateLimiter>,
 }
 
 impl Services {
     pub fn new(store: Arc<dyn Store>, bank: Arc<dyn BankGateway>, clock: Arc<dyn Clock>) -> Self {
-        Self { store, bank, clock }
+        let rate = Arc::new(rate::RateLimiter::for_backend(store.backend()));
+        Self {
+            store,
+            bank,
+            clock,
+            rate,
+        }
     }
 }

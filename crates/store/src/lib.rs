@@ -9,8 +9,9 @@ mod quota_ops;
 mod sql;
 
 use async_trait::async_trait;
-use domain::model::{AuditEntry, Branch, Partner, Service, Transfer, User};
+use domain::model::{AuditEntry, Branch, Partner, Plan, Service, Transfer, User};
 use domain::quota::{QuotaOp, QuotaOpError};
+use domain::rate::{Decision, Gcra};
 use domain::Satang;
 use time::OffsetDateTime;
 
@@ -74,6 +75,9 @@ pub struct ServicePatch {
     /// `Some(None)`: never expires.
     pub expires_at: Option<Option<OffsetDateTime>>,
     pub owner_id: Option<Option<String>>,
+    pub plan: Option<String>,
+    /// `Some(None)`: back to the plan's rate.
+    pub rate_limit_rps: Option<Option<u32>>,
 }
 
 /// Mutable branch settings; `None` leaves a field as it is.
@@ -142,6 +146,12 @@ pub trait Store: Send + Sync + 'static {
         now: OffsetDateTime,
         forget_before: OffsetDateTime,
     ) -> Result<bool>;
+
+    /// Creates or changes a plan.
+    async fn upsert_plan(&self, plan: &Plan) -> Result<()>;
+    async fn list_plans(&self) -> Result<Vec<Plan>>;
+    /// Takes one request from a branch's allowance (GCRA state shared through the database).
+    async fn rate_take(&self, branch_id: &str, limit: &Gcra, now_us: i64) -> Result<Decision>;
 
     /// Sandbox bank ledger. `Conflict` if (sending bank, reference) exists.
     async fn insert_sandbox_transfer(&self, t: &Transfer) -> Result<()>;

@@ -11,10 +11,13 @@ use crate::{
 use async_trait::async_trait;
 use domain::clock::{from_millis, to_millis};
 use domain::ip::AllowList;
-use domain::model::{AuditEntry, Branch, Partner, Party, Service, ServiceState, Transfer, User};
+use domain::model::{
+    AuditEntry, Branch, Partner, Party, Plan, Service, ServiceState, Transfer, User,
+};
 use domain::partner::Permission;
 use domain::quota::Quota;
 use domain::quota::{QuotaOp, QuotaOpError};
+use domain::rate::{Decision, Gcra};
 use domain::Satang;
 use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::sqlite::{
@@ -56,7 +59,8 @@ macro_rules! service_cols {
      s.used_quota AS s_used, s.total_used_quota AS s_total, s.created_at AS s_created, \
      s.state AS s_state, s.expires_at AS s_expires, s.owner_id AS s_owner, \
      COALESCE(u.banned, false) AS s_owner_banned, s.billing_anchor AS s_anchor, \
-     s.cycle_start AS s_cycle"
+     s.cycle_start AS s_cycle, s.plan AS s_plan, s.rate_limit_rps AS s_rate, \
+     COALESCE(pl.rps, 10) AS s_plan_rps, COALESCE(pl.burst, 5) AS s_plan_burst"
     };
 }
 
@@ -100,6 +104,14 @@ macro_rules! service_from_row {
             owner_banned: r.try_get("s_owner_banned")?,
             billing_anchor: from_millis(r.try_get("s_anchor")?),
             cycle_start: from_millis(r.try_get("s_cycle")?),
+            plan: Plan {
+                name: r.try_get("s_plan")?,
+                rps: u32::try_from(r.try_get::<i64, _>("s_plan_rps")?).unwrap_or(1),
+                burst: u32::try_from(r.try_get::<i64, _>("s_plan_burst")?).unwrap_or(1),
+            },
+            rate_limit_rps: r
+                .try_get::<Option<i64>, _>("s_rate")?
+                .and_then(|v| u32::try_from(v).ok()),
         }
     }};
 }
@@ -310,8 +322,8 @@ impl Store for SqlStore {
         on_pool!(self, p => {
             sqlx::query(
                 "INSERT INTO services (id, name, limit_quota, used_quota, total_used_quota, created_at, \
-                 state, expires_at, owner_id, billing_anchor, cycle_start) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+                 state, expires_at, owner_id, billing_anchor, cycle_start, plan, rate_limit_rps) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
             )
             .bind(&s.id)
             .bind(&s.name)
@@ -324,6 +336,8 @@ impl Store for SqlStore {
             .bind(&s.owner_id)
             .bind(to_millis(s.billing_anchor))
             .bind(to_millis(s.cycle_start))
+            .bind(&s.plan.name)
+            .bind(s.rate_limit_rps.map(i64::from))
             .execute(p)
             .await
             .map_err(|e| unique_violation(e, "service id exists"))?;
@@ -335,7 +349,7 @@ impl Store for SqlStore {
         let sql = concat!(
             "SELECT ",
             service_cols!(),
-            " FROM services s LEFT JOIN users u ON u.id = s.owner_id WHERE s.id = $1"
+            " FROM services s LEFT JOIN users u ON u.id = s.owner_id LEFT JOIN plans pl ON pl.name = s.plan WHERE s.id = $1"
         );
         on_pool!(self, p => {
             match sqlx::query(sql).bind(id).fetch_optional(p).await? {
@@ -349,7 +363,7 @@ impl Store for SqlStore {
         let sql = concat!(
             "SELECT ",
             service_cols!(),
-            " FROM services s LEFT JOIN users u ON u.id = s.owner_id \
+            " FROM services s LEFT JOIN users u ON u.id = s.owner_id LEFT JOIN plans pl ON pl.name = s.plan \
              WHERE s.name = $1 ORDER BY s.created_at LIMIT 1"
         );
         on_pool!(self, p => {
@@ -364,13 +378,16 @@ impl Store for SqlStore {
         let (set_limit, limit) = split(&patch.limit_quota);
         let (set_exp, exp) = split(&patch.expires_at);
         let (set_owner, owner) = split(&patch.owner_id);
+        let (set_rate, rate) = split(&patch.rate_limit_rps);
         on_pool!(self, p => {
             sqlx::query(
                 "UPDATE services SET name = COALESCE($2, name), \
                  limit_quota = CASE WHEN $3 THEN $4 ELSE limit_quota END, \
                  state = COALESCE($5, state), \
                  expires_at = CASE WHEN $6 THEN $7 ELSE expires_at END, \
-                 owner_id = CASE WHEN $8 THEN $9 ELSE owner_id END \
+                 owner_id = CASE WHEN $8 THEN $9 ELSE owner_id END, \
+                 plan = COALESCE($10, plan), \
+                 rate_limit_rps = CASE WHEN $11 THEN $12 ELSE rate_limit_rps END \
                  WHERE id = $1",
             )
             .bind(id)
@@ -382,6 +399,9 @@ impl Store for SqlStore {
             .bind(exp.map(to_millis))
             .bind(set_owner)
             .bind(owner)
+            .bind(&patch.plan)
+            .bind(set_rate)
+            .bind(rate.map(i64::from))
             .execute(p)
             .await?;
         });
@@ -545,7 +565,7 @@ impl Store for SqlStore {
             ", ",
             branch_cols!(),
             " FROM branches b JOIN services s ON s.id = b.service_id \
-             LEFT JOIN users u ON u.id = s.owner_id WHERE b.api_key_hash = $1"
+             LEFT JOIN users u ON u.id = s.owner_id LEFT JOIN plans pl ON pl.name = s.plan WHERE b.api_key_hash = $1"
         );
         on_pool!(self, p => {
             match sqlx::query(sql).bind(hash).fetch_optional(p).await? {
@@ -693,6 +713,76 @@ impl Store for SqlStore {
             .execute(p)
             .await?;
             Ok(r.rows_affected() == 1)
+        })
+    }
+
+    async fn upsert_plan(&self, plan: &Plan) -> Result<()> {
+        on_pool!(self, p => {
+            sqlx::query(
+                "INSERT INTO plans (name, rps, burst) VALUES ($1, $2, $3) \
+                 ON CONFLICT (name) DO UPDATE SET rps = excluded.rps, burst = excluded.burst",
+            )
+            .bind(&plan.name)
+            .bind(i64::from(plan.rps))
+            .bind(i64::from(plan.burst))
+            .execute(p)
+            .await?;
+        });
+        Ok(())
+    }
+
+    async fn list_plans(&self) -> Result<Vec<Plan>> {
+        on_pool!(self, p => {
+            let rows: Vec<(String, i64, i64)> =
+                sqlx::query_as("SELECT name, rps, burst FROM plans ORDER BY name")
+                    .fetch_all(p)
+                    .await?;
+            Ok(rows
+                .into_iter()
+                .map(|(name, rps, burst)| Plan {
+                    name,
+                    rps: u32::try_from(rps).unwrap_or(1),
+                    burst: u32::try_from(burst).unwrap_or(1),
+                })
+                .collect())
+        })
+    }
+
+    async fn rate_take(&self, branch_id: &str, limit: &Gcra, now_us: i64) -> Result<Decision> {
+        // One statement decides: the row is created or moved forward only when allowed.
+        let greatest = match self.pool {
+            Pool::Sqlite(_) => "MAX",
+            Pool::Pg(_) => "GREATEST",
+        };
+        let take = format!(
+            "INSERT INTO rate_limit_state (branch_id, tat) VALUES ($1, $2 + $3) \
+             ON CONFLICT (branch_id) DO UPDATE \
+             SET tat = {greatest}(rate_limit_state.tat, $2) + $3 \
+             WHERE {greatest}(rate_limit_state.tat, $2) - $2 <= $4 \
+             RETURNING tat"
+        );
+        on_pool!(self, p => {
+            let row: Option<(i64,)> = sqlx::query_as(&take)
+                .bind(branch_id)
+                .bind(now_us)
+                .bind(limit.interval_us)
+                .bind(limit.tolerance_us)
+                .fetch_optional(p)
+                .await?;
+            match row {
+                Some((tat,)) => Ok(Decision::Allowed {
+                    new_tat_us: tat,
+                    remaining: limit.remaining(tat, now_us),
+                }),
+                None => {
+                    let (tat,): (i64,) =
+                        sqlx::query_as("SELECT tat FROM rate_limit_state WHERE branch_id = $1")
+                            .bind(branch_id)
+                            .fetch_one(p)
+                            .await?;
+                    Ok(limit.check(Some(tat), now_us))
+                }
+            }
         })
     }
 

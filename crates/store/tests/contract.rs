@@ -1,7 +1,7 @@
 //! The store contract: every operation of `Store`, run against SQLite and PostgreSQL alike.
 
 use domain::ip::AllowList;
-use domain::model::{Branch, Party, Service, ServiceState, Transfer, User};
+use domain::model::{Branch, Party, Plan, Service, ServiceState, Transfer, User};
 use domain::quota::Quota;
 use domain::Satang;
 use store::{BranchPatch, ServicePatch, SqlStore, Store, StoreError, VerificationRecord};
@@ -28,6 +28,12 @@ fn service(id: &str, limit: Option<i64>) -> Service {
         owner_banned: false,
         billing_anchor: at(0),
         cycle_start: at(0),
+        plan: Plan {
+            name: "default".into(),
+            rps: 10,
+            burst: 5,
+        },
+        rate_limit_rps: None,
     }
 }
 
@@ -378,6 +384,8 @@ both!(service_states_users_and_patches, |b: Backend| async move {
         state: Some(ServiceState::Banned),
         expires_at: Some(Some(at(5000))),
         owner_id: Some(Some("u1".into())),
+        plan: None,
+        rate_limit_rps: Some(Some(7)),
     };
     let svc = s.update_service("s1", &patch).await.unwrap().unwrap();
     assert_eq!(svc.name, "Renamed");
@@ -386,6 +394,7 @@ both!(service_states_users_and_patches, |b: Backend| async move {
     assert_eq!(svc.expires_at, Some(at(5000)));
     assert_eq!(svc.owner_id.as_deref(), Some("u1"));
     assert!(!svc.owner_banned);
+    assert_eq!(svc.rate_limit_rps, Some(7));
     assert!(s.set_user_banned("u1", true).await.unwrap());
     assert!(!s.set_user_banned("nope", true).await.unwrap());
     assert!(s.get_service("s1").await.unwrap().unwrap().owner_banned);
@@ -453,3 +462,76 @@ both!(
         s.close().await;
     }
 );
+
+both!(plans_and_shared_rate_limits, |b: Backend| async move {
+    use domain::rate::{Decision, Gcra};
+    let db = TestDb::new(b).await;
+    let s = open(&db).await;
+    let plans = s.list_plans().await.unwrap();
+    assert_eq!(
+        plans,
+        vec![Plan {
+            name: "default".into(),
+            rps: 10,
+            burst: 5
+        }]
+    );
+    s.upsert_plan(&Plan {
+        name: "pro".into(),
+        rps: 50,
+        burst: 10,
+    })
+    .await
+    .unwrap();
+    s.upsert_plan(&Plan {
+        name: "pro".into(),
+        rps: 60,
+        burst: 12,
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        s.list_plans().await.unwrap()[1],
+        Plan {
+            name: "pro".into(),
+            rps: 60,
+            burst: 12
+        }
+    );
+    s.create_service(&service("s1", None)).await.unwrap();
+    let svc = s
+        .update_service(
+            "s1",
+            &ServicePatch {
+                plan: Some("pro".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(svc.plan.rps, 60);
+
+    // The database runs the same GCRA as domain::rate: a burst of 3, then one per 100 ms.
+    let g = Gcra::new(10, 3);
+    let mut allowed = 0;
+    for _ in 0..5 {
+        if let Decision::Allowed { .. } = s.rate_take("b1", &g, 1_000_000).await.unwrap() {
+            allowed += 1;
+        }
+    }
+    assert_eq!(allowed, 3);
+    match s.rate_take("b1", &g, 1_000_000).await.unwrap() {
+        Decision::Limited { retry_after_us } => assert_eq!(retry_after_us, 100_000),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        s.rate_take("b1", &g, 1_100_000).await.unwrap(),
+        Decision::Allowed { .. }
+    ));
+    assert!(matches!(
+        s.rate_take("b2", &g, 1_000_000).await.unwrap(),
+        Decision::Allowed { remaining: 2, .. }
+    ));
+    s.close().await;
+});

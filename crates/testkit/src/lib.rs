@@ -184,6 +184,17 @@ impl TestApp {
             .create_service("Test shop", Some(quota))
             .await
             .expect("service");
+        // The test clock stands still, so a real rate would refuse bursts; tests of the rate
+        // limit set their own.
+        svc.update_service(
+            &s.id,
+            &services::admin::ServiceUpdate {
+                rate_limit_rps: Some(Some(1_000_000)),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("rate");
         let (b, key) = svc
             .create_branch(&NewBranch {
                 service_id: s.id.clone(),

@@ -644,3 +644,60 @@ both!(quota_resets_each_billing_cycle, |b: Backend| async move {
     assert_eq!(br.quota.limit, None);
     t.stop().await;
 });
+
+both!(rate_limit_per_branch, |b: Backend| async move {
+    use services::admin::ServiceUpdate;
+    let t = TestApp::spawn(b).await;
+    let ten = t.tenant(100).await;
+    // 5 requests/s with bursts of 3 (half the rate, rounded up).
+    set_service(
+        &t,
+        &ten.service_id,
+        ServiceUpdate {
+            rate_limit_rps: Some(Some(5)),
+            ..Default::default()
+        },
+    )
+    .await;
+    let (_, other_key) = t.branch(&ten.service_id, "Branch 2", None).await;
+    let p = t.transfer("004", "014", 100).await.payload;
+    for _ in 0..3 {
+        let (s, v) = t
+            .post("/v2/verify/bank", &ten.api_key, json!({"payload": p}))
+            .await;
+        assert_eq!(s, 200, "{v}");
+    }
+    let resp = t
+        .http
+        .post(format!("{}/v2/verify/bank", t.base))
+        .bearer_auth(&ten.api_key)
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        resp.status().as_u16(),
+        429,
+        "the limit applies before the body is read"
+    );
+    let h = resp.headers().clone();
+    assert_eq!(h["retry-after"], "1");
+    assert_eq!(h["x-ratelimit-limit"], "5");
+    assert_eq!(h["x-ratelimit-remaining"], "0");
+    let reset: i64 = h["x-ratelimit-reset"].to_str().unwrap().parse().unwrap();
+    let now = domain::Clock::now(&*t.clock).unix_timestamp();
+    assert!(reset > now && reset <= now + 2, "reset {reset} now {now}");
+    let v: Value = resp.json().await.unwrap();
+    assert_eq!(code(&v), "RATE_LIMIT_EXCEEDED");
+    // Another branch has its own allowance; time restores this one.
+    let (s, _) = t.get("/v2/info", Some(&other_key)).await;
+    assert_eq!(s, 200);
+    t.clock.advance(time::Duration::milliseconds(200));
+    let (s, v) = t.get("/v2/info", Some(&ten.api_key)).await;
+    assert_eq!(s, 200);
+    assert_eq!(
+        v["data"]["application"]["quota"]["used"], 3,
+        "refused requests used no quota"
+    );
+    t.stop().await;
+});
