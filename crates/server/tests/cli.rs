@@ -341,3 +341,124 @@ async fn demo_prints_a_working_curl_line() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Starts `slipverify serve` on a free port; returns the child and its base URL.
+fn serve(db: &str) -> (std::process::Child, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new(BIN)
+        .args([
+            "--database-url",
+            db,
+            "serve",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .env("SLIPVERIFY_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    (child, base)
+}
+
+/// 200 concurrent verifications with 50 units left, spread over the given number of server
+/// processes: exactly 50 succeed and the quota rises by exactly 50.
+async fn quota_race(db: &str, processes: usize) {
+    let svc = json_ok(
+        db,
+        &[
+            "admin", "service", "create", "--name", "Race", "--quota", "60",
+        ],
+    );
+    let sid = svc["id"].as_str().unwrap().to_string();
+    json_ok(
+        db,
+        &[
+            "admin",
+            "service",
+            "update",
+            "--service",
+            &sid,
+            "--rate-limit",
+            "1000000",
+        ],
+    );
+    let key = json_ok(
+        db,
+        &[
+            "admin",
+            "branch",
+            "create",
+            "--service",
+            &sid,
+            "--name",
+            "Main",
+            "--main",
+        ],
+    )["apiKey"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let payload = json_ok(
+        db,
+        &[
+            "sandbox", "transfer", "--from", "004", "--to", "014", "--amount", "10",
+        ],
+    )["payload"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let nodes: Vec<_> = (0..processes).map(|_| serve(db)).collect();
+    let bases: Vec<&str> = nodes.iter().map(|(_, b)| b.as_str()).collect();
+    let body = json!({"payload": payload});
+    // 10 units are used first, so 50 are left.
+    let warm = testkit::post_concurrently(&bases, "/v2/verify/bank", &key, &body, 10).await;
+    assert!(warm.iter().all(|(s, _)| *s == 200));
+    let answers = testkit::post_concurrently(&bases, "/v2/verify/bank", &key, &body, 200).await;
+    let ok = answers.iter().filter(|(s, _)| *s == 200).count();
+    let refused = answers
+        .iter()
+        .filter(|(s, v)| *s == 403 && v["error"]["code"] == "QUOTA_EXCEEDED")
+        .count();
+    assert_eq!((ok, refused), (50, 150));
+    let client = reqwest::Client::new();
+    let info: Value = client
+        .get(format!("{}/v2/info", bases[0]))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(info["data"]["application"]["quota"]["used"], 60);
+    for (mut child, _) in nodes {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn quota_race_on_sqlite() {
+    let dir = std::env::temp_dir().join(format!("sv-race-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    quota_race(&format!("sqlite://{}", dir.join("race.db").display()), 1).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn quota_race_on_postgres_with_two_processes() {
+    let db = TestDb::new(Backend::Postgres).await;
+    quota_race(&db.url, 2).await;
+}

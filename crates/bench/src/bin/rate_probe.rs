@@ -33,9 +33,14 @@ async fn main() {
             match req.await {
                 Ok(r) => {
                     let h = r.headers();
-                    let complete = ["retry-after", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"]
-                        .iter()
-                        .all(|n| h.contains_key(*n));
+                    let complete = [
+                        "retry-after",
+                        "x-ratelimit-limit",
+                        "x-ratelimit-remaining",
+                        "x-ratelimit-reset",
+                    ]
+                    .iter()
+                    .all(|n| h.contains_key(*n));
                     (r.status().as_u16(), complete)
                 }
                 Err(_) => (0, false),
