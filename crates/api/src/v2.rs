@@ -24,7 +24,8 @@ async fn caller(svc: &Services, headers: &HeaderMap, peer: SocketAddr) -> Result
     let auth = headers
         .get(axum::http::header::AUTHORIZATION)
         .map(|v| v.to_str().unwrap_or("\u{0}"));
-    let c = svc.authenticate(auth, peer.ip()).await?;
+    let forwarded_for = headers.get("x-forwarded-for").and_then(|v| v.to_str().ok());
+    let c = svc.authenticate(auth, peer.ip(), forwarded_for).await?;
     // Before any body is read: a refused request costs nothing but this check.
     svc.rate_check(&c).await?;
     Ok(c)

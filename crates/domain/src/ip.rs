@@ -31,6 +31,11 @@ impl AllowList {
         Ok(Self(out))
     }
 
+    /// Admits nobody.
+    pub fn none() -> Self {
+        Self(Vec::new())
+    }
+
     pub fn allow_all() -> Self {
         Self(vec![AllowEntry::Any])
     }
@@ -54,6 +59,32 @@ impl AllowList {
             })
             .collect()
     }
+}
+
+/// The address a request came from. `X-Forwarded-For` is believed only when the peer is a
+/// trusted proxy, and only as far as the chain of trusted proxies goes: walking from the
+/// right, the first address that is not a trusted proxy is the client. Anything malformed
+/// stops the walk at the last address known good.
+pub fn client_ip(peer: IpAddr, forwarded_for: Option<&str>, trusted: &AllowList) -> IpAddr {
+    let mut ip = canonical(peer);
+    if !trusted.allows(ip) {
+        return ip;
+    }
+    let Some(chain) = forwarded_for else {
+        return ip;
+    };
+    for hop in chain.rsplit(',') {
+        match hop.trim().parse::<IpAddr>() {
+            Ok(addr) => {
+                ip = canonical(addr);
+                if !trusted.allows(ip) {
+                    return ip;
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    ip
 }
 
 /// A dual-stack socket reports IPv4 callers as `::ffff:a.b.c.d`; compare them as IPv4.
@@ -87,6 +118,31 @@ mod tests {
         assert_eq!(
             l.to_strings(),
             vec!["203.0.113.7", "10.1.0.0/16", "2001:db8::/32"]
+        );
+    }
+
+    #[test]
+    fn forwarded_for_only_from_trusted_proxies() {
+        let trusted = AllowList::parse(&["10.0.0.0/8"]).unwrap();
+        let none = AllowList::parse::<&str>(&[]).unwrap();
+        let xff = Some("198.51.100.9, 203.0.113.7, 10.0.0.2");
+        // Not behind a trusted proxy: the header is the client's own text and is ignored.
+        assert_eq!(
+            client_ip(ip("203.0.113.50"), xff, &trusted),
+            ip("203.0.113.50")
+        );
+        assert_eq!(client_ip(ip("10.0.0.1"), xff, &none), ip("10.0.0.1"));
+        // Behind trusted proxies: the first untrusted hop from the right, not the leftmost
+        // (which the client could have written).
+        assert_eq!(client_ip(ip("10.0.0.1"), xff, &trusted), ip("203.0.113.7"));
+        assert_eq!(client_ip(ip("10.0.0.1"), None, &trusted), ip("10.0.0.1"));
+        assert_eq!(
+            client_ip(ip("10.0.0.1"), Some("garbage, 10.0.0.3"), &trusted),
+            ip("10.0.0.3")
+        );
+        assert_eq!(
+            client_ip(ip("::ffff:10.0.0.1"), Some("203.0.113.7"), &trusted),
+            ip("203.0.113.7")
         );
     }
 

@@ -102,7 +102,7 @@ impl Service {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Branch {
     pub id: String,
     pub service_id: String,
@@ -117,6 +117,26 @@ pub struct Branch {
     pub created_at: OffsetDateTime,
     /// The cycle the branch's `used` counts (cycles follow the service's billing anchor).
     pub cycle_start: OffsetDateTime,
+}
+
+// Written out so the webhook secret never reaches a log through `{:?}`.
+impl std::fmt::Debug for Branch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Branch")
+            .field("id", &self.id)
+            .field("service_id", &self.service_id)
+            .field("name", &self.name)
+            .field("is_main", &self.is_main)
+            .field("active", &self.active)
+            .field("allow_ips", &self.allow_ips)
+            .field("webhook_url", &self.webhook_url)
+            .field(
+                "webhook_secret",
+                &self.webhook_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("quota", &self.quota)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Branch {
@@ -136,7 +156,7 @@ pub struct User {
 }
 
 /// A reseller or POS vendor managing quotas of some services through the partner API.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Partner {
     pub id: String,
     pub name: String,
@@ -145,6 +165,19 @@ pub struct Partner {
     pub permissions: Vec<crate::partner::Permission>,
     pub service_ids: Vec<String>,
     pub created_at: OffsetDateTime,
+}
+
+// Written out so the secret never reaches a log through `{:?}`.
+impl std::fmt::Debug for Partner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Partner")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .field("secret", &"<redacted>")
+            .field("permissions", &self.permissions)
+            .field("service_ids", &self.service_ids)
+            .finish_non_exhaustive()
+    }
 }
 
 /// One recorded change (who, what, before and after).
@@ -331,5 +364,41 @@ impl RawSlip {
                 merchant_id: t.receiver_merchant_id.clone(),
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_do_not_print() {
+        let p = Partner {
+            id: "p".into(),
+            name: "n".into(),
+            secret: "s3cr3t-value".into(),
+            permissions: vec![],
+            service_ids: vec![],
+            created_at: OffsetDateTime::UNIX_EPOCH,
+        };
+        assert!(!format!("{p:?}").contains("s3cr3t-value"));
+        let b = Branch {
+            id: "b".into(),
+            service_id: "s".into(),
+            name: "n".into(),
+            is_main: true,
+            active: true,
+            allow_ips: AllowList::allow_all(),
+            webhook_url: None,
+            webhook_secret: Some("hook-s3cr3t".into()),
+            quota: Quota {
+                limit: None,
+                used: 0,
+                total_used: 0,
+            },
+            created_at: OffsetDateTime::UNIX_EPOCH,
+            cycle_start: OffsetDateTime::UNIX_EPOCH,
+        };
+        assert!(!format!("{b:?}").contains("hook-s3cr3t"));
     }
 }

@@ -35,7 +35,10 @@ pub async fn prepare(app: &App) -> Result<Demo, String> {
         .await
         .map_err(|e| e.to_string())?;
     let api_key = match branches.iter().find(|b| b.is_main) {
-        Some(main) => svc.rotate_key(&main.id).await.map_err(|e| e.to_string())?,
+        Some(main) => svc
+            .rotate_key(&main.id, None)
+            .await
+            .map_err(|e| e.to_string())?,
         None => {
             svc.create_branch(&NewBranch {
                 service_id: service.id.clone(),

@@ -36,6 +36,14 @@ enum Command {
         /// Create a demo service, branch and sandbox transfers and print a ready curl line.
         #[arg(long)]
         demo: bool,
+        /// A proxy (address or CIDR) whose X-Forwarded-For is believed; repeatable. Without
+        /// one, the allow-lists see the TCP peer.
+        #[arg(
+            long = "trusted-proxy",
+            env = "SLIPVERIFY_TRUSTED_PROXIES",
+            value_delimiter = ','
+        )]
+        trusted_proxy: Vec<String>,
     },
     /// Services, branches and keys.
     #[command(subcommand)]
@@ -158,6 +166,20 @@ enum UserCmd {
     },
 }
 
+/// `90s`, `30m`, `24h` or `7d`.
+fn parse_duration(v: &str) -> Result<time::Duration, String> {
+    let bad = || format!("'{v}' is not a duration such as 90s, 30m, 24h or 7d");
+    let (num, unit) = v.trim().split_at(v.trim().len().saturating_sub(1));
+    let n: i64 = num.parse().map_err(|_| bad())?;
+    match unit {
+        "s" => Ok(time::Duration::seconds(n)),
+        "m" => Ok(time::Duration::minutes(n)),
+        "h" => Ok(time::Duration::hours(n)),
+        "d" => Ok(time::Duration::days(n)),
+        _ => Err(bad()),
+    }
+}
+
 /// `N` or `none`.
 fn parse_limit(field: &str, v: &str) -> Result<Option<i64>, String> {
     if v.eq_ignore_ascii_case("none") {
@@ -250,6 +272,9 @@ enum KeyCmd {
     Rotate {
         #[arg(long)]
         branch: String,
+        /// Keep the old key working this long (e.g. 30m, 24h, 7d; at most 7 days).
+        #[arg(long)]
+        grace: Option<String>,
     },
 }
 
@@ -348,12 +373,22 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             }
         });
     }
-    let app = App::open(&cli.database_url, Arc::new(SystemClock)).await?;
+    let mut app = App::open(&cli.database_url, Arc::new(SystemClock)).await?;
     let svc = &app.services;
     let err = |e: domain::Error| e.public_message();
     match cli.command {
         Command::Qr { .. } => unreachable!("handled above"),
-        Command::Serve { listen, demo } => {
+        Command::Serve {
+            listen,
+            demo,
+            trusted_proxy,
+        } => {
+            if !trusted_proxy.is_empty() {
+                let list = domain::ip::AllowList::parse(&trusted_proxy)
+                    .map_err(|e| format!("--trusted-proxy: {e}"))?;
+                tracing::info!(proxies = ?list.to_strings(), "trusting X-Forwarded-For from these peers");
+                app.services.trusted_proxies = Arc::new(list);
+            }
             let listener = tokio::net::TcpListener::bind(&listen)
                 .await
                 .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
@@ -506,8 +541,9 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 .map_err(err)?;
             print(branch_json(&b, None));
         }
-        Command::Admin(Admin::Key(KeyCmd::Rotate { branch })) => {
-            let key = svc.rotate_key(&branch).await.map_err(err)?;
+        Command::Admin(Admin::Key(KeyCmd::Rotate { branch, grace })) => {
+            let grace = grace.as_deref().map(parse_duration).transpose()?;
+            let key = svc.rotate_key(&branch, grace).await.map_err(err)?;
             print(json!({ "id": branch, "apiKey": key }));
         }
         Command::Sandbox(Sandbox::Transfer {

@@ -290,12 +290,25 @@ impl Services {
             .ok_or_else(|| Error::Validation("user: no such user".into()))
     }
 
-    /// Issues a new key; the old one stops working at once.
-    pub async fn rotate_key(&self, branch_id: &str) -> Result<String, Error> {
+    /// Issues a new key. The old one stops working at once, or after `grace` (at most 7 days)
+    /// so integrations can switch without downtime.
+    pub async fn rotate_key(
+        &self,
+        branch_id: &str,
+        grace: Option<time::Duration>,
+    ) -> Result<String, Error> {
+        if let Some(g) = grace {
+            if g.is_negative() || g > time::Duration::days(7) {
+                return Err(Error::Validation(
+                    "grace: must be between 0 and 7 days".into(),
+                ));
+            }
+        }
         let key = new_key();
+        let keep_old_until = grace.map(|g| self.clock.now() + g);
         if self
             .store
-            .set_api_key_hash(branch_id, &apikey::hash_key(&key))
+            .set_api_key_hash(branch_id, &apikey::hash_key(&key), keep_old_until)
             .await?
         {
             Ok(key)

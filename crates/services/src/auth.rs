@@ -27,11 +27,15 @@ impl Caller {
 }
 
 impl Services {
+    /// `peer` is the TCP peer; `forwarded_for` the `X-Forwarded-For` header, believed only
+    /// from the configured trusted proxies.
     pub async fn authenticate(
         &self,
         authorization: Option<&str>,
-        client_ip: IpAddr,
+        peer: IpAddr,
+        forwarded_for: Option<&str>,
     ) -> Result<Caller, Error> {
+        let client_ip = domain::ip::client_ip(peer, forwarded_for, &self.trusted_proxies);
         let header = authorization.map(str::trim).unwrap_or("");
         if header.is_empty() {
             return Err(Error::MissingApiKey);
@@ -42,7 +46,7 @@ impl Services {
         }
         let (service, branch) = self
             .store
-            .find_by_api_key_hash(&apikey::hash_key(key))
+            .find_by_api_key_hash(&apikey::hash_key(key), self.clock.now())
             .await?
             .ok_or(Error::InvalidApiKey)?;
         if !branch.allow_ips.allows(client_ip) {

@@ -19,6 +19,8 @@ pub struct Services {
     pub bank: Arc<dyn BankGateway>,
     pub clock: Arc<dyn Clock>,
     pub rate: Arc<rate::RateLimiter>,
+    /// Peers whose `X-Forwarded-For` is believed (empty: nobody's).
+    pub trusted_proxies: Arc<domain::ip::AllowList>,
 }
 
 impl Services {
@@ -29,6 +31,7 @@ impl Services {
             bank,
             clock,
             rate,
+            trusted_proxies: Arc::new(domain::ip::AllowList::none()),
         }
     }
 }

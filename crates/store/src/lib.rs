@@ -114,10 +114,21 @@ pub trait Store: Send + Sync + 'static {
     async fn list_branches(&self, service_id: &str) -> Result<Vec<Branch>>;
     /// Returns the updated branch, or `None` if it does not exist.
     async fn update_branch(&self, id: &str, patch: &BranchPatch) -> Result<Option<Branch>>;
-    /// Replaces the key hash (the old key stops working at once). False if no such branch.
-    async fn set_api_key_hash(&self, branch_id: &str, hash: &str) -> Result<bool>;
-    /// The branch owning a key hash, with its service: the one look-up of authentication.
-    async fn find_by_api_key_hash(&self, hash: &str) -> Result<Option<(Service, Branch)>>;
+    /// Replaces the key hash. The old key stops working at once, or at `keep_old_until`.
+    /// False if no such branch.
+    async fn set_api_key_hash(
+        &self,
+        branch_id: &str,
+        hash: &str,
+        keep_old_until: Option<OffsetDateTime>,
+    ) -> Result<bool>;
+    /// The branch owning a key hash (its current key, or its previous one still in its grace
+    /// period at `now`), with its service: the one look-up of authentication.
+    async fn find_by_api_key_hash(
+        &self,
+        hash: &str,
+        now: OffsetDateTime,
+    ) -> Result<Option<(Service, Branch)>>;
 
     /// Charges one unit to the service and the branch and records the slip, atomically.
     /// `QuotaExceeded` when either has no room; then nothing is charged or recorded.

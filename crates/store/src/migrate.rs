@@ -23,6 +23,10 @@ pub(crate) const SQLITE: &[Migration] = &[
         version: 4,
         sql: include_str!("../migrations/sqlite/0004_rate_limits.sql"),
     },
+    Migration {
+        version: 5,
+        sql: include_str!("../migrations/sqlite/0005_key_grace.sql"),
+    },
 ];
 
 pub(crate) const POSTGRES: &[Migration] = &[
@@ -41,6 +45,10 @@ pub(crate) const POSTGRES: &[Migration] = &[
     Migration {
         version: 4,
         sql: include_str!("../migrations/postgres/0004_rate_limits.sql"),
+    },
+    Migration {
+        version: 5,
+        sql: include_str!("../migrations/postgres/0005_key_grace.sql"),
     },
 ];
 

@@ -546,11 +546,23 @@ impl Store for SqlStore {
         self.get_branch(id).await
     }
 
-    async fn set_api_key_hash(&self, branch_id: &str, hash: &str) -> Result<bool> {
+    async fn set_api_key_hash(
+        &self,
+        branch_id: &str,
+        hash: &str,
+        keep_old_until: Option<OffsetDateTime>,
+    ) -> Result<bool> {
         on_pool!(self, p => {
-            let r = sqlx::query("UPDATE branches SET api_key_hash = $2 WHERE id = $1")
+            // Right-hand sides see the old row: the previous hash is the one being replaced.
+            let r = sqlx::query(
+                "UPDATE branches SET api_key_hash = $2, \
+                 prev_api_key_hash = CASE WHEN $3 THEN api_key_hash ELSE NULL END, \
+                 prev_key_expires_at = $4 WHERE id = $1",
+            )
                 .bind(branch_id)
                 .bind(hash)
+                .bind(keep_old_until.is_some())
+                .bind(keep_old_until.map(to_millis))
                 .execute(p)
                 .await
                 .map_err(|e| unique_violation(e, "key hash in use"))?;
@@ -558,17 +570,22 @@ impl Store for SqlStore {
         })
     }
 
-    async fn find_by_api_key_hash(&self, hash: &str) -> Result<Option<(Service, Branch)>> {
+    async fn find_by_api_key_hash(
+        &self,
+        hash: &str,
+        now: OffsetDateTime,
+    ) -> Result<Option<(Service, Branch)>> {
         let sql = concat!(
             "SELECT ",
             service_cols!(),
             ", ",
             branch_cols!(),
             " FROM branches b JOIN services s ON s.id = b.service_id \
-             LEFT JOIN users u ON u.id = s.owner_id LEFT JOIN plans pl ON pl.name = s.plan WHERE b.api_key_hash = $1"
+             LEFT JOIN users u ON u.id = s.owner_id LEFT JOIN plans pl ON pl.name = s.plan WHERE b.api_key_hash = $1 \
+             OR (b.prev_api_key_hash = $1 AND b.prev_key_expires_at > $2)"
         );
         on_pool!(self, p => {
-            match sqlx::query(sql).bind(hash).fetch_optional(p).await? {
+            match sqlx::query(sql).bind(hash).bind(to_millis(now)).fetch_optional(p).await? {
                 Some(r) => Ok(Some((service_from_row!(r), branch_from_row!(r)))),
                 None => Ok(None),
             }

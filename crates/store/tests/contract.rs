@@ -124,13 +124,56 @@ both!(services_and_branches, |b: Backend| async move {
         .collect();
     assert_eq!(list, ["b1", "b3"]);
 
-    let (fs, fb) = s.find_by_api_key_hash("hash3").await.unwrap().unwrap();
+    let (fs, fb) = s
+        .find_by_api_key_hash("hash3", at(0))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!((fs, fb), (svc.clone(), sub.clone()));
-    assert!(s.find_by_api_key_hash("other").await.unwrap().is_none());
-    assert!(s.set_api_key_hash("b3", "hash3b").await.unwrap());
-    assert!(s.find_by_api_key_hash("hash3").await.unwrap().is_none());
-    assert!(s.find_by_api_key_hash("hash3b").await.unwrap().is_some());
-    assert!(!s.set_api_key_hash("missing", "x").await.unwrap());
+    assert!(s
+        .find_by_api_key_hash("other", at(0))
+        .await
+        .unwrap()
+        .is_none());
+    assert!(s.set_api_key_hash("b3", "hash3b", None).await.unwrap());
+    assert!(s
+        .find_by_api_key_hash("hash3", at(0))
+        .await
+        .unwrap()
+        .is_none());
+    assert!(s
+        .find_by_api_key_hash("hash3b", at(0))
+        .await
+        .unwrap()
+        .is_some());
+    assert!(!s.set_api_key_hash("missing", "x", None).await.unwrap());
+    // With a grace period the previous key works until it ends, then only the new one.
+    assert!(s
+        .set_api_key_hash("b3", "hash3c", Some(at(1000)))
+        .await
+        .unwrap());
+    assert!(s
+        .find_by_api_key_hash("hash3b", at(999))
+        .await
+        .unwrap()
+        .is_some());
+    assert!(s
+        .find_by_api_key_hash("hash3b", at(1000))
+        .await
+        .unwrap()
+        .is_none());
+    assert!(s
+        .find_by_api_key_hash("hash3c", at(5000))
+        .await
+        .unwrap()
+        .is_some());
+    // A later rotation without grace drops the previous key at once.
+    assert!(s.set_api_key_hash("b3", "hash3d", None).await.unwrap());
+    assert!(s
+        .find_by_api_key_hash("hash3c", at(0))
+        .await
+        .unwrap()
+        .is_none());
 
     let patch = BranchPatch {
         name: Some("Renamed".into()),
@@ -403,7 +446,7 @@ both!(service_states_users_and_patches, |b: Backend| async move {
         .await
         .unwrap();
     assert!(
-        s.find_by_api_key_hash("h1")
+        s.find_by_api_key_hash("h1", at(0))
             .await
             .unwrap()
             .unwrap()

@@ -125,7 +125,7 @@ impl TestApp {
     pub async fn spawn(backend: Backend) -> TestApp {
         let db = TestDb::new(backend).await;
         let url = db.url.clone();
-        Self::start(&url, Some(db)).await
+        Self::start(&url, Some(db), |_| {}).await
     }
 
     /// A second node: another server process-alike with its own pools and writer, on the
@@ -136,12 +136,31 @@ impl TestApp {
             .as_ref()
             .map(|d| d.url.clone())
             .expect("first node");
-        Self::start(&url, None).await
+        Self::start(&url, None, |_| {}).await
     }
 
-    async fn start(url: &str, db: Option<TestDb>) -> TestApp {
+    /// Another node on the same database whose services are configured first (e.g. trusted
+    /// proxies).
+    pub async fn another_node_with(
+        &self,
+        configure: impl FnOnce(&mut services::Services),
+    ) -> TestApp {
+        let url = self
+            ._db
+            .as_ref()
+            .map(|d| d.url.clone())
+            .expect("first node");
+        Self::start(&url, None, configure).await
+    }
+
+    async fn start(
+        url: &str,
+        db: Option<TestDb>,
+        configure: impl FnOnce(&mut services::Services),
+    ) -> TestApp {
         let clock = Arc::new(ManualClock::new(time::OffsetDateTime::now_utc()));
-        let app = App::open(url, clock.clone()).await.expect("open app");
+        let mut app = App::open(url, clock.clone()).await.expect("open app");
+        configure(&mut app.services);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");

@@ -252,7 +252,7 @@ both!(authentication, |b: Backend| async move {
         .await;
     assert_eq!(s, 200);
 
-    let new_key = svc.rotate_key(&ten.branch_id).await.unwrap();
+    let new_key = svc.rotate_key(&ten.branch_id, None).await.unwrap();
     let (s, v) = t.get("/v2/info", Some(&ten.api_key)).await;
     assert_eq!((s, code(&v)), (401, "INVALID_API_KEY"));
     let (s, _) = t.get("/v2/info", Some(&new_key)).await;
@@ -701,3 +701,86 @@ both!(rate_limit_per_branch, |b: Backend| async move {
     );
     t.stop().await;
 });
+
+both!(
+    key_rotation_grace_and_trusted_proxies,
+    |b: Backend| async move {
+        use services::admin::BranchUpdate;
+        let t = TestApp::spawn(b).await;
+        let ten = t.tenant(100).await;
+        let svc = &t.app.services;
+        let new_key = svc
+            .rotate_key(&ten.branch_id, Some(time::Duration::hours(1)))
+            .await
+            .unwrap();
+        assert_eq!(
+            t.get("/v2/info", Some(&ten.api_key)).await.0,
+            200,
+            "old key in its grace period"
+        );
+        assert_eq!(t.get("/v2/info", Some(&new_key)).await.0, 200);
+        t.clock.advance(time::Duration::hours(1));
+        let (s, v) = t.get("/v2/info", Some(&ten.api_key)).await;
+        assert_eq!((s, code(&v)), (401, "INVALID_API_KEY"));
+        assert!(svc
+            .rotate_key(&ten.branch_id, Some(time::Duration::days(8)))
+            .await
+            .is_err());
+
+        // X-Forwarded-For is ignored unless the peer is a trusted proxy.
+        let only = |ip: &str| BranchUpdate {
+            allow_ips: Some(vec![ip.into()]),
+            ..Default::default()
+        };
+        svc.update_branch(&ten.branch_id, &only("203.0.113.7"))
+            .await
+            .unwrap();
+        let get_from = |xff: &'static str| {
+            t.http
+                .get(format!("{}/v2/info", t.base))
+                .bearer_auth(&new_key)
+                .header("x-forwarded-for", xff)
+                .send()
+        };
+        let r = get_from("203.0.113.7").await.unwrap();
+        assert_eq!(
+            r.status().as_u16(),
+            403,
+            "an untrusted peer cannot claim an address"
+        );
+        let trusting = t
+            .another_node_with(|s| {
+                s.trusted_proxies =
+                    std::sync::Arc::new(domain::ip::AllowList::parse(&["127.0.0.1"]).unwrap())
+            })
+            .await;
+        let r = trusting
+            .http
+            .get(format!("{}/v2/info", trusting.base))
+            .bearer_auth(&new_key)
+            .header("x-forwarded-for", "198.51.100.1, 203.0.113.7")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            r.status().as_u16(),
+            200,
+            "behind a trusted proxy the client is the last untrusted hop"
+        );
+        let r = trusting
+            .http
+            .get(format!("{}/v2/info", trusting.base))
+            .bearer_auth(&new_key)
+            .header("x-forwarded-for", "203.0.113.7, 198.51.100.1")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            r.status().as_u16(),
+            403,
+            "a client-written leftmost entry is not believed"
+        );
+        trusting.stop().await;
+        t.stop().await;
+    }
+);
