@@ -70,6 +70,36 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// Present with an explicit `null` (a PATCH that clears the field).
+    pub fn is_null(&self, name: &str) -> bool {
+        matches!(self.map.get(name), Some(Value::Null))
+    }
+
+    /// A whole number of at least `min`.
+    pub fn whole(&mut self, name: &str, min: i64) -> Option<i64> {
+        match self.get(name)?.as_i64() {
+            Some(n) if n >= min => Some(n),
+            _ => {
+                self.v
+                    .fail(name, format!("must be a whole number of at least {min}"));
+                None
+            }
+        }
+    }
+
+    /// A list of strings.
+    pub fn strings(&mut self, name: &str) -> Option<Vec<String>> {
+        let list = self.get(name)?.as_array().and_then(|a| {
+            a.iter()
+                .map(|v| v.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>()
+        });
+        if list.is_none() {
+            self.v.fail(name, "must be a list of strings");
+        }
+        list
+    }
+
     pub fn boolean(&mut self, name: &str) -> Option<bool> {
         match self.get(name)? {
             Value::Bool(b) => Some(*b),

@@ -1,10 +1,12 @@
 //! The HTTP interface. Handlers are thin: authenticate, parse the body into a request value,
 //! call a domain service, wrap the answer. Every failure leaves through `error::ApiError`.
 
+mod admin;
 mod b2b;
 mod body;
 mod error;
 mod v2;
+pub mod views;
 
 use axum::http::Request;
 use axum::Router;
@@ -34,6 +36,7 @@ pub fn router(services: Services) -> Router {
     Router::new()
         .route("/health", axum::routing::get(health))
         .nest("/v2", v2::routes().merge(b2b::routes()))
+        .nest("/admin", admin::routes())
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::not_found)
         .with_state(services)

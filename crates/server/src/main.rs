@@ -2,7 +2,6 @@
 //! explain QR payloads.
 
 use clap::{Args, Parser, Subcommand};
-use domain::model::Branch;
 use domain::model::ServiceState;
 use domain::{Satang, SystemClock};
 use gateway::NewSandboxTransfer;
@@ -44,6 +43,9 @@ enum Command {
             value_delimiter = ','
         )]
         trusted_proxy: Vec<String>,
+        /// Turns on the admin API (`/admin/...`) with this bearer token (at least 32 characters).
+        #[arg(long, env = "SLIPVERIFY_ADMIN_TOKEN", hide_env_values = true)]
+        admin_token: Option<String>,
     },
     /// Services, branches and keys.
     #[command(subcommand)]
@@ -209,20 +211,6 @@ fn parse_expiry(v: &str) -> Result<Option<time::OffsetDateTime>, String> {
     ))
 }
 
-fn service_json(s: &domain::model::Service) -> serde_json::Value {
-    json!({
-        "id": s.id,
-        "name": s.name,
-        "state": s.state.as_str(),
-        "limitQuota": s.quota.limit,
-        "expiresAt": s.expires_at.map(domain::clock::format_bangkok),
-        "ownerId": s.owner_id,
-        "billingAnchor": domain::clock::format_bangkok(s.billing_anchor),
-        "plan": s.plan.name,
-        "rateLimit": s.rate_limit().rps,
-    })
-}
-
 #[derive(Subcommand)]
 enum BranchCmd {
     /// Create a branch; prints its API key once.
@@ -304,24 +292,6 @@ enum Sandbox {
     },
 }
 
-fn branch_json(b: &Branch, api_key: Option<&str>) -> serde_json::Value {
-    let mut v = json!({
-        "id": b.id,
-        "serviceId": b.service_id,
-        "name": b.name,
-        "isMain": b.is_main,
-        "active": b.active,
-        "allowIps": b.allow_ips.to_strings(),
-        "webhookUrl": b.webhook_url,
-        "hasWebhookSecret": b.webhook_secret.is_some(),
-        "limitQuota": b.quota.limit,
-    });
-    if let Some(k) = api_key {
-        v["apiKey"] = json!(k);
-    }
-    v
-}
-
 fn print(v: serde_json::Value) {
     println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
 }
@@ -382,7 +352,15 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             listen,
             demo,
             trusted_proxy,
+            admin_token,
         } => {
+            if let Some(token) = admin_token {
+                if token.len() < 32 {
+                    return Err("--admin-token must be at least 32 characters".into());
+                }
+                tracing::warn!("admin API enabled at /admin");
+                app.services.admin_token = Some(Arc::new(token));
+            }
             if !trusted_proxy.is_empty() {
                 let list = domain::ip::AllowList::parse(&trusted_proxy)
                     .map_err(|e| format!("--trusted-proxy: {e}"))?;
@@ -406,7 +384,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Command::Admin(Admin::Service(ServiceCmd::Create { name, quota })) => {
             let s = svc.create_service(&name, quota).await.map_err(err)?;
-            print(service_json(&s));
+            print(api::views::service(&s));
         }
         Command::Admin(Admin::Service(ServiceCmd::Update(a))) => {
             let state = match a.state.as_deref() {
@@ -441,7 +419,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                     .transpose()?,
             };
             let s = svc.update_service(&a.service, &upd).await.map_err(err)?;
-            print(service_json(&s));
+            print(api::views::service(&s));
         }
         Command::Admin(Admin::Partner(PartnerCmd::Create {
             name,
@@ -452,24 +430,17 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 .create_partner(&name, &services, &[permissions])
                 .await
                 .map_err(err)?;
-            print(json!({
-                "id": p.id,
-                "name": p.name,
-                "apiKey": key,
-                "secret": p.secret,
-                "permissions": p.permissions.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
-                "services": p.service_ids,
-            }));
+            print(api::views::new_partner(&p, &key));
         }
         Command::Admin(Admin::Plan(PlanCmd::Set { name, rps, burst })) => {
             let p = svc.set_plan(&name, rps, burst).await.map_err(err)?;
-            print(json!({ "name": p.name, "rps": p.rps, "burst": p.burst }));
+            print(api::views::plan(&p));
         }
         Command::Admin(Admin::Plan(PlanCmd::List)) => {
             let plans = svc.store.list_plans().await.map_err(|e| e.to_string())?;
             print(json!(plans
                 .iter()
-                .map(|p| json!({ "name": p.name, "rps": p.rps, "burst": p.burst }))
+                .map(api::views::plan)
                 .collect::<Vec<_>>()));
         }
         Command::Admin(Admin::Audit { branch }) => {
@@ -478,28 +449,15 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 .list_audit(&branch)
                 .await
                 .map_err(|e| e.to_string())?;
-            let list: Vec<_> = entries
-                .iter()
-                .map(|e| {
-                    json!({
-                        "at": domain::clock::format_bangkok(e.at),
-                        "actor": e.actor,
-                        "action": e.action,
-                        "serviceId": e.service_id,
-                        "branchId": e.branch_id,
-                        "detail": serde_json::from_str::<serde_json::Value>(&e.detail).unwrap_or_default(),
-                    })
-                })
-                .collect();
-            print(json!(list));
+            print(api::views::audit(&entries));
         }
         Command::Admin(Admin::User(UserCmd::Create { name })) => {
             let u = svc.create_user(&name).await.map_err(err)?;
-            print(json!({ "id": u.id, "name": u.name, "banned": u.banned }));
+            print(api::views::user(&u));
         }
         Command::Admin(Admin::User(UserCmd::Update { user, banned })) => {
             let u = svc.set_user_banned(&user, banned).await.map_err(err)?;
-            print(json!({ "id": u.id, "name": u.name, "banned": u.banned }));
+            print(api::views::user(&u));
         }
         Command::Admin(Admin::Branch(BranchCmd::Create {
             service,
@@ -518,7 +476,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 })
                 .await
                 .map_err(err)?;
-            print(branch_json(&b, Some(&key)));
+            print(api::views::branch(&b, Some(&key)));
         }
         Command::Admin(Admin::Branch(BranchCmd::Update(a))) => {
             let b = svc
@@ -539,7 +497,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 )
                 .await
                 .map_err(err)?;
-            print(branch_json(&b, None));
+            print(api::views::branch(&b, None));
         }
         Command::Admin(Admin::Key(KeyCmd::Rotate { branch, grace })) => {
             let grace = grace.as_deref().map(parse_duration).transpose()?;

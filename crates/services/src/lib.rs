@@ -21,9 +21,35 @@ pub struct Services {
     pub rate: Arc<rate::RateLimiter>,
     /// Peers whose `X-Forwarded-For` is believed (empty: nobody's).
     pub trusted_proxies: Arc<domain::ip::AllowList>,
+    /// The admin API's bearer token; `None` turns the admin API off.
+    pub admin_token: Option<Arc<String>>,
 }
 
 impl Services {
+    /// Checks the admin API's bearer token (compared as SHA-256 digests, in constant time).
+    pub fn authenticate_admin(&self, authorization: Option<&str>) -> Result<(), domain::Error> {
+        use domain::Error;
+        let Some(token) = &self.admin_token else {
+            return Err(Error::NotFound);
+        };
+        let given = authorization
+            .and_then(|h| h.trim().split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, t)| t.trim())
+            .ok_or(Error::MissingApiKey)?;
+        let (a, b) = (
+            domain::apikey::hash_key(given),
+            domain::apikey::hash_key(token),
+        );
+        // Equal-length hex digests; fold so the comparison does not stop early.
+        let diff = a.bytes().zip(b.bytes()).fold(0u8, |d, (x, y)| d | (x ^ y));
+        if diff == 0 && given == token.as_str() {
+            Ok(())
+        } else {
+            Err(Error::InvalidApiKey)
+        }
+    }
+
     pub fn new(store: Arc<dyn Store>, bank: Arc<dyn BankGateway>, clock: Arc<dyn Clock>) -> Self {
         let rate = Arc::new(rate::RateLimiter::for_backend(store.backend()));
         Self {
@@ -32,6 +58,7 @@ impl Services {
             clock,
             rate,
             trusted_proxies: Arc::new(domain::ip::AllowList::none()),
+            admin_token: None,
         }
     }
 }

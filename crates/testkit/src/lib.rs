@@ -128,6 +128,16 @@ impl TestApp {
         Self::start(&url, Some(db), |_| {}).await
     }
 
+    /// Like `spawn`, with the services configured before the server starts.
+    pub async fn spawn_with(
+        backend: Backend,
+        configure: impl FnOnce(&mut services::Services),
+    ) -> TestApp {
+        let db = TestDb::new(backend).await;
+        let url = db.url.clone();
+        Self::start(&url, Some(db), configure).await
+    }
+
     /// A second node: another server process-alike with its own pools and writer, on the
     /// same database.
     pub async fn another_node(&self) -> TestApp {
@@ -280,6 +290,27 @@ impl TestApp {
         }
         let resp = req.send().await.expect("request");
         read(resp).await
+    }
+
+    /// Any method, a bearer key, a JSON body; returns status and JSON body.
+    pub async fn call(
+        &self,
+        method: &str,
+        path: &str,
+        key: &str,
+        body: Option<Value>,
+    ) -> (u16, Value) {
+        let m = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
+        let mut req = self
+            .http
+            .request(m, format!("{}{path}", self.base))
+            .bearer_auth(key);
+        if let Some(b) = body {
+            req = req
+                .header("content-type", "application/json")
+                .body(b.to_string());
+        }
+        read(req.send().await.expect("request")).await
     }
 
     pub async fn post(&self, path: &str, key: &str, body: Value) -> (u16, Value) {

@@ -1,0 +1,76 @@
+//! JSON views of administrative records, shared by the admin API and the CLI so both print
+//! the same shapes. Secrets appear only where they are issued (keys on creation/rotation).
+
+use domain::clock::format_bangkok;
+use domain::model::{AuditEntry, Branch, Partner, Plan, Service, User};
+use serde_json::{json, Value};
+
+pub fn service(s: &Service) -> Value {
+    json!({
+        "id": s.id,
+        "name": s.name,
+        "state": s.state.as_str(),
+        "limitQuota": s.quota.limit,
+        "expiresAt": s.expires_at.map(format_bangkok),
+        "ownerId": s.owner_id,
+        "billingAnchor": format_bangkok(s.billing_anchor),
+        "plan": s.plan.name,
+        "rateLimit": s.rate_limit().rps,
+    })
+}
+
+pub fn branch(b: &Branch, api_key: Option<&str>) -> Value {
+    let mut v = json!({
+        "id": b.id,
+        "serviceId": b.service_id,
+        "name": b.name,
+        "isMain": b.is_main,
+        "active": b.active,
+        "allowIps": b.allow_ips.to_strings(),
+        "webhookUrl": b.webhook_url,
+        "hasWebhookSecret": b.webhook_secret.is_some(),
+        "limitQuota": b.quota.limit,
+    });
+    if let Some(k) = api_key {
+        v["apiKey"] = json!(k);
+    }
+    v
+}
+
+pub fn user(u: &User) -> Value {
+    json!({ "id": u.id, "name": u.name, "banned": u.banned })
+}
+
+pub fn plan(p: &Plan) -> Value {
+    json!({ "name": p.name, "rps": p.rps, "burst": p.burst })
+}
+
+/// Only at creation: the key and secret are not retrievable later.
+pub fn new_partner(p: &Partner, api_key: &str) -> Value {
+    json!({
+        "id": p.id,
+        "name": p.name,
+        "apiKey": api_key,
+        "secret": p.secret,
+        "permissions": p.permissions.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
+        "services": p.service_ids,
+    })
+}
+
+pub fn audit(entries: &[AuditEntry]) -> Value {
+    Value::Array(
+        entries
+            .iter()
+            .map(|e| {
+                json!({
+                    "at": format_bangkok(e.at),
+                    "actor": e.actor,
+                    "action": e.action,
+                    "serviceId": e.service_id,
+                    "branchId": e.branch_id,
+                    "detail": serde_json::from_str::<Value>(&e.detail).unwrap_or_default(),
+                })
+            })
+            .collect(),
+    )
+}
