@@ -7,7 +7,7 @@
 //! same conditional statements as alone. The database still decides every race: another
 //! process (node) runs its own writer against the same rows and unique key.
 
-use crate::sql::{on_pool, Pool};
+use crate::sql::{on_pool, placeholders, Pool};
 use crate::{ChargeOutcome, Result, StoreError, VerificationRecord};
 use domain::clock::{from_millis, to_millis};
 use domain::cycle::{cycle_start, effective};
@@ -88,13 +88,6 @@ async fn run(pool: Pool, mut rx: mpsc::Receiver<(VerificationRecord, Reply)>) {
             }
         }
     }
-}
-
-fn placeholders(from: usize, n: usize) -> String {
-    (from..from + n)
-        .map(|i| format!("${i}"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// Applies the charges (sorted as in `run`) in one transaction with a fixed number of

@@ -181,6 +181,14 @@ fn decode_ips(s: &str) -> Result<AllowList> {
     AllowList::parse(&parts).map_err(StoreError::Corrupt)
 }
 
+/// `$from, $from+1, …` for `n` parameters of a statement built for a batch.
+pub(crate) fn placeholders(from: usize, n: usize) -> String {
+    (from..from + n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// `Option<Option<T>>` patch field → (whether to set it, the new value).
 fn split<T: Clone>(field: &Option<Option<T>>) -> (bool, Option<T>) {
     match field {
@@ -512,14 +520,8 @@ impl Store for SqlStore {
     }
 
     async fn update_branch(&self, id: &str, patch: &BranchPatch) -> Result<Option<Branch>> {
-        let (set_url, url) = match &patch.webhook_url {
-            Some(v) => (true, v.clone()),
-            None => (false, None),
-        };
-        let (set_secret, secret) = match &patch.webhook_secret {
-            Some(v) => (true, v.clone()),
-            None => (false, None),
-        };
+        let (set_url, url) = split(&patch.webhook_url);
+        let (set_secret, secret) = split(&patch.webhook_secret);
         let (set_limit, limit) = split(&patch.limit_quota);
         on_pool!(self, p => {
             sqlx::query(

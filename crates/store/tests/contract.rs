@@ -578,3 +578,33 @@ both!(plans_and_shared_rate_limits, |b: Backend| async move {
     ));
     s.close().await;
 });
+
+both!(
+    shared_rate_limit_under_concurrency,
+    |b: Backend| async move {
+        use domain::rate::{Decision, Gcra};
+        let db = TestDb::new(b).await;
+        // Two stores on one database: two nodes drawing from one allowance.
+        let (n1, n2) = (
+            std::sync::Arc::new(open(&db).await),
+            std::sync::Arc::new(open(&db).await),
+        );
+        let g = Gcra::new(10, 5);
+        let mut tasks = Vec::new();
+        for i in 0..60 {
+            let node = if i % 2 == 0 { n1.clone() } else { n2.clone() };
+            tasks.push(tokio::spawn(async move {
+                node.rate_take("b1", &g, 5_000_000).await.unwrap()
+            }));
+        }
+        let mut allowed = 0;
+        for t in tasks {
+            if let Decision::Allowed { .. } = t.await.unwrap() {
+                allowed += 1;
+            }
+        }
+        assert_eq!(allowed, 5, "one burst in total, whichever node answered");
+        n1.close().await;
+        n2.close().await;
+    }
+);
