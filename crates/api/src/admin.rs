@@ -42,6 +42,16 @@ fn admin(svc: &Services, headers: &HeaderMap) -> Result<(), ApiError> {
     Ok(svc.authenticate_admin(auth)?)
 }
 
+/// The admin check, then the JSON body.
+async fn admin_body(
+    svc: &Services,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<serde_json::Map<String, Value>, ApiError> {
+    admin(svc, headers)?;
+    Ok(json_object(body).await?)
+}
+
 fn ok(data: Value) -> Json<Value> {
     Json(json!({ "success": true, "data": data }))
 }
@@ -76,15 +86,14 @@ fn instant(f: &mut Fields, name: &str) -> Option<OffsetDateTime> {
 }
 
 async fn create_service(State(svc): State<Services>, headers: HeaderMap, body: Body) -> Reply {
-    admin(&svc, &headers)?;
-    let map = json_object(body).await?;
+    let map = admin_body(&svc, &headers, body).await?;
     let mut f = Fields::new(&map);
     let name = f.string("name", 1, 100);
     if !f.present("name") {
         f.v.fail("name", "is required");
     }
     let quota = f.whole("quota", 0);
-    std::mem::take(&mut f.v).into_result()?;
+    f.finish()?;
     let s = svc.create_service(&name.unwrap_or_default(), quota).await?;
     Ok(ok(views::service(&s)))
 }
@@ -95,8 +104,7 @@ async fn update_service(
     headers: HeaderMap,
     body: Body,
 ) -> Reply {
-    admin(&svc, &headers)?;
-    let map = json_object(body).await?;
+    let map = admin_body(&svc, &headers, body).await?;
     let mut f = Fields::new(&map);
     let name = f.string("name", 1, 100);
     let limit_quota = tri(&mut f, "quota", |f| f.whole("quota", 0));
@@ -113,7 +121,7 @@ async fn update_service(
     let rate = tri(&mut f, "rateLimit", |f| {
         f.whole("rateLimit", 1).and_then(|n| u32::try_from(n).ok())
     });
-    std::mem::take(&mut f.v).into_result()?;
+    f.finish()?;
     let upd = ServiceUpdate {
         name,
         limit_quota,
@@ -129,8 +137,7 @@ async fn update_service(
 }
 
 async fn create_branch(State(svc): State<Services>, headers: HeaderMap, body: Body) -> Reply {
-    admin(&svc, &headers)?;
-    let map = json_object(body).await?;
+    let map = admin_body(&svc, &headers, body).await?;
     let mut f = Fields::new(&map);
     for required in ["serviceId", "name"] {
         if !f.present(required) {
@@ -144,7 +151,7 @@ async fn create_branch(State(svc): State<Services>, headers: HeaderMap, body: Bo
         allow_ips: f.strings("allowIps").unwrap_or_default(),
         limit_quota: f.whole("limitQuota", 0),
     };
-    std::mem::take(&mut f.v).into_result()?;
+    f.finish()?;
     let (b, key) = svc.create_branch(&req).await?;
     Ok(ok(views::branch(&b, Some(&key))))
 }
@@ -155,8 +162,7 @@ async fn update_branch(
     headers: HeaderMap,
     body: Body,
 ) -> Reply {
-    admin(&svc, &headers)?;
-    let map = json_object(body).await?;
+    let map = admin_body(&svc, &headers, body).await?;
     let mut f = Fields::new(&map);
     let upd = BranchUpdate {
         name: f.string("name", 1, 100),
@@ -171,7 +177,7 @@ async fn update_branch(
         .map(Option::unwrap_or_default),
         limit_quota: tri(&mut f, "limitQuota", |f| f.whole("limitQuota", 0)),
     };
-    std::mem::take(&mut f.v).into_result()?;
+    f.finish()?;
     let b = svc.update_branch(&id, &upd).await?;
     Ok(ok(views::branch(&b, None)))
 }
@@ -182,11 +188,10 @@ async fn rotate_key(
     headers: HeaderMap,
     body: Body,
 ) -> Reply {
-    admin(&svc, &headers)?;
-    let map = json_object(body).await?;
+    let map = admin_body(&svc, &headers, body).await?;
     let mut f = Fields::new(&map);
     let grace = f.whole("graceSeconds", 0).map(time::Duration::seconds);
-    std::mem::take(&mut f.v).into_result()?;
+    f.finish()?;
     let key = svc.rotate_key(&id, grace).await?;
     Ok(ok(json!({ "id": id, "apiKey": key })))
 }
@@ -198,14 +203,13 @@ async fn audit(State(svc): State<Services>, Path(id): Path<String>, headers: Hea
 }
 
 async fn create_user(State(svc): State<Services>, headers: HeaderMap, body: Body) -> Reply {
-    admin(&svc, &headers)?;
-    let map = json_object(body).await?;
+    let map = admin_body(&svc, &headers, body).await?;
     let mut f = Fields::new(&map);
     if !f.present("name") {
         f.v.fail("name", "is required");
     }
     let name = f.string("name", 1, 100);
-    std::mem::take(&mut f.v).into_result()?;
+    f.finish()?;
     let u = svc.create_user(&name.unwrap_or_default()).await?;
     Ok(ok(views::user(&u)))
 }
@@ -216,26 +220,24 @@ async fn update_user(
     headers: HeaderMap,
     body: Body,
 ) -> Reply {
-    admin(&svc, &headers)?;
-    let map = json_object(body).await?;
+    let map = admin_body(&svc, &headers, body).await?;
     let mut f = Fields::new(&map);
     let banned = f.boolean("banned");
     if banned.is_none() && !f.present("banned") {
         f.v.fail("banned", "is required");
     }
-    std::mem::take(&mut f.v).into_result()?;
+    f.finish()?;
     let u = svc.set_user_banned(&id, banned.unwrap_or(false)).await?;
     Ok(ok(views::user(&u)))
 }
 
 async fn create_partner(State(svc): State<Services>, headers: HeaderMap, body: Body) -> Reply {
-    admin(&svc, &headers)?;
-    let map = json_object(body).await?;
+    let map = admin_body(&svc, &headers, body).await?;
     let mut f = Fields::new(&map);
     let name = f.string("name", 1, 100).unwrap_or_default();
     let services = f.strings("serviceIds").unwrap_or_default();
     let permissions = f.strings("permissions").unwrap_or_default();
-    std::mem::take(&mut f.v).into_result()?;
+    f.finish()?;
     let (p, key) = svc.create_partner(&name, &services, &permissions).await?;
     Ok(ok(views::new_partner(&p, &key)))
 }
@@ -252,15 +254,14 @@ async fn set_plan(
     headers: HeaderMap,
     body: Body,
 ) -> Reply {
-    admin(&svc, &headers)?;
-    let map = json_object(body).await?;
+    let map = admin_body(&svc, &headers, body).await?;
     let mut f = Fields::new(&map);
     if !f.present("rps") {
         f.v.fail("rps", "is required");
     }
     let rps = f.whole("rps", 1).and_then(|n| u32::try_from(n).ok());
     let burst = f.whole("burst", 1).and_then(|n| u32::try_from(n).ok());
-    std::mem::take(&mut f.v).into_result()?;
+    f.finish()?;
     let p = svc.set_plan(&name, rps.unwrap_or(1), burst).await?;
     Ok(ok(views::plan(&p)))
 }

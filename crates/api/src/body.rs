@@ -70,6 +70,11 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// The collected failures as one `VALIDATION_ERROR`, if any.
+    pub fn finish(&mut self) -> Result<(), Error> {
+        std::mem::take(&mut self.v).into_result()
+    }
+
     /// Present with an explicit `null` (a PATCH that clears the field).
     pub fn is_null(&self, name: &str) -> bool {
         matches!(self.map.get(name), Some(Value::Null))
