@@ -2,13 +2,14 @@
 
 use crate::body::{json_object, Fields};
 use crate::error::ApiError;
-use axum::body::Body;
 use axum::extract::{ConnectInfo, State};
 use axum::http::HeaderMap;
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use domain::Satang;
 use serde_json::{json, Map, Value};
 use services::auth::Caller;
+use services::input::{SlipInput, MAX_IMAGE_BYTES};
 use services::verify::VerifyRequest;
 use services::Services;
 use std::net::SocketAddr;
@@ -17,7 +18,11 @@ pub(crate) fn routes() -> Router<Services> {
     Router::new()
         .route("/banks", get(list_banks))
         .route("/info", get(info))
-        .route("/verify/bank", post(verify_bank))
+        // Uploads are capped field by field while they stream (see `multipart_request`).
+        .route(
+            "/verify/bank",
+            post(verify_bank).layer(axum::extract::DefaultBodyLimit::disable()),
+        )
 }
 
 async fn caller(svc: &Services, headers: &HeaderMap, peer: SocketAddr) -> Result<Caller, ApiError> {
@@ -94,12 +99,38 @@ async fn info(
     ))
 }
 
-/// Image inputs (upload, `base64`, `url`) arrive with the image reader; until then they are
-/// refused clearly rather than ignored.
+/// The ways a slip arrives besides its QR text (compat.md): `image` is a multipart upload.
 const IMAGE_INPUTS: [&str; 3] = ["image", "base64", "url"];
 
-/// The inputs of a verification, checked field by field (shared by every way of submitting one).
-fn verify_request(map: &Map<String, Value>) -> Result<VerifyRequest, domain::Error> {
+/// A verification request before the slip's payload is known.
+struct Submitted {
+    input: SlipInput,
+    check_duplicate: bool,
+    match_amount: Option<Satang>,
+    remark: Option<String>,
+}
+
+/// Base64 of an image of at most 4 MB (4/3 of it, plus padding).
+const MAX_BASE64_CHARS: usize = MAX_IMAGE_BYTES.div_ceil(3) * 4;
+
+fn decode_base64(text: &str) -> Result<Vec<u8>, domain::Error> {
+    use base64::Engine;
+    // `data:image/png;base64,....` or the bare Base64; line breaks are tolerated.
+    let data = match text.split_once(',') {
+        Some((head, rest)) if head.starts_with("data:") => rest,
+        _ => text,
+    };
+    let compact: String = data.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    if compact.len() > MAX_BASE64_CHARS {
+        return Err(domain::Error::ImageSizeTooLarge);
+    }
+    base64::engine::general_purpose::STANDARD
+        .decode(compact.as_bytes())
+        .map_err(|_| domain::Error::InvalidImageFormat)
+}
+
+/// The inputs of a verification from a JSON body, checked field by field.
+fn json_request(map: &Map<String, Value>) -> Result<Submitted, domain::Error> {
     let mut f = Fields::new(map);
     let inputs: Vec<&str> = std::iter::once("payload")
         .chain(IMAGE_INPUTS)
@@ -111,28 +142,151 @@ fn verify_request(map: &Map<String, Value>) -> Result<VerifyRequest, domain::Err
             "send exactly one of payload, image, base64 or url",
         );
     }
-    for name in inputs.iter().filter(|n| IMAGE_INPUTS.contains(n)) {
-        f.v.fail(
-            *name,
-            "image inputs are not supported by this server version; send payload",
-        );
-    }
-    let payload = f.string("payload", 1, 128);
     if inputs.is_empty() {
         f.v.fail("payload", "is required");
     }
+    if inputs.contains(&"image") {
+        f.v.fail(
+            "image",
+            "upload the file as multipart/form-data, or send it as base64",
+        );
+    }
+    let payload = f.string("payload", 1, 128);
+    let url = f.string("url", 1, 255);
+    let base64 = match map.get("base64").filter(|v| !v.is_null()) {
+        Some(Value::String(s)) => Some(s.as_str()),
+        Some(_) => {
+            f.v.fail("base64", "must be a string");
+            None
+        }
+        None => None,
+    };
     let check_duplicate = f.boolean("checkDuplicate").unwrap_or(false);
     let match_amount = f.amount("matchAmount");
     let remark = f.string("remark", 1, 255);
-    if f.boolean("matchAccount") == Some(true) {
+    let match_account = f.boolean("matchAccount");
+    check_match_account(&mut f, match_account);
+    f.finish()?;
+    let input = match (payload, url, base64) {
+        (Some(p), _, _) => SlipInput::Payload(p),
+        (_, Some(u), _) => SlipInput::Url(u),
+        (_, _, Some(b)) => SlipInput::Image(decode_base64(b)?),
+        _ => return Err(domain::Error::Validation("payload: is required".into())),
+    };
+    Ok(Submitted {
+        input,
+        check_duplicate,
+        match_amount,
+        remark,
+    })
+}
+
+fn check_match_account(f: &mut Fields, value: Option<bool>) {
+    if value == Some(true) {
         f.v.fail(
             "matchAccount",
             "receiver-account matching is not supported by this server version",
         );
     }
-    f.v.into_result()?;
-    Ok(VerifyRequest {
-        payload: payload.unwrap_or_default(),
+}
+
+/// A multipart form: the file in `image`, the other fields as text (`"true"`, `"150.5"`).
+/// The file is capped while it streams in: no more than 4 MB is ever held.
+async fn multipart_request(req: axum::extract::Request) -> Result<Submitted, domain::Error> {
+    use axum::extract::FromRequest;
+    let bad = |why: &str| domain::Error::Validation(format!("body: {why}"));
+    let mut mp = axum::extract::Multipart::from_request(req, &())
+        .await
+        .map_err(|_| bad("is not a valid multipart/form-data body"))?;
+    let mut image: Option<Vec<u8>> = None;
+    let mut text: Map<String, Value> = Map::new();
+    let mut fields = 0;
+    while let Some(mut field) = mp
+        .next_field()
+        .await
+        .map_err(|_| bad("is not a valid multipart/form-data body"))?
+    {
+        fields += 1;
+        if fields > 20 {
+            return Err(bad("has too many fields"));
+        }
+        let name = field.name().unwrap_or("").to_string();
+        let cap = if name == "image" {
+            MAX_IMAGE_BYTES
+        } else {
+            1024
+        };
+        let mut buf = Vec::new();
+        while let Some(chunk) = field
+            .chunk()
+            .await
+            .map_err(|_| bad("is not a valid multipart/form-data body"))?
+        {
+            if buf.len() + chunk.len() > cap {
+                return Err(if name == "image" {
+                    domain::Error::ImageSizeTooLarge
+                } else {
+                    domain::Error::Validation(format!("{name}: is too long"))
+                });
+            }
+            buf.extend_from_slice(&chunk);
+        }
+        if name == "image" {
+            image = Some(buf);
+        } else {
+            let s = String::from_utf8(buf).map_err(|_| bad("text fields must be UTF-8"))?;
+            text.insert(name, Value::String(s));
+        }
+    }
+    let mut f = Fields::new(&text);
+    let inputs = ["payload", "base64", "url"]
+        .iter()
+        .filter(|n| f.present(n))
+        .count()
+        + image.is_some() as usize;
+    if inputs != 1 {
+        f.v.fail("image", "send exactly one of payload, image, base64 or url");
+    }
+    let flag = |f: &mut Fields, name: &str| match f.map.get(name).and_then(Value::as_str) {
+        None => None,
+        Some("true") => Some(true),
+        Some("false") => Some(false),
+        Some(_) => {
+            f.v.fail(name, "must be true or false");
+            None
+        }
+    };
+    let check_duplicate = flag(&mut f, "checkDuplicate").unwrap_or(false);
+    let match_account = flag(&mut f, "matchAccount");
+    check_match_account(&mut f, match_account);
+    let match_amount = match f.map.get("matchAmount").and_then(Value::as_str) {
+        None => None,
+        Some(v) => match Satang::parse(v) {
+            Ok(a) => Some(a),
+            Err(why) => {
+                f.v.fail("matchAmount", why);
+                None
+            }
+        },
+    };
+    let remark = f.string("remark", 1, 255);
+    let payload = f.string("payload", 1, 128);
+    let url = f.string("url", 1, 255);
+    f.finish()?;
+    let input = match (
+        image,
+        payload,
+        url,
+        text.get("base64").and_then(Value::as_str),
+    ) {
+        (Some(bytes), ..) => SlipInput::Image(bytes),
+        (_, Some(p), ..) => SlipInput::Payload(p),
+        (_, _, Some(u), _) => SlipInput::Url(u),
+        (_, _, _, Some(b)) => SlipInput::Image(decode_base64(b)?),
+        _ => return Err(domain::Error::Validation("image: is required".into())),
+    };
+    Ok(Submitted {
+        input,
         check_duplicate,
         match_amount,
         remark,
@@ -142,12 +296,27 @@ fn verify_request(map: &Map<String, Value>) -> Result<VerifyRequest, domain::Err
 async fn verify_bank(
     State(svc): State<Services>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
-    body: Body,
+    req: axum::extract::Request,
 ) -> Result<Json<Value>, ApiError> {
+    let headers = req.headers().clone();
     let c = caller(&svc, &headers, peer).await?;
-    let req = verify_request(&json_object(body).await?)?;
-    let data = svc.verify_bank(&c, &req).await?;
+    let multipart = headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().starts_with("multipart/form-data"));
+    let sub = if multipart {
+        multipart_request(req).await?
+    } else {
+        json_request(&json_object(req.into_body()).await?)?
+    };
+    let payload = svc.slip_payload(sub.input).await?;
+    let verify = VerifyRequest {
+        payload,
+        check_duplicate: sub.check_duplicate,
+        match_amount: sub.match_amount,
+        remark: sub.remark,
+    };
+    let data = svc.verify_bank(&c, &verify).await?;
     Ok(ok(
         "Slip verified",
         serde_json::to_value(data).map_err(domain::Error::internal)?,

@@ -9,6 +9,18 @@ pub enum Error {
     /// `field: reason; field: reason` (spec 7.1).
     #[error("{0}")]
     Validation(String),
+    #[error("the image URL must use http or https")]
+    UrlProtocolNotAllowed,
+    #[error("the image URL points to a private or internal address")]
+    UrlInvalidIpRange,
+    #[error("{0}")]
+    ImageUrlUnreachable(String),
+    #[error("the image is too large (at most 4 MB and 40 megapixels)")]
+    ImageSizeTooLarge,
+    #[error("the URL's content is not a JPEG, PNG, GIF or WebP image")]
+    InvalidImageType,
+    #[error("the file is not a valid JPEG, PNG, GIF or WebP image")]
+    InvalidImageFormat,
     #[error("Authorization header with a Bearer API key is required")]
     MissingApiKey,
     #[error("API key is invalid or has been revoked")]
@@ -73,6 +85,12 @@ impl Error {
     pub fn code(&self) -> &'static str {
         match self {
             Error::Validation(_) => "VALIDATION_ERROR",
+            Error::UrlProtocolNotAllowed => "URL_PROTOCOL_NOT_ALLOWED",
+            Error::UrlInvalidIpRange => "URL_INVALID_IP_RANGE",
+            Error::ImageUrlUnreachable(_) => "IMAGE_URL_UNREACHABLE",
+            Error::ImageSizeTooLarge => "IMAGE_SIZE_TOO_LARGE",
+            Error::InvalidImageType => "INVALID_IMAGE_TYPE",
+            Error::InvalidImageFormat => "INVALID_IMAGE_FORMAT",
             Error::MissingApiKey => "MISSING_API_KEY",
             Error::InvalidApiKey => "INVALID_API_KEY",
             Error::IpNotAllowed => "IP_NOT_ALLOWED",
@@ -100,7 +118,14 @@ impl Error {
 
     pub fn http_status(&self) -> u16 {
         match self {
-            Error::Validation(_) | Error::QuotaBelowUsage(_) => 400,
+            Error::Validation(_)
+            | Error::QuotaBelowUsage(_)
+            | Error::UrlProtocolNotAllowed
+            | Error::UrlInvalidIpRange
+            | Error::ImageUrlUnreachable(_)
+            | Error::ImageSizeTooLarge
+            | Error::InvalidImageType
+            | Error::InvalidImageFormat => 400,
             Error::MissingApiKey
             | Error::InvalidApiKey
             | Error::InvalidTimestamp

@@ -34,7 +34,12 @@ impl App {
         );
         let dyn_store: Arc<dyn Store> = store.clone();
         let sandbox = Arc::new(SandboxBank::new(dyn_store.clone(), clock.clone()));
-        let services = Services::new(dyn_store, sandbox.clone(), clock);
+        let mut services = Services::new(dyn_store, sandbox.clone(), clock);
+        // Image URLs are fetched only through the SSRF guard; its test-only allowances come
+        // from the environment and are logged loudly when set.
+        let cfg = egress::EgressConfig::from_env()?;
+        services.egress =
+            Some(egress::Egress::new(cfg).map_err(|e| format!("cannot set up egress: {e}"))?);
         Ok(Self {
             services,
             sandbox,

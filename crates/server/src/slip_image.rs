@@ -9,6 +9,12 @@ const SCALE: u32 = 8;
 const QUIET: u32 = 4;
 
 pub fn write_png(payload: &str, bank_code: &str, path: &Path) -> Result<(), String> {
+    let bytes = png_bytes(payload, bank_code)?;
+    std::fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// The slip picture as PNG bytes.
+pub fn png_bytes(payload: &str, bank_code: &str) -> Result<Vec<u8>, String> {
     let code = QrCode::with_error_correction_level(payload.as_bytes(), EcLevel::M)
         .map_err(|e| format!("cannot encode QR: {e}"))?;
     let w = code.width() as u32;
@@ -45,8 +51,10 @@ pub fn write_png(payload: &str, bank_code: &str, path: &Path) -> Result<(), Stri
             }
         }
     }
-    img.save_with_format(path, image::ImageFormat::Png)
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    let mut out = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut out, image::ImageFormat::Png)
+        .map_err(|e| format!("cannot encode PNG: {e}"))?;
+    Ok(out.into_inner())
 }
 
 fn header_colour(bank: &str) -> Rgb<u8> {

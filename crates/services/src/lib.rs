@@ -3,6 +3,7 @@
 
 pub mod admin;
 pub mod auth;
+pub mod input;
 pub mod partner;
 pub mod rate;
 pub mod verify;
@@ -23,6 +24,8 @@ pub struct Services {
     pub trusted_proxies: Arc<domain::ip::AllowList>,
     /// The admin API's bearer token; `None` turns the admin API off.
     pub admin_token: Option<Arc<String>>,
+    /// Outbound HTTP for image URLs; `None` refuses URL inputs.
+    pub egress: Option<egress::Egress>,
 }
 
 impl Services {
@@ -59,6 +62,7 @@ impl Services {
             rate,
             trusted_proxies: Arc::new(domain::ip::AllowList::none()),
             admin_token: None,
+            egress: None,
         }
     }
 }

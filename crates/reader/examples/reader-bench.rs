@@ -1,0 +1,80 @@
+//! Benchmark: decode every corpus image single-threaded, print per-family decoded/total and
+//! median ms per image (image decoding included, like qr_anchor.py). Writes nothing to disk.
+//!
+//! Usage: reader-bench [CORPUS_DIR] [--verbose]
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n == 0 {
+        0.0
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let verbose = args.iter().any(|a| a == "--verbose");
+    let dir = args
+        .iter()
+        .find(|a| !a.starts_with("--"))
+        .cloned()
+        .unwrap_or_else(|| {
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/slips").to_string()
+        });
+    let manifest: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(format!("{dir}/manifest.json")).expect("read manifest.json"),
+    )
+    .expect("parse manifest.json");
+    let limits = reader::Limits::default();
+    let mut per: BTreeMap<String, (usize, usize, Vec<f64>)> = BTreeMap::new();
+    let mut strategies: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut all = Vec::new();
+    for m in manifest.as_array().expect("manifest is an array") {
+        let file = m["file"].as_str().expect("file");
+        let payload = m["payload"].as_str().expect("payload");
+        let family = m["family"].as_str().expect("family");
+        let bytes = std::fs::read(format!("{dir}/{file}")).expect("read image");
+        let t = Instant::now();
+        let res = reader::read_qr_explained(&bytes, &limits);
+        let ms = t.elapsed().as_secs_f64() * 1000.0;
+        let ok = matches!(&res, Ok((texts, _)) if texts.iter().any(|x| x == payload));
+        if let Ok((_, s)) = &res {
+            if ok {
+                *strategies.entry(s).or_default() += 1;
+            }
+        }
+        if verbose {
+            let how = match &res {
+                Ok((_, s)) => s.to_string(),
+                Err(e) => format!("{e:?}"),
+            };
+            eprintln!("{file:28} {family:6} {ok:5} {how:12} {ms:8.1} ms");
+        }
+        let e = per.entry(family.to_string()).or_default();
+        e.0 += usize::from(ok);
+        e.1 += 1;
+        e.2.push(ms);
+        all.push(ms);
+    }
+    let (mut tot, mut n) = (0, 0);
+    for (fam, (k, c, ts)) in per.iter_mut() {
+        println!("{fam:8} {k:4}/{c:<4} median {:7.1} ms", median(ts));
+        tot += *k;
+        n += *c;
+    }
+    let total: f64 = all.iter().sum::<f64>() / 1000.0;
+    println!(
+        "reader (rxing+rqrr): decoded {tot}/{n} ({:.1}%), median {:.1} ms, total {total:.2} s",
+        100.0 * tot as f64 / n.max(1) as f64,
+        median(&mut all)
+    );
+    let s: Vec<String> = strategies.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    println!("winning strategy: {}", s.join(" "));
+}

@@ -1,0 +1,282 @@
+//! Preprocessing strategies, tried in order until one yields a QR code.
+
+use image::imageops::FilterType;
+use image::GrayImage;
+use rxing::{BarcodeFormat, DecodeHints};
+
+/// Longest side we feed to the detectors first: only phone photos (up to 3000×4600) shrink.
+const WORK_SIDE: u32 = 2400;
+/// Images whose short side is below this get upscaled tries (thumbnails).
+const SMALL_SIDE: u32 = 1000;
+/// Largest image scanned at full resolution as the last resort (phone photos are ~14 Mpx).
+const FULL_RES_MAX_PIXELS: u64 = 16_000_000;
+/// Mean luminance below which the image is taken for dark mode and tried inverted first.
+const DARK_MEAN: u64 = 100;
+
+type Prep = fn(&GrayImage) -> Option<GrayImage>;
+
+/// The strategies after the plain image, in order. Each maps the working image (already
+/// downscaled to at most `WORK_SIDE`) to a new image to scan, or `None` when it does not apply.
+const STRATEGIES: &[(&str, Prep)] = &[
+    // Dark mode: the QR is light-on-dark and both detectors look for dark finder patterns.
+    ("inverted", |g| Some(invert(g))),
+    // Noisy / moiré photos: averaging 2×2 blocks low-passes the noise and screen pattern.
+    ("half", |g| {
+        (g.width().min(g.height()) > 800).then(|| box_downscale(g, 2))
+    }),
+    // Thumbnails: 1-2 px modules are too thin for finder-pattern scanning; smooth ×2 helps.
+    ("bilinear2", |g| {
+        (g.width().min(g.height()) < SMALL_SIDE).then(|| resize(g, 2, FilterType::Triangle))
+    }),
+    // Uneven light: binarize against a large-window local mean instead of the decoders' own.
+    ("local-mean", |g| Some(local_mean_threshold(g, 0))),
+    // Noise / blur: one global Otsu threshold does not fragment modules like local ones can.
+    ("otsu", |g| Some(otsu_threshold(g))),
+];
+
+/// Try the plain image then every strategy, returning the texts of the first one that finds
+/// any QR code together with the strategy's name.
+pub(crate) fn run_named(full: &GrayImage) -> (Vec<String>, &'static str) {
+    let work = fit(full, WORK_SIDE);
+    let dark = is_dark(&work);
+    if dark {
+        // Dark-mode slips: invert first so the common case costs one scan.
+        let inv = invert(&work);
+        let found = scan(&inv);
+        if !found.is_empty() {
+            return (found, "inverted");
+        }
+    }
+    let found = scan(&work);
+    if !found.is_empty() {
+        return (
+            found,
+            if work.dimensions() == full.dimensions() {
+                "as-is"
+            } else {
+                "fit"
+            },
+        );
+    }
+    for (name, prep) in STRATEGIES {
+        if dark && *name == "inverted" {
+            continue;
+        }
+        if let Some(img) = prep(&work) {
+            let found = scan(&img);
+            if !found.is_empty() {
+                return (found, name);
+            }
+        }
+    }
+    // Last resort for big photos: the full resolution (the QR may be small in the frame).
+    // Capped so a hostile 40 Mpx upload cannot cost seconds of scanning.
+    let pixels = u64::from(full.width()) * u64::from(full.height());
+    if work.dimensions() != full.dimensions() && pixels <= FULL_RES_MAX_PIXELS {
+        let found = scan(full);
+        if !found.is_empty() {
+            return (found, "full-res");
+        }
+    }
+    (Vec::new(), "none")
+}
+
+pub(crate) fn run(full: &GrayImage) -> Vec<String> {
+    run_named(full).0
+}
+
+fn is_dark(g: &GrayImage) -> bool {
+    let n = u64::from(g.width()) * u64::from(g.height());
+    n > 0 && g.iter().map(|&p| u64::from(p)).sum::<u64>() / n < DARK_MEAN
+}
+
+/// Both decoders on one image: rxing (zxing port) first, rqrr only if rxing finds nothing.
+fn scan(g: &GrayImage) -> Vec<String> {
+    let found = scan_rxing(g);
+    if !found.is_empty() {
+        return found;
+    }
+    scan_rqrr(g)
+}
+
+fn scan_rxing(g: &GrayImage) -> Vec<String> {
+    let mut hints = DecodeHints {
+        TryHarder: Some(true),
+        ..Default::default()
+    };
+    rxing::helpers::detect_in_luma_slice_with_hints(
+        g.as_raw(),
+        g.width(),
+        g.height(),
+        Some(BarcodeFormat::QR_CODE),
+        &mut hints,
+    )
+    .map(|r| vec![r.getText().to_string()])
+    .unwrap_or_default()
+}
+
+/// rqrr: all decodable grids, deduplicated, largest first.
+fn scan_rqrr(g: &GrayImage) -> Vec<String> {
+    let (w, h) = (g.width() as usize, g.height() as usize);
+    let raw = g.as_raw();
+    let mut prepared = rqrr::PreparedImage::prepare_from_greyscale(w, h, |x, y| raw[y * w + x]);
+    let mut grids = prepared.detect_grids();
+    // Bigger codes first: on a slip the payload QR is the prominent one.
+    grids.sort_by_key(|g| {
+        let b = &g.bounds;
+        let span = (b[0].x - b[2].x).abs() + (b[0].y - b[2].y).abs();
+        std::cmp::Reverse(span)
+    });
+    let mut out: Vec<String> = Vec::new();
+    for grid in grids {
+        if let Ok((_, text)) = grid.decode() {
+            if !out.contains(&text) {
+                out.push(text);
+            }
+        }
+    }
+    out
+}
+
+/// Downscale by an integer factor so the longest side is at most `max_side`.
+fn fit(g: &GrayImage, max_side: u32) -> GrayImage {
+    let side = g.width().max(g.height());
+    if side <= max_side {
+        return g.clone();
+    }
+    box_downscale(g, side.div_ceil(max_side))
+}
+
+/// Area-average downscale by an integer factor (also a low-pass filter against noise/moiré).
+fn box_downscale(g: &GrayImage, f: u32) -> GrayImage {
+    let (w, h) = (g.width() / f, g.height() / f);
+    if f <= 1 || w == 0 || h == 0 {
+        return g.clone();
+    }
+    let src = g.as_raw();
+    let sw = g.width() as usize;
+    let fu = f as usize;
+    let n = (fu * fu) as u32;
+    let mut out = vec![0u8; (w * h) as usize];
+    let mut acc = vec![0u32; w as usize];
+    for oy in 0..h as usize {
+        acc.fill(0);
+        for dy in 0..fu {
+            let row = &src[(oy * fu + dy) * sw..][..sw];
+            for (ox, a) in acc.iter_mut().enumerate() {
+                *a += row[ox * fu..ox * fu + fu]
+                    .iter()
+                    .map(|&p| u32::from(p))
+                    .sum::<u32>();
+            }
+        }
+        for (ox, a) in acc.iter().enumerate() {
+            out[oy * w as usize + ox] = (a / n) as u8;
+        }
+    }
+    GrayImage::from_raw(w, h, out).expect("buffer size matches")
+}
+
+fn resize(g: &GrayImage, f: u32, filter: FilterType) -> GrayImage {
+    image::imageops::resize(g, g.width() * f, g.height() * f, filter)
+}
+
+fn invert(g: &GrayImage) -> GrayImage {
+    let mut out = g.clone();
+    out.iter_mut().for_each(|p| *p = 255 - *p);
+    out
+}
+
+/// Binarize with Otsu's global threshold (output is pure black/white).
+fn otsu_threshold(g: &GrayImage) -> GrayImage {
+    let mut hist = [0u64; 256];
+    g.iter().for_each(|&p| hist[p as usize] += 1);
+    let total: u64 = hist.iter().sum();
+    let sum_all: f64 = hist
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| i as f64 * c as f64)
+        .sum();
+    let (mut w_b, mut sum_b, mut best, mut best_t) = (0u64, 0f64, -1f64, 128u8);
+    for (t, &c) in hist.iter().enumerate() {
+        w_b += c;
+        if w_b == 0 {
+            continue;
+        }
+        let w_f = total - w_b;
+        if w_f == 0 {
+            break;
+        }
+        sum_b += t as f64 * c as f64;
+        let m_b = sum_b / w_b as f64;
+        let m_f = (sum_all - sum_b) / w_f as f64;
+        let between = w_b as f64 * w_f as f64 * (m_b - m_f) * (m_b - m_f);
+        if between > best {
+            best = between;
+            best_t = t as u8;
+        }
+    }
+    let mut out = g.clone();
+    out.iter_mut()
+        .for_each(|p| *p = if *p <= best_t { 0 } else { 255 });
+    out
+}
+
+/// Binarize against the mean of a square window (~1/8 of the short side) minus `bias`.
+fn local_mean_threshold(g: &GrayImage, bias: i32) -> GrayImage {
+    let (w, h) = (g.width() as usize, g.height() as usize);
+    let r = (w.min(h) / 16).max(4);
+    // Integral image with a zero border row/column.
+    let mut integ = vec![0u64; (w + 1) * (h + 1)];
+    let src = g.as_raw();
+    for y in 0..h {
+        let mut row = 0u64;
+        for x in 0..w {
+            row += u64::from(src[y * w + x]);
+            integ[(y + 1) * (w + 1) + x + 1] = integ[y * (w + 1) + x + 1] + row;
+        }
+    }
+    let mut out = vec![0u8; w * h];
+    for y in 0..h {
+        let (y0, y1) = (y.saturating_sub(r), (y + r + 1).min(h));
+        for x in 0..w {
+            let (x0, x1) = (x.saturating_sub(r), (x + r + 1).min(w));
+            let s = integ[y1 * (w + 1) + x1] + integ[y0 * (w + 1) + x0]
+                - integ[y0 * (w + 1) + x1]
+                - integ[y1 * (w + 1) + x0];
+            let mean = (s / ((y1 - y0) * (x1 - x0)) as u64) as i32;
+            out[y * w + x] = if i32::from(src[y * w + x]) < mean - bias {
+                0
+            } else {
+                255
+            };
+        }
+    }
+    GrayImage::from_raw(w as u32, h as u32, out).expect("buffer size matches")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn box_downscale_averages() {
+        let g = GrayImage::from_raw(4, 2, vec![0, 255, 10, 20, 255, 0, 30, 40]).unwrap();
+        let d = box_downscale(&g, 2);
+        assert_eq!(d.dimensions(), (2, 1));
+        assert_eq!(d.as_raw(), &vec![127, 25]);
+    }
+
+    #[test]
+    fn otsu_splits_two_levels() {
+        let g = GrayImage::from_raw(4, 1, vec![10, 20, 200, 210]).unwrap();
+        assert_eq!(otsu_threshold(&g).as_raw(), &vec![0, 0, 255, 255]);
+    }
+
+    #[test]
+    fn invert_and_upscale() {
+        let g = GrayImage::from_raw(1, 1, vec![10]).unwrap();
+        assert_eq!(invert(&g).as_raw(), &vec![245]);
+        assert_eq!(resize(&g, 2, FilterType::Triangle).as_raw(), &vec![10; 4]);
+    }
+}

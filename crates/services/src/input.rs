@@ -1,0 +1,88 @@
+//! Turning what a client sent — the QR text, an image, or an image URL — into the slip's QR
+//! payload. Images are read by the `reader` crate on a blocking thread (decoding is CPU work);
+//! URLs are fetched only through `egress`, which refuses private and internal addresses.
+
+use crate::Services;
+use domain::Error;
+use egress::EgressError;
+use reader::{Limits, ReadError};
+
+/// Largest image accepted, in bytes (spec 8).
+pub const MAX_IMAGE_BYTES: usize = 4 * 1024 * 1024;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SlipInput {
+    Payload(String),
+    /// An uploaded or Base64 image.
+    Image(Vec<u8>),
+    Url(String),
+}
+
+impl Services {
+    /// The QR payload of the slip the client sent, or why there is none.
+    pub async fn slip_payload(&self, input: SlipInput) -> Result<String, Error> {
+        match input {
+            SlipInput::Payload(p) => Ok(p),
+            SlipInput::Image(bytes) => read_image(bytes, Error::InvalidImageFormat).await,
+            SlipInput::Url(url) => {
+                let egress = self
+                    .egress
+                    .as_ref()
+                    .ok_or_else(|| Error::internal("egress not configured"))?;
+                let fetched =
+                    egress
+                        .get_limited(&url, MAX_IMAGE_BYTES)
+                        .await
+                        .map_err(|e| match e {
+                            EgressError::ProtocolNotAllowed => Error::UrlProtocolNotAllowed,
+                            EgressError::InvalidIpRange => Error::UrlInvalidIpRange,
+                            EgressError::TooLarge => Error::ImageSizeTooLarge,
+                            EgressError::InvalidUrl => {
+                                Error::Validation("url: is not a valid URL".into())
+                            }
+                            EgressError::Unreachable(_) | EgressError::TooManyRedirects => {
+                                Error::ImageUrlUnreachable(
+                                    "the image URL could not be fetched".into(),
+                                )
+                            }
+                            other => Error::internal(other),
+                        })?;
+                read_image(fetched.body, Error::InvalidImageType).await
+            }
+        }
+    }
+}
+
+/// Reads the image; `not_image` is the error for bytes that are not an image (it differs for
+/// uploads and URLs in the spec). Picks the first QR that is a bank slip; otherwise says what
+/// was found.
+async fn read_image(bytes: Vec<u8>, not_image: Error) -> Result<String, Error> {
+    let texts = tokio::task::spawn_blocking(move || {
+        reader::read_qr(
+            &bytes,
+            &Limits {
+                max_bytes: MAX_IMAGE_BYTES,
+                ..Limits::default()
+            },
+        )
+    })
+    .await
+    .map_err(Error::internal)?
+    .map_err(|e| match e {
+        ReadError::TooLarge | ReadError::TooManyPixels => Error::ImageSizeTooLarge,
+        ReadError::NotAnImage => not_image,
+        ReadError::NoQr => Error::SlipNotFound("no QR code was found in the image".into()),
+    })?;
+    if let Some(slip) = texts.iter().find(|t| slip_qr::parse_bank_slip(t).is_ok()) {
+        return Ok(slip.clone());
+    }
+    // A QR that is not a bank slip: say what it is (a payment QR, a TrueMoney slip...).
+    match texts.first().map(|t| slip_qr::parse_bank_slip(t)) {
+        Some(Err(e)) => Err(Error::SlipNotFound(format!(
+            "the QR code in the image is not a bank slip: {e}"
+        ))),
+        _ => Err(Error::SlipNotFound(
+            "no QR code was found in the image".into(),
+        )),
+    }
+}

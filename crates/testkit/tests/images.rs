@@ -1,0 +1,221 @@
+//! Slips sent as images — multipart upload, Base64, URL — over HTTP, on both backends. Image
+//! URLs are served by a real HTTP server on loopback, reached through the egress allow-list.
+
+use base64::Engine;
+use serde_json::{json, Value};
+use testkit::{both, Backend, TestApp};
+
+fn code(v: &Value) -> &str {
+    v["error"]["code"].as_str().unwrap_or("<none>")
+}
+
+fn png(payload: &str) -> Vec<u8> {
+    server::slip_image::png_bytes(payload, "004").unwrap()
+}
+
+/// A plain picture without any QR code.
+fn blank_png() -> Vec<u8> {
+    let img = image::RgbImage::from_pixel(200, 200, image::Rgb([255, 255, 255]));
+    let mut out = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut out, image::ImageFormat::Png).unwrap();
+    out.into_inner()
+}
+
+/// Serves `/slip.png`, `/text` and `/huge` on loopback; returns the base URL.
+async fn image_host(slip: Vec<u8>) -> String {
+    use axum::routing::get;
+    let app = axum::Router::new()
+        .route(
+            "/slip.png",
+            get(move || async move { ([("content-type", "image/png")], slip) }),
+        )
+        .route("/text", get(|| async { "hello" }))
+        .route("/huge", get(|| async { vec![0u8; 5 * 1024 * 1024] }));
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
+    format!("http://{addr}")
+}
+
+async fn app(b: Backend) -> TestApp {
+    TestApp::spawn_with(b, |s| {
+        let cfg = egress::EgressConfig {
+            allow_cidrs: vec!["127.0.0.1/32".parse().unwrap()],
+            ..Default::default()
+        };
+        s.egress = Some(egress::Egress::new(cfg).unwrap());
+    })
+    .await
+}
+
+async fn upload(t: &TestApp, key: &str, bytes: Vec<u8>, fields: &[(&str, &str)]) -> (u16, Value) {
+    let mut form = reqwest::multipart::Form::new().part(
+        "image",
+        reqwest::multipart::Part::bytes(bytes).file_name("slip.png"),
+    );
+    for (k, v) in fields {
+        form = form.text(k.to_string(), v.to_string());
+    }
+    let r = t
+        .http
+        .post(format!("{}/v2/verify/bank", t.base))
+        .bearer_auth(key)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap())
+}
+
+both!(upload_base64_and_url, |b: Backend| async move {
+    let t = app(b).await;
+    let ten = t.tenant(100).await;
+    let tr = t.transfer("004", "014", 15050).await;
+    let image = png(&tr.payload);
+
+    let (s, v) = upload(
+        &t,
+        &ten.api_key,
+        image.clone(),
+        &[("checkDuplicate", "true"), ("matchAmount", "150.5")],
+    )
+    .await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["data"]["rawSlip"]["transRef"], tr.trans_ref);
+    assert_eq!(v["data"]["isDuplicate"], false);
+    assert_eq!(v["data"]["isAmountMatched"], true);
+
+    let b64 = base64::engine::general_purpose::STANDARD.encode(&image);
+    let (s, v) = t
+        .post(
+            "/v2/verify/bank",
+            &ten.api_key,
+            json!({"base64": format!("data:image/png;base64,{b64}"), "checkDuplicate": true}),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["data"]["isDuplicate"], true);
+    let (s, _) = t
+        .post("/v2/verify/bank", &ten.api_key, json!({"base64": b64}))
+        .await;
+    assert_eq!(s, 200, "without the data: prefix");
+
+    let host = image_host(image).await;
+    let (s, v) = t
+        .post(
+            "/v2/verify/bank",
+            &ten.api_key,
+            json!({"url": format!("{host}/slip.png")}),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["data"]["rawSlip"]["payload"], tr.payload);
+    t.stop().await;
+});
+
+both!(image_errors_use_no_quota, |b: Backend| async move {
+    let t = app(b).await;
+    let ten = t.tenant(100).await;
+    let key = ten.api_key.as_str();
+    let host = image_host(blank_png()).await;
+
+    let (s, v) = upload(&t, key, b"just some text".to_vec(), &[]).await;
+    assert_eq!((s, code(&v)), (400, "INVALID_IMAGE_FORMAT"));
+    let (s, v) = upload(&t, key, vec![0u8; 4 * 1024 * 1024 + 1], &[]).await;
+    assert_eq!((s, code(&v)), (400, "IMAGE_SIZE_TOO_LARGE"));
+    let (s, v) = upload(&t, key, blank_png(), &[]).await;
+    assert_eq!((s, code(&v)), (404, "SLIP_NOT_FOUND"));
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no QR code"),
+        "{v}"
+    );
+    let (s, v) = upload(&t, key, blank_png(), &[("checkDuplicate", "maybe")]).await;
+    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"));
+
+    // A PromptPay payment QR is explained.
+    let pp = "00020101021129370016A000000677010111011300668123456785802TH53037645406150.506304";
+    let pp = format!("{pp}{:04X}", slip_qr::crc16_ccitt_false(pp.as_bytes()));
+    let (s, v) = upload(&t, key, png(&pp), &[]).await;
+    assert_eq!((s, code(&v)), (404, "SLIP_NOT_FOUND"));
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("PromptPay"),
+        "{v}"
+    );
+
+    let big = base64::engine::general_purpose::STANDARD.encode(vec![0u8; 4 * 1024 * 1024 + 3]);
+    let (s, v) = t.post("/v2/verify/bank", key, json!({"base64": big})).await;
+    assert_eq!((s, code(&v)), (400, "IMAGE_SIZE_TOO_LARGE"));
+    let (s, v) = t
+        .post("/v2/verify/bank", key, json!({"base64": "!!!not base64"}))
+        .await;
+    assert_eq!((s, code(&v)), (400, "INVALID_IMAGE_FORMAT"));
+
+    let url = |u: String| json!({ "url": u });
+    let (s, v) = t
+        .post(
+            "/v2/verify/bank",
+            key,
+            url("ftp://example.com/a.png".into()),
+        )
+        .await;
+    assert_eq!((s, code(&v)), (400, "URL_PROTOCOL_NOT_ALLOWED"));
+    let (s, v) = t
+        .post(
+            "/v2/verify/bank",
+            key,
+            url("http://169.254.169.254/latest".into()),
+        )
+        .await;
+    assert_eq!((s, code(&v)), (400, "URL_INVALID_IP_RANGE"));
+    let (s, v) = t
+        .post("/v2/verify/bank", key, url("http://10.1.2.3/a.png".into()))
+        .await;
+    assert_eq!((s, code(&v)), (400, "URL_INVALID_IP_RANGE"));
+    let (s, v) = t
+        .post("/v2/verify/bank", key, url(format!("{host}/missing")))
+        .await;
+    assert_eq!((s, code(&v)), (400, "IMAGE_URL_UNREACHABLE"));
+    let (s, v) = t
+        .post("/v2/verify/bank", key, url(format!("{host}/text")))
+        .await;
+    assert_eq!((s, code(&v)), (400, "INVALID_IMAGE_TYPE"));
+    let (s, v) = t
+        .post("/v2/verify/bank", key, url(format!("{host}/huge")))
+        .await;
+    assert_eq!((s, code(&v)), (400, "IMAGE_SIZE_TOO_LARGE"));
+    let (s, v) = t
+        .post(
+            "/v2/verify/bank",
+            key,
+            json!({"url": format!("{host}/slip.png"), "payload": "x"}),
+        )
+        .await;
+    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"));
+
+    let (_, v) = t.get("/v2/info", Some(key)).await;
+    assert_eq!(v["data"]["application"]["quota"]["used"], 0);
+    t.stop().await;
+});
+
+both!(urls_need_the_allow_list, |b: Backend| async move {
+    // The production default: loopback is refused even though the server is right there.
+    let t = TestApp::spawn(b).await;
+    let ten = t.tenant(100).await;
+    let host = image_host(blank_png()).await;
+    let (s, v) = t
+        .post(
+            "/v2/verify/bank",
+            &ten.api_key,
+            json!({"url": format!("{host}/slip.png")}),
+        )
+        .await;
+    assert_eq!((s, code(&v)), (400, "URL_INVALID_IP_RANGE"));
+    t.stop().await;
+});
