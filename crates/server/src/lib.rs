@@ -2,6 +2,7 @@
 //! serving, the first-run demo and the sandbox slip image. Tests start the same server.
 
 pub mod demo;
+pub mod read_cmd;
 pub mod slip_image;
 
 use domain::Clock;

@@ -55,6 +55,18 @@ enum Command {
     Sandbox(Sandbox),
     /// Explain a QR payload: the parsed slip as JSON, or why it is not one (exit status 1).
     Qr { payload: String },
+    /// Read slip QRs from image files or folders: one line per image.
+    Read {
+        /// Image files or folders (read recursively).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Parallel readers (default: all cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// One JSON object per line: {file, payload, kind, error, ms}.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -343,11 +355,15 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             }
         });
     }
+    if let Command::Read { paths, jobs, json } = &cli.command {
+        // Pure: no database needed to read images.
+        return Ok(server::read_cmd::run(paths, *jobs, *json));
+    }
     let mut app = App::open(&cli.database_url, Arc::new(SystemClock)).await?;
     let svc = &app.services;
     let err = |e: domain::Error| e.public_message();
     match cli.command {
-        Command::Qr { .. } => unreachable!("handled above"),
+        Command::Qr { .. } | Command::Read { .. } => unreachable!("handled above"),
         Command::Serve {
             listen,
             demo,

@@ -462,3 +462,42 @@ async fn quota_race_on_postgres_with_two_processes() {
     let db = TestDb::new(Backend::Postgres).await;
     quota_race(&db.url, 2).await;
 }
+
+#[test]
+fn read_prints_one_line_per_image() {
+    let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/slips");
+    let clean = format!("{corpus}/slip-0000-clean.png");
+    let dir = std::env::temp_dir().join(format!("sv-read-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = dir.join("note.png");
+    std::fs::write(&text, "not an image").unwrap();
+    let out = Command::new(BIN)
+        .args([
+            "read",
+            "--json",
+            "--jobs",
+            "2",
+            &clean,
+            text.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "one file is not a slip");
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["kind"], "bankSlip");
+    assert_eq!(
+        lines[0]["payload"],
+        "0043000600000101030060222EQH524YNG5BY1A2ROGUBBB5102TH91041EE9"
+    );
+    assert_eq!(lines[1]["payload"], Value::Null);
+    assert!(lines[1]["error"].as_str().is_some());
+    let out = Command::new(BIN).args(["read", &clean]).output().unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("bankSlip 0043"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
