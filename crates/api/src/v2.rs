@@ -298,9 +298,9 @@ async fn verify_bank(
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     req: axum::extract::Request,
 ) -> Result<Json<Value>, ApiError> {
-    let headers = req.headers().clone();
-    let c = caller(&svc, &headers, peer).await?;
-    let multipart = headers
+    let c = caller(&svc, req.headers(), peer).await?;
+    let multipart = req
+        .headers()
         .get(axum::http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.to_ascii_lowercase().starts_with("multipart/form-data"));
