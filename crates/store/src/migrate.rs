@@ -6,51 +6,31 @@ pub(crate) struct Migration {
     pub sql: &'static str,
 }
 
-pub(crate) const SQLITE: &[Migration] = &[
-    Migration {
-        version: 1,
-        sql: include_str!("../migrations/sqlite/0001_init.sql"),
-    },
-    Migration {
-        version: 2,
-        sql: include_str!("../migrations/sqlite/0002_accounts_and_cycles.sql"),
-    },
-    Migration {
-        version: 3,
-        sql: include_str!("../migrations/sqlite/0003_partners_and_audit.sql"),
-    },
-    Migration {
-        version: 4,
-        sql: include_str!("../migrations/sqlite/0004_rate_limits.sql"),
-    },
-    Migration {
-        version: 5,
-        sql: include_str!("../migrations/sqlite/0005_key_grace.sql"),
-    },
-];
+/// One list of migration files for both backends, so they cannot drift apart: each backend
+/// has its own SQL for every version, in `migrations/<backend>/`.
+macro_rules! migrations {
+    ($dir:literal: $($version:literal => $file:literal),+ $(,)?) => {
+        &[$(Migration {
+            version: $version,
+            sql: include_str!(concat!("../migrations/", $dir, "/", $file)),
+        }),+]
+    };
+}
 
-pub(crate) const POSTGRES: &[Migration] = &[
-    Migration {
-        version: 1,
-        sql: include_str!("../migrations/postgres/0001_init.sql"),
-    },
-    Migration {
-        version: 2,
-        sql: include_str!("../migrations/postgres/0002_accounts_and_cycles.sql"),
-    },
-    Migration {
-        version: 3,
-        sql: include_str!("../migrations/postgres/0003_partners_and_audit.sql"),
-    },
-    Migration {
-        version: 4,
-        sql: include_str!("../migrations/postgres/0004_rate_limits.sql"),
-    },
-    Migration {
-        version: 5,
-        sql: include_str!("../migrations/postgres/0005_key_grace.sql"),
-    },
-];
+macro_rules! for_backend {
+    ($dir:literal) => {
+        migrations!($dir:
+            1 => "0001_init.sql",
+            2 => "0002_accounts_and_cycles.sql",
+            3 => "0003_partners_and_audit.sql",
+            4 => "0004_rate_limits.sql",
+            5 => "0005_key_grace.sql",
+        )
+    };
+}
+
+pub(crate) const SQLITE: &[Migration] = for_backend!("sqlite");
+pub(crate) const POSTGRES: &[Migration] = for_backend!("postgres");
 
 pub(crate) const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations \
      (version BIGINT PRIMARY KEY, applied_at BIGINT NOT NULL)";
