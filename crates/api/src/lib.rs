@@ -5,6 +5,7 @@ mod admin;
 mod b2b;
 mod body;
 mod error;
+mod jobs;
 mod v2;
 pub mod views;
 
@@ -35,7 +36,10 @@ pub fn router(services: Services) -> Router {
         });
     Router::new()
         .route("/health", axum::routing::get(health))
-        .nest("/v2", v2::routes().merge(b2b::routes()))
+        .nest(
+            "/v2",
+            v2::routes().merge(jobs::routes()).merge(b2b::routes()),
+        )
         .nest("/admin", admin::routes())
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::not_found)

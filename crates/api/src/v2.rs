@@ -25,7 +25,11 @@ pub(crate) fn routes() -> Router<Services> {
         )
 }
 
-async fn caller(svc: &Services, headers: &HeaderMap, peer: SocketAddr) -> Result<Caller, ApiError> {
+pub(crate) async fn caller(
+    svc: &Services,
+    headers: &HeaderMap,
+    peer: SocketAddr,
+) -> Result<Caller, ApiError> {
     let auth = headers
         .get(axum::http::header::AUTHORIZATION)
         .map(|v| v.to_str().unwrap_or("\u{0}"));
@@ -36,7 +40,7 @@ async fn caller(svc: &Services, headers: &HeaderMap, peer: SocketAddr) -> Result
     Ok(c)
 }
 
-fn ok(message: &str, data: Value) -> Json<Value> {
+pub(crate) fn ok(message: &str, data: Value) -> Json<Value> {
     Json(json!({ "success": true, "message": message, "data": data }))
 }
 
@@ -103,11 +107,13 @@ async fn info(
 const IMAGE_INPUTS: [&str; 3] = ["image", "base64", "url"];
 
 /// A verification request before the slip's payload is known.
-struct Submitted {
-    input: SlipInput,
-    check_duplicate: bool,
-    match_amount: Option<Satang>,
-    remark: Option<String>,
+pub(crate) struct Submitted {
+    pub input: SlipInput,
+    pub check_duplicate: bool,
+    pub match_amount: Option<Satang>,
+    pub remark: Option<String>,
+    /// Async submissions only (ignored by the synchronous endpoint).
+    pub callback_url: Option<String>,
 }
 
 /// Base64 of an image of at most 4 MB (4/3 of it, plus padding).
@@ -130,7 +136,7 @@ fn decode_base64(text: &str) -> Result<Vec<u8>, domain::Error> {
 }
 
 /// The inputs of a verification from a JSON body, checked field by field.
-fn json_request(map: &Map<String, Value>) -> Result<Submitted, domain::Error> {
+pub(crate) fn json_request(map: &Map<String, Value>) -> Result<Submitted, domain::Error> {
     let mut f = Fields::new(map);
     let inputs: Vec<&str> = std::iter::once("payload")
         .chain(IMAGE_INPUTS)
@@ -164,6 +170,7 @@ fn json_request(map: &Map<String, Value>) -> Result<Submitted, domain::Error> {
     let check_duplicate = f.boolean("checkDuplicate").unwrap_or(false);
     let match_amount = f.amount("matchAmount");
     let remark = f.string("remark", 1, 255);
+    let callback_url = f.string("callbackUrl", 1, 2048);
     let match_account = f.boolean("matchAccount");
     check_match_account(&mut f, match_account);
     f.finish()?;
@@ -178,6 +185,7 @@ fn json_request(map: &Map<String, Value>) -> Result<Submitted, domain::Error> {
         check_duplicate,
         match_amount,
         remark,
+        callback_url,
     })
 }
 
@@ -192,7 +200,9 @@ fn check_match_account(f: &mut Fields, value: Option<bool>) {
 
 /// A multipart form: the file in `image`, the other fields as text (`"true"`, `"150.5"`).
 /// The file is capped while it streams in: no more than 4 MB is ever held.
-async fn multipart_request(req: axum::extract::Request) -> Result<Submitted, domain::Error> {
+pub(crate) async fn multipart_request(
+    req: axum::extract::Request,
+) -> Result<Submitted, domain::Error> {
     use axum::extract::FromRequest;
     let bad = |why: &str| domain::Error::Validation(format!("body: {why}"));
     let mut mp = axum::extract::Multipart::from_request(req, &())
@@ -270,6 +280,7 @@ async fn multipart_request(req: axum::extract::Request) -> Result<Submitted, dom
         },
     };
     let remark = f.string("remark", 1, 255);
+    let callback_url = f.string("callbackUrl", 1, 2048);
     let payload = f.string("payload", 1, 128);
     let url = f.string("url", 1, 255);
     f.finish()?;
@@ -290,6 +301,7 @@ async fn multipart_request(req: axum::extract::Request) -> Result<Submitted, dom
         check_duplicate,
         match_amount,
         remark,
+        callback_url,
     })
 }
 
@@ -315,6 +327,7 @@ async fn verify_bank(
         check_duplicate: sub.check_duplicate,
         match_amount: sub.match_amount,
         remark: sub.remark,
+        job_id: None,
     };
     let data = svc.verify_bank(&c, &verify).await?;
     Ok(ok(

@@ -74,3 +74,44 @@ pub fn audit(entries: &[AuditEntry]) -> Value {
             .collect(),
     )
 }
+
+/// A polled job (spec 2.4). `error.webhook: "failed"` (with the delivery details) is added to
+/// a failed job whose callbacks were all refused; `webhook` shows delivery for every job.
+pub fn job(j: &domain::job::Job) -> Value {
+    use domain::job::{JobStatus, WebhookState};
+    let w = &j.webhook;
+    let delivery = json!({
+        "state": w.state.as_str(),
+        "attempts": w.attempts,
+        "lastStatus": w.last_status,
+        "lastError": w.last_error,
+        "firstAttemptAt": w.first_at.map(format_bangkok),
+        "lastAttemptAt": w.last_at.map(format_bangkok),
+    });
+    let error = match (&j.error_code, &j.error_message) {
+        (Some(code), Some(message)) => {
+            let mut e = json!({ "code": code, "message": message });
+            if j.status == JobStatus::Failed && w.state == WebhookState::Failed {
+                e["webhook"] = json!("failed");
+                e["delivery"] = delivery.clone();
+            }
+            e
+        }
+        _ => Value::Null,
+    };
+    json!({
+        "jobId": j.id,
+        "batchId": j.batch_id,
+        "status": j.status.as_str(),
+        "data": if j.status == JobStatus::Failed { Value::Null } else { j.result.clone().unwrap_or(Value::Null) },
+        "error": error,
+        "attempts": j.attempts,
+        "callbackUrl": j.callback_url,
+        "webhook": if j.callback_url.is_some() { delivery } else { Value::Null },
+        "nextAttemptAt": (!j.status.is_terminal()).then(|| format_bangkok(j.due_at)),
+        "createdAt": format_bangkok(j.created_at),
+        "updatedAt": format_bangkok(j.updated_at),
+        "finishedAt": j.finished_at.map(format_bangkok),
+        "expiresAt": format_bangkok(j.expires_at),
+    })
+}

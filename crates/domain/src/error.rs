@@ -48,6 +48,9 @@ pub enum Error {
     NotFound,
     #[error("job not found")]
     JobNotFound,
+    /// Async submission: the callback URL is not HTTPS or resolves to a non-public address.
+    #[error("callbackUrl must be an https URL whose host resolves only to public addresses")]
+    InvalidCallbackUrl,
     #[error("the bank's service is unavailable; retry later")]
     ApiServerError,
     /// More requests per second than the plan allows (spec 7.1: 429 with rate headers).
@@ -104,6 +107,7 @@ impl Error {
             Error::SlipPending => "SLIP_PENDING",
             Error::NotFound => "NOT_FOUND",
             Error::JobNotFound => "JOB_NOT_FOUND",
+            Error::InvalidCallbackUrl => "INVALID_CALLBACK_URL",
             Error::ApiServerError => "API_SERVER_ERROR",
             Error::RateLimited { .. } => "RATE_LIMIT_EXCEEDED",
             Error::InvalidTimestamp => "INVALID_TIMESTAMP",
@@ -125,7 +129,8 @@ impl Error {
             | Error::ImageUrlUnreachable(_)
             | Error::ImageSizeTooLarge
             | Error::InvalidImageType
-            | Error::InvalidImageFormat => 400,
+            | Error::InvalidImageFormat
+            | Error::InvalidCallbackUrl => 400,
             Error::MissingApiKey
             | Error::InvalidApiKey
             | Error::InvalidTimestamp

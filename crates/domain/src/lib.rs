@@ -6,6 +6,8 @@ pub mod clock;
 pub mod cycle;
 pub mod error;
 pub mod ip;
+pub mod job;
+pub mod matching;
 pub mod model;
 pub mod money;
 pub mod partner;

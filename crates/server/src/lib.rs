@@ -23,6 +23,8 @@ pub struct App {
     pub services: Services,
     pub sandbox: Arc<SandboxBank>,
     pub store: Arc<SqlStore>,
+    /// How this node's async-job worker runs (schedules are in `services.schedules`).
+    pub worker: services::jobs::WorkerConfig,
 }
 
 impl App {
@@ -34,17 +36,41 @@ impl App {
                 .map_err(|e| format!("cannot open database: {e}"))?,
         );
         let dyn_store: Arc<dyn Store> = store.clone();
-        let sandbox = Arc::new(SandboxBank::new(dyn_store.clone(), clock.clone()));
+        let sandbox = Arc::new(
+            SandboxBank::new(dyn_store.clone(), clock.clone())
+                .with_delay_from_env(tokio::time::sleep)?,
+        );
         let mut services = Services::new(dyn_store, sandbox.clone(), clock);
         // Image URLs are fetched only through the SSRF guard; its test-only allowances come
         // from the environment and are logged loudly when set.
         let cfg = egress::EgressConfig::from_env()?;
         services.egress =
             Some(egress::Egress::new(cfg).map_err(|e| format!("cannot set up egress: {e}"))?);
+        let env = |k: &str| std::env::var(k).ok();
+        services.schedules = Arc::new(services::jobs::schedules_from(env)?);
+        let mut worker = services::jobs::WorkerConfig::default();
+        if let Some(ms) = env("SLIPVERIFY_JOB_POLL_MS") {
+            let ms: u64 = ms
+                .trim()
+                .parse()
+                .ok()
+                .filter(|n| (10..=60_000).contains(n))
+                .ok_or("SLIPVERIFY_JOB_POLL_MS must be 10 to 60000")?;
+            worker.poll = std::time::Duration::from_millis(ms);
+        }
+        if let Some(n) = env("SLIPVERIFY_JOB_CONCURRENCY") {
+            worker.concurrency = n
+                .trim()
+                .parse()
+                .ok()
+                .filter(|n| (0..=4096).contains(n))
+                .ok_or("SLIPVERIFY_JOB_CONCURRENCY must be 0 (worker off) to 4096")?;
+        }
         Ok(Self {
             services,
             sandbox,
             store,
+            worker,
         })
     }
 }
@@ -55,17 +81,32 @@ impl App {
     }
 }
 
-/// Serves the API on `listener` until `shutdown` resolves.
+/// Serves the API on `listener`, and runs this node's job worker, until `shutdown` resolves.
+/// Then requests in flight finish, and the worker finishes or hands back the jobs it holds.
 pub async fn serve(
     listener: TcpListener,
     app: &App,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let router = api::router(app.services.clone());
-    axum::serve(
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let stop = Arc::new(stop);
+    let worker = tokio::spawn(services::jobs::run_worker(
+        app.services.clone(),
+        app.worker.clone(),
+        stopped,
+    ));
+    let stop_on_signal = stop.clone();
+    let served = axum::serve(
         listener,
         router.into_make_service_with_connect_info::<SocketAddr>(),
     )
-    .with_graceful_shutdown(shutdown)
-    .await
+    .with_graceful_shutdown(async move {
+        shutdown.await;
+        let _ = stop_on_signal.send(true);
+    })
+    .await;
+    let _ = stop.send(true);
+    let _ = worker.await;
+    served
 }

@@ -4,6 +4,7 @@
 pub mod admin;
 pub mod auth;
 pub mod input;
+pub mod jobs;
 pub mod partner;
 pub mod rate;
 pub mod verify;
@@ -24,8 +25,12 @@ pub struct Services {
     pub trusted_proxies: Arc<domain::ip::AllowList>,
     /// The admin API's bearer token; `None` turns the admin API off.
     pub admin_token: Option<Arc<String>>,
-    /// Outbound HTTP for image URLs; `None` refuses URL inputs.
+    /// Outbound HTTP for image URLs and webhooks; `None` refuses URL inputs and async jobs.
     pub egress: Option<egress::Egress>,
+    /// Retry schedules, timeouts and leases of async jobs.
+    pub schedules: Arc<domain::job::Schedules>,
+    /// Wakes this node's job worker when a job is submitted.
+    pub jobs_wake: Arc<tokio::sync::Notify>,
 }
 
 impl Services {
@@ -63,6 +68,8 @@ impl Services {
             trusted_proxies: Arc::new(domain::ip::AllowList::none()),
             admin_token: None,
             egress: None,
+            schedules: Arc::new(domain::job::Schedules::default()),
+            jobs_wake: Arc::new(tokio::sync::Notify::new()),
         }
     }
 }

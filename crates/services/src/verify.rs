@@ -15,6 +15,8 @@ pub struct VerifyRequest {
     pub check_duplicate: bool,
     pub match_amount: Option<Satang>,
     pub remark: Option<String>,
+    /// Set for an async job: its quota is charged at most once.
+    pub job_id: Option<String>,
 }
 
 impl Services {
@@ -56,6 +58,7 @@ impl Services {
                 amount: transfer.amount,
                 transferred_at: transfer.occurred_at,
                 verified_at: self.clock.now(),
+                job_id: req.job_id.clone(),
             })
             .await?;
 

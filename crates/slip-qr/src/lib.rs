@@ -8,6 +8,7 @@ mod bank_slip;
 mod crc;
 mod error;
 mod frame;
+mod generate;
 mod payment;
 mod tlv;
 mod truemoney;
@@ -17,7 +18,13 @@ use serde::Serialize;
 pub use bank_slip::{encode_bank_slip, parse_bank_slip, BankSlipQr};
 pub use crc::crc16_ccitt_false;
 pub use error::{NotSlipKind, QrError, ReferenceProblem};
-pub use payment::PaymentQr;
+pub use generate::{
+    format_amount, generate_payment_qr, normalize_msisdn, parse_amount, validate_amount_satang,
+    validate_biller_id, validate_ewallet_id, validate_merchant_name, validate_nat_id,
+    validate_ref1, validate_ref2, GenerateError, PaymentRequest, PaymentTarget, MAX_AMOUNT_SATANG,
+    MAX_MERCHANT_NAME_LEN, MAX_REF_LEN,
+};
+pub use payment::{parse_payment_qr, PaymentQr, MAX_PAYMENT_QR_LEN};
 pub use truemoney::{encode_truemoney_slip, TrueMoneySlipQr};
 
 /// Longest payload accepted, in characters, after trimming (compat.md: payload is 1–128 chars).

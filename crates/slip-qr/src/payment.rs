@@ -20,6 +20,7 @@ pub struct PaymentQr {
     pub biller_id: Option<String>,
     pub ref1: Option<String>,
     pub ref2: Option<String>,
+    /// Tag 54 as written, e.g. `"150.50"`.
     pub amount: Option<String>,
     pub currency: Option<String>,
     pub country: Option<String>,
@@ -27,12 +28,71 @@ pub struct PaymentQr {
     pub payload: String,
 }
 
-const PROMPTPAY_AID: &str = "A000000677010111";
-const BILL_PAYMENT_AID: &str = "A000000677010112";
+// Methods rather than fields: more fields would make `ParsedQr` trip clippy's
+// large_enum_variant.
+impl PaymentQr {
+    /// The msisdn proxy in local form (`0066812345678` → `0812345678`), for people to read.
+    pub fn phone_number(&self) -> Option<String> {
+        match self.proxy_type.as_deref() {
+            Some("msisdn") => local_phone(self.proxy.as_deref()?),
+            _ => None,
+        }
+    }
+
+    /// Tag 54 in satang, when it is a plain decimal with at most 2 decimals.
+    pub fn amount_satang(&self) -> Option<i64> {
+        satang(self.amount.as_deref()?)
+    }
+}
+
+pub(crate) const PROMPTPAY_AID: &str = "A000000677010111";
+pub(crate) const BILL_PAYMENT_AID: &str = "A000000677010112";
+
+/// Longest payment QR [`parse_payment_qr`] accepts: the EMV QRCPS limit. Bill-payment QRs with a
+/// merchant name and two references exceed the 128 characters that [`crate::classify`] allows.
+pub const MAX_PAYMENT_QR_LEN: usize = 512;
 
 /// Payload format indicator `01` in tag 00, which EMVCo requires to come first.
 pub(crate) fn is_payment_format(payload: &str) -> bool {
     payload.starts_with("000201")
+}
+
+/// Reads a payment QR of up to [`MAX_PAYMENT_QR_LEN`] characters (surrounding whitespace
+/// trimmed), checking its structure and CRC.
+pub fn parse_payment_qr(input: &str) -> Result<PaymentQr, QrError> {
+    let payload = input.trim();
+    if payload.is_empty() {
+        return Err(QrError::Empty);
+    }
+    if payload.chars().nth(MAX_PAYMENT_QR_LEN).is_some() {
+        return Err(QrError::TooLong {
+            max: MAX_PAYMENT_QR_LEN,
+        });
+    }
+    if !is_payment_format(payload) {
+        return Err(QrError::BadField {
+            field: "payload format indicator",
+            reason: "a payment QR starts with 000201",
+        });
+    }
+    parse(payload)
+}
+
+/// `0066` + 9 digits is how PromptPay writes a Thai mobile number `0` + 9 digits.
+fn local_phone(proxy: &str) -> Option<String> {
+    let rest = proxy.strip_prefix("0066")?;
+    (rest.len() == 9 && rest.bytes().all(|b| b.is_ascii_digit())).then(|| format!("0{rest}"))
+}
+
+/// `"150"`, `"150.5"`, `"150.50"` → satang; anything else (signs, exponents, 3 decimals) → None.
+fn satang(amount: &str) -> Option<i64> {
+    let (whole, frac) = amount.split_once('.').unwrap_or((amount, "0"));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    // 13 characters (the EMV limit) always fit an i64.
+    if !digits(whole) || !digits(frac) || frac.len() > 2 || amount.len() > 13 {
+        return None;
+    }
+    Some(whole.parse::<i64>().ok()? * 100 + format!("{frac:0<2}").parse::<i64>().ok()?)
 }
 
 fn owned(field: Option<Field<'_>>) -> Option<String> {
@@ -131,7 +191,9 @@ mod tests {
         assert_eq!(p.kind, "promptpay");
         assert_eq!(p.proxy_type.as_deref(), Some("msisdn"));
         assert_eq!(p.proxy.as_deref(), Some("0066812345678"));
+        assert_eq!(p.phone_number().as_deref(), Some("0812345678"));
         assert_eq!(p.amount, None);
+        assert_eq!(p.amount_satang(), None);
         assert_eq!(p.currency.as_deref(), Some("764"));
         assert_eq!(p.country.as_deref(), Some("TH"));
         assert_eq!(p.payload, STATIC_MSISDN);
@@ -139,7 +201,85 @@ mod tests {
         let p = payment(&format!(" {DYNAMIC_AMOUNT}\n"));
         assert_eq!(p.initiation, "dynamic");
         assert_eq!(p.amount.as_deref(), Some("150.00"));
+        assert_eq!(p.amount_satang(), Some(15000));
         assert_eq!(p.payload, DYNAMIC_AMOUNT);
+    }
+
+    #[test]
+    fn phone_number_only_for_0066_msisdn() {
+        assert_eq!(local_phone("0066812345678").as_deref(), Some("0812345678"));
+        for other in [
+            "0812345678",
+            "006681234567",
+            "00668123456789",
+            "0066x12345678",
+            "",
+        ] {
+            assert_eq!(local_phone(other), None, "{other:?}");
+        }
+        // A natId proxy that happens to start with 0066 is not a phone number.
+        let mut account = String::new();
+        push_field(&mut account, "00", PROMPTPAY_AID);
+        push_field(&mut account, "02", "0066812345678");
+        let p = payment(&build(&[("00", "01"), ("29", &account)]));
+        assert_eq!(p.proxy_type.as_deref(), Some("natId"));
+        assert_eq!(p.phone_number(), None);
+    }
+
+    #[test]
+    fn amount_in_satang() {
+        let cases = [
+            ("150", Some(15000)),
+            ("150.5", Some(15050)),
+            ("0.01", Some(1)),
+            ("9999999999.99", Some(999_999_999_999)),
+            ("1.005", None),
+            ("150.", None),
+            (".5", None),
+            ("-1", None),
+            ("1e3", None),
+            ("99999999999999", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(satang(text), want, "{text:?}");
+            let p = payment(&build(&[("00", "01"), ("54", text)]));
+            assert_eq!(p.amount.as_deref(), Some(text));
+            assert_eq!(p.amount_satang(), want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn parse_payment_qr_allows_long_payloads_only_of_its_kind() {
+        let long_name = "N".repeat(99);
+        let s = build(&[("00", "01"), ("59", &long_name), ("60", &long_name)]);
+        assert!(s.len() > crate::MAX_PAYLOAD_LEN);
+        assert!(matches!(classify(&s), Err(QrError::TooLong { max: 128 })));
+        let p = parse_payment_qr(&format!("\n{s} ")).unwrap();
+        assert_eq!(p.merchant_name.as_deref(), Some(long_name.as_str()));
+        assert_eq!(p.payload, s);
+        assert_eq!(
+            parse_payment_qr(STATIC_MSISDN).unwrap(),
+            payment(STATIC_MSISDN)
+        );
+
+        assert_eq!(parse_payment_qr(" \t"), Err(QrError::Empty));
+        assert_eq!(
+            parse_payment_qr(&"0".repeat(MAX_PAYMENT_QR_LEN + 1)),
+            Err(QrError::TooLong { max: 512 })
+        );
+        let slip = crate::encode_bank_slip("004", "REF123");
+        assert!(matches!(
+            parse_payment_qr(&slip),
+            Err(QrError::BadField {
+                field: "payload format indicator",
+                ..
+            })
+        ));
+        let broken = STATIC_MSISDN.replace("5D82", "5D83");
+        assert!(matches!(
+            parse_payment_qr(&broken),
+            Err(QrError::CrcMismatch { .. })
+        ));
     }
 
     #[test]

@@ -157,11 +157,39 @@ async fn apply(pool: &Pool, recs: &[&VerificationRecord]) -> Result<Vec<Result<C
             branches.push((r.try_get(0)?, service_id, q));
         }
 
+        // Jobs charged before (their worker crashed after the charge) are not charged again:
+        // they get the outcome recorded then. The service rows are locked, so this read
+        // cannot race another charge of the same job.
+        let job_ids: Vec<&str> = recs.iter().filter_map(|r| r.job_id.as_deref()).collect();
+        let mut charged_before: Vec<(String, bool)> = Vec::new();
+        if !job_ids.is_empty() {
+            let sql = format!(
+                "SELECT id, charged_first FROM jobs WHERE id IN ({}) AND charged_first IS NOT NULL",
+                placeholders(1, job_ids.len())
+            );
+            let mut q = sqlx::query(&sql);
+            for id in &job_ids {
+                q = q.bind(*id);
+            }
+            for r in q.fetch_all(&mut *tx).await? {
+                charged_before.push((r.try_get(0)?, r.try_get(1)?));
+            }
+        }
+        let before_outcome = |rec: &VerificationRecord| {
+            rec.job_id.as_deref().and_then(|j| {
+                charged_before.iter().find(|(id, _)| id == j).map(|(_, f)| *f)
+            })
+        };
+
         // Charges whose service or branch is missing, or whose branch belongs to another
         // service, are refused like an exhausted quota (as the conditional UPDATEs would).
         let mut charges = Vec::with_capacity(recs.len());
         let mut valid = Vec::with_capacity(recs.len());
         for rec in recs {
+            if before_outcome(rec).is_some() {
+                valid.push(false);
+                continue;
+            }
             let s = services.iter().position(|(id, _, _)| *id == rec.service_id);
             let b = branches
                 .iter()
@@ -253,12 +281,13 @@ async fn apply(pool: &Pool, recs: &[&VerificationRecord]) -> Result<Vec<Result<C
                 inserted.push((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?));
             }
         }
-        tx.commit().await?;
-
-        Ok(recs
+        let outcomes: Vec<Result<ChargeOutcome>> = recs
             .iter()
             .zip(&granted)
             .map(|(rec, g)| {
+                if let Some(first) = before_outcome(rec) {
+                    return Ok(ChargeOutcome { first_verification: first });
+                }
                 if !*g {
                     return Err(StoreError::QuotaExceeded);
                 }
@@ -272,6 +301,17 @@ async fn apply(pool: &Pool, recs: &[&VerificationRecord]) -> Result<Vec<Result<C
                 };
                 Ok(ChargeOutcome { first_verification: first })
             })
-            .collect())
+            .collect();
+        for ((rec, g), outcome) in recs.iter().zip(&granted).zip(&outcomes) {
+            if let (Some(job), true, Ok(o)) = (&rec.job_id, *g, outcome) {
+                sqlx::query("UPDATE jobs SET charged_first = $2 WHERE id = $1")
+                    .bind(job)
+                    .bind(o.first_verification)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+        }
+        tx.commit().await?;
+        Ok(outcomes)
     })
 }

@@ -4,6 +4,7 @@
 //! one transaction.
 
 mod charge;
+mod jobs;
 mod migrate;
 mod quota_ops;
 mod sql;
@@ -57,6 +58,9 @@ pub struct VerificationRecord {
     pub amount: Satang,
     pub transferred_at: OffsetDateTime,
     pub verified_at: OffsetDateTime,
+    /// The async job this verification belongs to: a job is charged at most once, however
+    /// often it runs (a crashed worker's job runs again).
+    pub job_id: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,6 +167,37 @@ pub trait Store: Send + Sync + 'static {
     async fn list_plans(&self) -> Result<Vec<Plan>>;
     /// Takes one request from a branch's allowance (GCRA state shared through the database).
     async fn rate_take(&self, branch_id: &str, limit: &Gcra, now_us: i64) -> Result<Decision>;
+
+    /// The recorded (first) verification of a slip in a service, if any.
+    async fn get_verification(
+        &self,
+        service_id: &str,
+        sending_bank: &str,
+        trans_ref: &str,
+    ) -> Result<Option<VerificationRecord>>;
+
+    /// Inserts submitted jobs in one transaction: all of a batch or none.
+    async fn insert_jobs(&self, jobs: &[domain::job::Job]) -> Result<()>;
+    /// Claims up to `limit` jobs due at `now` for a lease until `lease_until`, stamped with
+    /// `token`. Several nodes claiming at once never get the same job (PostgreSQL: `FOR
+    /// UPDATE SKIP LOCKED`; SQLite: one writer).
+    async fn claim_jobs(
+        &self,
+        now: OffsetDateTime,
+        lease_until: OffsetDateTime,
+        token: &str,
+        limit: u32,
+    ) -> Result<Vec<domain::job::Job>>;
+    /// Writes a claimed job back and ends its lease; false if `token` no longer holds it
+    /// (the lease ran out and another worker took the job): then nothing is written.
+    async fn save_job(&self, job: &domain::job::Job, token: &str) -> Result<bool>;
+    /// Hands back every job claimed with `token`, due at `now` (graceful shutdown).
+    async fn release_jobs(&self, token: &str, now: OffsetDateTime) -> Result<u64>;
+    async fn get_job(&self, id: &str) -> Result<Option<domain::job::Job>>;
+    /// Deletes finished jobs whose retention ended before `now`.
+    async fn sweep_jobs(&self, now: OffsetDateTime) -> Result<u64>;
+    /// Jobs per status.
+    async fn job_counts(&self) -> Result<Vec<(String, i64)>>;
 
     /// Sandbox bank ledger. `Conflict` if (sending bank, reference) exists.
     async fn insert_sandbox_transfer(&self, t: &Transfer) -> Result<()>;

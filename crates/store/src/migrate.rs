@@ -25,6 +25,7 @@ macro_rules! for_backend {
             3 => "0003_partners_and_audit.sql",
             4 => "0004_rate_limits.sql",
             5 => "0005_key_grace.sql",
+            6 => "0006_jobs.sql",
         )
     };
 }

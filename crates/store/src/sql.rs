@@ -805,6 +805,72 @@ impl Store for SqlStore {
         })
     }
 
+    async fn get_verification(
+        &self,
+        service_id: &str,
+        sending_bank: &str,
+        trans_ref: &str,
+    ) -> Result<Option<VerificationRecord>> {
+        on_pool!(self, p => {
+            let row = sqlx::query(
+                "SELECT branch_id, amount_satang, transferred_at, verified_at FROM verifications \
+                 WHERE service_id = $1 AND sending_bank = $2 AND trans_ref = $3",
+            )
+            .bind(service_id)
+            .bind(sending_bank)
+            .bind(trans_ref)
+            .fetch_optional(p)
+            .await?;
+            match row {
+                Some(r) => Ok(Some(VerificationRecord {
+                    service_id: service_id.to_string(),
+                    branch_id: r.try_get(0)?,
+                    sending_bank: sending_bank.to_string(),
+                    trans_ref: trans_ref.to_string(),
+                    amount: Satang(r.try_get(1)?),
+                    transferred_at: from_millis(r.try_get(2)?),
+                    verified_at: from_millis(r.try_get(3)?),
+                    job_id: None,
+                })),
+                None => Ok(None),
+            }
+        })
+    }
+
+    async fn insert_jobs(&self, jobs: &[domain::job::Job]) -> Result<()> {
+        crate::jobs::insert(&self.pool, jobs).await
+    }
+
+    async fn claim_jobs(
+        &self,
+        now: OffsetDateTime,
+        lease_until: OffsetDateTime,
+        token: &str,
+        limit: u32,
+    ) -> Result<Vec<domain::job::Job>> {
+        crate::jobs::claim(&self.pool, now, lease_until, token, limit).await
+    }
+
+    async fn save_job(&self, job: &domain::job::Job, token: &str) -> Result<bool> {
+        crate::jobs::save(&self.pool, job, token).await
+    }
+
+    async fn release_jobs(&self, token: &str, now: OffsetDateTime) -> Result<u64> {
+        crate::jobs::release(&self.pool, token, now).await
+    }
+
+    async fn get_job(&self, id: &str) -> Result<Option<domain::job::Job>> {
+        crate::jobs::get(&self.pool, id).await
+    }
+
+    async fn sweep_jobs(&self, now: OffsetDateTime) -> Result<u64> {
+        crate::jobs::sweep(&self.pool, now).await
+    }
+
+    async fn job_counts(&self) -> Result<Vec<(String, i64)>> {
+        crate::jobs::counts(&self.pool).await
+    }
+
     async fn insert_sandbox_transfer(&self, t: &Transfer) -> Result<()> {
         let sql = concat!(
             "INSERT INTO sandbox_transfers (", transfer_cols!(), ") VALUES \

@@ -66,6 +66,7 @@ fn record(service_id: &str, branch_id: &str, trans_ref: &str) -> VerificationRec
         amount: Satang(100),
         transferred_at: at(5),
         verified_at: at(6),
+        job_id: None,
     }
 }
 
@@ -480,6 +481,7 @@ both!(
             .unwrap();
         let rec = |r: &str, when: OffsetDateTime| VerificationRecord {
             verified_at: when,
+            job_id: None,
             ..record("s1", "b1", r)
         };
         s.charge_and_record(&rec("R1", at(10))).await.unwrap();

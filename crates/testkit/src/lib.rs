@@ -4,6 +4,8 @@
 //! PostgreSQL is reached at `SLIPVERIFY_TEST_PG_URL` (default
 //! `postgres://postgres@127.0.0.1:5432/test`); each test creates its own database from it.
 
+pub mod receiver;
+
 use domain::{ManualClock, Satang};
 use gateway::NewSandboxTransfer;
 use serde_json::Value;
@@ -135,6 +137,13 @@ impl TestApp {
     ) -> TestApp {
         let db = TestDb::new(backend).await;
         let url = db.url.clone();
+        Self::start(&url, Some(db), |a| configure(&mut a.services)).await
+    }
+
+    /// Like `spawn`, with the whole app (services and worker) configured before it starts.
+    pub async fn spawn_with_app(backend: Backend, configure: impl FnOnce(&mut App)) -> TestApp {
+        let db = TestDb::new(backend).await;
+        let url = db.url.clone();
         Self::start(&url, Some(db), configure).await
     }
 
@@ -160,17 +169,15 @@ impl TestApp {
             .as_ref()
             .map(|d| d.url.clone())
             .expect("first node");
-        Self::start(&url, None, configure).await
+        Self::start(&url, None, |a| configure(&mut a.services)).await
     }
 
-    async fn start(
-        url: &str,
-        db: Option<TestDb>,
-        configure: impl FnOnce(&mut services::Services),
-    ) -> TestApp {
+    async fn start(url: &str, db: Option<TestDb>, configure: impl FnOnce(&mut App)) -> TestApp {
         let clock = Arc::new(ManualClock::new(time::OffsetDateTime::now_utc()));
         let mut app = App::open(url, clock.clone()).await.expect("open app");
-        configure(&mut app.services);
+        // Tests move the clock and then wait for the worker: look for due jobs often.
+        app.worker.poll = std::time::Duration::from_millis(20);
+        configure(&mut app);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");

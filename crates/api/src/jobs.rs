@@ -1,0 +1,139 @@
+//! `/v2/verify/bank/async`, `/batch` and `/jobs/:jobId` (spec 3, 4.1, 6): thin handlers over
+//! `services::jobs`. An accepted submission answers `202 Accepted` with the job ids.
+
+use crate::body::json_object;
+use crate::error::ApiError;
+use crate::v2::{caller, json_request, multipart_request, ok, Submitted};
+use crate::views;
+use axum::extract::{ConnectInfo, Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use domain::Error;
+use serde_json::{json, Value};
+use services::jobs::{SubmitSlip, MAX_BATCH};
+use services::Services;
+use std::net::SocketAddr;
+
+pub(crate) fn routes() -> Router<Services> {
+    Router::new()
+        .route(
+            "/verify/bank/async",
+            post(submit_one).layer(axum::extract::DefaultBodyLimit::disable()),
+        )
+        .route(
+            "/verify/bank/batch",
+            post(submit_batch).layer(axum::extract::DefaultBodyLimit::disable()),
+        )
+        .route("/verify/bank/jobs/{job_id}", get(poll))
+}
+
+fn slip(s: Submitted) -> SubmitSlip {
+    SubmitSlip {
+        input: s.input,
+        check_duplicate: s.check_duplicate,
+        match_amount: s.match_amount,
+        remark: s.remark,
+    }
+}
+
+async fn submit_one(
+    State(svc): State<Services>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    req: axum::extract::Request,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let c = caller(&svc, req.headers(), peer).await?;
+    let multipart = req
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().starts_with("multipart/form-data"));
+    let mut sub = if multipart {
+        multipart_request(req).await?
+    } else {
+        json_request(&json_object(req.into_body()).await?)?
+    };
+    let callback = sub.callback_url.take();
+    let done = svc
+        .submit_jobs(&c, vec![slip(sub)], callback, false)
+        .await?;
+    let id = done.job_ids.first().cloned().unwrap_or_default();
+    Ok((
+        StatusCode::ACCEPTED,
+        ok(
+            "Job accepted",
+            json!({ "jobId": id, "batchId": null, "status": "queued" }),
+        ),
+    ))
+}
+
+/// `{slips: [{payload | base64 | url, checkDuplicate?, matchAmount?, remark?}], callbackUrl?}`.
+async fn submit_batch(
+    State(svc): State<Services>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    req: axum::extract::Request,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let c = caller(&svc, req.headers(), peer).await?;
+    // The whole batch is one JSON body of at most `MAX_BODY_BYTES` (slips with large Base64
+    // images belong in single async submissions or behind URLs).
+    let map = json_object(req.into_body()).await?;
+    let callback = match map.get("callbackUrl") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if (1..=2048).contains(&s.trim().len()) => {
+            Some(s.trim().to_string())
+        }
+        Some(_) => {
+            return Err(Error::Validation(
+                "callbackUrl: must be a string of 1 to 2048 characters".into(),
+            )
+            .into())
+        }
+    };
+    let items = match map.get("slips") {
+        Some(Value::Array(a)) if !a.is_empty() && a.len() <= MAX_BATCH => a,
+        Some(Value::Array(_)) => {
+            return Err(
+                Error::Validation(format!("slips: must hold 1 to {MAX_BATCH} slips")).into(),
+            )
+        }
+        _ => return Err(Error::Validation("slips: is required (a list of slips)".into()).into()),
+    };
+    let mut slips = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let Value::Object(obj) = item else {
+            return Err(Error::Validation(format!("slips[{i}]: must be an object")).into());
+        };
+        let sub = json_request(obj).map_err(|e| match e {
+            Error::Validation(m) => Error::Validation(format!("slips[{i}]: {m}")),
+            other => Error::Validation(format!(
+                "slips[{i}]: {}: {}",
+                other.code(),
+                other.public_message()
+            )),
+        })?;
+        slips.push(slip(sub));
+    }
+    let done = svc.submit_jobs(&c, slips, callback, true).await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        ok(
+            "Batch accepted",
+            json!({
+                "batchId": done.batch_id,
+                "jobIds": done.job_ids,
+                "count": done.job_ids.len(),
+            }),
+        ),
+    ))
+}
+
+async fn poll(
+    State(svc): State<Services>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    Path(job_id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let c = caller(&svc, &headers, peer).await?;
+    let job = svc.job(&c, &job_id).await?;
+    Ok(ok("Job retrieved", views::job(&job)))
+}

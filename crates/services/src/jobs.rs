@@ -1,0 +1,443 @@
+//! Async verification (spec 3, 6): submitting jobs, polling them, and the worker that runs
+//! them. The decisions (what happens after an attempt or a delivery) are the pure rules of
+//! `domain::job`; this module does the I/O around them. Jobs live in the database, claimed
+//! with leases, so any node can run any job and a crashed node's jobs are taken over.
+
+use crate::auth::Caller;
+use crate::input::SlipInput;
+use crate::verify::VerifyRequest;
+use crate::Services;
+use domain::job::{Attempt, Delivery, Job, NewJob, Schedules, Stage};
+use domain::{Error, Satang};
+use egress::EgressError;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{watch, Semaphore};
+use tokio::task::JoinSet;
+
+/// Most slips in one batch (compat.md).
+pub const MAX_BATCH: usize = 100;
+
+/// One slip of a submission, as the client sent it.
+#[derive(Debug, Clone)]
+pub struct SubmitSlip {
+    pub input: SlipInput,
+    pub check_duplicate: bool,
+    pub match_amount: Option<Satang>,
+    pub remark: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Submitted {
+    pub batch_id: Option<String>,
+    /// In request order.
+    pub job_ids: Vec<String>,
+}
+
+impl Services {
+    /// Accepts slips for background verification. Everything that can be refused is refused
+    /// here, before any job exists: the callback target, each slip's input (an image is read
+    /// now, so the job keeps only the QR text), and its QR. `batch`: the slips share a batch id,
+    /// and a bad slip refuses the whole batch (`slips[i]: ...`), so a batch is all or nothing.
+    pub async fn submit_jobs(
+        &self,
+        caller: &Caller,
+        slips: Vec<SubmitSlip>,
+        callback_url: Option<String>,
+        batch: bool,
+    ) -> Result<Submitted, Error> {
+        let target = callback_url
+            .or_else(|| caller.branch.webhook_url.clone())
+            .ok_or_else(|| {
+                Error::Validation(
+                    "callbackUrl: is required when the branch has no default webhook URL".into(),
+                )
+            })?;
+        let egress = self
+            .egress
+            .as_ref()
+            .ok_or_else(|| Error::internal("egress not configured"))?;
+        egress
+            .check_url(&target, true)
+            .await
+            .map_err(|_| Error::InvalidCallbackUrl)?;
+
+        let now = self.clock.now();
+        let batch_id = batch.then(|| uuid::Uuid::new_v4().to_string());
+        let mut jobs = Vec::with_capacity(slips.len());
+        for (i, slip) in slips.into_iter().enumerate() {
+            let payload = match self.submitted_payload(slip.input).await {
+                Ok(p) => p,
+                Err(e) if batch => {
+                    return Err(Error::Validation(format!(
+                        "slips[{i}]: {}: {}",
+                        e.code(),
+                        e.public_message()
+                    )))
+                }
+                Err(e) => return Err(e),
+            };
+            jobs.push(Job::new(
+                uuid::Uuid::new_v4().to_string(),
+                batch_id.clone(),
+                caller.service.id.clone(),
+                caller.branch.id.clone(),
+                NewJob {
+                    payload,
+                    check_duplicate: slip.check_duplicate,
+                    match_amount: slip.match_amount,
+                    remark: slip.remark,
+                },
+                Some(target.clone()),
+                now,
+                self.schedules.retention,
+            ));
+        }
+        self.store.insert_jobs(&jobs).await?;
+        self.jobs_wake.notify_one();
+        Ok(Submitted {
+            batch_id,
+            job_ids: jobs.into_iter().map(|j| j.id).collect(),
+        })
+    }
+
+    /// The slip's QR text, which must be a bank slip (async is for bank slips only).
+    async fn submitted_payload(&self, input: SlipInput) -> Result<String, Error> {
+        let payload = self.slip_payload(input).await?;
+        let slip = slip_qr::parse_bank_slip(&payload)
+            .map_err(|e| Error::SlipNotFound(format!("not a valid bank slip QR: {e}")))?;
+        Ok(slip.payload)
+    }
+
+    /// A job of the caller's branch, while it is retained; otherwise `JOB_NOT_FOUND`.
+    pub async fn job(&self, caller: &Caller, id: &str) -> Result<Job, Error> {
+        match self.store.get_job(id.trim()).await? {
+            Some(j) if j.branch_id == caller.branch.id && j.expires_at > self.clock.now() => Ok(j),
+            _ => Err(Error::JobNotFound),
+        }
+    }
+
+    /// One verification attempt of a job, as the worker sees it. Policy is re-checked now:
+    /// a branch deactivated or a service expired since submission fails the job.
+    async fn attempt(&self, job: &Job) -> (Attempt, Option<String>) {
+        let outage = |e: Error| {
+            tracing::warn!(job = %job.id, error = %e, "job attempt could not complete");
+            Attempt::Outage {
+                code: "INTERNAL_SERVER_ERROR".into(),
+                message: Error::internal("").public_message(),
+            }
+        };
+        let refused = |e: Error| Attempt::Refused {
+            code: e.code().into(),
+            message: e.public_message(),
+        };
+        let branch = match self.store.get_branch(&job.branch_id).await {
+            Ok(Some(b)) => b,
+            Ok(None) => return (refused(Error::BranchInactive), None),
+            Err(e) => return (outage(e.into()), None),
+        };
+        let secret = branch.webhook_secret.clone();
+        let service = match self.store.get_service(&branch.service_id).await {
+            Ok(Some(s)) => s,
+            Ok(None) => return (refused(Error::ServiceDeleted), secret),
+            Err(e) => return (outage(e.into()), secret),
+        };
+        if !branch.active {
+            return (refused(Error::BranchInactive), secret);
+        }
+        if let Err(e) = service.check_access(self.clock.now()) {
+            return (refused(e), secret);
+        }
+        let caller = Caller { service, branch };
+        let req = VerifyRequest {
+            payload: job.payload.clone(),
+            check_duplicate: job.check_duplicate,
+            match_amount: job.match_amount,
+            remark: job.remark.clone(),
+            job_id: Some(job.id.clone()),
+        };
+        let attempt = match self.verify_bank(&caller, &req).await {
+            Ok(data) => match serde_json::to_value(data) {
+                Ok(v) => Attempt::Verified(v),
+                Err(e) => outage(Error::internal(e)),
+            },
+            Err(Error::SlipNotFound(why)) => Attempt::NotFound(why),
+            Err(Error::SlipPending) => Attempt::Pending,
+            Err(e @ Error::ApiServerError) => Attempt::Outage {
+                code: e.code().into(),
+                message: e.public_message(),
+            },
+            Err(e @ Error::Internal(_)) => outage(e),
+            Err(e) => refused(e),
+        };
+        (attempt, secret)
+    }
+
+    /// POSTs the job's callback once. Each attempt goes through egress, which resolves the
+    /// host again, refuses non-public addresses and connects only to the address it vetted.
+    async fn deliver(&self, job: &Job) -> Delivery {
+        let (Some(url), Some(body), Some(egress)) =
+            (&job.callback_url, &job.webhook.body, &self.egress)
+        else {
+            return Delivery::Failed {
+                status: None,
+                error: Some("no callback target".into()),
+            };
+        };
+        let mut headers = vec![("user-agent", "Service-Webhook/2.0".to_string())];
+        if let Some(sig) = &job.webhook.signature {
+            headers.push(("x-service-signature", sig.clone()));
+        }
+        let sent = egress
+            .post_bytes(
+                url,
+                body.clone().into_bytes(),
+                &headers,
+                self.schedules.webhook_timeout,
+            )
+            .await;
+        match sent {
+            Ok(status) if (200..300).contains(&status) => Delivery::Delivered(status),
+            Ok(status) => Delivery::Failed {
+                status: Some(status),
+                error: None,
+            },
+            // Shown to the branch when polling: the kind of failure, not our internals.
+            Err(e) => Delivery::Failed {
+                status: None,
+                error: Some(
+                    match e {
+                        EgressError::InvalidIpRange => "the URL resolves to a non-public address",
+                        EgressError::ProtocolNotAllowed | EgressError::InvalidUrl => {
+                            "the URL is not a valid https URL"
+                        }
+                        EgressError::Unreachable(d) if d == "timeout" => "timed out",
+                        _ => "connection failed",
+                    }
+                    .into(),
+                ),
+            },
+        }
+    }
+
+    /// Runs one claimed job's due step and writes it back (if the lease still holds). A
+    /// verification that ends the job is delivered at once, under the same lease.
+    async fn run_job(&self, mut job: Job, token: &str) {
+        if job.stage == Stage::Verify {
+            let (attempt, secret) = self.attempt(&job).await;
+            job.after_attempt(
+                attempt,
+                self.clock.now(),
+                &self.schedules,
+                secret.as_deref(),
+            );
+        }
+        // A claimed job's step is due (the claim moved `due_at` out by the lease); a job that
+        // just finished its verification is delivered at once.
+        if job.stage == Stage::Deliver {
+            let d = self.deliver(&job).await;
+            job.after_delivery(d, self.clock.now(), &self.schedules);
+        }
+        match self.store.save_job(&job, token).await {
+            Ok(true) => {}
+            Ok(false) => tracing::warn!(job = %job.id, "job lease lost; another worker has it"),
+            // The lease runs out and the job runs again: at least once, charged once.
+            Err(e) => tracing::error!(job = %job.id, error = %e, "cannot save job"),
+        }
+    }
+}
+
+/// How this node's worker runs.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    /// Jobs handled at once; 0 turns the worker off (a node that only serves HTTP).
+    pub concurrency: usize,
+    /// How often an idle worker looks for due jobs (also woken at once by a submission).
+    pub poll: Duration,
+    /// How long shutdown waits for jobs in hand before handing them back.
+    pub drain: Duration,
+}
+
+impl Default for WorkerConfig {
+    fn default() -> Self {
+        Self {
+            concurrency: 64,
+            poll: Duration::from_millis(500),
+            drain: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Runs the job worker until `shutdown` turns true; then stops claiming, lets jobs in hand
+/// finish for up to `drain`, and hands back the rest (due at once, for any node).
+pub async fn run_worker(svc: Services, cfg: WorkerConfig, mut shutdown: watch::Receiver<bool>) {
+    if cfg.concurrency == 0 {
+        tracing::info!("job worker off on this node (SLIPVERIFY_JOB_CONCURRENCY=0)");
+        return;
+    }
+    let slots = Arc::new(Semaphore::new(cfg.concurrency));
+    let mut tasks = JoinSet::new();
+    let mut tokens: Vec<String> = Vec::new();
+    let mut last_sweep = std::time::Instant::now();
+    loop {
+        if *shutdown.borrow() {
+            break;
+        }
+        // Reap finished tasks so the set does not grow.
+        while tasks.try_join_next().is_some() {}
+        let first = tokio::select! {
+            p = slots.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
+            _ = shutdown.changed() => continue,
+        };
+        let want = slots.available_permits() + 1;
+        let now = svc.clock.now();
+        let token = uuid::Uuid::new_v4().to_string();
+        let claimed = match svc
+            .store
+            .claim_jobs(
+                now,
+                now + svc.schedules.lease,
+                &token,
+                u32::try_from(want).unwrap_or(u32::MAX),
+            )
+            .await
+        {
+            Ok(jobs) => jobs,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot claim jobs");
+                Vec::new()
+            }
+        };
+        if claimed.is_empty() {
+            drop(first);
+            if last_sweep.elapsed() > Duration::from_secs(60) {
+                last_sweep = std::time::Instant::now();
+                match svc.store.sweep_jobs(svc.clock.now()).await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(deleted = n, "expired jobs swept"),
+                    Err(e) => tracing::warn!(error = %e, "cannot sweep jobs"),
+                }
+            }
+            tokio::select! {
+                _ = svc.jobs_wake.notified() => {}
+                _ = tokio::time::sleep(cfg.poll) => {}
+                _ = shutdown.changed() => {}
+            }
+            continue;
+        }
+        tokens.push(token.clone());
+        if tokens.len() > 4096 {
+            tokens.drain(..2048);
+        }
+        let mut permit = Some(first);
+        for job in claimed {
+            let p = match permit.take() {
+                Some(p) => p,
+                // Counted as available above; only this loop takes them.
+                None => match slots.clone().acquire_owned().await {
+                    Ok(p) => p,
+                    Err(_) => break,
+                },
+            };
+            let svc = svc.clone();
+            let token = token.clone();
+            tasks.spawn(async move {
+                svc.run_job(job, &token).await;
+                drop(p);
+            });
+        }
+    }
+    // Graceful shutdown: finish what is in hand, within the drain time.
+    let drained = tokio::time::timeout(cfg.drain, async {
+        while tasks.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        tasks.abort_all();
+        let now = svc.clock.now();
+        for t in &tokens {
+            if let Err(e) = svc.store.release_jobs(t, now).await {
+                tracing::warn!(error = %e, "cannot hand back jobs");
+            }
+        }
+    }
+}
+
+/// Schedules from the environment (`SLIPVERIFY_VERIFY_RETRY_SCHEDULE`,
+/// `SLIPVERIFY_WEBHOOK_RETRY_SCHEDULE`, `SLIPVERIFY_OUTAGE_RETRY_SCHEDULE` as comma-separated
+/// seconds; `SLIPVERIFY_WEBHOOK_TIMEOUT_MS`, `SLIPVERIFY_JOB_LEASE_SECS`). Values other than
+/// the spec's are allowed but logged as a warning.
+pub fn schedules_from(get: impl Fn(&str) -> Option<String>) -> Result<Schedules, String> {
+    use domain::job::{parse_schedule, SPEC_VERIFY_SCHEDULE, SPEC_WEBHOOK_SCHEDULE};
+    let mut s = Schedules::default();
+    let list = |name: &str, into: &mut Vec<u64>, spec: Option<&[u64]>| -> Result<(), String> {
+        if let Some(v) = get(name) {
+            *into = parse_schedule(&v).map_err(|e| format!("{name}: {e}"))?;
+            if spec.is_some_and(|spec| spec != into.as_slice()) {
+                tracing::warn!(%name, value = %v, "retry schedule differs from the spec's");
+            }
+        }
+        Ok(())
+    };
+    list(
+        "SLIPVERIFY_VERIFY_RETRY_SCHEDULE",
+        &mut s.verify,
+        Some(&SPEC_VERIFY_SCHEDULE),
+    )?;
+    list(
+        "SLIPVERIFY_WEBHOOK_RETRY_SCHEDULE",
+        &mut s.webhook,
+        Some(&SPEC_WEBHOOK_SCHEDULE),
+    )?;
+    list("SLIPVERIFY_OUTAGE_RETRY_SCHEDULE", &mut s.outage, None)?;
+    let number = |name: &str, min: u64, max: u64| -> Result<Option<u64>, String> {
+        match get(name) {
+            None => Ok(None),
+            Some(v) => match v.trim().parse::<u64>() {
+                Ok(n) if (min..=max).contains(&n) => Ok(Some(n)),
+                _ => Err(format!(
+                    "{name}: must be a whole number from {min} to {max}"
+                )),
+            },
+        }
+    };
+    if let Some(ms) = number("SLIPVERIFY_WEBHOOK_TIMEOUT_MS", 50, 60_000)? {
+        if ms != 5000 {
+            tracing::warn!(ms, "webhook timeout differs from the spec's 5 s");
+        }
+        s.webhook_timeout = Duration::from_millis(ms);
+    }
+    if let Some(secs) = number("SLIPVERIFY_JOB_LEASE_SECS", 5, 3600)? {
+        s.lease = Duration::from_secs(secs);
+    }
+    // The lease must outlast a webhook attempt plus a bank call, or jobs would be taken over
+    // while still running.
+    if s.lease < s.webhook_timeout * 3 {
+        return Err("SLIPVERIFY_JOB_LEASE_SECS must be at least 3 webhook timeouts".into());
+    }
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::schedules_from;
+
+    #[test]
+    fn schedules_from_env() {
+        let s = schedules_from(|_| None).unwrap();
+        assert_eq!(s.verify, vec![30, 60, 120, 240]);
+        let s = schedules_from(|k| {
+            (k == "SLIPVERIFY_VERIFY_RETRY_SCHEDULE").then(|| "1,2".to_string())
+        })
+        .unwrap();
+        assert_eq!(s.verify, vec![1, 2]);
+        assert!(schedules_from(|k| {
+            (k == "SLIPVERIFY_WEBHOOK_RETRY_SCHEDULE").then(|| "ten".to_string())
+        })
+        .is_err());
+        assert!(
+            schedules_from(|k| (k == "SLIPVERIFY_JOB_LEASE_SECS").then(|| "5".to_string()))
+                .is_err()
+        );
+    }
+}

@@ -1,0 +1,240 @@
+//! The job queue's SQL. A job row is claimed by pushing its `due_at` out by a lease and
+//! stamping a fresh `lease_token`; every write-back is `WHERE id = ? AND lease_token = ?`, so a
+//! worker that lost its lease (it was too slow, or presumed dead) cannot overwrite the work of
+//! the one that took over. No transaction spans a bank or webhook call.
+
+use crate::sql::{on_pool, placeholders, Pool};
+use crate::{Result, StoreError};
+use domain::clock::{from_millis, to_millis};
+use domain::job::{Job, JobStatus, Stage, Webhook, WebhookState};
+use domain::Satang;
+use sqlx::Row;
+use time::OffsetDateTime;
+
+const COLS: &str = "id, batch_id, service_id, branch_id, payload, check_duplicate, \
+    match_amount, remark, callback_url, status, stage, due_at, attempts, not_found_retries, \
+    outage_retries, result, error_code, error_message, webhook_state, webhook_body, \
+    webhook_signature, webhook_attempts, webhook_last_status, webhook_last_error, \
+    webhook_first_at, webhook_last_at, created_at, updated_at, finished_at, expires_at";
+
+macro_rules! job_from_row {
+    ($r:expr) => {{
+        let r = &$r;
+        let status: String = r.try_get("status")?;
+        let stage: String = r.try_get("stage")?;
+        let wstate: String = r.try_get("webhook_state")?;
+        let result: Option<String> = r.try_get("result")?;
+        let corrupt = |what: &str, v: &str| StoreError::Corrupt(format!("job {what} {v}"));
+        let count = |v: i64| u32::try_from(v).unwrap_or(u32::MAX);
+        Job {
+            id: r.try_get("id")?,
+            batch_id: r.try_get("batch_id")?,
+            service_id: r.try_get("service_id")?,
+            branch_id: r.try_get("branch_id")?,
+            payload: r.try_get("payload")?,
+            check_duplicate: r.try_get("check_duplicate")?,
+            match_amount: r.try_get::<Option<i64>, _>("match_amount")?.map(Satang),
+            remark: r.try_get("remark")?,
+            callback_url: r.try_get("callback_url")?,
+            status: JobStatus::parse(&status).ok_or_else(|| corrupt("status", &status))?,
+            stage: Stage::parse(&stage).ok_or_else(|| corrupt("stage", &stage))?,
+            due_at: from_millis(r.try_get("due_at")?),
+            attempts: count(r.try_get("attempts")?),
+            not_found_retries: count(r.try_get("not_found_retries")?),
+            outage_retries: count(r.try_get("outage_retries")?),
+            result: match result {
+                Some(text) => {
+                    Some(serde_json::from_str(&text).map_err(|_| corrupt("result", "not JSON"))?)
+                }
+                None => None,
+            },
+            error_code: r.try_get("error_code")?,
+            error_message: r.try_get("error_message")?,
+            webhook: Webhook {
+                state: WebhookState::parse(&wstate)
+                    .ok_or_else(|| corrupt("webhook state", &wstate))?,
+                body: r.try_get("webhook_body")?,
+                signature: r.try_get("webhook_signature")?,
+                attempts: count(r.try_get("webhook_attempts")?),
+                last_status: r
+                    .try_get::<Option<i64>, _>("webhook_last_status")?
+                    .and_then(|s| u16::try_from(s).ok()),
+                last_error: r.try_get("webhook_last_error")?,
+                first_at: r
+                    .try_get::<Option<i64>, _>("webhook_first_at")?
+                    .map(from_millis),
+                last_at: r
+                    .try_get::<Option<i64>, _>("webhook_last_at")?
+                    .map(from_millis),
+            },
+            created_at: from_millis(r.try_get("created_at")?),
+            updated_at: from_millis(r.try_get("updated_at")?),
+            finished_at: r.try_get::<Option<i64>, _>("finished_at")?.map(from_millis),
+            expires_at: from_millis(r.try_get("expires_at")?),
+        }
+    }};
+}
+
+/// Rows per multi-row INSERT (`PARAMS` each, well under SQLite's 32766 parameters).
+const INSERT_CHUNK: usize = 200;
+const PARAMS: usize = 17;
+
+pub(crate) async fn insert(pool: &Pool, jobs: &[Job]) -> Result<()> {
+    on_pool!(pool: pool, p => {
+        let mut tx = p.begin().await?;
+        for (chunk_no, chunk) in jobs.chunks(INSERT_CHUNK).enumerate() {
+            let values = (0..chunk.len())
+                .map(|i| format!("({})", placeholders(i * PARAMS + 1, PARAMS)))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let sql = format!(
+                "INSERT INTO jobs (id, batch_id, seq, service_id, branch_id, payload, \
+                 check_duplicate, match_amount, remark, callback_url, status, stage, due_at, \
+                 created_at, expires_at, webhook_state, updated_at) VALUES {values}"
+            );
+            let mut q = sqlx::query(&sql);
+            for (i, j) in chunk.iter().enumerate() {
+                q = q
+                    .bind(&j.id)
+                    .bind(&j.batch_id)
+                    .bind((chunk_no * INSERT_CHUNK + i) as i64)
+                    .bind(&j.service_id)
+                    .bind(&j.branch_id)
+                    .bind(&j.payload)
+                    .bind(j.check_duplicate)
+                    .bind(j.match_amount.map(|a| a.0))
+                    .bind(&j.remark)
+                    .bind(&j.callback_url)
+                    .bind(j.status.as_str())
+                    .bind(j.stage.as_str())
+                    .bind(to_millis(j.due_at))
+                    .bind(to_millis(j.created_at))
+                    .bind(to_millis(j.expires_at))
+                    .bind(j.webhook.state.as_str())
+                    .bind(to_millis(j.updated_at));
+            }
+            q.execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    })
+}
+
+pub(crate) async fn claim(
+    pool: &Pool,
+    now: OffsetDateTime,
+    lease_until: OffsetDateTime,
+    token: &str,
+    limit: u32,
+) -> Result<Vec<Job>> {
+    // PostgreSQL: rows another node is claiming at this instant are skipped, not waited for.
+    // SQLite: one writer at a time, so the sub-select and the update are already atomic.
+    let lock = match pool {
+        Pool::Sqlite(_) => "",
+        Pool::Pg(_) => " FOR UPDATE SKIP LOCKED",
+    };
+    let sql = format!(
+        "UPDATE jobs SET due_at = $2, lease_token = $3, updated_at = $1, \
+         status = CASE WHEN stage = 'verify' THEN 'processing' ELSE status END \
+         WHERE id IN (SELECT id FROM jobs WHERE stage <> 'idle' AND due_at <= $1 \
+         ORDER BY due_at LIMIT $4{lock}) RETURNING {COLS}"
+    );
+    on_pool!(pool: pool, p => {
+        let rows = sqlx::query(&sql)
+            .bind(to_millis(now))
+            .bind(to_millis(lease_until))
+            .bind(token)
+            .bind(i64::from(limit))
+            .fetch_all(p)
+            .await?;
+        rows.iter().map(|r| Ok(job_from_row!(r))).collect()
+    })
+}
+
+pub(crate) async fn save(pool: &Pool, j: &Job, token: &str) -> Result<bool> {
+    let result = j.result.as_ref().map(|v| v.to_string());
+    on_pool!(pool: pool, p => {
+        let done = sqlx::query(
+            "UPDATE jobs SET status = $3, stage = $4, due_at = $5, attempts = $6, \
+             not_found_retries = $7, outage_retries = $8, result = $9, error_code = $10, \
+             error_message = $11, webhook_state = $12, webhook_body = $13, \
+             webhook_signature = $14, webhook_attempts = $15, webhook_last_status = $16, \
+             webhook_last_error = $17, webhook_first_at = $18, webhook_last_at = $19, \
+             updated_at = $20, finished_at = $21, lease_token = NULL \
+             WHERE id = $1 AND lease_token = $2",
+        )
+        .bind(&j.id)
+        .bind(token)
+        .bind(j.status.as_str())
+        .bind(j.stage.as_str())
+        .bind(to_millis(j.due_at))
+        .bind(i64::from(j.attempts))
+        .bind(i64::from(j.not_found_retries))
+        .bind(i64::from(j.outage_retries))
+        .bind(&result)
+        .bind(&j.error_code)
+        .bind(&j.error_message)
+        .bind(j.webhook.state.as_str())
+        .bind(&j.webhook.body)
+        .bind(&j.webhook.signature)
+        .bind(i64::from(j.webhook.attempts))
+        .bind(j.webhook.last_status.map(i64::from))
+        .bind(&j.webhook.last_error)
+        .bind(j.webhook.first_at.map(to_millis))
+        .bind(j.webhook.last_at.map(to_millis))
+        .bind(to_millis(j.updated_at))
+        .bind(j.finished_at.map(to_millis))
+        .execute(p)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    })
+}
+
+pub(crate) async fn release(pool: &Pool, token: &str, now: OffsetDateTime) -> Result<u64> {
+    on_pool!(pool: pool, p => {
+        let done = sqlx::query(
+            "UPDATE jobs SET due_at = $2, lease_token = NULL, \
+             status = CASE WHEN status = 'processing' THEN 'queued' ELSE status END \
+             WHERE lease_token = $1",
+        )
+        .bind(token)
+        .bind(to_millis(now))
+        .execute(p)
+        .await?;
+        Ok(done.rows_affected())
+    })
+}
+
+pub(crate) async fn get(pool: &Pool, id: &str) -> Result<Option<Job>> {
+    let sql = format!("SELECT {COLS} FROM jobs WHERE id = $1");
+    on_pool!(pool: pool, p => {
+        match sqlx::query(&sql).bind(id).fetch_optional(p).await? {
+            Some(r) => Ok(Some(job_from_row!(r))),
+            None => Ok(None),
+        }
+    })
+}
+
+/// Deletes jobs past their retention whose work is finished (an expired job still being
+/// delivered is left for its last attempt).
+pub(crate) async fn sweep(pool: &Pool, now: OffsetDateTime) -> Result<u64> {
+    on_pool!(pool: pool, p => {
+        let done = sqlx::query("DELETE FROM jobs WHERE expires_at < $1 AND stage = 'idle'")
+            .bind(to_millis(now))
+            .execute(p)
+            .await?;
+        Ok(done.rows_affected())
+    })
+}
+
+/// Counts per status, for the operator (`slipverify jobs stats`) and the crash script.
+pub(crate) async fn counts(pool: &Pool) -> Result<Vec<(String, i64)>> {
+    on_pool!(pool: pool, p => {
+        let rows = sqlx::query("SELECT status, COUNT(*) FROM jobs GROUP BY status ORDER BY status")
+            .fetch_all(p)
+            .await?;
+        rows.iter()
+            .map(|r| Ok((r.try_get::<String, _>(0)?, r.try_get::<i64, _>(1)?)))
+            .collect()
+    })
+}

@@ -1,0 +1,622 @@
+//! Async verification over HTTP (spec 3, 6): jobs, retries, signed webhooks to a real HTTPS
+//! receiver on loopback, batches and polling, on SQLite and PostgreSQL. Time is the test
+//! clock: a retry "30 s later" happens when the test moves the clock, never by sleeping.
+
+use domain::job::sign_webhook;
+use serde_json::{json, Value};
+use services::admin::BranchUpdate;
+use std::time::Duration;
+use testkit::receiver::Receiver;
+use testkit::{both, Backend, TestApp};
+
+fn code(v: &Value) -> &str {
+    v["error"]["code"].as_str().unwrap_or("<none>")
+}
+
+async fn app(b: Backend, rx: &Receiver) -> TestApp {
+    let eg = rx.egress();
+    TestApp::spawn_with(b, move |s| s.egress = Some(eg)).await
+}
+
+async fn submit(t: &TestApp, key: &str, body: Value) -> String {
+    let (s, v) = t.post("/v2/verify/bank/async", key, body).await;
+    assert_eq!(s, 202, "{v}");
+    assert_eq!(v["success"], true);
+    assert_eq!(v["data"]["status"], "queued");
+    v["data"]["jobId"].as_str().unwrap().to_string()
+}
+
+async fn poll(t: &TestApp, key: &str, id: &str) -> Value {
+    let (s, v) = t
+        .get(&format!("/v2/verify/bank/jobs/{id}"), Some(key))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    v["data"].clone()
+}
+
+/// Polls until `done(job)` holds (the worker runs in the background; 30 s real-time cap).
+async fn poll_until(t: &TestApp, key: &str, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let j = poll(t, key, id).await;
+        if done(&j) {
+            return j;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "job never got there: {j}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn job_rows(t: &TestApp) -> i64 {
+    use store::Store;
+    t.app
+        .store
+        .job_counts()
+        .await
+        .unwrap()
+        .iter()
+        .map(|(_, n)| n)
+        .sum()
+}
+
+async fn used(t: &TestApp, key: &str) -> i64 {
+    let (_, v) = t.get("/v2/info", Some(key)).await;
+    v["data"]["application"]["quota"]["used"].as_i64().unwrap()
+}
+
+both!(
+    success_is_delivered_signed_over_the_raw_bytes,
+    |b: Backend| async move {
+        let rx = Receiver::spawn().await;
+        let t = app(b, &rx).await;
+        let ten = t.tenant(100).await;
+        t.app
+            .services
+            .update_branch(
+                &ten.branch_id,
+                &BranchUpdate {
+                    webhook_secret: Some("whsec_test_1".into()),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        let tr = t.transfer("004", "014", 15050).await;
+        let id = submit(
+        &t,
+        &ten.api_key,
+        json!({"payload": tr.payload, "callbackUrl": rx.url("hook"), "remark": "r1", "matchAmount": 150.5}),
+    )
+    .await;
+        let got = rx.wait_for(1).await;
+        let d = &got[0];
+        assert_eq!(d.path, "/hook");
+        assert_eq!(d.header("content-type"), Some("application/json"));
+        assert_eq!(d.header("user-agent"), Some("Service-Webhook/2.0"));
+        assert_eq!(
+            d.header("x-service-signature"),
+            Some(sign_webhook("whsec_test_1", &d.body).as_str())
+        );
+        let body = d.json();
+        // Compact JSON: what is signed is exactly what a re-serialisation without spaces gives.
+        assert!(!String::from_utf8_lossy(&d.body).contains(": "));
+        assert_eq!(body["jobId"], id.as_str());
+        assert_eq!(body["batchId"], Value::Null);
+        assert_eq!(body["status"], "success");
+        assert_eq!(body["data"]["rawSlip"]["transRef"], tr.trans_ref.as_str());
+        assert_eq!(body["data"]["remark"], "r1");
+        assert_eq!(body["data"]["isAmountMatched"], true);
+        assert!(body.get("error").is_none());
+        assert!(body["timestamp"].as_str().unwrap().ends_with("+07:00"));
+
+        let j = poll_until(&t, &ten.api_key, &id, |j| {
+            j["webhook"]["state"] == "delivered"
+        })
+        .await;
+        assert_eq!(j["status"], "done");
+        assert_eq!(j["data"]["rawSlip"]["transRef"], tr.trans_ref.as_str());
+        assert_eq!(j["error"], Value::Null);
+        assert_eq!(j["attempts"], 1);
+        assert_eq!(j["webhook"]["attempts"], 1);
+        assert_eq!(j["webhook"]["lastStatus"], 200);
+        assert_eq!(used(&t, &ten.api_key).await, 1, "charged once");
+        assert_eq!(rx.received().len(), 1);
+        t.stop().await;
+    }
+);
+
+both!(
+    unsigned_without_secret_and_branch_default_target,
+    |b: Backend| async move {
+        let rx = Receiver::spawn().await;
+        let t = app(b, &rx).await;
+        let ten = t.tenant(100).await;
+        t.app
+            .services
+            .update_branch(
+                &ten.branch_id,
+                &BranchUpdate {
+                    webhook_url: Some(rx.url("default-hook")),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        let tr = t.transfer("014", "004", 100).await;
+        let id = submit(&t, &ten.api_key, json!({"payload": tr.payload})).await;
+        let got = rx.wait_for(1).await;
+        assert_eq!(got[0].path, "/default-hook");
+        assert_eq!(got[0].header("x-service-signature"), None);
+        assert_eq!(got[0].json()["jobId"], id.as_str());
+        t.stop().await;
+    }
+);
+
+both!(
+    refusals_create_no_job_and_use_no_quota,
+    |b: Backend| async move {
+        let rx = Receiver::spawn().await;
+        let t = app(b, &rx).await;
+        let ten = t.tenant(100).await;
+        let tr = t.transfer("004", "014", 100).await;
+        let cases = [
+            (json!({"payload": tr.payload}), 400, "VALIDATION_ERROR"),
+            (
+                json!({"payload": tr.payload, "callbackUrl": format!("http://localhost:{}/x", rx.addr.port())}),
+                400,
+                "INVALID_CALLBACK_URL",
+            ),
+            (
+                json!({"payload": tr.payload, "callbackUrl": "https://10.1.2.3/hook"}),
+                400,
+                "INVALID_CALLBACK_URL",
+            ),
+            (
+                json!({"payload": tr.payload, "callbackUrl": "ftp://example.com/x"}),
+                400,
+                "INVALID_CALLBACK_URL",
+            ),
+            (
+                json!({"payload": "not a slip", "callbackUrl": rx.url("h")}),
+                404,
+                "SLIP_NOT_FOUND",
+            ),
+            (json!({"callbackUrl": rx.url("h")}), 400, "VALIDATION_ERROR"),
+        ];
+        for (body, status, want) in cases {
+            let (s, v) = t
+                .post("/v2/verify/bank/async", &ten.api_key, body.clone())
+                .await;
+            assert_eq!((s, code(&v)), (status, want), "{body} → {v}");
+        }
+        let (s, v) = t
+            .post_raw(
+                "/v2/verify/bank/async",
+                None,
+                &json!({"payload": tr.payload, "callbackUrl": rx.url("h")}).to_string(),
+            )
+            .await;
+        assert_eq!((s, code(&v)), (401, "MISSING_API_KEY"));
+        // Batches: all or nothing.
+        let (s, v) = t
+        .post(
+            "/v2/verify/bank/batch",
+            &ten.api_key,
+            json!({"callbackUrl": rx.url("h"), "slips": [{"payload": tr.payload}, {"payload": "garbage"}]}),
+        )
+        .await;
+        assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"), "{v}");
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("slips[1]: "),
+            "{v}"
+        );
+        let (s, v) = t
+            .post(
+                "/v2/verify/bank/batch",
+                &ten.api_key,
+                json!({"callbackUrl": rx.url("h"), "slips": []}),
+            )
+            .await;
+        assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"), "{v}");
+        let many: Vec<Value> = (0..101).map(|_| json!({"payload": tr.payload})).collect();
+        let (s, v) = t
+            .post(
+                "/v2/verify/bank/batch",
+                &ten.api_key,
+                json!({"callbackUrl": rx.url("h"), "slips": many}),
+            )
+            .await;
+        assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"), "{v}");
+
+        assert_eq!(job_rows(&t).await, 0);
+        assert_eq!(used(&t, &ten.api_key).await, 0);
+        assert!(rx.received().is_empty());
+        t.stop().await;
+    }
+);
+
+both!(
+    a_refused_then_accepted_webhook_is_retried_with_the_same_body,
+    |b: Backend| async move {
+        let rx = Receiver::spawn().await;
+        let t = app(b, &rx).await;
+        let ten = t.tenant(100).await;
+        rx.answer_next(&[404]);
+        let tr = t.transfer("004", "014", 100).await;
+        let id = submit(
+            &t,
+            &ten.api_key,
+            json!({"payload": tr.payload, "callbackUrl": rx.url("h")}),
+        )
+        .await;
+        rx.wait_for(1).await;
+        let j = poll_until(&t, &ten.api_key, &id, |j| j["webhook"]["attempts"] == 1).await;
+        assert_eq!(j["webhook"]["state"], "pending");
+        assert_eq!(j["webhook"]["lastStatus"], 404);
+        t.clock.advance(time::Duration::seconds(10 as i64));
+        let got = rx.wait_for(2).await;
+        assert_eq!(got[0].body, got[1].body, "the same bytes on every attempt");
+        let j = poll_until(&t, &ten.api_key, &id, |j| {
+            j["webhook"]["state"] == "delivered"
+        })
+        .await;
+        assert_eq!(j["webhook"]["attempts"], 2);
+        assert_eq!(used(&t, &ten.api_key).await, 1);
+        t.stop().await;
+    }
+);
+
+both!(
+    every_attempt_failing_marks_the_failed_job,
+    |b: Backend| async move {
+        let rx = Receiver::spawn().await;
+        let t = app(b, &rx).await;
+        // No quota: the accepted job fails with QUOTA_EXCEEDED (a policy restriction).
+        let ten = t.tenant(0).await;
+        rx.answer_always(500);
+        let tr = t.transfer("004", "014", 100).await;
+        let id = submit(
+            &t,
+            &ten.api_key,
+            json!({"payload": tr.payload, "callbackUrl": rx.url("h")}),
+        )
+        .await;
+        rx.wait_for(1).await;
+        for (n, secs) in [(2, 10), (3, 30), (4, 120)] {
+            poll_until(&t, &ten.api_key, &id, |j| j["webhook"]["attempts"] == n - 1).await;
+            t.clock.advance(time::Duration::seconds(secs as i64));
+            rx.wait_for(n).await;
+        }
+        let j = poll_until(&t, &ten.api_key, &id, |j| j["webhook"]["state"] == "failed").await;
+        assert_eq!(j["status"], "failed");
+        assert_eq!(j["data"], Value::Null);
+        assert_eq!(j["error"]["code"], "QUOTA_EXCEEDED");
+        assert_eq!(j["error"]["webhook"], "failed");
+        assert_eq!(j["error"]["delivery"]["attempts"], 4);
+        assert_eq!(j["error"]["delivery"]["lastStatus"], 500);
+        let body = rx.received()[0].json();
+        assert_eq!(body["status"], "failed");
+        assert_eq!(body["data"], Value::Null);
+        assert_eq!(body["error"]["code"], "QUOTA_EXCEEDED");
+        // No fifth attempt, however long we wait.
+        t.clock.advance(time::Duration::seconds(3600 as i64));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(rx.received().len(), 4);
+        t.stop().await;
+    }
+);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn redirects_are_not_followed_and_slow_receivers_time_out() {
+    let rx = Receiver::spawn().await;
+    let eg = rx.egress();
+    let t = TestApp::spawn_with(Backend::Sqlite, move |s| {
+        s.egress = Some(eg);
+        s.schedules = std::sync::Arc::new(domain::job::Schedules {
+            webhook_timeout: Duration::from_millis(300),
+            ..Default::default()
+        });
+    })
+    .await;
+    let ten = t.tenant(100).await;
+    rx.answer_next(&[302]);
+    let tr = t.transfer("004", "014", 100).await;
+    let id = submit(
+        &t,
+        &ten.api_key,
+        json!({"payload": tr.payload, "callbackUrl": rx.url("h")}),
+    )
+    .await;
+    let j = poll_until(&t, &ten.api_key, &id, |j| j["webhook"]["attempts"] == 1).await;
+    assert_eq!(j["webhook"]["lastStatus"], 302);
+    assert_eq!(j["webhook"]["state"], "pending");
+    assert!(
+        rx.received().iter().all(|r| r.path == "/h"),
+        "redirect target never called"
+    );
+
+    rx.delay(Duration::from_secs(2));
+    t.clock.advance(time::Duration::seconds(10 as i64));
+    let j = poll_until(&t, &ten.api_key, &id, |j| j["webhook"]["attempts"] == 2).await;
+    assert_eq!(j["webhook"]["lastError"], "timed out");
+    assert_eq!(j["webhook"]["lastStatus"], Value::Null);
+    t.stop().await;
+}
+
+both!(
+    batch_of_100_gives_100_callbacks_with_one_batch_id,
+    |b: Backend| async move {
+        let rx = Receiver::spawn().await;
+        let t = app(b, &rx).await;
+        let ten = t.tenant(1000).await;
+        let mut slips = Vec::new();
+        for i in 0..100 {
+            let tr = t.transfer("004", "014", 100 + i).await;
+            slips.push(json!({"payload": tr.payload}));
+        }
+        let (s, v) = t
+            .post(
+                "/v2/verify/bank/batch",
+                &ten.api_key,
+                json!({"callbackUrl": rx.url("batch"), "slips": slips}),
+            )
+            .await;
+        assert_eq!(s, 202, "{v}");
+        let batch_id = v["data"]["batchId"].as_str().unwrap().to_string();
+        let ids: Vec<String> = v["data"]["jobIds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(ids.len(), 100);
+        let got = rx.wait_for(100).await;
+        let mut seen: Vec<String> = got
+            .iter()
+            .map(|r| {
+                let b = r.json();
+                assert_eq!(b["batchId"], batch_id.as_str());
+                assert_eq!(b["status"], "success");
+                b["jobId"].as_str().unwrap().to_string()
+            })
+            .collect();
+        seen.sort();
+        seen.dedup();
+        let mut want = ids.clone();
+        want.sort();
+        assert_eq!(seen, want);
+        // Request order: job i verified slip i.
+        let j = poll(&t, &ten.api_key, &ids[7]).await;
+        assert_eq!(j["data"]["amountInSlip"], 1.07);
+        assert_eq!(used(&t, &ten.api_key).await, 100);
+        t.stop().await;
+    }
+);
+
+both!(
+    bangkok_bank_pending_succeeds_after_retries,
+    |b: Backend| async move {
+        let rx = Receiver::spawn().await;
+        let t = app(b, &rx).await;
+        let ten = t.tenant(100).await;
+        let tr = t.transfer("002", "014", 100).await;
+        let id = submit(
+            &t,
+            &ten.api_key,
+            json!({"payload": tr.payload, "callbackUrl": rx.url("h")}),
+        )
+        .await;
+        // Pending for 5 minutes: attempts at 0, 30, 90, 210 s stay pending, 450 s succeeds.
+        for (n, secs) in [(1, 30), (2, 60), (3, 120), (4, 240)] {
+            let j = poll_until(&t, &ten.api_key, &id, |j| {
+                j["attempts"] == n && j["status"] == "retrying"
+            })
+            .await;
+            assert_eq!(j["data"], Value::Null);
+            assert!(rx.received().is_empty(), "no callback in between");
+            t.clock.advance(time::Duration::seconds(secs as i64));
+        }
+        let got = rx.wait_for(1).await;
+        assert_eq!(got[0].json()["status"], "success");
+        let j = poll_until(&t, &ten.api_key, &id, |j| j["status"] == "done").await;
+        assert_eq!(j["attempts"], 5);
+        assert_eq!(used(&t, &ten.api_key).await, 1);
+        t.stop().await;
+    }
+);
+
+both!(
+    unknown_slip_is_not_found_after_four_retries,
+    |b: Backend| async move {
+        let rx = Receiver::spawn().await;
+        let t = app(b, &rx).await;
+        let ten = t.tenant(100).await;
+        let payload = slip_qr::encode_bank_slip("004", "20261122UNKNOWN0001");
+        let id = submit(
+            &t,
+            &ten.api_key,
+            json!({"payload": payload, "callbackUrl": rx.url("h")}),
+        )
+        .await;
+        for (n, secs) in [(1, 30), (2, 60), (3, 120), (4, 240)] {
+            poll_until(&t, &ten.api_key, &id, |j| j["attempts"] == n).await;
+            t.clock.advance(time::Duration::seconds(secs as i64));
+        }
+        let got = rx.wait_for(1).await;
+        let body = got[0].json();
+        assert_eq!(body["status"], "not_found");
+        assert_eq!(body["data"]["attempts"], 5);
+        assert!(body["data"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no transfer"));
+        assert!(body.get("error").is_none());
+        let j = poll_until(&t, &ten.api_key, &id, |j| j["status"] == "not_found").await;
+        assert_eq!(j["attempts"], 5);
+        assert_eq!(used(&t, &ten.api_key).await, 0);
+        t.stop().await;
+    }
+);
+
+both!(jobs_are_private_and_expire, |b: Backend| async move {
+    let rx = Receiver::spawn().await;
+    let t = app(b, &rx).await;
+    let ten = t.tenant(100).await;
+    let (_, other_key) = t.branch(&ten.service_id, "Other", None).await;
+    let tr = t.transfer("004", "014", 100).await;
+    let id = submit(
+        &t,
+        &ten.api_key,
+        json!({"payload": tr.payload, "callbackUrl": rx.url("h")}),
+    )
+    .await;
+    rx.wait_for(1).await;
+    poll_until(&t, &ten.api_key, &id, |j| {
+        j["webhook"]["state"] == "delivered"
+    })
+    .await;
+    for (key, path) in [
+        (&other_key, format!("/v2/verify/bank/jobs/{id}")),
+        (
+            &ten.api_key,
+            "/v2/verify/bank/jobs/9b2f3c1e-0000-4000-8000-000000000000".to_string(),
+        ),
+        (&ten.api_key, "/v2/verify/bank/jobs/not-a-uuid".to_string()),
+    ] {
+        let (s, v) = t.get(&path, Some(key)).await;
+        assert_eq!((s, code(&v)), (404, "JOB_NOT_FOUND"), "{path}");
+    }
+    t.clock
+        .advance(time::Duration::seconds(7 * 24 * 3600 + 1 as i64));
+    let (s, v) = t
+        .get(&format!("/v2/verify/bank/jobs/{id}"), Some(&ten.api_key))
+        .await;
+    assert_eq!((s, code(&v)), (404, "JOB_NOT_FOUND"));
+    use store::Store;
+    assert_eq!(
+        t.app
+            .store
+            .sweep_jobs(domain::Clock::now(&*t.clock))
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(job_rows(&t).await, 0);
+    t.stop().await;
+});
+
+both!(two_nodes_share_a_batch, |b: Backend| async move {
+    let rx = Receiver::spawn().await;
+    let t = app(b, &rx).await;
+    let eg = rx.egress();
+    let n2 = t.another_node_with(move |s| s.egress = Some(eg)).await;
+    let ten = t.tenant(1000).await;
+    let mut slips = Vec::new();
+    for i in 0..60 {
+        let tr = t.transfer("004", "014", 100 + i).await;
+        slips.push(json!({"payload": tr.payload}));
+    }
+    let (s, v) = t
+        .post(
+            "/v2/verify/bank/batch",
+            &ten.api_key,
+            json!({"callbackUrl": rx.url("h"), "slips": slips}),
+        )
+        .await;
+    assert_eq!(s, 202, "{v}");
+    let got = rx.wait_for(60).await;
+    let mut ids: Vec<String> = got
+        .iter()
+        .map(|r| r.json()["jobId"].as_str().unwrap().to_string())
+        .collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 60);
+    assert_eq!(used(&t, &ten.api_key).await, 60);
+    n2.stop().await;
+    t.stop().await;
+});
+
+// A worker that died after charging a job (it never wrote the job back): another node takes
+// the job over when the lease runs out, does not charge it again, and delivers it.
+both!(
+    a_crashed_workers_job_is_taken_over_and_charged_once,
+    |b: Backend| async move {
+        use store::Store;
+        let rx = Receiver::spawn().await;
+        let eg = rx.egress();
+        // This node serves HTTP only: its worker is off, so the test plays the crashed worker.
+        let t = TestApp::spawn_with_app(b, move |a| {
+            a.services.egress = Some(eg);
+            a.worker.concurrency = 0;
+        })
+        .await;
+        let ten = t.tenant(100).await;
+        let tr = t.transfer("004", "014", 4200).await;
+        let id = submit(
+            &t,
+            &ten.api_key,
+            json!({"payload": tr.payload, "callbackUrl": rx.url("h")}),
+        )
+        .await;
+        let now = domain::Clock::now(&*t.clock);
+        let claimed = t
+            .app
+            .store
+            .claim_jobs(now, now + time::Duration::seconds(60), "dead-worker", 10)
+            .await
+            .unwrap();
+        assert_eq!(claimed.len(), 1);
+        assert_eq!(claimed[0].id, id);
+        let caller = t
+            .app
+            .services
+            .authenticate(
+                Some(&format!("Bearer {}", ten.api_key)),
+                "127.0.0.1".parse().unwrap(),
+                None,
+            )
+            .await
+            .unwrap();
+        let req = services::verify::VerifyRequest {
+            payload: tr.payload.clone(),
+            check_duplicate: false,
+            match_amount: None,
+            remark: None,
+            job_id: Some(id.clone()),
+        };
+        t.app.services.verify_bank(&caller, &req).await.unwrap();
+        assert_eq!(used(&t, &ten.api_key).await, 1);
+        assert_eq!(poll(&t, &ten.api_key, &id).await["status"], "processing");
+
+        let eg = rx.egress();
+        let n2 = t.another_node_with(move |s| s.egress = Some(eg)).await;
+        n2.clock.set(now);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert!(rx.received().is_empty(), "the lease still holds");
+        n2.clock.set(now + time::Duration::seconds(61));
+        let got = rx.wait_for(1).await;
+        assert_eq!(got[0].json()["status"], "success");
+        let j = poll_until(&t, &ten.api_key, &id, |j| {
+            j["webhook"]["state"] == "delivered"
+        })
+        .await;
+        assert_eq!(j["status"], "done");
+        assert_eq!(used(&t, &ten.api_key).await, 1, "charged once");
+        // The dead worker's late write-back is refused.
+        assert!(!t
+            .app
+            .store
+            .save_job(&claimed[0], "dead-worker")
+            .await
+            .unwrap());
+        n2.stop().await;
+        t.stop().await;
+    }
+);
