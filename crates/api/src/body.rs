@@ -135,3 +135,24 @@ impl<'a> Fields<'a> {
         }
     }
 }
+
+/// Bodies at most this large never carry an image (a QR payload and a few fields).
+const SMALL_BODY: u64 = 16 * 1024;
+
+/// An upload slot for a request that may carry an image (multipart, large or of unknown
+/// length), held until its image is decoded; `None` for small bodies, which need none. A burst
+/// of uploads then waits for slots instead of holding every 4 MB body in memory at once.
+pub(crate) async fn upload_slot(
+    svc: &services::Services,
+    headers: &axum::http::HeaderMap,
+) -> Option<tokio::sync::OwnedSemaphorePermit> {
+    let small = headers
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .is_some_and(|n| n <= SMALL_BODY);
+    if small {
+        return None;
+    }
+    svc.uploads.clone().acquire_owned().await.ok()
+}

@@ -32,6 +32,7 @@ fn slip(s: Submitted) -> SubmitSlip {
     SubmitSlip {
         input: s.input,
         check_duplicate: s.check_duplicate,
+        match_account: s.match_account,
         match_amount: s.match_amount,
         remark: s.remark,
     }
@@ -43,6 +44,8 @@ async fn submit_one(
     req: axum::extract::Request,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let c = caller(&svc, req.headers(), peer).await?;
+    // Held through submission: images are read when the job is submitted.
+    let _slot = crate::body::upload_slot(&svc, req.headers()).await;
     let multipart = req
         .headers()
         .get(axum::http::header::CONTENT_TYPE)
@@ -74,6 +77,7 @@ async fn submit_batch(
     req: axum::extract::Request,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let c = caller(&svc, req.headers(), peer).await?;
+    let _slot = crate::body::upload_slot(&svc, req.headers()).await;
     // The whole batch is one JSON body of at most `MAX_BODY_BYTES` (slips with large Base64
     // images belong in single async submissions or behind URLs).
     let map = json_object(req.into_body()).await?;

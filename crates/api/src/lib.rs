@@ -1,13 +1,16 @@
 //! The HTTP interface. Handlers are thin: authenticate, parse the body into a request value,
 //! call a domain service, wrap the answer. Every failure leaves through `error::ApiError`.
 
+mod accounts;
 mod admin;
 mod b2b;
 mod body;
 mod error;
 mod jobs;
+mod v1;
 mod v2;
 pub mod views;
+mod wallet;
 
 use axum::http::Request;
 use axum::Router;
@@ -38,8 +41,13 @@ pub fn router(services: Services) -> Router {
         .route("/health", axum::routing::get(health))
         .nest(
             "/v2",
-            v2::routes().merge(jobs::routes()).merge(b2b::routes()),
+            v2::routes()
+                .merge(jobs::routes())
+                .merge(accounts::routes())
+                .merge(wallet::routes())
+                .merge(b2b::routes()),
         )
+        .nest("/api/v1", v1::routes())
         .nest("/admin", admin::routes())
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::not_found)

@@ -110,6 +110,7 @@ const IMAGE_INPUTS: [&str; 3] = ["image", "base64", "url"];
 pub(crate) struct Submitted {
     pub input: SlipInput,
     pub check_duplicate: bool,
+    pub match_account: bool,
     pub match_amount: Option<Satang>,
     pub remark: Option<String>,
     /// Async submissions only (ignored by the synchronous endpoint).
@@ -171,8 +172,7 @@ pub(crate) fn json_request(map: &Map<String, Value>) -> Result<Submitted, domain
     let match_amount = f.amount("matchAmount");
     let remark = f.string("remark", 1, 255);
     let callback_url = f.string("callbackUrl", 1, 2048);
-    let match_account = f.boolean("matchAccount");
-    check_match_account(&mut f, match_account);
+    let match_account = f.boolean("matchAccount").unwrap_or(false);
     f.finish()?;
     let input = match (payload, url, base64) {
         (Some(p), _, _) => SlipInput::Payload(p),
@@ -183,19 +183,11 @@ pub(crate) fn json_request(map: &Map<String, Value>) -> Result<Submitted, domain
     Ok(Submitted {
         input,
         check_duplicate,
+        match_account,
         match_amount,
         remark,
         callback_url,
     })
-}
-
-fn check_match_account(f: &mut Fields, value: Option<bool>) {
-    if value == Some(true) {
-        f.v.fail(
-            "matchAccount",
-            "receiver-account matching is not supported by this server version",
-        );
-    }
 }
 
 /// A multipart form: the file in `image`, the other fields as text (`"true"`, `"150.5"`).
@@ -267,8 +259,7 @@ pub(crate) async fn multipart_request(
         }
     };
     let check_duplicate = flag(&mut f, "checkDuplicate").unwrap_or(false);
-    let match_account = flag(&mut f, "matchAccount");
-    check_match_account(&mut f, match_account);
+    let match_account = flag(&mut f, "matchAccount").unwrap_or(false);
     let match_amount = match f.map.get("matchAmount").and_then(Value::as_str) {
         None => None,
         Some(v) => match Satang::parse(v) {
@@ -299,6 +290,7 @@ pub(crate) async fn multipart_request(
     Ok(Submitted {
         input,
         check_duplicate,
+        match_account,
         match_amount,
         remark,
         callback_url,
@@ -311,6 +303,7 @@ async fn verify_bank(
     req: axum::extract::Request,
 ) -> Result<Json<Value>, ApiError> {
     let c = caller(&svc, req.headers(), peer).await?;
+    let slot = crate::body::upload_slot(&svc, req.headers()).await;
     let multipart = req
         .headers()
         .get(axum::http::header::CONTENT_TYPE)
@@ -322,11 +315,13 @@ async fn verify_bank(
         json_request(&json_object(req.into_body()).await?)?
     };
     let payload = svc.slip_payload(sub.input).await?;
+    drop(slot);
     let verify = VerifyRequest {
         payload,
         check_duplicate: sub.check_duplicate,
         match_amount: sub.match_amount,
         remark: sub.remark,
+        match_account: sub.match_account,
         job_id: None,
     };
     let data = svc.verify_bank(&c, &verify).await?;

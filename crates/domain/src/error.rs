@@ -48,6 +48,17 @@ pub enum Error {
     NotFound,
     #[error("job not found")]
     JobNotFound,
+    #[error("bankCode is not one of the banks of GET /banks")]
+    InvalidBankCode,
+    /// Why the option is refused (not one of the bank's, or required and missing).
+    #[error("{0}")]
+    InvalidExtraVerify(String),
+    #[error("bank account not found")]
+    BankAccountNotFound,
+    #[error(
+        "an active bank account with this bankCode and bankNumber already exists in this service"
+    )]
+    BankAccountDuplicate,
     /// Async submission: the callback URL is not HTTPS or resolves to a non-public address.
     #[error("callbackUrl must be an https URL whose host resolves only to public addresses")]
     InvalidCallbackUrl,
@@ -108,6 +119,10 @@ impl Error {
             Error::NotFound => "NOT_FOUND",
             Error::JobNotFound => "JOB_NOT_FOUND",
             Error::InvalidCallbackUrl => "INVALID_CALLBACK_URL",
+            Error::InvalidBankCode => "INVALID_BANK_CODE",
+            Error::InvalidExtraVerify(_) => "INVALID_EXTRA_VERIFY",
+            Error::BankAccountNotFound => "BANK_ACCOUNT_NOT_FOUND",
+            Error::BankAccountDuplicate => "BANK_ACCOUNT_DUPLICATE",
             Error::ApiServerError => "API_SERVER_ERROR",
             Error::RateLimited { .. } => "RATE_LIMIT_EXCEEDED",
             Error::InvalidTimestamp => "INVALID_TIMESTAMP",
@@ -130,7 +145,10 @@ impl Error {
             | Error::ImageSizeTooLarge
             | Error::InvalidImageType
             | Error::InvalidImageFormat
-            | Error::InvalidCallbackUrl => 400,
+            | Error::InvalidCallbackUrl
+            | Error::InvalidBankCode
+            | Error::InvalidExtraVerify(_) => 400,
+            Error::BankAccountDuplicate => 409,
             Error::MissingApiKey
             | Error::InvalidApiKey
             | Error::InvalidTimestamp
@@ -144,9 +162,11 @@ impl Error {
             | Error::ServiceBanned
             | Error::ServiceDeleted
             | Error::UserBanned => 403,
-            Error::SlipNotFound(_) | Error::SlipPending | Error::NotFound | Error::JobNotFound => {
-                404
-            }
+            Error::SlipNotFound(_)
+            | Error::SlipPending
+            | Error::NotFound
+            | Error::JobNotFound
+            | Error::BankAccountNotFound => 404,
             Error::RateLimited { .. } => 429,
             Error::ApiServerError | Error::Internal(_) => 500,
         }

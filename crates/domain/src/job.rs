@@ -231,6 +231,7 @@ pub struct Job {
     pub branch_id: String,
     pub payload: String,
     pub check_duplicate: bool,
+    pub match_account: bool,
     pub match_amount: Option<Satang>,
     pub remark: Option<String>,
     /// Where the result goes: the request's `callbackUrl`, else the branch default at submit.
@@ -258,6 +259,7 @@ pub struct Job {
 pub struct NewJob {
     pub payload: String,
     pub check_duplicate: bool,
+    pub match_account: bool,
     pub match_amount: Option<Satang>,
     pub remark: Option<String>,
 }
@@ -281,6 +283,7 @@ impl Job {
             branch_id,
             payload: slip.payload,
             check_duplicate: slip.check_duplicate,
+            match_account: slip.match_account,
             match_amount: slip.match_amount,
             remark: slip.remark,
             callback_url,
@@ -465,6 +468,7 @@ mod tests {
             NewJob {
                 payload: "P".into(),
                 check_duplicate: true,
+                match_account: false,
                 match_amount: None,
                 remark: None,
             },

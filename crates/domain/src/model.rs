@@ -235,7 +235,54 @@ pub struct VerifyBankData {
     /// The `matchAmount` sent, when one was (compat.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub amount_in_order: Option<f64>,
+    /// With `matchAccount: true`: the registered account the receiver matched, or null.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched_account: Option<Option<MatchedAccount>>,
+    /// The requested checks that failed, as the spec's codes (`amount_not_match`,
+    /// `account_not_match`); empty when every requested check passed.
+    pub mismatches: Vec<&'static str>,
     pub raw_slip: RawSlip,
+}
+
+/// compat.md `data.matchedAccount`.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct MatchedAccount {
+    pub id: String,
+    pub bank: MatchedBank,
+    pub name_th: String,
+    pub name_en: String,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub bank_number: String,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct MatchedBank {
+    pub name_th: String,
+    pub name_en: String,
+    pub code: String,
+    pub short_code: String,
+}
+
+impl MatchedAccount {
+    pub fn from_account(a: &BankAccount) -> Self {
+        let bank = banks::find(&a.bank_code);
+        MatchedAccount {
+            id: a.id.clone(),
+            bank: MatchedBank {
+                name_th: bank.map_or("", |b| b.name_th).to_string(),
+                name_en: bank.map_or("", |b| b.name_en).to_string(),
+                code: a.bank_code.clone(),
+                short_code: bank.map_or("", |b| b.short).to_string(),
+            },
+            name_th: a.name_th.clone(),
+            name_en: a.name_en.clone(),
+            kind: a.kind.as_str(),
+            bank_number: a.bank_number.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -400,5 +447,117 @@ mod tests {
             cycle_start: OffsetDateTime::UNIX_EPOCH,
         };
         assert!(!format!("{b:?}").contains("hook-s3cr3t"));
+    }
+}
+
+/// PERSONAL or JURISTIC (compat.md bank account `type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccountType {
+    Personal,
+    Juristic,
+}
+
+impl AccountType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AccountType::Personal => "PERSONAL",
+            AccountType::Juristic => "JURISTIC",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.trim().to_ascii_uppercase().as_str() {
+            "PERSONAL" => Some(AccountType::Personal),
+            "JURISTIC" => Some(AccountType::Juristic),
+            _ => None,
+        }
+    }
+}
+
+/// A receiving account a branch registered, matched against slips' receivers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BankAccount {
+    pub id: String,
+    pub service_id: String,
+    pub branch_id: String,
+    /// BOT code or `PROMPTPAY`.
+    pub bank_code: String,
+    /// Digits only (separators removed on the way in).
+    pub bank_number: String,
+    pub name_th: String,
+    pub name_en: String,
+    pub kind: AccountType,
+    pub extra_verify: Option<String>,
+    pub created_at: OffsetDateTime,
+}
+
+/// A TrueMoney Wallet transfer as the wallet reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WalletTransfer {
+    /// 14 digits, as in the slip QR.
+    pub transaction_id: String,
+    /// e.g. `P2P`.
+    pub event: String,
+    pub payload: String,
+    pub occurred_at: OffsetDateTime,
+    pub amount: Satang,
+    pub sender_name: String,
+    /// Masked the way the wallet shows it (`xxx-xxx-5678`).
+    pub sender_phone: String,
+    pub receiver_name: String,
+    pub receiver_phone: String,
+}
+
+/// The verified TrueMoney slip (our own shape; no spec section describes it).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct VerifyWalletData {
+    pub remark: String,
+    pub is_duplicate: bool,
+    pub amount_in_slip: f64,
+    pub is_amount_matched: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub amount_in_order: Option<f64>,
+    pub mismatches: Vec<&'static str>,
+    pub raw_slip: RawWalletSlip,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct RawWalletSlip {
+    pub payload: String,
+    pub transaction_id: String,
+    pub event: String,
+    pub date: String,
+    pub amount: f64,
+    pub currency: &'static str,
+    pub sender: WalletParty,
+    pub receiver: WalletParty,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct WalletParty {
+    pub name: String,
+    pub phone: String,
+}
+
+impl RawWalletSlip {
+    pub fn from_transfer(t: &WalletTransfer) -> Self {
+        RawWalletSlip {
+            payload: t.payload.clone(),
+            transaction_id: t.transaction_id.clone(),
+            event: t.event.clone(),
+            date: format_bangkok(t.occurred_at),
+            amount: t.amount.as_baht(),
+            currency: "THB",
+            sender: WalletParty {
+                name: t.sender_name.clone(),
+                phone: t.sender_phone.clone(),
+            },
+            receiver: WalletParty {
+                name: t.receiver_name.clone(),
+                phone: t.receiver_phone.clone(),
+            },
+        }
     }
 }

@@ -25,7 +25,9 @@
 //! * **No DNS-rebinding gap**: hostnames are resolved by our own resolver
 //!   (installed with `reqwest::ClientBuilder::dns_resolver`), which vets the
 //!   addresses and hands only those to the connector, so the address checked is
-//!   the address dialled. IP-literal hosts skip any resolver, so they are checked
+//!   the address dialled ([`Egress::with_lookup`] swaps only the lookup under
+//!   that vetting, so tests can script DNS answers such as a rebinding name;
+//!   `tests/rebinding.rs`). IP-literal hosts skip any resolver, so they are checked
 //!   before the request is sent, and again on every redirect hop. Alternative
 //!   spellings of IPv4 (`http://2130706433/`, `http://0177.0.0.1/`,
 //!   `http://0x7f.0.0.1/`, `http://127.1/`) are normalised to dotted quads by the
@@ -62,7 +64,9 @@ mod ip;
 pub use ip::is_public;
 
 use std::error::Error as StdError;
+use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -200,11 +204,30 @@ pub struct Fetched {
     pub final_url: String,
 }
 
+/// A host-name lookup: host → addresses (the port is the URL's, added by the
+/// connector). See [`Egress::with_lookup`].
+pub type Lookup = Arc<
+    dyn Fn(&str) -> Pin<Box<dyn Future<Output = std::io::Result<Vec<IpAddr>>> + Send>>
+        + Send
+        + Sync,
+>;
+
 /// The refusal rules shared by the pre-flight checks, the redirect policy and
 /// the resolver.
-#[derive(Debug)]
 struct Guard {
     allow_cidrs: Vec<IpNet>,
+    /// `None`: the system resolver (production). `Some`: a lookup installed
+    /// with [`Egress::with_lookup`] (tests simulating DNS answers).
+    lookup: Option<Lookup>,
+}
+
+impl std::fmt::Debug for Guard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guard")
+            .field("allow_cidrs", &self.allow_cidrs)
+            .field("custom_lookup", &self.lookup.is_some())
+            .finish()
+    }
 }
 
 impl Guard {
@@ -239,10 +262,19 @@ impl Guard {
 
     /// Resolve `host` and vet every address; all must pass.
     async fn resolve(&self, host: &str) -> Result<Vec<SocketAddr>, EgressError> {
-        let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, 0))
-            .await
-            .map_err(|e| EgressError::Unreachable(format!("dns: {e}")))?
-            .collect();
+        let dns_err = |e: std::io::Error| EgressError::Unreachable(format!("dns: {e}"));
+        let addrs: Vec<SocketAddr> = match &self.lookup {
+            None => tokio::net::lookup_host((host, 0))
+                .await
+                .map_err(dns_err)?
+                .collect(),
+            Some(lookup) => lookup(host)
+                .await
+                .map_err(dns_err)?
+                .into_iter()
+                .map(|ip| SocketAddr::new(ip, 0))
+                .collect(),
+        };
         if addrs.is_empty() {
             return Err(EgressError::Unreachable("dns: no addresses".into()));
         }
@@ -293,11 +325,26 @@ pub struct Egress {
 impl Egress {
     /// Builds the clients. Fails only on a bad extra CA or TLS setup error.
     pub fn new(cfg: EgressConfig) -> Result<Self, EgressError> {
+        Self::build(cfg, None)
+    }
+
+    /// Like [`Egress::new`], but host names are looked up with `lookup`
+    /// instead of the system resolver. The answers go through exactly the same
+    /// vetting as the system resolver's, and the vetted addresses are the only
+    /// ones handed to the connector. This is the seam tests use to simulate
+    /// DNS (a name resolving to a private address, DNS rebinding); production
+    /// uses [`Egress::new`].
+    pub fn with_lookup(cfg: EgressConfig, lookup: Lookup) -> Result<Self, EgressError> {
+        Self::build(cfg, Some(lookup))
+    }
+
+    fn build(cfg: EgressConfig, lookup: Option<Lookup>) -> Result<Self, EgressError> {
         if !cfg.allow_cidrs.is_empty() {
             tracing::warn!(cidrs = ?cfg.allow_cidrs, "egress allow-list active: non-public ranges reachable");
         }
         let guard = Arc::new(Guard {
             allow_cidrs: cfg.allow_cidrs.clone(),
+            lookup,
         });
         let extra_cas = match cfg.extra_root_ca_pem.as_deref() {
             Some(pem) => {

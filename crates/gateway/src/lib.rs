@@ -3,11 +3,13 @@
 //! behind the same trait.
 
 mod sandbox;
+mod wallet;
 
 use async_trait::async_trait;
 use domain::model::Transfer;
 
 pub use sandbox::{NewSandboxTransfer, SandboxBank, BBL_PENDING_WINDOW};
+pub use wallet::{mask_phone, NewWalletTransfer, SandboxWallet, WalletGateway};
 
 /// What a bank says about a transfer reference.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,4 +25,13 @@ pub enum BankAnswer {
 #[async_trait]
 pub trait BankGateway: Send + Sync + 'static {
     async fn lookup(&self, sending_bank: &str, trans_ref: &str) -> BankAnswer;
+}
+
+/// What the wallet says about a TrueMoney transaction id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WalletAnswer {
+    Found(Box<domain::model::WalletTransfer>),
+    NotFound,
+    /// The detail is for logs only.
+    Unavailable(String),
 }

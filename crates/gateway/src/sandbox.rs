@@ -7,7 +7,10 @@ use async_trait::async_trait;
 use domain::model::{Party, Transfer};
 use domain::{Clock, Satang};
 use rand::Rng;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 use store::{Store, StoreError};
 
 pub const BBL_PENDING_WINDOW: time::Duration = time::Duration::minutes(5);
@@ -16,7 +19,17 @@ const BBL: &str = "002";
 pub struct SandboxBank {
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
+    /// Artificial latency added to every look-up (benchmarks and crash tests only), and the
+    /// runtime's timer that waits it out (this crate does not depend on a runtime).
+    delay: Option<(Duration, Sleep)>,
 }
+
+/// The caller runtime's async sleep, boxed.
+type Sleep = Arc<dyn Fn(Duration) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+
+/// Environment variable: milliseconds added to every sandbox look-up (default 0), to make the
+/// sandbox behave like a slow real bank in load and crash tests.
+pub const ENV_SANDBOX_DELAY_MS: &str = "SLIPVERIFY_SANDBOX_DELAY_MS";
 
 /// What the operator says about a new sandbox transfer; the rest is made up plausibly.
 #[derive(Debug, Clone)]
@@ -34,7 +47,51 @@ pub struct NewSandboxTransfer {
 
 impl SandboxBank {
     pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Self {
-        Self { store, clock }
+        Self {
+            store,
+            clock,
+            delay: None,
+        }
+    }
+
+    /// Every look-up first waits `delay` with `sleep`, the runtime's timer (e.g.
+    /// `tokio::time::sleep`): a slow bank, for load and crash tests.
+    pub fn with_delay<F, Fut>(mut self, delay: Duration, sleep: F) -> Self
+    where
+        F: Fn(Duration) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let sleep: Sleep = Arc::new(move |d| Box::pin(sleep(d)));
+        self.delay = (!delay.is_zero()).then_some((delay, sleep));
+        self
+    }
+
+    /// [`SandboxBank::with_delay`] from `SLIPVERIFY_SANDBOX_DELAY_MS` (unset, empty or 0: no
+    /// delay), logged as a warning when set.
+    pub fn with_delay_from_env<F, Fut>(self, sleep: F) -> Result<Self, String>
+    where
+        F: Fn(Duration) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let Some(v) = std::env::var(ENV_SANDBOX_DELAY_MS)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+        else {
+            return Ok(self);
+        };
+        let ms: u64 = v
+            .trim()
+            .parse()
+            .ok()
+            .filter(|n| *n <= 60_000)
+            .ok_or_else(|| format!("{ENV_SANDBOX_DELAY_MS} must be 0 to 60000"))?;
+        if ms > 0 {
+            tracing::warn!(
+                ms,
+                "{ENV_SANDBOX_DELAY_MS} is set: every sandbox bank look-up is slowed down"
+            );
+        }
+        Ok(self.with_delay(Duration::from_millis(ms), sleep))
     }
 
     pub async fn create_transfer(&self, req: &NewSandboxTransfer) -> Result<Transfer, String> {
@@ -109,6 +166,9 @@ impl SandboxBank {
 #[async_trait]
 impl BankGateway for SandboxBank {
     async fn lookup(&self, sending_bank: &str, trans_ref: &str) -> BankAnswer {
+        if let Some((delay, sleep)) = &self.delay {
+            sleep(*delay).await;
+        }
         match self
             .store
             .get_sandbox_transfer(sending_bank, trans_ref)

@@ -22,6 +22,8 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 pub struct App {
     pub services: Services,
     pub sandbox: Arc<SandboxBank>,
+    /// The built-in TrueMoney Wallet ledger.
+    pub wallet: Arc<gateway::SandboxWallet>,
     pub store: Arc<SqlStore>,
     /// How this node's async-job worker runs (schedules are in `services.schedules`).
     pub worker: services::jobs::WorkerConfig,
@@ -40,7 +42,12 @@ impl App {
             SandboxBank::new(dyn_store.clone(), clock.clone())
                 .with_delay_from_env(tokio::time::sleep)?,
         );
+        let wallet = Arc::new(gateway::SandboxWallet::new(
+            dyn_store.clone(),
+            clock.clone(),
+        ));
         let mut services = Services::new(dyn_store, sandbox.clone(), clock);
+        services.wallet = Some(wallet.clone());
         // Image URLs are fetched only through the SSRF guard; its test-only allowances come
         // from the environment and are logged loudly when set.
         let cfg = egress::EgressConfig::from_env()?;
@@ -48,6 +55,15 @@ impl App {
             Some(egress::Egress::new(cfg).map_err(|e| format!("cannot set up egress: {e}"))?);
         let env = |k: &str| std::env::var(k).ok();
         services.schedules = Arc::new(services::jobs::schedules_from(env)?);
+        if let Some(n) = env("SLIPVERIFY_MAX_UPLOADS") {
+            let n: usize = n
+                .trim()
+                .parse()
+                .ok()
+                .filter(|n| (1..=1024).contains(n))
+                .ok_or("SLIPVERIFY_MAX_UPLOADS must be 1 to 1024")?;
+            services.uploads = Arc::new(tokio::sync::Semaphore::new(n));
+        }
         let mut worker = services::jobs::WorkerConfig::default();
         if let Some(ms) = env("SLIPVERIFY_JOB_POLL_MS") {
             let ms: u64 = ms
@@ -69,6 +85,7 @@ impl App {
         Ok(Self {
             services,
             sandbox,
+            wallet,
             store,
             worker,
         })

@@ -301,6 +301,9 @@ enum Sandbox {
         /// Receiver account number (digits).
         #[arg(long)]
         receiver_account: Option<String>,
+        /// Create this many transfers; above 1, one compact JSON object per line.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        count: u32,
     },
 }
 
@@ -528,33 +531,42 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             sender_name,
             receiver_name,
             receiver_account,
+            count,
         }) => {
             let amount = Satang::parse(&amount).map_err(|r| format!("--amount {r}"))?;
-            let t = app
-                .sandbox
-                .create_transfer(&NewSandboxTransfer {
-                    from_bank: from,
-                    to_bank: to,
-                    amount,
-                    sender_name_th: sender_name,
-                    sender_name_en: None,
-                    receiver_name_th: receiver_name,
-                    receiver_name_en: None,
-                    receiver_account,
-                })
-                .await?;
-            if let Some(path) = &image {
-                server::slip_image::write_png(&t.payload, &t.sender.bank_code, path)?;
+            if count > 1 && image.is_some() {
+                return Err("--image takes a single transfer (no --count)".into());
             }
-            print(json!({
-                "payload": t.payload,
-                "transRef": t.trans_ref,
-                "sendingBank": t.sender.bank_code,
-                "receivingBank": t.receiver.bank_code,
-                "amount": t.amount.as_baht(),
-                "date": domain::clock::format_bangkok(t.occurred_at),
-                "image": image.map(|p| p.display().to_string()),
-            }));
+            let req = NewSandboxTransfer {
+                from_bank: from,
+                to_bank: to,
+                amount,
+                sender_name_th: sender_name,
+                sender_name_en: None,
+                receiver_name_th: receiver_name,
+                receiver_name_en: None,
+                receiver_account,
+            };
+            for _ in 0..count {
+                let t = app.sandbox.create_transfer(&req).await?;
+                if let Some(path) = &image {
+                    server::slip_image::write_png(&t.payload, &t.sender.bank_code, path)?;
+                }
+                let v = json!({
+                    "payload": t.payload,
+                    "transRef": t.trans_ref,
+                    "sendingBank": t.sender.bank_code,
+                    "receivingBank": t.receiver.bank_code,
+                    "amount": t.amount.as_baht(),
+                    "date": domain::clock::format_bangkok(t.occurred_at),
+                    "image": image.as_ref().map(|p| p.display().to_string()),
+                });
+                if count == 1 {
+                    print(v);
+                } else {
+                    println!("{v}");
+                }
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

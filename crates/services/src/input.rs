@@ -18,12 +18,36 @@ pub enum SlipInput {
     Url(String),
 }
 
+/// Which kind of slip QR an image is searched for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlipKind {
+    Bank,
+    TrueMoney,
+}
+
+impl SlipKind {
+    fn accepts(self, text: &str) -> bool {
+        match self {
+            SlipKind::Bank => slip_qr::parse_bank_slip(text).is_ok(),
+            SlipKind::TrueMoney => matches!(
+                slip_qr::classify(text),
+                Ok(slip_qr::ParsedQr::TrueMoneySlip(_))
+            ),
+        }
+    }
+}
+
 impl Services {
-    /// The QR payload of the slip the client sent, or why there is none.
+    /// The QR payload of the bank slip the client sent, or why there is none.
     pub async fn slip_payload(&self, input: SlipInput) -> Result<String, Error> {
+        self.slip_payload_of(input, SlipKind::Bank).await
+    }
+
+    /// The QR payload of a slip of `kind` the client sent, or why there is none.
+    pub async fn slip_payload_of(&self, input: SlipInput, kind: SlipKind) -> Result<String, Error> {
         match input {
             SlipInput::Payload(p) => Ok(p),
-            SlipInput::Image(bytes) => read_image(bytes, Error::InvalidImageFormat).await,
+            SlipInput::Image(bytes) => read_image(bytes, Error::InvalidImageFormat, kind).await,
             SlipInput::Url(url) => {
                 let egress = self
                     .egress
@@ -47,7 +71,7 @@ impl Services {
                             }
                             other => Error::internal(other),
                         })?;
-                read_image(fetched.body, Error::InvalidImageType).await
+                read_image(fetched.body, Error::InvalidImageType, kind).await
             }
         }
     }
@@ -56,7 +80,7 @@ impl Services {
 /// Reads the image; `not_image` is the error for bytes that are not an image (it differs for
 /// uploads and URLs in the spec). Picks the first QR that is a bank slip; otherwise says what
 /// was found.
-async fn read_image(bytes: Vec<u8>, not_image: Error) -> Result<String, Error> {
+async fn read_image(bytes: Vec<u8>, not_image: Error, kind: SlipKind) -> Result<String, Error> {
     let texts = tokio::task::spawn_blocking(move || {
         reader::read_qr(
             &bytes,
@@ -73,8 +97,13 @@ async fn read_image(bytes: Vec<u8>, not_image: Error) -> Result<String, Error> {
         ReadError::NotAnImage => not_image,
         ReadError::NoQr => Error::SlipNotFound("no QR code was found in the image".into()),
     })?;
-    if let Some(slip) = texts.iter().find(|t| slip_qr::parse_bank_slip(t).is_ok()) {
+    if let Some(slip) = texts.iter().find(|t| kind.accepts(t)) {
         return Ok(slip.clone());
+    }
+    if kind == SlipKind::TrueMoney {
+        return Err(Error::SlipNotFound(
+            "the QR code in the image is not a TrueMoney Wallet slip".into(),
+        ));
     }
     // A QR that is not a bank slip: say what it is (a payment QR, a TrueMoney slip...).
     match texts.first().map(|t| slip_qr::parse_bank_slip(t)) {

@@ -23,6 +23,7 @@ pub const MAX_BATCH: usize = 100;
 pub struct SubmitSlip {
     pub input: SlipInput,
     pub check_duplicate: bool,
+    pub match_account: bool,
     pub match_amount: Option<Satang>,
     pub remark: Option<String>,
 }
@@ -85,6 +86,7 @@ impl Services {
                 NewJob {
                     payload,
                     check_duplicate: slip.check_duplicate,
+                    match_account: slip.match_account,
                     match_amount: slip.match_amount,
                     remark: slip.remark,
                 },
@@ -152,6 +154,7 @@ impl Services {
         let req = VerifyRequest {
             payload: job.payload.clone(),
             check_duplicate: job.check_duplicate,
+            match_account: job.match_account,
             match_amount: job.match_amount,
             remark: job.remark.clone(),
             job_id: Some(job.id.clone()),

@@ -1,6 +1,7 @@
 //! Domain services: what the service does, independent of HTTP. Handlers (v2 now; v1, async
 //! and partner later) parse their input, call one of these and map the result.
 
+pub mod accounts;
 pub mod admin;
 pub mod auth;
 pub mod input;
@@ -8,11 +9,15 @@ pub mod jobs;
 pub mod partner;
 pub mod rate;
 pub mod verify;
+pub mod wallet;
 
 use domain::Clock;
 use gateway::BankGateway;
 use std::sync::Arc;
 use store::Store;
+
+/// Image-carrying requests read and decoded at once (`SLIPVERIFY_MAX_UPLOADS`).
+pub const DEFAULT_UPLOAD_SLOTS: usize = 16;
 
 /// Everything a request needs, shared by all handlers and background work.
 #[derive(Clone)]
@@ -29,6 +34,11 @@ pub struct Services {
     pub egress: Option<egress::Egress>,
     /// Retry schedules, timeouts and leases of async jobs.
     pub schedules: Arc<domain::job::Schedules>,
+    /// Slots for requests carrying an image: at most this many image bodies are held and
+    /// decoded at once (each is up to 4 MB), so memory stays bounded under a burst.
+    pub uploads: Arc<tokio::sync::Semaphore>,
+    /// TrueMoney Wallet look-ups; `None` refuses TrueMoney slips.
+    pub wallet: Option<Arc<dyn gateway::WalletGateway>>,
     /// Wakes this node's job worker when a job is submitted.
     pub jobs_wake: Arc<tokio::sync::Notify>,
 }
@@ -70,6 +80,8 @@ impl Services {
             egress: None,
             schedules: Arc::new(domain::job::Schedules::default()),
             jobs_wake: Arc::new(tokio::sync::Notify::new()),
+            wallet: None,
+            uploads: Arc::new(tokio::sync::Semaphore::new(DEFAULT_UPLOAD_SLOTS)),
         }
     }
 }

@@ -15,6 +15,8 @@ pub struct VerifyRequest {
     pub check_duplicate: bool,
     pub match_amount: Option<Satang>,
     pub remark: Option<String>,
+    /// Compare the slip's receiver with the branch's bank accounts (`matchAccount`).
+    pub match_account: bool,
     /// Set for an async job: its quota is charged at most once.
     pub job_id: Option<String>,
 }
@@ -62,6 +64,20 @@ impl Services {
             })
             .await?;
 
+        // After the charge: matching is a check on a verified slip, not a reason to refuse it.
+        let matched = if req.match_account {
+            Some(self.matched_account(caller, &transfer.receiver).await?)
+        } else {
+            None
+        };
+        let is_amount_matched = req.match_amount == Some(transfer.amount);
+        let mut mismatches = Vec::new();
+        if req.match_amount.is_some() && !is_amount_matched {
+            mismatches.push("amount_not_match");
+        }
+        if matches!(matched, Some(None)) {
+            mismatches.push("account_not_match");
+        }
         let mut raw = RawSlip::from_transfer(&transfer);
         // Echo the payload as the caller's QR reads (trimmed), which is what was verified.
         raw.payload = slip.payload;
@@ -69,8 +85,10 @@ impl Services {
             remark: req.remark.clone().unwrap_or_default(),
             is_duplicate: req.check_duplicate && !outcome.first_verification,
             amount_in_slip: transfer.amount.as_baht(),
-            is_amount_matched: req.match_amount == Some(transfer.amount),
+            is_amount_matched,
             amount_in_order: req.match_amount.map(Satang::as_baht),
+            matched_account: matched,
+            mismatches,
             raw_slip: raw,
         })
     }

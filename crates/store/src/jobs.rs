@@ -11,7 +11,7 @@ use domain::Satang;
 use sqlx::Row;
 use time::OffsetDateTime;
 
-const COLS: &str = "id, batch_id, service_id, branch_id, payload, check_duplicate, \
+const COLS: &str = "id, batch_id, service_id, branch_id, payload, check_duplicate, match_account, \
     match_amount, remark, callback_url, status, stage, due_at, attempts, not_found_retries, \
     outage_retries, result, error_code, error_message, webhook_state, webhook_body, \
     webhook_signature, webhook_attempts, webhook_last_status, webhook_last_error, \
@@ -33,6 +33,7 @@ macro_rules! job_from_row {
             branch_id: r.try_get("branch_id")?,
             payload: r.try_get("payload")?,
             check_duplicate: r.try_get("check_duplicate")?,
+            match_account: r.try_get("match_account")?,
             match_amount: r.try_get::<Option<i64>, _>("match_amount")?.map(Satang),
             remark: r.try_get("remark")?,
             callback_url: r.try_get("callback_url")?,
@@ -77,7 +78,7 @@ macro_rules! job_from_row {
 
 /// Rows per multi-row INSERT (`PARAMS` each, well under SQLite's 32766 parameters).
 const INSERT_CHUNK: usize = 200;
-const PARAMS: usize = 17;
+const PARAMS: usize = 18;
 
 pub(crate) async fn insert(pool: &Pool, jobs: &[Job]) -> Result<()> {
     on_pool!(pool: pool, p => {
@@ -90,7 +91,7 @@ pub(crate) async fn insert(pool: &Pool, jobs: &[Job]) -> Result<()> {
             let sql = format!(
                 "INSERT INTO jobs (id, batch_id, seq, service_id, branch_id, payload, \
                  check_duplicate, match_amount, remark, callback_url, status, stage, due_at, \
-                 created_at, expires_at, webhook_state, updated_at) VALUES {values}"
+                 created_at, expires_at, webhook_state, updated_at, match_account) VALUES {values}"
             );
             let mut q = sqlx::query(&sql);
             for (i, j) in chunk.iter().enumerate() {
@@ -111,7 +112,8 @@ pub(crate) async fn insert(pool: &Pool, jobs: &[Job]) -> Result<()> {
                     .bind(to_millis(j.created_at))
                     .bind(to_millis(j.expires_at))
                     .bind(j.webhook.state.as_str())
-                    .bind(to_millis(j.updated_at));
+                    .bind(to_millis(j.updated_at))
+                    .bind(j.match_account);
             }
             q.execute(&mut *tx).await?;
         }

@@ -3,6 +3,7 @@
 //! duplicates by a primary key with `ON CONFLICT DO NOTHING`, quota by conditional `UPDATE`s in
 //! one transaction.
 
+mod accounts;
 mod charge;
 mod jobs;
 mod migrate;
@@ -168,6 +169,31 @@ pub trait Store: Send + Sync + 'static {
     /// Takes one request from a branch's allowance (GCRA state shared through the database).
     async fn rate_take(&self, branch_id: &str, limit: &Gcra, now_us: i64) -> Result<Decision>;
 
+    /// `Conflict` when the service already has an active account with this bank and number.
+    async fn create_bank_account(&self, a: &domain::model::BankAccount) -> Result<()>;
+    /// Active accounts of a branch, oldest first.
+    async fn list_bank_accounts(&self, branch_id: &str) -> Result<Vec<domain::model::BankAccount>>;
+    /// An active account, only if it belongs to the branch.
+    async fn get_bank_account(
+        &self,
+        branch_id: &str,
+        id: &str,
+    ) -> Result<Option<domain::model::BankAccount>>;
+    /// False if the branch has no such active account.
+    async fn set_bank_account_extra_verify(
+        &self,
+        branch_id: &str,
+        id: &str,
+        extra: Option<&str>,
+    ) -> Result<bool>;
+    /// Deactivates; false if the branch has no such active account.
+    async fn delete_bank_account(
+        &self,
+        branch_id: &str,
+        id: &str,
+        now: OffsetDateTime,
+    ) -> Result<bool>;
+
     /// The recorded (first) verification of a slip in a service, if any.
     async fn get_verification(
         &self,
@@ -198,6 +224,13 @@ pub trait Store: Send + Sync + 'static {
     async fn sweep_jobs(&self, now: OffsetDateTime) -> Result<u64>;
     /// Jobs per status.
     async fn job_counts(&self) -> Result<Vec<(String, i64)>>;
+
+    /// Sandbox wallet ledger. `Conflict` if the transaction id exists.
+    async fn insert_wallet_transfer(&self, t: &domain::model::WalletTransfer) -> Result<()>;
+    async fn get_wallet_transfer(
+        &self,
+        transaction_id: &str,
+    ) -> Result<Option<domain::model::WalletTransfer>>;
 
     /// Sandbox bank ledger. `Conflict` if (sending bank, reference) exists.
     async fn insert_sandbox_transfer(&self, t: &Transfer) -> Result<()>;

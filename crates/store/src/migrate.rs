@@ -26,6 +26,8 @@ macro_rules! for_backend {
             4 => "0004_rate_limits.sql",
             5 => "0005_key_grace.sql",
             6 => "0006_jobs.sql",
+            7 => "0007_bank_accounts.sql",
+            8 => "0008_wallet.sql",
         )
     };
 }

@@ -805,6 +805,51 @@ impl Store for SqlStore {
         })
     }
 
+    async fn create_bank_account(&self, a: &domain::model::BankAccount) -> Result<()> {
+        crate::accounts::create(&self.pool, a).await
+    }
+
+    async fn list_bank_accounts(&self, branch_id: &str) -> Result<Vec<domain::model::BankAccount>> {
+        crate::accounts::list(&self.pool, branch_id).await
+    }
+
+    async fn get_bank_account(
+        &self,
+        branch_id: &str,
+        id: &str,
+    ) -> Result<Option<domain::model::BankAccount>> {
+        crate::accounts::get(&self.pool, branch_id, id).await
+    }
+
+    async fn set_bank_account_extra_verify(
+        &self,
+        branch_id: &str,
+        id: &str,
+        extra: Option<&str>,
+    ) -> Result<bool> {
+        crate::accounts::set_extra_verify(&self.pool, branch_id, id, extra).await
+    }
+
+    async fn delete_bank_account(
+        &self,
+        branch_id: &str,
+        id: &str,
+        now: OffsetDateTime,
+    ) -> Result<bool> {
+        crate::accounts::delete(&self.pool, branch_id, id, now).await
+    }
+
+    async fn insert_wallet_transfer(&self, t: &domain::model::WalletTransfer) -> Result<()> {
+        crate::accounts::insert_wallet(&self.pool, t).await
+    }
+
+    async fn get_wallet_transfer(
+        &self,
+        transaction_id: &str,
+    ) -> Result<Option<domain::model::WalletTransfer>> {
+        crate::accounts::get_wallet(&self.pool, transaction_id).await
+    }
+
     async fn get_verification(
         &self,
         service_id: &str,

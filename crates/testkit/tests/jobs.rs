@@ -589,6 +589,7 @@ both!(
             check_duplicate: false,
             match_amount: None,
             remark: None,
+            match_account: false,
             job_id: Some(id.clone()),
         };
         t.app.services.verify_bank(&caller, &req).await.unwrap();

@@ -10,6 +10,7 @@ CREATE TABLE jobs (
     branch_id           TEXT NOT NULL REFERENCES branches(id),
     payload             TEXT NOT NULL,
     check_duplicate     BOOLEAN NOT NULL,
+    match_account       BOOLEAN NOT NULL DEFAULT false,
     match_amount        BIGINT,
     remark              TEXT,
     callback_url        TEXT,

@@ -1,0 +1,118 @@
+//! `/v2/bank-accounts` (compat.md): the receiving accounts of the calling key's branch.
+
+use crate::body::{json_object, Fields};
+use crate::error::ApiError;
+use crate::v2::{caller, ok};
+use axum::extract::{ConnectInfo, Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::get;
+use axum::{Json, Router};
+use domain::clock::format_bangkok;
+use domain::model::BankAccount;
+use serde_json::{json, Value};
+use services::accounts::NewBankAccount;
+use services::Services;
+use std::net::SocketAddr;
+
+pub(crate) fn routes() -> Router<Services> {
+    Router::new()
+        .route("/bank-accounts", get(list).post(create))
+        .route("/bank-accounts/{id}", get(one).patch(update).delete(remove))
+}
+
+pub(crate) fn view(a: &BankAccount) -> Value {
+    let bank = banks::find(&a.bank_code);
+    json!({
+        "id": a.id,
+        "bankCode": a.bank_code,
+        "bankNumber": a.bank_number,
+        "nameTh": a.name_th,
+        "nameEn": a.name_en,
+        "type": a.kind.as_str(),
+        "extraVerify": a.extra_verify,
+        "bank": {
+            "code": a.bank_code,
+            "nameTh": bank.map(|b| b.name_th),
+            "nameEn": bank.map(|b| b.name_en),
+            "shortCode": bank.map(|b| b.short),
+        },
+        "createdAt": format_bangkok(a.created_at),
+    })
+}
+
+async fn create(
+    State(svc): State<Services>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    req: axum::extract::Request,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let c = caller(&svc, req.headers(), peer).await?;
+    let map = json_object(req.into_body()).await?;
+    let mut f = Fields::new(&map);
+    // Lengths and presence are checked by the service; here only the JSON types.
+    let mut text = |name: &str| f.string(name, 0, 10_000);
+    let new = NewBankAccount {
+        bank_code: text("bankCode"),
+        bank_number: text("bankNumber"),
+        name_th: text("nameTh"),
+        name_en: text("nameEn"),
+        kind: text("type"),
+        extra_verify: text("extraVerify"),
+    };
+    f.finish()?;
+    let a = svc.create_bank_account(&c, new).await?;
+    Ok((StatusCode::CREATED, ok("Bank account created", view(&a))))
+}
+
+async fn list(
+    State(svc): State<Services>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, ApiError> {
+    let c = caller(&svc, &headers, peer).await?;
+    let all = svc.list_bank_accounts(&c).await?;
+    Ok(ok(
+        "Bank accounts retrieved",
+        Value::Array(all.iter().map(view).collect()),
+    ))
+}
+
+async fn one(
+    State(svc): State<Services>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let c = caller(&svc, &headers, peer).await?;
+    let a = svc.get_bank_account(&c, &id).await?;
+    Ok(ok("Bank account retrieved", view(&a)))
+}
+
+/// `{extraVerify}`: a string, or null to clear it.
+async fn update(
+    State(svc): State<Services>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Path(id): Path<String>,
+    req: axum::extract::Request,
+) -> Result<Json<Value>, ApiError> {
+    let c = caller(&svc, req.headers(), peer).await?;
+    let map = json_object(req.into_body()).await?;
+    let mut f = Fields::new(&map);
+    if !map.contains_key("extraVerify") {
+        f.v.fail("extraVerify", "is required (a string, or null to clear it)");
+    }
+    let extra = f.string("extraVerify", 1, 32);
+    f.finish()?;
+    let a = svc.update_bank_account(&c, &id, extra).await?;
+    Ok(ok("Bank account updated", view(&a)))
+}
+
+async fn remove(
+    State(svc): State<Services>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let c = caller(&svc, &headers, peer).await?;
+    svc.delete_bank_account(&c, &id).await?;
+    Ok(ok("Bank account deleted", json!({ "id": id.trim() })))
+}

@@ -1,0 +1,229 @@
+//! The v1 envelope (spec 7.1, 7.3): `{status, message: <code>, data?}` with the same HTTP
+//! status. Every `domain::Error` becomes a v1 code in one function, [`v1_error`]; the few codes
+//! that only v1 has (`invalid_check_duplicate`, `invalid_payload`, `duplicate_slip`, the
+//! QR-generation codes) are built by the v1 handlers with [`V1Error::code`].
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use domain::Error;
+use serde_json::{json, Map, Value};
+
+/// The exact message `services::input` gives when an image holds no QR code at all. v1 answers
+/// it with its own code, `qrcode_not_found`; every other `SLIP_NOT_FOUND` is `slip_not_found`.
+/// Compared whole, never by prefix; `crates/testkit/tests/v1.rs` fails if the text changes.
+pub(crate) const NO_QR_IN_IMAGE: &str = "no QR code was found in the image";
+
+/// An answer in the v1 error envelope (boxed: it travels in every `Result` of the handlers).
+#[derive(Debug)]
+pub(crate) struct V1Error(Box<Inner>);
+
+#[derive(Debug)]
+struct Inner {
+    status: u16,
+    code: &'static str,
+    data: Option<Value>,
+    /// 429 only: the rate headers (limit, retry-after seconds, reset Unix seconds).
+    rate: Option<(u32, u64, i64)>,
+    /// 500 `server_error` only: what the operator's log gets.
+    internal: Option<String>,
+}
+
+impl V1Error {
+    /// A v1-only code.
+    pub(crate) fn code(status: u16, code: &'static str, data: Option<Value>) -> Self {
+        V1Error(Box::new(Inner {
+            status,
+            code,
+            data,
+            rate: None,
+            internal: None,
+        }))
+    }
+
+    /// `invalid_request` with `data.errors: [{field, message}]`.
+    pub(crate) fn invalid_request(errors: &[(String, String)]) -> Self {
+        Self::code(400, "invalid_request", Some(errors_data(errors)))
+    }
+}
+
+/// `{errors: [{field, message}]}`.
+pub(crate) fn errors_data(errors: &[(String, String)]) -> Value {
+    let list: Vec<Value> = errors
+        .iter()
+        .map(|(f, m)| json!({ "field": f, "message": m }))
+        .collect();
+    json!({ "errors": list })
+}
+
+/// `field: reason; field: reason` (the `VALIDATION_ERROR` text, spec 7.1) as a list. The
+/// reasons are written by this code base and never contain `"; "`.
+fn validation_errors(message: &str) -> Vec<(String, String)> {
+    message
+        .split("; ")
+        .map(|part| match part.split_once(": ") {
+            Some((field, reason)) => (field.to_string(), reason.to_string()),
+            None => ("body".to_string(), part.to_string()),
+        })
+        .collect()
+}
+
+/// The one mapping of domain errors to v1: HTTP status, v1 code and `data`. Exhaustive on
+/// purpose: a new domain error must be given its v1 spelling here.
+pub(crate) fn v1_error(e: &Error) -> (u16, &'static str, Option<Value>) {
+    match e {
+        Error::Validation(m) => (
+            400,
+            "invalid_request",
+            Some(errors_data(&validation_errors(m))),
+        ),
+        // The URL cannot be used: bad scheme, internal address, unreachable, or what it
+        // serves is not an image.
+        Error::UrlProtocolNotAllowed
+        | Error::UrlInvalidIpRange
+        | Error::ImageUrlUnreachable(_)
+        | Error::InvalidImageType
+        | Error::InvalidCallbackUrl => (400, "invalid_url", None),
+        Error::ImageSizeTooLarge => (400, "image_size_too_large", None),
+        Error::InvalidImageFormat => (400, "invalid_image", None),
+        // Bank-account management is v2 only; spelled here so the match stays exhaustive.
+        Error::InvalidBankCode => (
+            400,
+            "invalid_request",
+            Some(errors_data(&[("bankCode".into(), e.to_string())])),
+        ),
+        Error::InvalidExtraVerify(m) => (
+            400,
+            "invalid_request",
+            Some(errors_data(&[("extraVerify".into(), m.clone())])),
+        ),
+        Error::BankAccountDuplicate => (
+            400,
+            "invalid_request",
+            Some(errors_data(&[("bankNumber".into(), e.to_string())])),
+        ),
+        Error::BankAccountNotFound => (404, "not_found", None),
+        Error::QuotaBelowUsage(m) => (
+            400,
+            "invalid_request",
+            Some(errors_data(&[("amount".into(), m.clone())])),
+        ),
+        Error::MissingApiKey
+        | Error::InvalidApiKey
+        | Error::InvalidTimestamp
+        | Error::InvalidNonce
+        | Error::InvalidSignature => (401, "unauthorized", None),
+        Error::IpNotAllowed => (403, "access_denied", None),
+        Error::BranchInactive
+        | Error::ServiceBanned
+        | Error::ServiceDeleted
+        | Error::UserBanned => (403, "application_deactivated", None),
+        Error::ServiceExpired => (403, "application_expired", None),
+        Error::QuotaExceeded => (403, "quota_exceeded", None),
+        Error::PermissionDenied(_) | Error::BranchAccessDenied => (403, "forbidden", None),
+        Error::SlipNotFound(m) if m == NO_QR_IN_IMAGE => (404, "qrcode_not_found", None),
+        Error::SlipNotFound(_) => (404, "slip_not_found", None),
+        Error::SlipPending => (404, "slip_pending", None),
+        Error::NotFound | Error::JobNotFound => (404, "not_found", None),
+        Error::RateLimited { .. } => (429, "rate_limit_exceeded", None),
+        Error::ApiServerError => (500, "api_server_error", None),
+        Error::Internal(_) => (500, "server_error", None),
+    }
+}
+
+impl From<Error> for V1Error {
+    fn from(e: Error) -> Self {
+        let (status, code, data) = v1_error(&e);
+        let rate = match e {
+            Error::RateLimited {
+                limit,
+                retry_after_secs,
+                reset_at,
+            } => Some((limit, retry_after_secs, reset_at)),
+            _ => None,
+        };
+        let internal = match &e {
+            Error::Internal(detail) => Some(detail.clone()),
+            _ => None,
+        };
+        V1Error(Box::new(Inner {
+            status,
+            code,
+            data,
+            rate,
+            internal,
+        }))
+    }
+}
+
+/// Shared helpers (`v2::caller`) answer in the domain's terms; v1 re-spells them.
+impl From<crate::error::ApiError> for V1Error {
+    fn from(e: crate::error::ApiError) -> Self {
+        e.0.into()
+    }
+}
+
+impl IntoResponse for V1Error {
+    fn into_response(self) -> Response {
+        let e = *self.0;
+        if let Some(detail) = &e.internal {
+            // Logged for the operator; the client only sees `server_error`.
+            tracing::error!(%detail, "internal error");
+        }
+        let status = StatusCode::from_u16(e.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut body = Map::new();
+        body.insert("status".into(), json!(e.status));
+        body.insert("message".into(), json!(e.code));
+        if let Some(data) = e.data {
+            body.insert("data".into(), data);
+        }
+        let mut resp = (status, axum::Json(Value::Object(body))).into_response();
+        if let Some((limit, retry_after, reset_at)) = e.rate {
+            // The same four headers as v2 (spec 7.1).
+            let h = resp.headers_mut();
+            for (name, value) in [
+                ("retry-after", retry_after.to_string()),
+                ("x-ratelimit-limit", limit.to_string()),
+                ("x-ratelimit-remaining", "0".to_string()),
+                ("x-ratelimit-reset", reset_at.to_string()),
+            ] {
+                if let Ok(v) = value.parse() {
+                    h.insert(name, v);
+                }
+            }
+        }
+        resp
+    }
+}
+
+/// Unknown paths and wrong methods under `/api/v1`.
+pub(crate) async fn not_found() -> V1Error {
+    Error::NotFound.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_text_becomes_a_list() {
+        assert_eq!(
+            validation_errors("payload: is required; url: must be a string"),
+            vec![
+                ("payload".to_string(), "is required".to_string()),
+                ("url".to_string(), "must be a string".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn no_qr_is_its_own_code() {
+        assert_eq!(
+            v1_error(&Error::SlipNotFound(NO_QR_IN_IMAGE.into())).1,
+            "qrcode_not_found"
+        );
+        assert_eq!(
+            v1_error(&Error::SlipNotFound(format!("{NO_QR_IN_IMAGE}!"))).1,
+            "slip_not_found"
+        );
+    }
+}

@@ -1,0 +1,355 @@
+//! `/api/v1`: the older interface (spec 7.3, compat.md "v1"). The same domain services as
+//! `/v2` — `authenticate`, `rate_check`, `slip_payload`, `verify_bank` — behind the v1
+//! spelling: `{status: 200, data}` on success, `{status, message: <code>, data?}` on error
+//! (`error.rs`), a duplicate slip answered as the error `duplicate_slip` with the earlier
+//! verification in `data`.
+
+mod error;
+mod qr;
+
+use crate::body::json_object;
+use crate::v2::caller;
+use axum::extract::{ConnectInfo, Query, State};
+use axum::http::HeaderMap;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use domain::clock::format_bangkok;
+use error::V1Error;
+use serde_json::{json, Map, Value};
+use services::auth::Caller;
+use services::input::{SlipInput, MAX_IMAGE_BYTES};
+use services::verify::VerifyRequest;
+use services::Services;
+use std::net::SocketAddr;
+
+pub(crate) fn routes() -> Router<Services> {
+    Router::new()
+        .route(
+            "/verify",
+            // Uploads are capped field by field while they stream (see `multipart_input`).
+            get(verify_get)
+                .post(verify_post)
+                .layer(axum::extract::DefaultBodyLimit::disable()),
+        )
+        .route("/me", get(me))
+        .route("/qr/generate", post(qr::generate))
+        .fallback(error::not_found)
+        .method_not_allowed_fallback(error::not_found)
+}
+
+/// `{status: 200, data}`.
+fn ok(data: Value) -> Json<Value> {
+    Json(json!({ "status": 200, "data": data }))
+}
+
+/// Longest QR payload, in characters after trimming (compat.md).
+const MAX_PAYLOAD_CHARS: usize = 128;
+/// Longest image URL, in characters.
+const MAX_URL_CHARS: usize = 2048;
+/// Longest text field of a multipart form, in bytes.
+const MAX_TEXT_FIELD_BYTES: usize = 1024;
+
+/// One slip to verify, as the client sent it.
+struct Request {
+    input: SlipInput,
+    check_duplicate: bool,
+}
+
+fn one_error(field: &str, message: &str) -> V1Error {
+    V1Error::invalid_request(&[(field.to_string(), message.to_string())])
+}
+
+/// `payload`: 1–128 characters after trimming.
+fn payload_text(value: &str) -> Result<String, V1Error> {
+    let p = value.trim();
+    let n = p.chars().count();
+    if n == 0 || n > MAX_PAYLOAD_CHARS {
+        return Err(one_error(
+            "payload",
+            &format!("must be 1 to {MAX_PAYLOAD_CHARS} characters"),
+        ));
+    }
+    Ok(p.to_string())
+}
+
+/// `checkDuplicate` as text (query string, multipart): exactly `true` or `false`.
+fn flag_text(value: Option<&str>) -> Result<bool, V1Error> {
+    match value {
+        None => Ok(false),
+        Some("true") => Ok(true),
+        Some("false") => Ok(false),
+        Some(_) => Err(V1Error::code(400, "invalid_check_duplicate", None)),
+    }
+}
+
+/// `GET /api/v1/verify?payload=...&checkDuplicate=true|false`.
+async fn verify_get(
+    State(svc): State<Services>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    query: Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Value>, V1Error> {
+    let c = caller(&svc, &headers, peer).await?;
+    let Ok(Query(pairs)) = query else {
+        return Err(one_error("query", "is not a valid query string"));
+    };
+    let first = |name: &str| {
+        pairs
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    let check_duplicate = flag_text(first("checkDuplicate"))?;
+    let payload = match first("payload") {
+        None => return Err(one_error("payload", "is required")),
+        Some(p) => payload_text(p)?,
+    };
+    let req = Request {
+        input: SlipInput::Payload(payload),
+        check_duplicate,
+    };
+    verify(&svc, &c, req).await
+}
+
+/// `POST /api/v1/verify`: JSON `{payload | url | data | image, checkDuplicate?}`, or a
+/// multipart form with the file in `file`.
+async fn verify_post(
+    State(svc): State<Services>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    req: axum::extract::Request,
+) -> Result<Json<Value>, V1Error> {
+    let c = caller(&svc, req.headers(), peer).await?;
+    let multipart = req
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().starts_with("multipart/form-data"));
+    let request = if multipart {
+        multipart_input(req).await?
+    } else {
+        json_input(&json_object(req.into_body()).await?)?
+    };
+    verify(&svc, &c, request).await
+}
+
+/// The names a slip may arrive under; `data` and `image` both carry Base64 (older clients
+/// send `image`).
+const JSON_INPUTS: [&str; 4] = ["payload", "url", "data", "image"];
+
+fn json_input(map: &Map<String, Value>) -> Result<Request, V1Error> {
+    let present = |n: &str| map.get(n).is_some_and(|v| !v.is_null());
+    let inputs: Vec<&str> = JSON_INPUTS.into_iter().filter(|n| present(n)).collect();
+    let input_name = match inputs.as_slice() {
+        [one] => *one,
+        [] => return Err(one_error("payload", EXACTLY_ONE)),
+        _ => return Err(one_error(inputs[1], EXACTLY_ONE)),
+    };
+    let check_duplicate = match map.get("checkDuplicate") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        // Some clients send the flag as text even in JSON.
+        Some(Value::String(s)) => flag_text(Some(s))?,
+        Some(_) => return Err(V1Error::code(400, "invalid_check_duplicate", None)),
+    };
+    let Some(Value::String(text)) = map.get(input_name) else {
+        return Err(one_error(input_name, "must be a string"));
+    };
+    let input = slip_input(input_name, text)?;
+    Ok(Request {
+        input,
+        check_duplicate,
+    })
+}
+
+const EXACTLY_ONE: &str = "send exactly one of payload, url, data (Base64) or a multipart file";
+
+/// A text input by its name (`payload`, `url`, `data`/`image` as Base64).
+fn slip_input(name: &str, text: &str) -> Result<SlipInput, V1Error> {
+    match name {
+        "payload" => Ok(SlipInput::Payload(payload_text(text)?)),
+        "url" => {
+            let u = text.trim();
+            if u.is_empty() || u.chars().count() > MAX_URL_CHARS {
+                return Err(V1Error::code(400, "invalid_url", None));
+            }
+            Ok(SlipInput::Url(u.to_string()))
+        }
+        _ => Ok(SlipInput::Image(decode_base64(text)?)),
+    }
+}
+
+/// Base64 of an image of at most 4 MB (4/3 of it, plus padding).
+const MAX_BASE64_CHARS: usize = MAX_IMAGE_BYTES.div_ceil(3) * 4;
+
+/// `data:image/png;base64,....` or bare Base64; line breaks tolerated (as in v2).
+fn decode_base64(text: &str) -> Result<Vec<u8>, V1Error> {
+    use base64::Engine;
+    let data = match text.split_once(',') {
+        Some((head, rest)) if head.trim_start().starts_with("data:") => rest,
+        _ => text,
+    };
+    let compact: String = data.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    if compact.len() > MAX_BASE64_CHARS {
+        return Err(domain::Error::ImageSizeTooLarge.into());
+    }
+    base64::engine::general_purpose::STANDARD
+        .decode(compact.as_bytes())
+        .map_err(|_| domain::Error::InvalidImageFormat.into())
+}
+
+/// A multipart form: the file in `file` (capped at 4 MB while it streams), every other field
+/// text (`checkDuplicate` `"true"`/`"false"`; or `payload`, `url`, `data` instead of a file).
+async fn multipart_input(req: axum::extract::Request) -> Result<Request, V1Error> {
+    use axum::extract::FromRequest;
+    let bad = || one_error("body", "is not a valid multipart/form-data body");
+    let mut mp = axum::extract::Multipart::from_request(req, &())
+        .await
+        .map_err(|_| bad())?;
+    let mut file: Option<Vec<u8>> = None;
+    let mut text: Vec<(String, String)> = Vec::new();
+    let mut count = 0;
+    while let Some(mut field) = mp.next_field().await.map_err(|_| bad())? {
+        count += 1;
+        if count > 20 {
+            return Err(one_error("body", "has too many fields"));
+        }
+        let name = field.name().unwrap_or("").to_string();
+        let is_file = name == "file";
+        let cap = if is_file {
+            MAX_IMAGE_BYTES
+        } else if JSON_INPUTS.contains(&name.as_str()) {
+            // Base64 sent as a form field.
+            MAX_BASE64_CHARS + 1024
+        } else {
+            MAX_TEXT_FIELD_BYTES
+        };
+        let mut buf = Vec::new();
+        while let Some(chunk) = field.chunk().await.map_err(|_| bad())? {
+            if buf.len() + chunk.len() > cap {
+                return Err(if is_file || name == "data" || name == "image" {
+                    domain::Error::ImageSizeTooLarge.into()
+                } else {
+                    one_error(&name, "is too long")
+                });
+            }
+            buf.extend_from_slice(&chunk);
+        }
+        if is_file {
+            if file.is_some() {
+                return Err(one_error("file", EXACTLY_ONE));
+            }
+            file = Some(buf);
+        } else {
+            let s = String::from_utf8(buf).map_err(|_| one_error(&name, "must be UTF-8 text"))?;
+            text.push((name, s));
+        }
+    }
+    let get = |n: &str| text.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
+    let texts: Vec<&str> = JSON_INPUTS
+        .into_iter()
+        .filter(|n| get(n).is_some())
+        .collect();
+    let check_duplicate = flag_text(get("checkDuplicate"))?;
+    let input = match (file, texts.as_slice()) {
+        (Some(bytes), []) => SlipInput::Image(bytes),
+        (None, [one]) => slip_input(one, get(one).unwrap_or_default())?,
+        (None, []) => return Err(one_error("file", EXACTLY_ONE)),
+        _ => return Err(one_error("file", EXACTLY_ONE)),
+    };
+    Ok(Request {
+        input,
+        check_duplicate,
+    })
+}
+
+/// Image/URL → payload → parse → earlier verification (when asked) → verify → answer.
+async fn verify(svc: &Services, c: &Caller, req: Request) -> Result<Json<Value>, V1Error> {
+    let is_payload = matches!(req.input, SlipInput::Payload(_));
+    let is_url = matches!(req.input, SlipInput::Url(_));
+    let payload = svc.slip_payload(req.input).await.map_err(|e| match e {
+        // Only a malformed URL is a validation error on the URL path.
+        domain::Error::Validation(_) if is_url => V1Error::code(400, "invalid_url", None),
+        other => other.into(),
+    })?;
+    // A payload the client typed is refused as malformed; one read from an image is already
+    // known to be a bank slip (otherwise `slip_payload` said `slip_not_found`).
+    let slip = slip_qr::parse_bank_slip(&payload).map_err(|_| {
+        if is_payload {
+            V1Error::code(400, "invalid_payload", None)
+        } else {
+            domain::Error::SlipNotFound("not a bank slip".into()).into()
+        }
+    })?;
+    if req.check_duplicate {
+        // Before the bank and the charge: a re-sent slip costs no quota.
+        if let Some(dup) = earlier(svc, c, &slip.sending_bank, &slip.trans_ref).await? {
+            return Err(dup);
+        }
+    }
+    let data = svc
+        .verify_bank(
+            c,
+            &VerifyRequest {
+                payload,
+                check_duplicate: req.check_duplicate,
+                match_amount: None,
+                remark: None,
+                match_account: false,
+                job_id: None,
+            },
+        )
+        .await?;
+    if data.is_duplicate {
+        // Two requests with the same slip raced past the check above; the charge decided this
+        // one was second (and it was charged).
+        if let Some(dup) = earlier(svc, c, &slip.sending_bank, &slip.trans_ref).await? {
+            return Err(dup);
+        }
+    }
+    let raw = serde_json::to_value(&data.raw_slip).map_err(domain::Error::internal)?;
+    Ok(ok(raw))
+}
+
+/// `duplicate_slip` with the slip's first verification in this service, if there was one.
+async fn earlier(
+    svc: &Services,
+    c: &Caller,
+    bank: &str,
+    trans_ref: &str,
+) -> Result<Option<V1Error>, V1Error> {
+    let rec = svc
+        .store
+        .get_verification(&c.service.id, bank, trans_ref)
+        .await
+        .map_err(domain::Error::from)?;
+    Ok(rec.map(|r| {
+        V1Error::code(
+            400,
+            "duplicate_slip",
+            Some(json!({
+                "transRef": r.trans_ref,
+                "date": format_bangkok(r.transferred_at),
+                "amount": r.amount.as_baht(),
+                "verifiedAt": format_bangkok(r.verified_at),
+                "sendingBank": r.sending_bank,
+            })),
+        )
+    }))
+}
+
+/// `GET /api/v1/me`: the application (service) and its quota in the current billing cycle.
+async fn me(
+    State(svc): State<Services>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, V1Error> {
+    let c = caller(&svc, &headers, peer).await?;
+    let (s, _) = c.quotas_at(svc.clock.now());
+    Ok(ok(json!({
+        "application": c.service.name,
+        "usedQuota": s.used,
+        "maxQuota": s.limit,
+        "remainingQuota": s.remaining(),
+        "expiredAt": c.service.expires_at.map(format_bangkok),
+    })))
+}

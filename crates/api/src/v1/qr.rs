@@ -1,0 +1,275 @@
+//! `POST /api/v1/qr/generate` (compat.md "v1 payment-QR generation"): a Thai QR Payment that a
+//! customer scans to pay the merchant, as its EMVCo text and a PNG. Authenticated and
+//! rate-limited like every v1 path, never charged (nothing is verified).
+
+use super::error::{errors_data, V1Error};
+use super::ok;
+use crate::body::json_object;
+use crate::v2::caller;
+use axum::extract::{ConnectInfo, State};
+use axum::Json;
+use serde_json::{json, Map, Value};
+use services::Services;
+use slip_qr::{GenerateError, PaymentRequest, PaymentTarget};
+use std::net::SocketAddr;
+
+const TYPES: [&str; 4] = ["PROMPTPAY", "KSHOP", "MAE_MANEE", "TUNGNGERN"];
+const PROMPTPAY_TARGETS: [&str; 3] = ["msisdn", "natId", "eWalletId"];
+
+pub(super) async fn generate(
+    State(svc): State<Services>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    req: axum::extract::Request,
+) -> Result<Json<Value>, V1Error> {
+    caller(&svc, req.headers(), peer).await?;
+    let map = json_object(req.into_body()).await?;
+    let request = payment_request(&map)?;
+    let payload = slip_qr::generate_payment_qr(&request).map_err(|e| {
+        // Every field was checked above with the same validators; kept for completeness.
+        failure(vec![Problem::from(e)])
+    })?;
+    let png = png(&payload)?;
+    use base64::Engine;
+    Ok(ok(json!({
+        "image": base64::engine::general_purpose::STANDARD.encode(png),
+        "mime": "image/png",
+        "payload": payload,
+    })))
+}
+
+/// One failed field: its v1 code, name and reason.
+struct Problem {
+    code: &'static str,
+    field: String,
+    message: String,
+}
+
+impl From<GenerateError> for Problem {
+    fn from(e: GenerateError) -> Self {
+        Problem {
+            code: e.v1_code(),
+            field: e.field().to_string(),
+            message: e.to_string(),
+        }
+    }
+}
+
+fn schema(field: &str, message: &str) -> Problem {
+    Problem {
+        code: "invalid_request",
+        field: field.to_string(),
+        message: message.to_string(),
+    }
+}
+
+/// The first field-specific code (`invalid_msisdn`, `invalid_natId`, `invalid_ref1`) if any,
+/// else `invalid_request`; `data.errors` lists every problem either way.
+fn failure(problems: Vec<Problem>) -> V1Error {
+    let code = problems
+        .iter()
+        .map(|p| p.code)
+        .find(|c| *c != "invalid_request")
+        .unwrap_or("invalid_request");
+    let list: Vec<(String, String)> = problems.into_iter().map(|p| (p.field, p.message)).collect();
+    V1Error::code(400, code, Some(errors_data(&list)))
+}
+
+/// A field's text: `None` when absent or `null`, `Some(Err(()))` when not a string.
+fn text<'a>(map: &'a Map<String, Value>, name: &str) -> Option<Result<&'a str, ()>> {
+    match map.get(name) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(Ok(s.as_str())),
+        Some(_) => Some(Err(())),
+    }
+}
+
+/// A validated field: a value of the wrong JSON type fails like a wrong value.
+fn checked<T>(
+    value: Result<&str, ()>,
+    wrong: GenerateError,
+    check: impl FnOnce(&str) -> Result<T, GenerateError>,
+    problems: &mut Vec<Problem>,
+) -> Option<T> {
+    match value.map_err(|_| wrong).and_then(check) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            problems.push(e.into());
+            None
+        }
+    }
+}
+
+fn payment_request(map: &Map<String, Value>) -> Result<PaymentRequest, V1Error> {
+    let kind = match map.get("type") {
+        None | Some(Value::Null) => return Err(failure(vec![schema("type", "is required")])),
+        Some(Value::String(s)) if TYPES.contains(&s.as_str()) => s.as_str(),
+        Some(_) => {
+            return Err(V1Error::code(
+                400,
+                "invalid_type",
+                Some(errors_data(&[(
+                    "type".into(),
+                    format!("must be one of {}", TYPES.join(", ")),
+                )])),
+            ))
+        }
+    };
+    let mut problems = Vec::new();
+    let target = if kind == "PROMPTPAY" {
+        promptpay_target(map, &mut problems)
+    } else {
+        biller_target(map, &mut problems)
+    };
+    let amount_satang = match map.get("amount") {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) => checked(
+            Ok(n.to_string().as_str()),
+            GenerateError::InvalidAmount(""),
+            slip_qr::parse_amount,
+            &mut problems,
+        ),
+        // Tolerated: amounts as text (`"150.50"`).
+        Some(Value::String(s)) => checked(
+            Ok(s.trim()),
+            GenerateError::InvalidAmount(""),
+            slip_qr::parse_amount,
+            &mut problems,
+        ),
+        Some(_) => {
+            problems.push(GenerateError::InvalidAmount("must be a number").into());
+            None
+        }
+    };
+    let merchant_name = text(map, "merchantName").and_then(|v| {
+        checked(
+            v,
+            GenerateError::InvalidMerchantName,
+            |s| slip_qr::validate_merchant_name(s).map(str::to_string),
+            &mut problems,
+        )
+    });
+    match target {
+        Some(target) if problems.is_empty() => Ok(PaymentRequest {
+            target,
+            amount_satang,
+            merchant_name,
+        }),
+        _ => Err(failure(problems)),
+    }
+}
+
+/// Exactly one of `msisdn`, `natId`, `eWalletId`.
+fn promptpay_target(
+    map: &Map<String, Value>,
+    problems: &mut Vec<Problem>,
+) -> Option<PaymentTarget> {
+    let given: Vec<&str> = PROMPTPAY_TARGETS
+        .into_iter()
+        .filter(|n| text(map, n).is_some())
+        .collect();
+    let [name] = given.as_slice() else {
+        problems.push(schema(
+            given.get(1).copied().unwrap_or("msisdn"),
+            "send exactly one of msisdn, natId or eWalletId",
+        ));
+        return None;
+    };
+    let value = text(map, name)?;
+    match *name {
+        "msisdn" => checked(
+            value,
+            GenerateError::InvalidMsisdn,
+            |s| slip_qr::normalize_msisdn(s).map(|_| PaymentTarget::Msisdn(s.to_string())),
+            problems,
+        ),
+        "natId" => checked(
+            value,
+            GenerateError::InvalidNatId,
+            |s| slip_qr::validate_nat_id(s).map(|_| PaymentTarget::NatId(s.to_string())),
+            problems,
+        ),
+        _ => checked(
+            value,
+            GenerateError::InvalidEWalletId,
+            |s| slip_qr::validate_ewallet_id(s).map(|_| PaymentTarget::EWalletId(s.to_string())),
+            problems,
+        ),
+    }
+}
+
+/// KSHOP, MAE_MANEE, TUNGNGERN: a bill-payment QR under the merchant's biller id. Branches
+/// have no biller id setting yet, so the request must carry `billerId` (interim, docs/v1.md).
+fn biller_target(map: &Map<String, Value>, problems: &mut Vec<Problem>) -> Option<PaymentTarget> {
+    let ref1 = match text(map, "ref1") {
+        None => {
+            problems.push(schema("ref1", "is required"));
+            None
+        }
+        Some(v) => checked(
+            v,
+            GenerateError::InvalidRef1,
+            |s| slip_qr::validate_ref1(s).map(|_| s.to_string()),
+            problems,
+        ),
+    };
+    let ref2 = text(map, "ref2").and_then(|v| {
+        checked(
+            v,
+            GenerateError::InvalidRef2,
+            |s| slip_qr::validate_ref2(s).map(|_| s.to_string()),
+            problems,
+        )
+    });
+    let ref2_ok = text(map, "ref2").is_none() || ref2.is_some();
+    let biller_id = match text(map, "billerId") {
+        None => {
+            problems.push(schema("type", "this branch has no biller id configured"));
+            None
+        }
+        Some(v) => checked(
+            v,
+            GenerateError::InvalidBillerId,
+            |s| slip_qr::validate_biller_id(s).map(|_| s.to_string()),
+            problems,
+        ),
+    };
+    match (biller_id, ref1) {
+        (Some(biller_id), Some(ref1)) if ref2_ok => Some(PaymentTarget::Biller {
+            biller_id,
+            ref1,
+            ref2,
+        }),
+        _ => None,
+    }
+}
+
+/// Pixels per module and modules of quiet zone around the code.
+const SCALE: u32 = 8;
+const QUIET: u32 = 4;
+
+/// The payload as a black-on-white PNG (error correction M).
+fn png(payload: &str) -> Result<Vec<u8>, V1Error> {
+    use qrcode::{Color, EcLevel, QrCode};
+    let code = QrCode::with_error_correction_level(payload.as_bytes(), EcLevel::M)
+        .map_err(domain::Error::internal)?;
+    let w = code.width() as u32;
+    let side = (w + 2 * QUIET) * SCALE;
+    let mut img = image::GrayImage::from_pixel(side, side, image::Luma([255]));
+    for (i, c) in code.to_colors().iter().enumerate() {
+        if *c == Color::Dark {
+            let (x0, y0) = (
+                (i as u32 % w + QUIET) * SCALE,
+                (i as u32 / w + QUIET) * SCALE,
+            );
+            for y in y0..y0 + SCALE {
+                for x in x0..x0 + SCALE {
+                    img.put_pixel(x, y, image::Luma([0]));
+                }
+            }
+        }
+    }
+    let mut out = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut out, image::ImageFormat::Png)
+        .map_err(domain::Error::internal)?;
+    Ok(out.into_inner())
+}

@@ -1,0 +1,54 @@
+//! `POST /v2/verify/truewallet`: a TrueMoney Wallet slip by payload, image, Base64 or URL.
+
+use crate::body::json_object;
+use crate::error::ApiError;
+use crate::v2::{caller, json_request, multipart_request, ok};
+use axum::extract::{ConnectInfo, State};
+use axum::routing::post;
+use axum::{Json, Router};
+use serde_json::Value;
+use services::input::SlipKind;
+use services::verify::VerifyRequest;
+use services::Services;
+use std::net::SocketAddr;
+
+pub(crate) fn routes() -> Router<Services> {
+    Router::new().route(
+        "/verify/truewallet",
+        post(verify_truewallet).layer(axum::extract::DefaultBodyLimit::disable()),
+    )
+}
+
+async fn verify_truewallet(
+    State(svc): State<Services>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    req: axum::extract::Request,
+) -> Result<Json<Value>, ApiError> {
+    let c = caller(&svc, req.headers(), peer).await?;
+    let slot = crate::body::upload_slot(&svc, req.headers()).await;
+    let multipart = req
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().starts_with("multipart/form-data"));
+    let sub = if multipart {
+        multipart_request(req).await?
+    } else {
+        json_request(&json_object(req.into_body()).await?)?
+    };
+    let payload = svc.slip_payload_of(sub.input, SlipKind::TrueMoney).await?;
+    drop(slot);
+    let verify = VerifyRequest {
+        payload,
+        check_duplicate: sub.check_duplicate,
+        match_amount: sub.match_amount,
+        remark: sub.remark,
+        match_account: false,
+        job_id: None,
+    };
+    let data = svc.verify_truewallet(&c, &verify).await?;
+    Ok(ok(
+        "Slip verified",
+        serde_json::to_value(data).map_err(domain::Error::internal)?,
+    ))
+}

@@ -1,0 +1,117 @@
+//! TrueMoney Wallet: the wallet boundary and the built-in sandbox wallet, a ledger in the
+//! service's own database (like the sandbox bank).
+
+use crate::WalletAnswer;
+use async_trait::async_trait;
+use domain::model::WalletTransfer;
+use domain::{Clock, Satang};
+use rand::Rng;
+use std::sync::Arc;
+use store::{Store, StoreError};
+
+/// "Ask the wallet about this transaction id."
+#[async_trait]
+pub trait WalletGateway: Send + Sync + 'static {
+    async fn lookup(&self, transaction_id: &str) -> WalletAnswer;
+}
+
+pub struct SandboxWallet {
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+}
+
+/// What the operator says about a new sandbox wallet transfer; the rest is made up.
+#[derive(Debug, Clone)]
+pub struct NewWalletTransfer {
+    pub amount: Satang,
+    pub sender_name: Option<String>,
+    pub receiver_name: Option<String>,
+    /// `0812345678`; shown masked.
+    pub receiver_phone: Option<String>,
+}
+
+/// `0812345678` → `xxx-xxx-5678`, as the wallet shows phone numbers.
+pub fn mask_phone(phone: &str) -> String {
+    let d: String = phone.chars().filter(char::is_ascii_digit).collect();
+    let tail = &d[d.len().saturating_sub(4)..];
+    format!("xxx-xxx-{tail}")
+}
+
+impl SandboxWallet {
+    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Self {
+        Self { store, clock }
+    }
+
+    pub async fn create_transfer(&self, req: &NewWalletTransfer) -> Result<WalletTransfer, String> {
+        if req.amount.0 <= 0 {
+            return Err("the amount must be positive".into());
+        }
+        let now = self.clock.now();
+        let date = format!(
+            "{:02}{:02}{:04}",
+            now.day(),
+            u8::from(now.month()),
+            now.year()
+        );
+        for _ in 0..8 {
+            let (id, sender_phone, receiver_phone) = {
+                let mut rng = rand::rng();
+                let digits = |rng: &mut rand::rngs::ThreadRng, n: usize| -> String {
+                    (0..n)
+                        .map(|_| char::from(b'0' + rng.random_range(0..10u8)))
+                        .collect()
+                };
+                let id = format!("5{}", digits(&mut rng, 13));
+                let sender = format!("08{}", digits(&mut rng, 8));
+                let receiver = req
+                    .receiver_phone
+                    .clone()
+                    .unwrap_or_else(|| format!("09{}", digits(&mut rng, 8)));
+                (id, sender, receiver)
+            };
+            let t = WalletTransfer {
+                payload: slip_qr::encode_truemoney_slip("P2P", &id, &date),
+                transaction_id: id,
+                event: "P2P".into(),
+                occurred_at: now,
+                amount: req.amount,
+                sender_name: req
+                    .sender_name
+                    .clone()
+                    .unwrap_or_else(|| "สมชาย ใจดี".into()),
+                sender_phone: mask_phone(&sender_phone),
+                receiver_name: req
+                    .receiver_name
+                    .clone()
+                    .unwrap_or_else(|| "ร้านตัวอย่าง".into()),
+                receiver_phone: mask_phone(&receiver_phone),
+            };
+            match self.store.insert_wallet_transfer(&t).await {
+                Ok(()) => return Ok(t),
+                Err(StoreError::Conflict(_)) => continue,
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        Err("could not allocate a transaction id".into())
+    }
+}
+
+#[async_trait]
+impl WalletGateway for SandboxWallet {
+    async fn lookup(&self, transaction_id: &str) -> WalletAnswer {
+        match self.store.get_wallet_transfer(transaction_id).await {
+            Ok(Some(t)) => WalletAnswer::Found(Box::new(t)),
+            Ok(None) => WalletAnswer::NotFound,
+            Err(e) => WalletAnswer::Unavailable(e.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn masks_phones() {
+        assert_eq!(super::mask_phone("0812345678"), "xxx-xxx-5678");
+        assert_eq!(super::mask_phone("12"), "xxx-xxx-12");
+    }
+}

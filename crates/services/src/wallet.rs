@@ -1,0 +1,92 @@
+//! Verifying a TrueMoney Wallet slip: parse → quota pre-check → ask the wallet → charge and
+//! record (the same atomic charge and duplicate rule as bank slips, under the pseudo-bank
+//! `TRUEMONEY`) → answer.
+
+use crate::auth::Caller;
+use crate::verify::VerifyRequest;
+use crate::Services;
+use domain::model::{RawWalletSlip, VerifyWalletData};
+use domain::quota::can_charge;
+use domain::{Error, Satang};
+use gateway::WalletAnswer;
+use slip_qr::ParsedQr;
+use store::VerificationRecord;
+
+/// Verifications of wallet slips are recorded under this sending "bank".
+pub const TRUEMONEY: &str = "TRUEMONEY";
+
+impl Services {
+    pub async fn verify_truewallet(
+        &self,
+        caller: &Caller,
+        req: &VerifyRequest,
+    ) -> Result<VerifyWalletData, Error> {
+        let slip = match slip_qr::classify(&req.payload) {
+            Ok(ParsedQr::TrueMoneySlip(s)) => s,
+            Ok(ParsedQr::BankSlip(_)) => {
+                return Err(Error::SlipNotFound(
+                    "this is a bank slip; verify it with /verify/bank".into(),
+                ))
+            }
+            Ok(ParsedQr::PaymentQr(_)) => {
+                return Err(Error::SlipNotFound(
+                    "this is a payment QR (a request to pay), not a TrueMoney slip".into(),
+                ))
+            }
+            Err(e) => {
+                return Err(Error::SlipNotFound(format!(
+                    "not a valid TrueMoney slip QR: {e}"
+                )))
+            }
+        };
+        let wallet = self
+            .wallet
+            .as_ref()
+            .ok_or_else(|| Error::SlipNotFound("TrueMoney slips are not enabled here".into()))?;
+        let (service_quota, branch_quota) = caller.quotas_at(self.clock.now());
+        if !can_charge(&service_quota, &branch_quota) {
+            return Err(Error::QuotaExceeded);
+        }
+        let transfer = match wallet.lookup(&slip.transaction_id).await {
+            WalletAnswer::Found(t) => t,
+            WalletAnswer::NotFound => {
+                return Err(Error::SlipNotFound(
+                    "the wallet has no transfer with this transaction id".into(),
+                ))
+            }
+            WalletAnswer::Unavailable(detail) => {
+                tracing::warn!(%detail, "wallet unavailable");
+                return Err(Error::ApiServerError);
+            }
+        };
+        let outcome = self
+            .store
+            .charge_and_record(&VerificationRecord {
+                service_id: caller.service.id.clone(),
+                branch_id: caller.branch.id.clone(),
+                sending_bank: TRUEMONEY.into(),
+                trans_ref: transfer.transaction_id.clone(),
+                amount: transfer.amount,
+                transferred_at: transfer.occurred_at,
+                verified_at: self.clock.now(),
+                job_id: None,
+            })
+            .await?;
+        let is_amount_matched = req.match_amount == Some(transfer.amount);
+        let mut raw = RawWalletSlip::from_transfer(&transfer);
+        raw.payload = slip.payload;
+        Ok(VerifyWalletData {
+            remark: req.remark.clone().unwrap_or_default(),
+            is_duplicate: req.check_duplicate && !outcome.first_verification,
+            amount_in_slip: transfer.amount.as_baht(),
+            is_amount_matched,
+            amount_in_order: req.match_amount.map(Satang::as_baht),
+            mismatches: if req.match_amount.is_some() && !is_amount_matched {
+                vec!["amount_not_match"]
+            } else {
+                Vec::new()
+            },
+            raw_slip: raw,
+        })
+    }
+}

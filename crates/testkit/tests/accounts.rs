@@ -1,0 +1,271 @@
+//! `/v2/bank-accounts` and `matchAccount` over HTTP, on SQLite and PostgreSQL.
+
+use domain::Satang;
+use gateway::NewSandboxTransfer;
+use serde_json::{json, Value};
+use testkit::{both, Backend, TestApp};
+
+fn code(v: &Value) -> &str {
+    v["error"]["code"].as_str().unwrap_or("<none>")
+}
+
+fn shop_account(number: &str) -> Value {
+    json!({
+        "bankCode": "014",
+        "bankNumber": number,
+        "nameTh": "บริษัท ร้านตัวอย่าง จำกัด",
+        "nameEn": "Sample Shop Co., Ltd.",
+        "type": "JURISTIC",
+    })
+}
+
+async fn transfer_to(t: &TestApp, to: &str, account: &str, satang: i64) -> String {
+    t.app
+        .sandbox
+        .create_transfer(&NewSandboxTransfer {
+            from_bank: "004".into(),
+            to_bank: to.into(),
+            amount: Satang(satang),
+            sender_name_th: None,
+            sender_name_en: None,
+            receiver_name_th: None,
+            receiver_name_en: None,
+            receiver_account: Some(account.into()),
+        })
+        .await
+        .unwrap()
+        .payload
+}
+
+both!(bank_account_lifecycle_and_errors, |b: Backend| async move {
+    let t = TestApp::spawn(b).await;
+    let ten = t.tenant(100).await;
+    let (_, other_key) = t.branch(&ten.service_id, "Other", None).await;
+    let key = ten.api_key.as_str();
+
+    let (s, v) = t
+        .post("/v2/bank-accounts", key, shop_account("123-4-56789-0"))
+        .await;
+    assert_eq!(s, 201, "{v}");
+    let id = v["data"]["id"].as_str().unwrap().to_string();
+    assert_eq!(v["data"]["bankNumber"], "1234567890");
+    assert_eq!(v["data"]["type"], "JURISTIC");
+    assert_eq!(v["data"]["bank"]["shortCode"], "SCB");
+    assert_eq!(v["data"]["extraVerify"], Value::Null);
+
+    // The same bank and number again, from this branch or another of the service.
+    for k in [key, other_key.as_str()] {
+        let (s, v) = t
+            .post("/v2/bank-accounts", k, shop_account("1234567890"))
+            .await;
+        assert_eq!((s, code(&v)), (409, "BANK_ACCOUNT_DUPLICATE"), "{v}");
+    }
+    let cases = [
+        (
+            json!({"bankCode": "999", "bankNumber": "1234567890", "nameTh": "ก", "nameEn": "A", "type": "PERSONAL"}),
+            400,
+            "INVALID_BANK_CODE",
+        ),
+        (
+            json!({"bankCode": "002", "bankNumber": "1234567890", "nameTh": "ก", "nameEn": "A", "type": "PERSONAL"}),
+            400,
+            "INVALID_EXTRA_VERIFY",
+        ),
+        (
+            json!({"bankCode": "002", "bankNumber": "1234567890", "nameTh": "ก", "nameEn": "A", "type": "PERSONAL", "extraVerify": "MSISDN"}),
+            400,
+            "INVALID_EXTRA_VERIFY",
+        ),
+        (
+            json!({"bankCode": "PROMPTPAY", "bankNumber": "0812345678", "nameTh": "ก", "nameEn": "A", "type": "PERSONAL", "extraVerify": "NATID"}),
+            400,
+            "VALIDATION_ERROR",
+        ),
+        (
+            json!({"bankCode": "014", "bankNumber": "12ab", "nameTh": "ก", "nameEn": "A", "type": "PERSONAL"}),
+            400,
+            "VALIDATION_ERROR",
+        ),
+        (
+            json!({"bankCode": "014", "bankNumber": "1234567899", "nameTh": "ก", "nameEn": "A", "type": "COMPANY"}),
+            400,
+            "VALIDATION_ERROR",
+        ),
+        (json!({}), 400, "VALIDATION_ERROR"),
+    ];
+    for (body, status, want) in cases {
+        let (s, v) = t.post("/v2/bank-accounts", key, body.clone()).await;
+        assert_eq!((s, code(&v)), (status, want), "{body} → {v}");
+    }
+    let (_, v) = t.post("/v2/bank-accounts", key, json!({})).await;
+    let msg = v["error"]["message"].as_str().unwrap();
+    for field in ["bankCode", "bankNumber", "nameTh", "nameEn", "type"] {
+        assert!(msg.contains(&format!("{field}: ")), "{msg}");
+    }
+
+    let (s, v) = t
+        .post(
+            "/v2/bank-accounts",
+            key,
+            json!({"bankCode": "002", "bankNumber": "9876543210", "nameTh": "นาย สมชาย ใจดี", "nameEn": "MR. SOMCHAI JAIDEE", "type": "PERSONAL", "extraVerify": "NAME_NUMBER"}),
+        )
+        .await;
+    assert_eq!(s, 201, "{v}");
+    let bbl = v["data"]["id"].as_str().unwrap().to_string();
+    let (s, v) = t
+        .post(
+            "/v2/bank-accounts",
+            key,
+            json!({"bankCode": "PROMPTPAY", "bankNumber": "081-234-5678", "nameTh": "นาย สมชาย ใจดี", "nameEn": "SOMCHAI JAIDEE", "type": "PERSONAL", "extraVerify": "MSISDN"}),
+        )
+        .await;
+    assert_eq!(s, 201, "{v}");
+
+    let (s, v) = t.get("/v2/bank-accounts", Some(key)).await;
+    assert_eq!(s, 200);
+    assert_eq!(v["data"].as_array().unwrap().len(), 3);
+    let (_, v) = t.get("/v2/bank-accounts", Some(&other_key)).await;
+    assert_eq!(
+        v["data"].as_array().unwrap().len(),
+        0,
+        "another branch's accounts are not listed"
+    );
+    let (s, v) = t.get(&format!("/v2/bank-accounts/{id}"), Some(key)).await;
+    assert_eq!((s, v["data"]["id"].as_str()), (200, Some(id.as_str())));
+    let (s, v) = t
+        .get(&format!("/v2/bank-accounts/{id}"), Some(&other_key))
+        .await;
+    assert_eq!((s, code(&v)), (404, "BANK_ACCOUNT_NOT_FOUND"));
+
+    let (s, v) = t
+        .call(
+            "PATCH",
+            &format!("/v2/bank-accounts/{bbl}"),
+            key,
+            Some(json!({"extraVerify": "NUMBER"})),
+        )
+        .await;
+    assert_eq!(
+        (s, v["data"]["extraVerify"].as_str()),
+        (200, Some("NUMBER")),
+        "{v}"
+    );
+    let (s, v) = t
+        .call(
+            "PATCH",
+            &format!("/v2/bank-accounts/{bbl}"),
+            key,
+            Some(json!({"extraVerify": "BOGUS"})),
+        )
+        .await;
+    assert_eq!((s, code(&v)), (400, "INVALID_EXTRA_VERIFY"));
+    let (s, v) = t
+        .call(
+            "PATCH",
+            &format!("/v2/bank-accounts/{bbl}"),
+            key,
+            Some(json!({"extraVerify": null})),
+        )
+        .await;
+    assert_eq!(
+        (s, code(&v)),
+        (400, "INVALID_EXTRA_VERIFY"),
+        "BBL requires one"
+    );
+    let (s, v) = t
+        .call(
+            "PATCH",
+            &format!("/v2/bank-accounts/{bbl}"),
+            &other_key,
+            Some(json!({"extraVerify": "NAME"})),
+        )
+        .await;
+    assert_eq!((s, code(&v)), (404, "BANK_ACCOUNT_NOT_FOUND"));
+
+    let (s, v) = t
+        .call(
+            "DELETE",
+            &format!("/v2/bank-accounts/{id}"),
+            &other_key,
+            None,
+        )
+        .await;
+    assert_eq!((s, code(&v)), (404, "BANK_ACCOUNT_NOT_FOUND"));
+    let (s, _) = t
+        .call("DELETE", &format!("/v2/bank-accounts/{id}"), key, None)
+        .await;
+    assert_eq!(s, 200);
+    let (s, v) = t
+        .call("DELETE", &format!("/v2/bank-accounts/{id}"), key, None)
+        .await;
+    assert_eq!((s, code(&v)), (404, "BANK_ACCOUNT_NOT_FOUND"));
+    // Deleted: the number is free again.
+    let (s, v) = t
+        .post("/v2/bank-accounts", key, shop_account("1234567890"))
+        .await;
+    assert_eq!(s, 201, "{v}");
+    t.stop().await;
+});
+
+both!(match_account_finds_the_receiver, |b: Backend| async move {
+    let t = TestApp::spawn(b).await;
+    let ten = t.tenant(100).await;
+    let key = ten.api_key.as_str();
+    let (s, v) = t
+        .post("/v2/bank-accounts", key, shop_account("1234567890"))
+        .await;
+    assert_eq!(s, 201, "{v}");
+    let id = v["data"]["id"].as_str().unwrap().to_string();
+
+    let ours = transfer_to(&t, "014", "1234567890", 15050).await;
+    let (s, v) = t
+        .post(
+            "/v2/verify/bank",
+            key,
+            json!({"payload": ours, "matchAccount": true, "matchAmount": 150.5}),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let d = &v["data"];
+    assert_eq!(d["matchedAccount"]["id"], id.as_str());
+    assert_eq!(d["matchedAccount"]["bankNumber"], "1234567890");
+    assert_eq!(d["matchedAccount"]["type"], "JURISTIC");
+    assert_eq!(d["matchedAccount"]["bank"]["shortCode"], "SCB");
+    assert_eq!(d["mismatches"], json!([]));
+
+    // Another account number (a visible digit differs), and a wrong amount.
+    let theirs = transfer_to(&t, "014", "1234557890", 15050).await;
+    let (s, v) = t
+        .post(
+            "/v2/verify/bank",
+            key,
+            json!({"payload": theirs, "matchAccount": true, "matchAmount": 99}),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["data"]["matchedAccount"], Value::Null);
+    assert_eq!(
+        v["data"]["mismatches"],
+        json!(["amount_not_match", "account_not_match"])
+    );
+
+    // Same number at another bank: no match.
+    let other_bank = transfer_to(&t, "004", "1234567890", 100).await;
+    let (_, v) = t
+        .post(
+            "/v2/verify/bank",
+            key,
+            json!({"payload": other_bank, "matchAccount": true}),
+        )
+        .await;
+    assert_eq!(v["data"]["matchedAccount"], Value::Null);
+
+    // Without matchAccount the field is absent.
+    let again = transfer_to(&t, "014", "1234567890", 100).await;
+    let (_, v) = t
+        .post("/v2/verify/bank", key, json!({"payload": again}))
+        .await;
+    assert!(v["data"].get("matchedAccount").is_none(), "{v}");
+    assert_eq!(v["data"]["mismatches"], json!([]));
+    t.stop().await;
+});

@@ -1,0 +1,90 @@
+//! TrueMoney Wallet slips over HTTP (`POST /v2/verify/truewallet`), on SQLite and PostgreSQL.
+
+use domain::Satang;
+use gateway::NewWalletTransfer;
+use serde_json::{json, Value};
+use testkit::{both, Backend, TestApp};
+
+fn code(v: &Value) -> &str {
+    v["error"]["code"].as_str().unwrap_or("<none>")
+}
+
+both!(
+    verifies_wallet_slips_by_payload_and_image,
+    |b: Backend| async move {
+        use base64::Engine;
+        let t = TestApp::spawn(b).await;
+        let ten = t.tenant(100).await;
+        let key = ten.api_key.as_str();
+        let w = t
+            .app
+            .wallet
+            .create_transfer(&NewWalletTransfer {
+                amount: Satang(5025),
+                sender_name: Some("สมหญิง ดีใจ".into()),
+                receiver_name: None,
+                receiver_phone: Some("0812345678".into()),
+            })
+            .await
+            .unwrap();
+        let (s, v) = t
+            .post(
+                "/v2/verify/truewallet",
+                key,
+                json!({"payload": w.payload, "checkDuplicate": true, "matchAmount": 50.25}),
+            )
+            .await;
+        assert_eq!(s, 200, "{v}");
+        let d = &v["data"];
+        assert_eq!(d["isDuplicate"], false);
+        assert_eq!(d["amountInSlip"], 50.25);
+        assert_eq!(d["isAmountMatched"], true);
+        assert_eq!(d["mismatches"], json!([]));
+        let r = &d["rawSlip"];
+        assert_eq!(r["transactionId"], w.transaction_id.as_str());
+        assert_eq!(r["event"], "P2P");
+        assert_eq!(r["currency"], "THB");
+        assert_eq!(r["sender"]["name"], "สมหญิง ดีใจ");
+        assert_eq!(r["receiver"]["phone"], "xxx-xxx-5678");
+        assert!(r["date"].as_str().unwrap().ends_with("+07:00"));
+
+        // The same slip as an image: a duplicate now.
+        let png = server::slip_image::png_bytes(&w.payload, "TRUEMONEY").unwrap();
+        let b64 = base64::engine::general_purpose::STANDARD.encode(&png);
+        let (s, v) = t
+            .post(
+                "/v2/verify/truewallet",
+                key,
+                json!({"base64": b64, "checkDuplicate": true}),
+            )
+            .await;
+        assert_eq!(s, 200, "{v}");
+        assert_eq!(v["data"]["isDuplicate"], true);
+
+        // A bank slip, an unknown wallet transaction, garbage.
+        let bank = t.transfer("004", "014", 100).await;
+        let unknown = slip_qr::encode_truemoney_slip("P2P", "50000000000001", "22112026");
+        for (payload, why) in [
+            (bank.payload.as_str(), "bank slip"),
+            (unknown.as_str(), "no transfer"),
+            ("hello", "not a valid TrueMoney"),
+        ] {
+            let (s, v) = t
+                .post("/v2/verify/truewallet", key, json!({"payload": payload}))
+                .await;
+            assert_eq!((s, code(&v)), (404, "SLIP_NOT_FOUND"), "{v}");
+            assert!(v["error"]["message"].as_str().unwrap().contains(why), "{v}");
+        }
+        // A wallet slip sent to the bank endpoint is explained too.
+        let (s, v) = t
+            .post("/v2/verify/bank", key, json!({"payload": w.payload}))
+            .await;
+        assert_eq!((s, code(&v)), (404, "SLIP_NOT_FOUND"), "{v}");
+        let (_, v) = t.get("/v2/info", Some(key)).await;
+        assert_eq!(
+            v["data"]["application"]["quota"]["used"], 2,
+            "charged per verification"
+        );
+        t.stop().await;
+    }
+);
