@@ -6,6 +6,7 @@ use domain::model::ServiceState;
 use domain::{Satang, SystemClock};
 use gateway::NewSandboxTransfer;
 use serde_json::json;
+use std::io::Write;
 use server::{App, DEFAULT_DATABASE_URL, DEFAULT_LISTEN};
 use services::admin::{BranchUpdate, NewBranch, ServiceUpdate};
 use std::path::PathBuf;
@@ -305,10 +306,31 @@ enum Sandbox {
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
         count: u32,
     },
+    /// Create a sandbox TrueMoney Wallet transfer; prints its payload and transaction id.
+    WalletTransfer {
+        /// Amount in baht, e.g. 50.00.
+        #[arg(long)]
+        amount: String,
+        /// Also write a PNG slip image carrying the QR.
+        #[arg(long)]
+        image: Option<PathBuf>,
+        #[arg(long)]
+        sender_name: Option<String>,
+        #[arg(long)]
+        receiver_name: Option<String>,
+        /// Receiver phone number, e.g. 0812345678 (shown masked).
+        #[arg(long)]
+        receiver_phone: Option<String>,
+    },
 }
 
 fn print(v: serde_json::Value) {
-    println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+    // A closed stdout (`| head`) is not an error worth a panic.
+    let _ = writeln!(
+        std::io::stdout(),
+        "{}",
+        serde_json::to_string_pretty(&v).unwrap_or_default()
+    );
 }
 
 #[tokio::main]
@@ -339,7 +361,15 @@ async fn main() -> ExitCode {
 async fn run(cli: Cli) -> Result<ExitCode, String> {
     if let Command::Qr { payload } = &cli.command {
         // Pure: no database needed to explain a QR.
-        return Ok(match slip_qr::classify(payload) {
+        // Payment QRs may be longer than a slip's 128 characters (EMVCo allows 512).
+        let parsed = match slip_qr::classify(payload) {
+            Err(slip_qr::QrError::TooLong { .. }) if payload.trim().starts_with("000201") => {
+                slip_qr::parse_payment_qr(payload)
+                    .map(slip_qr::ParsedQr::PaymentQr)
+            }
+            other => other,
+        };
+        return Ok(match parsed {
             Ok(parsed) => {
                 let is_slip = matches!(parsed, slip_qr::ParsedQr::BankSlip(_));
                 print(serde_json::to_value(parsed).map_err(|e| e.to_string())?);
@@ -564,9 +594,37 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 if count == 1 {
                     print(v);
                 } else {
-                    println!("{v}");
+                    let _ = writeln!(std::io::stdout(), "{v}");
                 }
             }
+        }
+        Command::Sandbox(Sandbox::WalletTransfer {
+            amount,
+            image,
+            sender_name,
+            receiver_name,
+            receiver_phone,
+        }) => {
+            let amount = Satang::parse(&amount).map_err(|r| format!("--amount {r}"))?;
+            let t = app
+                .wallet
+                .create_transfer(&gateway::NewWalletTransfer {
+                    amount,
+                    sender_name,
+                    receiver_name,
+                    receiver_phone,
+                })
+                .await?;
+            if let Some(path) = &image {
+                server::slip_image::write_png(&t.payload, "TRUEMONEY", path)?;
+            }
+            print(json!({
+                "payload": t.payload,
+                "transactionId": t.transaction_id,
+                "amount": t.amount.as_baht(),
+                "date": domain::clock::format_bangkok(t.occurred_at),
+                "image": image.map(|p| p.display().to_string()),
+            }));
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -213,10 +213,13 @@ pub fn run(paths: &[PathBuf], jobs: Option<usize>, as_json: bool) -> ExitCode {
     progress.finish();
     let results = results.into_inner().unwrap_or_default();
     let mut all_slips = true;
+    // A closed stdout (`| head`) ends the listing quietly instead of panicking.
+    let mut out = std::io::stdout().lock();
     for o in results.into_iter().flatten() {
         all_slips &= o.kind == Some("bankSlip");
         if as_json {
-            println!(
+            let _ = writeln!(
+                out,
                 "{}",
                 json!({ "file": o.file, "payload": o.payload, "kind": o.kind, "error": o.error, "ms": (o.ms * 10.0).round() / 10.0 })
             );
@@ -226,7 +229,7 @@ pub fn run(paths: &[PathBuf], jobs: Option<usize>, as_json: bool) -> ExitCode {
                 (None, Some(e)) => format!("error: {e}"),
                 (None, None) => "error: no QR code".to_string(),
             };
-            println!("{}\t{what}\t{:.1} ms", o.file, o.ms);
+            let _ = writeln!(out, "{}\t{what}\t{:.1} ms", o.file, o.ms);
         }
     }
     if all_slips {

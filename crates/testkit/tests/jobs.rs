@@ -259,7 +259,7 @@ both!(
         let j = poll_until(&t, &ten.api_key, &id, |j| j["webhook"]["attempts"] == 1).await;
         assert_eq!(j["webhook"]["state"], "pending");
         assert_eq!(j["webhook"]["lastStatus"], 404);
-        t.clock.advance(time::Duration::seconds(10 as i64));
+        t.clock.advance(time::Duration::seconds(10));
         let got = rx.wait_for(2).await;
         assert_eq!(got[0].body, got[1].body, "the same bytes on every attempt");
         let j = poll_until(&t, &ten.api_key, &id, |j| {
@@ -290,7 +290,7 @@ both!(
         rx.wait_for(1).await;
         for (n, secs) in [(2, 10), (3, 30), (4, 120)] {
             poll_until(&t, &ten.api_key, &id, |j| j["webhook"]["attempts"] == n - 1).await;
-            t.clock.advance(time::Duration::seconds(secs as i64));
+            t.clock.advance(time::Duration::seconds(secs));
             rx.wait_for(n).await;
         }
         let j = poll_until(&t, &ten.api_key, &id, |j| j["webhook"]["state"] == "failed").await;
@@ -305,7 +305,7 @@ both!(
         assert_eq!(body["data"], Value::Null);
         assert_eq!(body["error"]["code"], "QUOTA_EXCEEDED");
         // No fifth attempt, however long we wait.
-        t.clock.advance(time::Duration::seconds(3600 as i64));
+        t.clock.advance(time::Duration::seconds(3600));
         tokio::time::sleep(Duration::from_millis(200)).await;
         assert_eq!(rx.received().len(), 4);
         t.stop().await;
@@ -342,7 +342,7 @@ async fn redirects_are_not_followed_and_slow_receivers_time_out() {
     );
 
     rx.delay(Duration::from_secs(2));
-    t.clock.advance(time::Duration::seconds(10 as i64));
+    t.clock.advance(time::Duration::seconds(10));
     let j = poll_until(&t, &ten.api_key, &id, |j| j["webhook"]["attempts"] == 2).await;
     assert_eq!(j["webhook"]["lastError"], "timed out");
     assert_eq!(j["webhook"]["lastStatus"], Value::Null);
@@ -420,7 +420,7 @@ both!(
             .await;
             assert_eq!(j["data"], Value::Null);
             assert!(rx.received().is_empty(), "no callback in between");
-            t.clock.advance(time::Duration::seconds(secs as i64));
+            t.clock.advance(time::Duration::seconds(secs));
         }
         let got = rx.wait_for(1).await;
         assert_eq!(got[0].json()["status"], "success");
@@ -446,7 +446,7 @@ both!(
         .await;
         for (n, secs) in [(1, 30), (2, 60), (3, 120), (4, 240)] {
             poll_until(&t, &ten.api_key, &id, |j| j["attempts"] == n).await;
-            t.clock.advance(time::Duration::seconds(secs as i64));
+            t.clock.advance(time::Duration::seconds(secs));
         }
         let got = rx.wait_for(1).await;
         let body = got[0].json();
@@ -493,7 +493,7 @@ both!(jobs_are_private_and_expire, |b: Backend| async move {
         assert_eq!((s, code(&v)), (404, "JOB_NOT_FOUND"), "{path}");
     }
     t.clock
-        .advance(time::Duration::seconds(7 * 24 * 3600 + 1 as i64));
+        .advance(time::Duration::seconds(7 * 24 * 3600 + 1));
     let (s, v) = t
         .get(&format!("/v2/verify/bank/jobs/{id}"), Some(&ten.api_key))
         .await;

@@ -108,7 +108,7 @@ async fn verify_get(
         input: SlipInput::Payload(payload),
         check_duplicate,
     };
-    verify(&svc, &c, req).await
+    verify(&svc, &c, req, ()).await
 }
 
 /// `POST /api/v1/verify`: JSON `{payload | url | data | image, checkDuplicate?}`, or a
@@ -119,6 +119,8 @@ async fn verify_post(
     req: axum::extract::Request,
 ) -> Result<Json<Value>, V1Error> {
     let c = caller(&svc, req.headers(), peer).await?;
+    // Held until the image is read, as in v2: a burst of uploads waits for slots.
+    let slot = crate::body::upload_slot(&svc, req.headers()).await;
     let multipart = req
         .headers()
         .get(axum::http::header::CONTENT_TYPE)
@@ -129,7 +131,7 @@ async fn verify_post(
     } else {
         json_input(&json_object(req.into_body()).await?)?
     };
-    verify(&svc, &c, request).await
+    verify(&svc, &c, request, slot).await
 }
 
 /// The names a slip may arrive under; `data` and `image` both carry Base64 (older clients
@@ -263,7 +265,13 @@ async fn multipart_input(req: axum::extract::Request) -> Result<Request, V1Error
 }
 
 /// Image/URL → payload → parse → earlier verification (when asked) → verify → answer.
-async fn verify(svc: &Services, c: &Caller, req: Request) -> Result<Json<Value>, V1Error> {
+/// `upload_slot` is released once the image is read.
+async fn verify(
+    svc: &Services,
+    c: &Caller,
+    req: Request,
+    upload_slot: impl Send,
+) -> Result<Json<Value>, V1Error> {
     let is_payload = matches!(req.input, SlipInput::Payload(_));
     let is_url = matches!(req.input, SlipInput::Url(_));
     let payload = svc.slip_payload(req.input).await.map_err(|e| match e {
@@ -271,6 +279,7 @@ async fn verify(svc: &Services, c: &Caller, req: Request) -> Result<Json<Value>,
         domain::Error::Validation(_) if is_url => V1Error::code(400, "invalid_url", None),
         other => other.into(),
     })?;
+    drop(upload_slot);
     // A payload the client typed is refused as malformed; one read from an image is already
     // known to be a bank slip (otherwise `slip_payload` said `slip_not_found`).
     let slip = slip_qr::parse_bank_slip(&payload).map_err(|_| {

@@ -224,13 +224,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .route("/reset", post(reset))
         .with_state(counts);
 
-    let https = tokio::spawn(axum::serve(
-        TlsListener {
-            ready: rx,
-            addr: https_addr,
-        },
-        hooks,
-    ));
+    let listener = TlsListener {
+        ready: rx,
+        addr: https_addr,
+    };
+    let https = tokio::spawn(async move { axum::serve(listener, hooks).await });
     let plain = tokio::spawn(async move { axum::serve(stats_tcp, admin).await });
     println!("listening {} {}", https_addr.port(), stats_addr.port());
     std::io::stdout().flush()?;
