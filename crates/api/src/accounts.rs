@@ -2,6 +2,10 @@
 
 use crate::body::{json_object, Fields};
 use crate::error::ApiError;
+use crate::openapi::{
+    BankAccountResponse, BankAccountUpdate, BankAccountsResponse, DeletedResponse, ErrorBody,
+    NewBankAccount as NewAccountBody,
+};
 use crate::v2::{caller, ok};
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -40,6 +44,14 @@ pub(crate) fn view(a: &BankAccount) -> Value {
     })
 }
 
+#[utoipa::path(post, path = "/v2/bank-accounts", tag = "v2 bank accounts",
+    summary = "Register a receiving account for the calling key's branch",
+    security(("bearerAuth" = [])),
+    request_body(content((NewAccountBody = "application/json"))),
+    responses(
+        (status = 201, description = "Created", body = BankAccountResponse),
+        (status = 400, description = "VALIDATION_ERROR, INVALID_BANK_CODE, INVALID_EXTRA_VERIFY", body = ErrorBody),
+        (status = 409, description = "BANK_ACCOUNT_DUPLICATE", body = ErrorBody)))]
 async fn create(
     State(svc): State<Services>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
@@ -63,6 +75,10 @@ async fn create(
     Ok((StatusCode::CREATED, ok("Bank account created", view(&a))))
 }
 
+#[utoipa::path(get, path = "/v2/bank-accounts", tag = "v2 bank accounts",
+    summary = "The branch's receiving accounts",
+    security(("bearerAuth" = [])),
+    responses((status = 200, description = "The accounts", body = BankAccountsResponse)))]
 async fn list(
     State(svc): State<Services>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
@@ -76,6 +92,13 @@ async fn list(
     ))
 }
 
+#[utoipa::path(get, path = "/v2/bank-accounts/{id}", tag = "v2 bank accounts",
+    summary = "One account",
+    security(("bearerAuth" = [])),
+    params(("id" = String, Path, description = "Account id")),
+    responses(
+        (status = 200, description = "The account", body = BankAccountResponse),
+        (status = 404, description = "BANK_ACCOUNT_NOT_FOUND", body = ErrorBody)))]
 async fn one(
     State(svc): State<Services>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
@@ -87,6 +110,15 @@ async fn one(
     Ok(ok("Bank account retrieved", view(&a)))
 }
 
+#[utoipa::path(patch, path = "/v2/bank-accounts/{id}", tag = "v2 bank accounts",
+    summary = "Change an account's extraVerify option",
+    security(("bearerAuth" = [])),
+    params(("id" = String, Path, description = "Account id")),
+    request_body(content((BankAccountUpdate = "application/json"))),
+    responses(
+        (status = 200, description = "The account", body = BankAccountResponse),
+        (status = 400, description = "VALIDATION_ERROR, INVALID_EXTRA_VERIFY", body = ErrorBody),
+        (status = 404, description = "BANK_ACCOUNT_NOT_FOUND", body = ErrorBody)))]
 /// `{extraVerify}`: a string, or null to clear it.
 async fn update(
     State(svc): State<Services>,
@@ -106,6 +138,13 @@ async fn update(
     Ok(ok("Bank account updated", view(&a)))
 }
 
+#[utoipa::path(delete, path = "/v2/bank-accounts/{id}", tag = "v2 bank accounts",
+    summary = "Delete an account",
+    security(("bearerAuth" = [])),
+    params(("id" = String, Path, description = "Account id")),
+    responses(
+        (status = 200, description = "Deleted", body = DeletedResponse),
+        (status = 404, description = "BANK_ACCOUNT_NOT_FOUND", body = ErrorBody)))]
 async fn remove(
     State(svc): State<Services>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,

@@ -4,6 +4,11 @@
 
 use crate::body::{json_object, Fields};
 use crate::error::ApiError;
+use crate::openapi::{
+    AuditResponse, BranchChange, BranchResponse, ErrorBody, NewBranchRequest, NewPartner,
+    NewService, NewUser, PartnerResponse, PlanChange, PlanResponse, PlansResponse, RotateKey,
+    RotatedKeyResponse, ServiceChange, ServiceResponse, UserChange, UserResponse,
+};
 use crate::views;
 use axum::body::Body;
 use axum::extract::{Path, State};
@@ -85,6 +90,13 @@ fn instant(f: &mut Fields, name: &str) -> Option<OffsetDateTime> {
     }
 }
 
+#[utoipa::path(post, path = "/admin/services", tag = "admin",
+    summary = "Create a service",
+    security(("adminToken" = [])),
+    request_body(content((NewService = "application/json"))),
+    responses(
+        (status = 200, description = "Done", body = ServiceResponse),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn create_service(State(svc): State<Services>, headers: HeaderMap, body: Body) -> Reply {
     let map = admin_body(&svc, &headers, body).await?;
     let mut f = Fields::new(&map);
@@ -98,6 +110,14 @@ async fn create_service(State(svc): State<Services>, headers: HeaderMap, body: B
     Ok(ok(views::service(&s)))
 }
 
+#[utoipa::path(patch, path = "/admin/services/{id}", tag = "admin",
+    summary = "Change a service (name, quota, expiry, state, owner, plan, rate)",
+    security(("adminToken" = [])),
+    params(("id" = String, Path, description = "Service id")),
+    request_body(content((ServiceChange = "application/json"))),
+    responses(
+        (status = 200, description = "Done", body = ServiceResponse),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn update_service(
     State(svc): State<Services>,
     Path(id): Path<String>,
@@ -121,6 +141,7 @@ async fn update_service(
     let rate = tri(&mut f, "rateLimit", |f| {
         f.whole("rateLimit", 1).and_then(|n| u32::try_from(n).ok())
     });
+    let owner_verified = f.boolean("ownerVerified");
     f.finish()?;
     let upd = ServiceUpdate {
         name,
@@ -131,11 +152,19 @@ async fn update_service(
         owner_id: owner_id.map(|o| o.unwrap_or_default()),
         plan,
         rate_limit_rps: rate,
+        owner_verified,
     };
     let s = svc.update_service(&id, &upd).await?;
     Ok(ok(views::service(&s)))
 }
 
+#[utoipa::path(post, path = "/admin/branches", tag = "admin",
+    summary = "Create a branch; its API key is shown once",
+    security(("adminToken" = [])),
+    request_body(content((NewBranchRequest = "application/json"))),
+    responses(
+        (status = 200, description = "Done", body = BranchResponse),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn create_branch(State(svc): State<Services>, headers: HeaderMap, body: Body) -> Reply {
     let map = admin_body(&svc, &headers, body).await?;
     let mut f = Fields::new(&map);
@@ -156,6 +185,14 @@ async fn create_branch(State(svc): State<Services>, headers: HeaderMap, body: Bo
     Ok(ok(views::branch(&b, Some(&key))))
 }
 
+#[utoipa::path(patch, path = "/admin/branches/{id}", tag = "admin",
+    summary = "Change a branch (name, active, IP allow-list, webhook, limit)",
+    security(("adminToken" = [])),
+    params(("id" = String, Path, description = "Branch id")),
+    request_body(content((BranchChange = "application/json"))),
+    responses(
+        (status = 200, description = "Done", body = BranchResponse),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn update_branch(
     State(svc): State<Services>,
     Path(id): Path<String>,
@@ -176,12 +213,22 @@ async fn update_branch(
         })
         .map(Option::unwrap_or_default),
         limit_quota: tri(&mut f, "limitQuota", |f| f.whole("limitQuota", 0)),
+        biller_id: tri(&mut f, "billerId", |f| f.string("billerId", 1, 32))
+            .map(Option::unwrap_or_default),
     };
     f.finish()?;
     let b = svc.update_branch(&id, &upd).await?;
     Ok(ok(views::branch(&b, None)))
 }
 
+#[utoipa::path(post, path = "/admin/branches/{id}/rotate-key", tag = "admin",
+    summary = "Issue a new API key (shown once), optionally keeping the old one for a grace period",
+    security(("adminToken" = [])),
+    params(("id" = String, Path, description = "Branch id")),
+    request_body(content((RotateKey = "application/json"))),
+    responses(
+        (status = 200, description = "Done", body = RotatedKeyResponse),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn rotate_key(
     State(svc): State<Services>,
     Path(id): Path<String>,
@@ -196,12 +243,26 @@ async fn rotate_key(
     Ok(ok(json!({ "id": id, "apiKey": key })))
 }
 
+#[utoipa::path(get, path = "/admin/branches/{id}/audit", tag = "admin",
+    summary = "The partner quota changes of a branch",
+    security(("adminToken" = [])),
+    params(("id" = String, Path, description = "Branch id")),
+    responses(
+        (status = 200, description = "Done", body = AuditResponse),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn audit(State(svc): State<Services>, Path(id): Path<String>, headers: HeaderMap) -> Reply {
     admin(&svc, &headers)?;
     let entries = svc.store.list_audit(&id).await.map_err(Error::from)?;
     Ok(ok(views::audit(&entries)))
 }
 
+#[utoipa::path(post, path = "/admin/users", tag = "admin",
+    summary = "Create a user (a service owner)",
+    security(("adminToken" = [])),
+    request_body(content((NewUser = "application/json"))),
+    responses(
+        (status = 200, description = "Done", body = UserResponse),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn create_user(State(svc): State<Services>, headers: HeaderMap, body: Body) -> Reply {
     let map = admin_body(&svc, &headers, body).await?;
     let mut f = Fields::new(&map);
@@ -214,6 +275,14 @@ async fn create_user(State(svc): State<Services>, headers: HeaderMap, body: Body
     Ok(ok(views::user(&u)))
 }
 
+#[utoipa::path(patch, path = "/admin/users/{id}", tag = "admin",
+    summary = "Ban or unban a user",
+    security(("adminToken" = [])),
+    params(("id" = String, Path, description = "User id")),
+    request_body(content((UserChange = "application/json"))),
+    responses(
+        (status = 200, description = "Done", body = UserResponse),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn update_user(
     State(svc): State<Services>,
     Path(id): Path<String>,
@@ -231,6 +300,13 @@ async fn update_user(
     Ok(ok(views::user(&u)))
 }
 
+#[utoipa::path(post, path = "/admin/partners", tag = "admin",
+    summary = "Create a partner; its key and secret are shown once",
+    security(("adminToken" = [])),
+    request_body(content((NewPartner = "application/json"))),
+    responses(
+        (status = 200, description = "Done", body = PartnerResponse),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn create_partner(State(svc): State<Services>, headers: HeaderMap, body: Body) -> Reply {
     let map = admin_body(&svc, &headers, body).await?;
     let mut f = Fields::new(&map);
@@ -242,12 +318,26 @@ async fn create_partner(State(svc): State<Services>, headers: HeaderMap, body: B
     Ok(ok(views::new_partner(&p, &key)))
 }
 
+#[utoipa::path(get, path = "/admin/plans", tag = "admin",
+    summary = "Every rate plan",
+    security(("adminToken" = [])),
+    responses(
+        (status = 200, description = "Done", body = PlansResponse),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn list_plans(State(svc): State<Services>, headers: HeaderMap) -> Reply {
     admin(&svc, &headers)?;
     let plans = svc.store.list_plans().await.map_err(Error::from)?;
     Ok(ok(Value::Array(plans.iter().map(views::plan).collect())))
 }
 
+#[utoipa::path(put, path = "/admin/plans/{name}", tag = "admin",
+    summary = "Create or change a rate plan",
+    security(("adminToken" = [])),
+    params(("name" = String, Path, description = "Plan name")),
+    request_body(content((PlanChange = "application/json"))),
+    responses(
+        (status = 200, description = "Done", body = PlanResponse),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn set_plan(
     State(svc): State<Services>,
     Path(name): Path<String>,

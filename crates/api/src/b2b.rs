@@ -3,6 +3,9 @@
 
 use crate::body::parse_object;
 use crate::error::ApiError;
+use crate::openapi::{
+    AdjustQuota, ErrorBody, PartnerBranchResponse, PartnerQuotaResponse, SetQuota,
+};
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, Uri};
@@ -104,6 +107,10 @@ fn ok(data: Value) -> Json<Value> {
     Json(json!({ "success": true, "data": data }))
 }
 
+#[utoipa::path(get, path = "/v2/b2b/branch/quota", tag = "partner",
+    summary = "The branch's and its service's quota (permission quota:read)",
+    security(("partnerKey" = [], "branchKey" = [], "partnerTimestamp" = [], "partnerNonce" = [], "partnerSignature" = [])),
+    responses((status = 200, description = "Counters of the current cycle", body = PartnerQuotaResponse)))]
 async fn read_quota(
     State(svc): State<Services>,
     method: Method,
@@ -128,6 +135,13 @@ async fn apply(svc: &Services, c: &PartnerCaller, op: QuotaOp) -> Result<Json<Va
     Ok(ok(flat_branch(svc, &s, &b)))
 }
 
+#[utoipa::path(put, path = "/v2/b2b/branch/quota", tag = "partner",
+    summary = "Set the branch limit (permission quota:write; audited)",
+    security(("partnerKey" = [], "branchKey" = [], "partnerTimestamp" = [], "partnerNonce" = [], "partnerSignature" = [])),
+    request_body(content((SetQuota = "application/json"))),
+    responses(
+        (status = 200, description = "The branch's counters", body = PartnerBranchResponse),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn set_quota(
     State(svc): State<Services>,
     method: Method,
@@ -143,6 +157,13 @@ async fn set_quota(
     apply(&svc, &c, QuotaOp::Set(limit)).await
 }
 
+#[utoipa::path(post, path = "/v2/b2b/branch/quota/adjust", tag = "partner",
+    summary = "Add to (or take from) the branch limit (permission quota:write; audited)",
+    security(("partnerKey" = [], "branchKey" = [], "partnerTimestamp" = [], "partnerNonce" = [], "partnerSignature" = [])),
+    request_body(content((AdjustQuota = "application/json"))),
+    responses(
+        (status = 200, description = "The branch's counters", body = PartnerBranchResponse),
+        (status = 400, description = "VALIDATION_ERROR, QUOTA_BELOW_USAGE", body = ErrorBody)))]
 async fn adjust_quota(
     State(svc): State<Services>,
     method: Method,
@@ -158,6 +179,10 @@ async fn adjust_quota(
     apply(&svc, &c, QuotaOp::Adjust(amount)).await
 }
 
+#[utoipa::path(post, path = "/v2/b2b/branch/quota/reset", tag = "partner",
+    summary = "Reset the branch's used quota of this cycle (permission quota:write; audited); no body",
+    security(("partnerKey" = [], "branchKey" = [], "partnerTimestamp" = [], "partnerNonce" = [], "partnerSignature" = [])),
+    responses((status = 200, description = "The branch's counters", body = PartnerBranchResponse)))]
 async fn reset_quota(
     State(svc): State<Services>,
     method: Method,

@@ -156,3 +156,13 @@ pub(crate) async fn upload_slot(
     }
     svc.uploads.clone().acquire_owned().await.ok()
 }
+
+/// The capacity to reserve for an uploaded image: the body's declared length, at most 4 MB.
+pub(crate) fn image_size_hint(headers: &axum::http::HeaderMap) -> usize {
+    headers
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(0)
+        .min(services::input::MAX_IMAGE_BYTES)
+}

@@ -3,6 +3,10 @@
 
 use crate::body::json_object;
 use crate::error::ApiError;
+use crate::openapi::{
+    AsyncRequest, BatchAcceptedResponse, BatchRequest, ErrorBody, JobAcceptedResponse, JobResponse,
+    VerifyForm,
+};
 use crate::v2::{caller, json_request, multipart_request, ok, Submitted};
 use crate::views;
 use axum::extract::{ConnectInfo, Path, State};
@@ -38,6 +42,17 @@ fn slip(s: Submitted) -> SubmitSlip {
     }
 }
 
+#[utoipa::path(post, path = "/v2/verify/bank/async", tag = "v2 async",
+    summary = "Submit one slip for asynchronous verification; the result is POSTed to callbackUrl",
+    description = "Images are read and URLs fetched at submission; the job stores only the QR text. The multipart form also takes `callbackUrl`.",
+    security(("bearerAuth" = [])),
+    request_body(content(
+        (AsyncRequest = "application/json"),
+        (VerifyForm = "multipart/form-data"))),
+    responses(
+        (status = 202, description = "Accepted", body = JobAcceptedResponse),
+        (status = 400, description = "VALIDATION_ERROR, INVALID_CALLBACK_URL, URL_PROTOCOL_NOT_ALLOWED, URL_INVALID_IP_RANGE, IMAGE_URL_UNREACHABLE, IMAGE_SIZE_TOO_LARGE, INVALID_IMAGE_TYPE, INVALID_IMAGE_FORMAT", body = ErrorBody),
+        (status = 404, description = "SLIP_NOT_FOUND", body = ErrorBody)))]
 async fn submit_one(
     State(svc): State<Services>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
@@ -70,6 +85,13 @@ async fn submit_one(
     ))
 }
 
+#[utoipa::path(post, path = "/v2/verify/bank/batch", tag = "v2 async",
+    summary = "Submit 1-100 slips at once (one job each, one batchId); all or nothing",
+    security(("bearerAuth" = [])),
+    request_body(content((BatchRequest = "application/json"))),
+    responses(
+        (status = 202, description = "Accepted", body = BatchAcceptedResponse),
+        (status = 400, description = "VALIDATION_ERROR, INVALID_CALLBACK_URL", body = ErrorBody)))]
 /// `{slips: [{payload | base64 | url, checkDuplicate?, matchAmount?, remark?}], callbackUrl?}`.
 async fn submit_batch(
     State(svc): State<Services>,
@@ -131,6 +153,13 @@ async fn submit_batch(
     ))
 }
 
+#[utoipa::path(get, path = "/v2/verify/bank/jobs/{job_id}", tag = "v2 async",
+    summary = "Poll a job (kept 7 days)",
+    security(("bearerAuth" = [])),
+    params(("job_id" = String, Path, description = "The jobId of the submission")),
+    responses(
+        (status = 200, description = "The job", body = JobResponse),
+        (status = 404, description = "JOB_NOT_FOUND", body = ErrorBody)))]
 async fn poll(
     State(svc): State<Services>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,

@@ -7,6 +7,7 @@ mod b2b;
 mod body;
 mod error;
 mod jobs;
+mod openapi;
 mod v1;
 mod v2;
 pub mod views;
@@ -39,6 +40,7 @@ pub fn router(services: Services) -> Router {
         });
     Router::new()
         .route("/health", axum::routing::get(health))
+        .merge(openapi::routes())
         .nest(
             "/v2",
             v2::routes()

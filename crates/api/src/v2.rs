@@ -2,6 +2,7 @@
 
 use crate::body::{json_object, Fields};
 use crate::error::ApiError;
+use crate::openapi::{BanksResponse, InfoResponse, VerifyForm, VerifyRequest, VerifyResponse};
 use axum::extract::{ConnectInfo, State};
 use axum::http::HeaderMap;
 use axum::routing::{get, post};
@@ -44,6 +45,14 @@ pub(crate) fn ok(message: &str, data: Value) -> Json<Value> {
     Json(json!({ "success": true, "message": message, "data": data }))
 }
 
+#[utoipa::path(get, path = "/v2/banks", tag = "v2",
+    summary = "The banks and their extraVerify options",
+    security(("bearerAuth" = [])),
+    responses((status = 200, description = "Every bank, by code, PROMPTPAY last", body = BanksResponse,
+        example = json!({"success": true, "message": "Banks retrieved", "data": [
+            {"code": "002", "nameEn": "Bangkok Bank", "nameTh": "ธนาคารกรุงเทพ", "shortCode": "BBL",
+             "swiftCode": "BKKBTHBK", "extraVerify": [{"value": "NAME", "label": "Account name"}],
+             "extraVerifyRequired": true}]}))))]
 async fn list_banks(
     State(svc): State<Services>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
@@ -67,6 +76,14 @@ async fn list_banks(
     Ok(ok("Banks retrieved", Value::Array(list)))
 }
 
+#[utoipa::path(get, path = "/v2/info", tag = "v2",
+    summary = "The calling key's service and branch with their quota",
+    security(("bearerAuth" = [])),
+    responses((status = 200, description = "Quota in the current billing cycle", body = InfoResponse,
+        example = json!({"success": true, "message": "Application info retrieved", "data": {
+            "application": {"name": "My shop", "quota": {"used": 12, "max": 5000, "remaining": 4988, "totalUsed": 140}},
+            "branch": {"name": "Main", "isActive": true, "isMain": true,
+                "quota": {"used": 12, "max": null, "remaining": null, "totalUsed": 140}}}}))))]
 async fn info(
     State(svc): State<Services>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
@@ -197,6 +214,7 @@ pub(crate) async fn multipart_request(
 ) -> Result<Submitted, domain::Error> {
     use axum::extract::FromRequest;
     let bad = |why: &str| domain::Error::Validation(format!("body: {why}"));
+    let size_hint = crate::body::image_size_hint(req.headers());
     let mut mp = axum::extract::Multipart::from_request(req, &())
         .await
         .map_err(|_| bad("is not a valid multipart/form-data body"))?;
@@ -218,7 +236,8 @@ pub(crate) async fn multipart_request(
         } else {
             1024
         };
-        let mut buf = Vec::new();
+        // Sized once from Content-Length: growing by doubling would hold up to twice the image.
+        let mut buf = Vec::with_capacity(if name == "image" { size_hint } else { 0 });
         while let Some(chunk) = field
             .chunk()
             .await
@@ -297,6 +316,19 @@ pub(crate) async fn multipart_request(
     })
 }
 
+#[utoipa::path(post, path = "/v2/verify/bank", tag = "v2",
+    summary = "Verify a bank slip by QR payload, image upload, Base64 or URL",
+    description = "Charges one unit of quota per successful verification (duplicates included); rejected requests charge nothing.",
+    security(("bearerAuth" = [])),
+    request_body(content(
+        (VerifyRequest = "application/json"),
+        (VerifyForm = "multipart/form-data"))),
+    responses(
+        (status = 200, description = "The verified slip", body = VerifyResponse),
+        (status = 400, description = "VALIDATION_ERROR, URL_PROTOCOL_NOT_ALLOWED, URL_INVALID_IP_RANGE, IMAGE_URL_UNREACHABLE, IMAGE_SIZE_TOO_LARGE, INVALID_IMAGE_TYPE, INVALID_IMAGE_FORMAT", body = crate::openapi::ErrorBody),
+        (status = 403, description = "QUOTA_EXCEEDED", body = crate::openapi::ErrorBody),
+        (status = 404, description = "SLIP_NOT_FOUND, SLIP_PENDING", body = crate::openapi::ErrorBody),
+        (status = 500, description = "API_SERVER_ERROR", body = crate::openapi::ErrorBody)))]
 async fn verify_bank(
     State(svc): State<Services>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,

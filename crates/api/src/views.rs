@@ -16,6 +16,7 @@ pub fn service(s: &Service) -> Value {
         "billingAnchor": format_bangkok(s.billing_anchor),
         "plan": s.plan.name,
         "rateLimit": s.rate_limit().rps,
+        "ownerVerified": s.owner_verified,
     })
 }
 
@@ -29,6 +30,7 @@ pub fn branch(b: &Branch, api_key: Option<&str>) -> Value {
         "allowIps": b.allow_ips.to_strings(),
         "webhookUrl": b.webhook_url,
         "hasWebhookSecret": b.webhook_secret.is_some(),
+        "billerId": b.biller_id,
         "limitQuota": b.quota.limit,
     });
     if let Some(k) = api_key {

@@ -2,6 +2,7 @@
 
 use crate::body::json_object;
 use crate::error::ApiError;
+use crate::openapi::{ErrorBody, VerifyForm, VerifyRequest, WalletResponse};
 use crate::v2::{caller, json_request, multipart_request, ok};
 use axum::extract::{ConnectInfo, State};
 use axum::routing::post;
@@ -19,6 +20,18 @@ pub(crate) fn routes() -> Router<Services> {
     )
 }
 
+#[utoipa::path(post, path = "/v2/verify/truewallet", tag = "v2",
+    summary = "Verify a TrueMoney Wallet slip by payload, image, Base64 or URL",
+    security(("bearerAuth" = [])),
+    request_body(content(
+        (VerifyRequest = "application/json"),
+        (VerifyForm = "multipart/form-data"))),
+    responses(
+        (status = 200, description = "The verified slip", body = WalletResponse),
+        (status = 400, description = "VALIDATION_ERROR, URL_PROTOCOL_NOT_ALLOWED, URL_INVALID_IP_RANGE, IMAGE_URL_UNREACHABLE, IMAGE_SIZE_TOO_LARGE, INVALID_IMAGE_TYPE, INVALID_IMAGE_FORMAT", body = ErrorBody),
+        (status = 403, description = "QUOTA_EXCEEDED", body = ErrorBody),
+        (status = 404, description = "SLIP_NOT_FOUND", body = ErrorBody),
+        (status = 500, description = "API_SERVER_ERROR", body = ErrorBody)))]
 async fn verify_truewallet(
     State(svc): State<Services>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,

@@ -48,6 +48,11 @@ pub enum Error {
     NotFound,
     #[error("job not found")]
     JobNotFound,
+    #[error("the verification of this service's owner is incomplete")]
+    AccountNotVerified,
+    /// The bank no longer keeps the transfer (v1 `slip_expired`; v2 spells it SLIP_NOT_FOUND).
+    #[error("the bank no longer keeps this slip: it is older than the bank's retention")]
+    SlipExpired,
     #[error("bankCode is not one of the banks of GET /banks")]
     InvalidBankCode,
     /// Why the option is refused (not one of the bank's, or required and missing).
@@ -120,6 +125,8 @@ impl Error {
             Error::JobNotFound => "JOB_NOT_FOUND",
             Error::InvalidCallbackUrl => "INVALID_CALLBACK_URL",
             Error::InvalidBankCode => "INVALID_BANK_CODE",
+            Error::AccountNotVerified => "ACCOUNT_NOT_VERIFIED",
+            Error::SlipExpired => "SLIP_NOT_FOUND",
             Error::InvalidExtraVerify(_) => "INVALID_EXTRA_VERIFY",
             Error::BankAccountNotFound => "BANK_ACCOUNT_NOT_FOUND",
             Error::BankAccountDuplicate => "BANK_ACCOUNT_DUPLICATE",
@@ -161,12 +168,14 @@ impl Error {
             | Error::ServiceExpired
             | Error::ServiceBanned
             | Error::ServiceDeleted
-            | Error::UserBanned => 403,
+            | Error::UserBanned
+            | Error::AccountNotVerified => 403,
             Error::SlipNotFound(_)
             | Error::SlipPending
             | Error::NotFound
             | Error::JobNotFound
-            | Error::BankAccountNotFound => 404,
+            | Error::BankAccountNotFound
+            | Error::SlipExpired => 404,
             Error::RateLimited { .. } => 429,
             Error::ApiServerError | Error::Internal(_) => 500,
         }

@@ -190,6 +190,9 @@ pub enum Attempt {
     NotFound(String),
     /// Bangkok Bank "pending": the same budget as not found (spec 3).
     Pending,
+    /// The bank will never find it (the slip is older than the bank keeps): `not_found`
+    /// at once, without retries.
+    Gone(String),
     /// The bank or our own storage could not answer: retried on the outage budget, then
     /// failed with this code.
     Outage { code: String, message: String },
@@ -335,6 +338,10 @@ impl Job {
                 self.not_found_retries += 1;
             }
             Attempt::NotFound(reason) => {
+                let context = self.not_found_context(&reason);
+                self.finish(JobStatus::NotFound, Some(context), None, now, secret);
+            }
+            Attempt::Gone(reason) => {
                 let context = self.not_found_context(&reason);
                 self.finish(JobStatus::NotFound, Some(context), None, now, secret);
             }
@@ -590,6 +597,16 @@ mod tests {
         assert_eq!(body["data"], Value::Null);
         assert_eq!(body["error"]["code"], "QUOTA_EXCEEDED");
         assert_eq!(j.webhook.signature, None);
+    }
+
+    #[test]
+    fn a_slip_the_bank_no_longer_keeps_is_not_found_at_once() {
+        let s = Schedules::default();
+        let mut j = job(true);
+        j.after_attempt(Attempt::Gone("expired".into()), t0(), &s, None);
+        assert_eq!(j.status, JobStatus::NotFound);
+        assert_eq!(j.attempts, 1);
+        assert_eq!(j.not_found_retries, 0);
     }
 
     #[test]

@@ -48,6 +48,8 @@ pub struct Service {
     /// The user who owns the service, if any, and whether that user is banned.
     pub owner_id: Option<String>,
     pub owner_banned: bool,
+    /// False when the operator marked the owner's verification (KYC) incomplete.
+    pub owner_verified: bool,
     /// Monthly cycles start on this instant's day and time (Thai time).
     pub billing_anchor: OffsetDateTime,
     pub cycle_start: OffsetDateTime,
@@ -85,6 +87,9 @@ impl Service {
         if self.owner_banned {
             return Err(Error::UserBanned);
         }
+        if !self.owner_verified {
+            return Err(Error::AccountNotVerified);
+        }
         if matches!(self.expires_at, Some(t) if now >= t) {
             return Err(Error::ServiceExpired);
         }
@@ -113,6 +118,8 @@ pub struct Branch {
     pub webhook_url: Option<String>,
     /// Kept in clear: it is needed to sign callbacks. Never logged or returned by the API.
     pub webhook_secret: Option<String>,
+    /// Biller id (15 digits) of the branch's merchant payment QRs.
+    pub biller_id: Option<String>,
     pub quota: Quota,
     pub created_at: OffsetDateTime,
     /// The cycle the branch's `used` counts (cycles follow the service's billing anchor).
@@ -438,6 +445,7 @@ mod tests {
             allow_ips: AllowList::allow_all(),
             webhook_url: None,
             webhook_secret: Some("hook-s3cr3t".into()),
+            biller_id: None,
             quota: Quota {
                 limit: None,
                 used: 0,

@@ -8,7 +8,7 @@ mod wallet;
 use async_trait::async_trait;
 use domain::model::Transfer;
 
-pub use sandbox::{NewSandboxTransfer, SandboxBank, BBL_PENDING_WINDOW};
+pub use sandbox::{NewSandboxTransfer, SandboxBank, BBL_PENDING_WINDOW, SANDBOX_RETENTION};
 pub use wallet::{mask_phone, NewWalletTransfer, SandboxWallet, WalletGateway};
 
 /// What a bank says about a transfer reference.
@@ -20,6 +20,8 @@ pub enum BankAnswer {
     Pending,
     /// The bank could not be asked (outage, timeout). The detail is for logs only.
     Unavailable(String),
+    /// The transfer is older than the bank keeps (v1 `slip_expired`).
+    Expired,
 }
 
 #[async_trait]

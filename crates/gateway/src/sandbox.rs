@@ -14,6 +14,9 @@ use std::time::Duration;
 use store::{Store, StoreError};
 
 pub const BBL_PENDING_WINDOW: time::Duration = time::Duration::minutes(5);
+/// How long the sandbox bank keeps transfers: older ones are "expired" (v1 `slip_expired`).
+/// Thai banks keep slip look-ups for a limited time; the sandbox's figure is ours.
+pub const SANDBOX_RETENTION: time::Duration = time::Duration::days(180);
 const BBL: &str = "002";
 
 pub struct SandboxBank {
@@ -174,6 +177,9 @@ impl BankGateway for SandboxBank {
             .get_sandbox_transfer(sending_bank, trans_ref)
             .await
         {
+            Ok(Some(t)) if self.clock.now() - t.occurred_at > SANDBOX_RETENTION => {
+                BankAnswer::Expired
+            }
             Ok(Some(t)) => {
                 if sending_bank == BBL && self.clock.now() - t.occurred_at < BBL_PENDING_WINDOW {
                     BankAnswer::Pending

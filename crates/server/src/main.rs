@@ -127,6 +127,10 @@ struct ServiceUpdateArgs {
     /// The plan (see `admin plan`), which sets the requests-per-second limit.
     #[arg(long)]
     plan: Option<String>,
+    /// Whether the owner's verification (KYC) is complete; `false` answers v1
+    /// `account_not_verified` (v2 `ACCOUNT_NOT_VERIFIED`).
+    #[arg(long)]
+    owner_verified: Option<bool>,
     /// Requests per second per branch, overriding the plan; `none` returns to the plan's.
     #[arg(long)]
     rate_limit: Option<String>,
@@ -262,6 +266,9 @@ struct BranchUpdateArgs {
     /// Empty string clears it.
     #[arg(long)]
     webhook_secret: Option<String>,
+    /// Biller id (15 digits) of the branch's merchant payment QRs; empty string clears it.
+    #[arg(long)]
+    biller_id: Option<String>,
     /// The branch's own limit per cycle, or `none` (only the service's limit applies).
     #[arg(long)]
     quota: Option<String>,
@@ -454,6 +461,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 expires_at: a.expires.as_deref().map(parse_expiry).transpose()?,
                 owner_id: a.owner,
                 plan: a.plan,
+                owner_verified: a.owner_verified,
                 rate_limit_rps: a
                     .rate_limit
                     .as_deref()
@@ -537,6 +545,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                         allow_ips: (!a.allow_ip.is_empty()).then_some(a.allow_ip),
                         webhook_url: a.webhook_url,
                         webhook_secret: a.webhook_secret,
+                        biller_id: a.biller_id,
                         limit_quota: a
                             .quota
                             .as_deref()

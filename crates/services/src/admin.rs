@@ -32,6 +32,8 @@ pub struct BranchUpdate {
     pub webhook_url: Option<String>,
     /// `Some("")` clears the secret.
     pub webhook_secret: Option<String>,
+    /// Biller id (15 digits) of the branch's merchant QRs; `Some("")` clears it.
+    pub biller_id: Option<String>,
     /// `Some(None)` removes the branch's own limit.
     pub limit_quota: Option<Option<i64>>,
 }
@@ -48,6 +50,8 @@ pub struct ServiceUpdate {
     pub plan: Option<String>,
     /// `Some(None)`: back to the plan's rate.
     pub rate_limit_rps: Option<Option<u32>>,
+    /// The owner's verification (KYC) is complete; false answers v1 `account_not_verified`.
+    pub owner_verified: Option<bool>,
 }
 
 fn check_limit(v: &mut Validation, field: &str, limit: &Option<Option<i64>>) {
@@ -91,6 +95,7 @@ impl Services {
             expires_at: None,
             owner_id: None,
             owner_banned: false,
+            owner_verified: true,
             // Cycles run from the day the service was created.
             billing_anchor: now,
             cycle_start: now,
@@ -136,6 +141,7 @@ impl Services {
             allow_ips: ips,
             webhook_url: None,
             webhook_secret: None,
+            biller_id: None,
             quota: Quota {
                 limit: req.limit_quota,
                 used: 0,
@@ -181,6 +187,11 @@ impl Services {
         if matches!(upd.webhook_secret.as_deref(), Some(s) if s.len() > 256) {
             v.fail("webhookSecret", "must be at most 256 characters");
         }
+        if let Some(id) = upd.biller_id.as_deref().filter(|b| !b.is_empty()) {
+            if slip_qr::validate_biller_id(id).is_err() {
+                v.fail("billerId", "must be 15 digits");
+            }
+        }
         check_limit(&mut v, "limitQuota", &upd.limit_quota);
         v.into_result()?;
         let clear_empty =
@@ -191,6 +202,7 @@ impl Services {
             allow_ips,
             webhook_url: clear_empty(&upd.webhook_url),
             webhook_secret: clear_empty(&upd.webhook_secret),
+            biller_id: clear_empty(&upd.biller_id),
             limit_quota: upd.limit_quota,
         };
         self.store
@@ -238,6 +250,7 @@ impl Services {
             owner_id: owner,
             plan: upd.plan.clone(),
             rate_limit_rps: upd.rate_limit_rps,
+            owner_verified: upd.owner_verified,
         };
         self.store
             .update_service(id, &patch)

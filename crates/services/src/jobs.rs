@@ -166,6 +166,7 @@ impl Services {
             },
             Err(Error::SlipNotFound(why)) => Attempt::NotFound(why),
             Err(Error::SlipPending) => Attempt::Pending,
+            Err(e @ Error::SlipExpired) => Attempt::Gone(e.public_message()),
             Err(e @ Error::ApiServerError) => Attempt::Outage {
                 code: e.code().into(),
                 message: e.public_message(),

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use store::Store;
 
 /// Image-carrying requests read and decoded at once (`SLIPVERIFY_MAX_UPLOADS`).
-pub const DEFAULT_UPLOAD_SLOTS: usize = 16;
+pub const DEFAULT_UPLOAD_SLOTS: usize = 8;
 
 /// Everything a request needs, shared by all handlers and background work.
 #[derive(Clone)]

@@ -44,6 +44,7 @@ impl Services {
                 ))
             }
             BankAnswer::Pending => return Err(Error::SlipPending),
+            BankAnswer::Expired => return Err(Error::SlipExpired),
             BankAnswer::Unavailable(detail) => {
                 tracing::warn!(bank = %slip.sending_bank, %detail, "bank unavailable");
                 return Err(Error::ApiServerError);

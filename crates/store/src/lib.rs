@@ -83,6 +83,7 @@ pub struct ServicePatch {
     pub plan: Option<String>,
     /// `Some(None)`: back to the plan's rate.
     pub rate_limit_rps: Option<Option<u32>>,
+    pub owner_verified: Option<bool>,
 }
 
 /// Mutable branch settings; `None` leaves a field as it is.
@@ -95,6 +96,8 @@ pub struct BranchPatch {
     pub allow_ips: Option<domain::ip::AllowList>,
     pub webhook_url: Option<Option<String>>,
     pub webhook_secret: Option<Option<String>>,
+    /// `Some(None)`: no biller id.
+    pub biller_id: Option<Option<String>>,
 }
 
 #[async_trait]

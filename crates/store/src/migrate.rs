@@ -28,6 +28,7 @@ macro_rules! for_backend {
             6 => "0006_jobs.sql",
             7 => "0007_bank_accounts.sql",
             8 => "0008_wallet.sql",
+            9 => "0009_owner_verified_biller.sql",
         )
     };
 }

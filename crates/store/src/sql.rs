@@ -58,7 +58,8 @@ macro_rules! service_cols {
         "s.id AS s_id, s.name AS s_name, s.limit_quota AS s_limit, \
      s.used_quota AS s_used, s.total_used_quota AS s_total, s.created_at AS s_created, \
      s.state AS s_state, s.expires_at AS s_expires, s.owner_id AS s_owner, \
-     COALESCE(u.banned, false) AS s_owner_banned, s.billing_anchor AS s_anchor, \
+     COALESCE(u.banned, false) AS s_owner_banned, s.owner_verified AS s_owner_verified, \
+     s.billing_anchor AS s_anchor, \
      s.cycle_start AS s_cycle, s.plan AS s_plan, s.rate_limit_rps AS s_rate, \
      COALESCE(pl.rps, 10) AS s_plan_rps, COALESCE(pl.burst, 5) AS s_plan_burst"
     };
@@ -68,7 +69,7 @@ macro_rules! branch_cols {
     () => {
         "b.id AS b_id, b.service_id AS b_service, b.name AS b_name, \
      b.is_main AS b_main, b.active AS b_active, b.allow_ips AS b_ips, b.webhook_url AS b_url, \
-     b.webhook_secret AS b_secret, b.limit_quota AS b_limit, b.used_quota AS b_used, \
+     b.webhook_secret AS b_secret, b.biller_id AS b_biller, b.limit_quota AS b_limit, b.used_quota AS b_used, \
      b.total_used_quota AS b_total, b.created_at AS b_created, b.cycle_start AS b_cycle"
     };
 }
@@ -102,6 +103,7 @@ macro_rules! service_from_row {
             expires_at: r.try_get::<Option<i64>, _>("s_expires")?.map(from_millis),
             owner_id: r.try_get("s_owner")?,
             owner_banned: r.try_get("s_owner_banned")?,
+            owner_verified: r.try_get("s_owner_verified")?,
             billing_anchor: from_millis(r.try_get("s_anchor")?),
             cycle_start: from_millis(r.try_get("s_cycle")?),
             plan: Plan {
@@ -129,6 +131,7 @@ macro_rules! branch_from_row {
             allow_ips: decode_ips(&ips)?,
             webhook_url: r.try_get("b_url")?,
             webhook_secret: r.try_get("b_secret")?,
+            biller_id: r.try_get("b_biller")?,
             quota: Quota {
                 limit: r.try_get("b_limit")?,
                 used: r.try_get("b_used")?,
@@ -330,8 +333,9 @@ impl Store for SqlStore {
         on_pool!(self, p => {
             sqlx::query(
                 "INSERT INTO services (id, name, limit_quota, used_quota, total_used_quota, created_at, \
-                 state, expires_at, owner_id, billing_anchor, cycle_start, plan, rate_limit_rps) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+                 state, expires_at, owner_id, billing_anchor, cycle_start, plan, rate_limit_rps, \
+                 owner_verified) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
             )
             .bind(&s.id)
             .bind(&s.name)
@@ -346,6 +350,7 @@ impl Store for SqlStore {
             .bind(to_millis(s.cycle_start))
             .bind(&s.plan.name)
             .bind(s.rate_limit_rps.map(i64::from))
+            .bind(s.owner_verified)
             .execute(p)
             .await
             .map_err(|e| unique_violation(e, "service id exists"))?;
@@ -395,7 +400,8 @@ impl Store for SqlStore {
                  expires_at = CASE WHEN $6 THEN $7 ELSE expires_at END, \
                  owner_id = CASE WHEN $8 THEN $9 ELSE owner_id END, \
                  plan = COALESCE($10, plan), \
-                 rate_limit_rps = CASE WHEN $11 THEN $12 ELSE rate_limit_rps END \
+                 rate_limit_rps = CASE WHEN $11 THEN $12 ELSE rate_limit_rps END, \
+                 owner_verified = COALESCE($13, owner_verified) \
                  WHERE id = $1",
             )
             .bind(id)
@@ -410,6 +416,7 @@ impl Store for SqlStore {
             .bind(&patch.plan)
             .bind(set_rate)
             .bind(rate.map(i64::from))
+            .bind(patch.owner_verified)
             .execute(p)
             .await?;
         });
@@ -523,13 +530,15 @@ impl Store for SqlStore {
         let (set_url, url) = split(&patch.webhook_url);
         let (set_secret, secret) = split(&patch.webhook_secret);
         let (set_limit, limit) = split(&patch.limit_quota);
+        let (set_biller, biller) = split(&patch.biller_id);
         on_pool!(self, p => {
             sqlx::query(
                 "UPDATE branches SET name = COALESCE($2, name), active = COALESCE($3, active), \
                  allow_ips = COALESCE($4, allow_ips), \
                  webhook_url = CASE WHEN $5 THEN $6 ELSE webhook_url END, \
                  webhook_secret = CASE WHEN $7 THEN $8 ELSE webhook_secret END, \
-                 limit_quota = CASE WHEN $9 THEN $10 ELSE limit_quota END \
+                 limit_quota = CASE WHEN $9 THEN $10 ELSE limit_quota END, \
+                 biller_id = CASE WHEN $11 THEN $12 ELSE biller_id END \
                  WHERE id = $1",
             )
             .bind(id)
@@ -542,6 +551,8 @@ impl Store for SqlStore {
             .bind(secret)
             .bind(set_limit)
             .bind(limit)
+            .bind(set_biller)
+            .bind(biller)
             .execute(p)
             .await?;
         });

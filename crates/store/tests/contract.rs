@@ -26,6 +26,7 @@ fn service(id: &str, limit: Option<i64>) -> Service {
         expires_at: None,
         owner_id: None,
         owner_banned: false,
+        owner_verified: true,
         billing_anchor: at(0),
         cycle_start: at(0),
         plan: Plan {
@@ -47,6 +48,7 @@ fn branch(id: &str, service_id: &str, main: bool, limit: Option<i64>) -> Branch 
         allow_ips: AllowList::parse(&["*"]).unwrap(),
         webhook_url: None,
         webhook_secret: None,
+        biller_id: None,
         quota: Quota {
             limit,
             used: 0,
@@ -183,8 +185,10 @@ both!(services_and_branches, |b: Backend| async move {
         webhook_url: Some(Some("https://example.com/hook".into())),
         webhook_secret: Some(Some("s3cret".into())),
         limit_quota: Some(Some(9)),
+        biller_id: Some(Some("099400016550100".into())),
     };
     let updated = s.update_branch("b3", &patch).await.unwrap().unwrap();
+    assert_eq!(updated.biller_id.as_deref(), Some("099400016550100"));
     assert_eq!(updated.name, "Renamed");
     assert!(!updated.active);
     assert_eq!(updated.allow_ips.to_strings(), ["10.0.0.0/8", "192.0.2.1"]);
@@ -430,8 +434,10 @@ both!(service_states_users_and_patches, |b: Backend| async move {
         owner_id: Some(Some("u1".into())),
         plan: None,
         rate_limit_rps: Some(Some(7)),
+        owner_verified: Some(false),
     };
     let svc = s.update_service("s1", &patch).await.unwrap().unwrap();
+    assert!(!svc.owner_verified);
     assert_eq!(svc.name, "Renamed");
     assert_eq!(svc.quota.limit, None);
     assert_eq!(svc.state, ServiceState::Banned);

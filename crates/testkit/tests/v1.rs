@@ -683,7 +683,7 @@ both!(qr_generate, |b: Backend| async move {
     .await;
     assert_eq!(s, 200, "{v}");
 
-    // Merchant QRs need a biller id (interim: from the request).
+    // Merchant QRs need a biller id: the request's or the branch's.
     let got = generate(&t, key, json!({"type": "KSHOP", "ref1": "INV001"})).await;
     assert_v1(&got, 400, "invalid_request");
     assert_eq!(
@@ -700,6 +700,31 @@ both!(qr_generate, |b: Backend| async move {
     let qr = slip_qr::parse_payment_qr(v["data"]["payload"].as_str().unwrap()).unwrap();
     assert_eq!(qr.biller_id.as_deref(), Some("010555012345601"));
     assert_eq!(qr.ref1.as_deref(), Some("INV001"));
+    // The branch's configured biller id, when the request has none.
+    let (s, v) = generate(&t, key, json!({"type": "MAE_MANEE", "ref1": "INV002"})).await;
+    assert_eq!(s, 400, "{v}");
+    let branch = t
+        .app
+        .services
+        .authenticate(Some(&format!("Bearer {key}")), "127.0.0.1".parse().unwrap(), None)
+        .await
+        .unwrap()
+        .branch;
+    t.app
+        .services
+        .update_branch(
+            &branch.id,
+            &services::admin::BranchUpdate {
+                biller_id: Some("099400016550100".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let (s, v) = generate(&t, key, json!({"type": "MAE_MANEE", "ref1": "INV002"})).await;
+    assert_eq!(s, 200, "{v}");
+    let qr = slip_qr::parse_payment_qr(v["data"]["payload"].as_str().unwrap()).unwrap();
+    assert_eq!(qr.biller_id.as_deref(), Some("099400016550100"));
 
     // Each error code.
     let cases = [

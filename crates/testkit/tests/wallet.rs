@@ -88,3 +88,40 @@ both!(
         t.stop().await;
     }
 );
+
+both!(v1_verifies_wallet_slips, |b: Backend| async move {
+    let t = TestApp::spawn(b).await;
+    let ten = t.tenant(100).await;
+    let key = ten.api_key.as_str();
+    let w = t
+        .app
+        .wallet
+        .create_transfer(&NewWalletTransfer {
+            amount: Satang(1000),
+            sender_name: None,
+            receiver_name: None,
+            receiver_phone: None,
+        })
+        .await
+        .unwrap();
+    let (s, v) = t
+        .post("/api/v1/verify/truewallet", key, json!({"payload": w.payload, "checkDuplicate": true}))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["status"], 200);
+    assert_eq!(v["data"]["transactionId"], w.transaction_id.as_str());
+    assert_eq!(v["data"]["amount"], 10.0);
+    // Again: v1 answers a duplicate as an error with the earlier verification, uncharged.
+    let (s, v) = t
+        .post("/api/v1/verify/truewallet", key, json!({"payload": w.payload, "checkDuplicate": true}))
+        .await;
+    assert_eq!((s, v["message"].as_str()), (400, Some("duplicate_slip")), "{v}");
+    assert_eq!(v["data"]["transRef"], w.transaction_id.as_str());
+    let (s, v) = t
+        .post("/api/v1/verify/truewallet", key, json!({"payload": "garbage"}))
+        .await;
+    assert_eq!((s, v["message"].as_str()), (400, Some("invalid_payload")), "{v}");
+    let (_, v) = t.get("/v2/info", Some(key)).await;
+    assert_eq!(v["data"]["application"]["quota"]["used"], 1);
+    t.stop().await;
+});

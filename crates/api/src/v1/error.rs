@@ -118,6 +118,9 @@ pub(crate) fn v1_error(e: &Error) -> (u16, &'static str, Option<Value>) {
         | Error::ServiceDeleted
         | Error::UserBanned => (403, "application_deactivated", None),
         Error::ServiceExpired => (403, "application_expired", None),
+        Error::AccountNotVerified => (403, "account_not_verified", None),
+        // spec 7.3 gives no status ("n/a"): 404, like the other "no such slip" answers.
+        Error::SlipExpired => (404, "slip_expired", None),
         Error::QuotaExceeded => (403, "quota_exceeded", None),
         Error::PermissionDenied(_) | Error::BranchAccessDenied => (403, "forbidden", None),
         Error::SlipNotFound(m) if m == NO_QR_IN_IMAGE => (404, "qrcode_not_found", None),

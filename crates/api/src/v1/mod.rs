@@ -6,8 +6,13 @@
 
 mod error;
 mod qr;
+mod wallet;
+
+pub(crate) use error::v1_error;
+pub(crate) use qr::__path_generate as __path_qr_generate;
 
 use crate::body::json_object;
+use crate::openapi::{V1ErrorBody, V1MeResponse, V1VerifyForm, V1VerifyRequest, V1VerifyResponse};
 use crate::v2::caller;
 use axum::extract::{ConnectInfo, Query, State};
 use axum::http::HeaderMap;
@@ -30,6 +35,10 @@ pub(crate) fn routes() -> Router<Services> {
             get(verify_get)
                 .post(verify_post)
                 .layer(axum::extract::DefaultBodyLimit::disable()),
+        )
+        .route(
+            "/verify/truewallet",
+            post(wallet::verify_truewallet).layer(axum::extract::DefaultBodyLimit::disable()),
         )
         .route("/me", get(me))
         .route("/qr/generate", post(qr::generate))
@@ -82,6 +91,18 @@ fn flag_text(value: Option<&str>) -> Result<bool, V1Error> {
     }
 }
 
+#[utoipa::path(get, path = "/api/v1/verify", tag = "v1",
+    summary = "Verify a slip by its QR payload",
+    security(("bearerAuth" = [])),
+    params(
+        ("payload" = String, Query, description = "The QR text, 1-128 characters after trimming"),
+        ("checkDuplicate" = Option<String>, Query, description = "`true` or `false`: refuse a slip this service verified before (`duplicate_slip`, no quota used)")),
+    responses(
+        (status = 200, description = "The verified slip", body = V1VerifyResponse),
+        (status = 400, description = "invalid_request, invalid_check_duplicate, invalid_payload, duplicate_slip", body = V1ErrorBody),
+        (status = 403, description = "quota_exceeded", body = V1ErrorBody),
+        (status = 404, description = "slip_not_found, slip_pending", body = V1ErrorBody),
+        (status = 500, description = "api_server_error", body = V1ErrorBody)))]
 /// `GET /api/v1/verify?payload=...&checkDuplicate=true|false`.
 async fn verify_get(
     State(svc): State<Services>,
@@ -111,6 +132,18 @@ async fn verify_get(
     verify(&svc, &c, req, ()).await
 }
 
+#[utoipa::path(post, path = "/api/v1/verify", tag = "v1",
+    summary = "Verify a slip by payload, image URL, Base64 or file upload",
+    security(("bearerAuth" = [])),
+    request_body(content(
+        (V1VerifyRequest = "application/json"),
+        (V1VerifyForm = "multipart/form-data"))),
+    responses(
+        (status = 200, description = "The verified slip", body = V1VerifyResponse),
+        (status = 400, description = "invalid_request, invalid_check_duplicate, invalid_payload, duplicate_slip, invalid_url, invalid_image, image_size_too_large", body = V1ErrorBody),
+        (status = 403, description = "quota_exceeded", body = V1ErrorBody),
+        (status = 404, description = "slip_not_found, slip_pending, qrcode_not_found", body = V1ErrorBody),
+        (status = 500, description = "api_server_error", body = V1ErrorBody)))]
 /// `POST /api/v1/verify`: JSON `{payload | url | data | image, checkDuplicate?}`, or a
 /// multipart form with the file in `file`.
 async fn verify_post(
@@ -204,6 +237,7 @@ fn decode_base64(text: &str) -> Result<Vec<u8>, V1Error> {
 async fn multipart_input(req: axum::extract::Request) -> Result<Request, V1Error> {
     use axum::extract::FromRequest;
     let bad = || one_error("body", "is not a valid multipart/form-data body");
+    let size_hint = crate::body::image_size_hint(req.headers());
     let mut mp = axum::extract::Multipart::from_request(req, &())
         .await
         .map_err(|_| bad())?;
@@ -225,7 +259,7 @@ async fn multipart_input(req: axum::extract::Request) -> Result<Request, V1Error
         } else {
             MAX_TEXT_FIELD_BYTES
         };
-        let mut buf = Vec::new();
+        let mut buf = Vec::with_capacity(if is_file { size_hint } else { 0 });
         while let Some(chunk) = field.chunk().await.map_err(|_| bad())? {
             if buf.len() + chunk.len() > cap {
                 return Err(if is_file || name == "data" || name == "image" {
@@ -346,6 +380,12 @@ async fn earlier(
     }))
 }
 
+#[utoipa::path(get, path = "/api/v1/me", tag = "v1",
+    summary = "The application (service) and its quota in the current billing cycle",
+    security(("bearerAuth" = [])),
+    responses((status = 200, description = "The application", body = V1MeResponse,
+        example = json!({"status": 200, "data": {"application": "My shop", "usedQuota": 12,
+            "maxQuota": 5000, "remainingQuota": 4988, "expiredAt": "2027-12-31T00:00:00.000+07:00"}}))))]
 /// `GET /api/v1/me`: the application (service) and its quota in the current billing cycle.
 async fn me(
     State(svc): State<Services>,

@@ -5,6 +5,7 @@
 use super::error::{errors_data, V1Error};
 use super::ok;
 use crate::body::json_object;
+use crate::openapi::{V1ErrorBody, V1QrRequest, V1QrResponse};
 use crate::v2::caller;
 use axum::extract::{ConnectInfo, State};
 use axum::Json;
@@ -16,14 +17,21 @@ use std::net::SocketAddr;
 const TYPES: [&str; 4] = ["PROMPTPAY", "KSHOP", "MAE_MANEE", "TUNGNGERN"];
 const PROMPTPAY_TARGETS: [&str; 3] = ["msisdn", "natId", "eWalletId"];
 
+#[utoipa::path(post, path = "/api/v1/qr/generate", tag = "v1",
+    summary = "Make a Thai QR Payment (PromptPay or merchant) as EMVCo text and PNG; not charged",
+    security(("bearerAuth" = [])),
+    request_body(content((V1QrRequest = "application/json"))),
+    responses(
+        (status = 200, description = "The QR", body = V1QrResponse),
+        (status = 400, description = "invalid_request, invalid_type, invalid_msisdn, invalid_natId, invalid_ref1", body = V1ErrorBody)))]
 pub(super) async fn generate(
     State(svc): State<Services>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     req: axum::extract::Request,
 ) -> Result<Json<Value>, V1Error> {
-    caller(&svc, req.headers(), peer).await?;
+    let c = caller(&svc, req.headers(), peer).await?;
     let map = json_object(req.into_body()).await?;
-    let request = payment_request(&map)?;
+    let request = payment_request(&map, c.branch.biller_id.as_deref())?;
     let payload = slip_qr::generate_payment_qr(&request).map_err(|e| {
         // Every field was checked above with the same validators; kept for completeness.
         failure(vec![Problem::from(e)])
@@ -99,7 +107,10 @@ fn checked<T>(
     }
 }
 
-fn payment_request(map: &Map<String, Value>) -> Result<PaymentRequest, V1Error> {
+fn payment_request(
+    map: &Map<String, Value>,
+    branch_biller: Option<&str>,
+) -> Result<PaymentRequest, V1Error> {
     let kind = match map.get("type") {
         None | Some(Value::Null) => return Err(failure(vec![schema("type", "is required")])),
         Some(Value::String(s)) if TYPES.contains(&s.as_str()) => s.as_str(),
@@ -118,7 +129,7 @@ fn payment_request(map: &Map<String, Value>) -> Result<PaymentRequest, V1Error> 
     let target = if kind == "PROMPTPAY" {
         promptpay_target(map, &mut problems)
     } else {
-        biller_target(map, &mut problems)
+        biller_target(map, branch_biller, &mut problems)
     };
     let amount_satang = match map.get("amount") {
         None | Some(Value::Null) => None,
@@ -197,9 +208,13 @@ fn promptpay_target(
     }
 }
 
-/// KSHOP, MAE_MANEE, TUNGNGERN: a bill-payment QR under the merchant's biller id. Branches
-/// have no biller id setting yet, so the request must carry `billerId` (interim, docs/v1.md).
-fn biller_target(map: &Map<String, Value>, problems: &mut Vec<Problem>) -> Option<PaymentTarget> {
+/// KSHOP, MAE_MANEE, TUNGNGERN: a bill-payment QR under the merchant's biller id: the
+/// branch's (`admin branch update --biller-id`), or a `billerId` in the request.
+fn biller_target(
+    map: &Map<String, Value>,
+    branch_biller: Option<&str>,
+    problems: &mut Vec<Problem>,
+) -> Option<PaymentTarget> {
     let ref1 = match text(map, "ref1") {
         None => {
             problems.push(schema("ref1", "is required"));
@@ -221,7 +236,7 @@ fn biller_target(map: &Map<String, Value>, problems: &mut Vec<Problem>) -> Optio
         )
     });
     let ref2_ok = text(map, "ref2").is_none() || ref2.is_some();
-    let biller_id = match text(map, "billerId") {
+    let biller_id = match text(map, "billerId").or(branch_biller.map(Ok)) {
         None => {
             problems.push(schema("type", "this branch has no biller id configured"));
             None

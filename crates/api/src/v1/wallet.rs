@@ -1,0 +1,76 @@
+//! `POST /api/v1/verify/truewallet`: a TrueMoney Wallet slip, with v1's inputs (JSON
+//! `payload | url | data | image`, or multipart `file`) and envelope.
+
+use super::error::V1Error;
+use super::{earlier, json_input, multipart_input, ok};
+use crate::body::json_object;
+use crate::v2::caller;
+use axum::extract::{ConnectInfo, State};
+use axum::Json;
+use serde_json::Value;
+use services::input::{SlipInput, SlipKind};
+use services::verify::VerifyRequest;
+use services::wallet::TRUEMONEY;
+use services::Services;
+use std::net::SocketAddr;
+
+pub(super) async fn verify_truewallet(
+    State(svc): State<Services>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    req: axum::extract::Request,
+) -> Result<Json<Value>, V1Error> {
+    let c = caller(&svc, req.headers(), peer).await?;
+    let slot = crate::body::upload_slot(&svc, req.headers()).await;
+    let multipart = req
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().starts_with("multipart/form-data"));
+    let request = if multipart {
+        multipart_input(req).await?
+    } else {
+        json_input(&json_object(req.into_body()).await?)?
+    };
+    let is_payload = matches!(request.input, SlipInput::Payload(_));
+    let is_url = matches!(request.input, SlipInput::Url(_));
+    let payload = svc
+        .slip_payload_of(request.input, SlipKind::TrueMoney)
+        .await
+        .map_err(|e| match e {
+            domain::Error::Validation(_) if is_url => V1Error::code(400, "invalid_url", None),
+            other => other.into(),
+        })?;
+    drop(slot);
+    let slip = match slip_qr::classify(&payload) {
+        Ok(slip_qr::ParsedQr::TrueMoneySlip(s)) => s,
+        _ if is_payload => return Err(V1Error::code(400, "invalid_payload", None)),
+        _ => return Err(domain::Error::SlipNotFound("not a TrueMoney slip".into()).into()),
+    };
+    if request.check_duplicate {
+        // Before the wallet and the charge: a re-sent slip costs no quota.
+        if let Some(dup) = earlier(&svc, &c, TRUEMONEY, &slip.transaction_id).await? {
+            return Err(dup);
+        }
+    }
+    let data = svc
+        .verify_truewallet(
+            &c,
+            &VerifyRequest {
+                payload,
+                check_duplicate: request.check_duplicate,
+                match_amount: None,
+                remark: None,
+                match_account: false,
+                job_id: None,
+            },
+        )
+        .await?;
+    if data.is_duplicate {
+        if let Some(dup) = earlier(&svc, &c, TRUEMONEY, &slip.transaction_id).await? {
+            return Err(dup);
+        }
+    }
+    Ok(ok(
+        serde_json::to_value(&data.raw_slip).map_err(domain::Error::internal)?
+    ))
+}

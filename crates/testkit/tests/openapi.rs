@@ -1,0 +1,624 @@
+//! The OpenAPI document against the code and the running server: every routed (path, method)
+//! is documented (and nothing else is), the documented examples are what the server answers,
+//! and `/docs` and `/openapi.json` are served. The interface does not depend on the backend,
+//! so these run on SQLite only.
+
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+use std::path::Path;
+use testkit::{Backend, TestApp};
+
+// ---- routes from the source ---------------------------------------------------------------
+
+/// Each file of `crates/api/src` that declares routes, with the prefix it is nested under in
+/// `lib.rs` (`.nest("/v2", ...)`, `.nest("/api/v1", ...)`, `.nest("/admin", ...)`).
+const ROUTE_FILES: &[(&str, &str)] = &[
+    ("lib.rs", ""),
+    ("openapi.rs", ""),
+    ("v2.rs", "/v2"),
+    ("jobs.rs", "/v2"),
+    ("accounts.rs", "/v2"),
+    ("wallet.rs", "/v2"),
+    ("b2b.rs", "/v2"),
+    ("v1/mod.rs", "/api/v1"),
+    ("v1/qr.rs", "/api/v1"),
+    ("admin.rs", "/admin"),
+];
+
+/// Routes deliberately left out of the document: none (the admin API is documented too).
+const EXCLUDED: &[(&str, &str)] = &[];
+
+fn api_src() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../api/src")
+}
+
+/// The text of `src` from `open` (just after an opening parenthesis) to its matching `)`,
+/// skipping string literals.
+fn balanced(src: &str, open: usize) -> &str {
+    let bytes = src.as_bytes();
+    let (mut depth, mut i, mut in_str) = (1usize, open, false);
+    while i < bytes.len() {
+        let c = bytes[i];
+        if in_str {
+            if c == b'\\' {
+                i += 1;
+            } else if c == b'"' {
+                in_str = false;
+            }
+        } else if c == b'"' {
+            in_str = true;
+        } else if c == b'(' {
+            depth += 1;
+        } else if c == b')' {
+            depth -= 1;
+            if depth == 0 {
+                return &src[open..i];
+            }
+        }
+        i += 1;
+    }
+    panic!("unbalanced .route( in the api source");
+}
+
+/// The HTTP methods of a method-router expression: `get(..)`, `.post(..)`, `put(`, `patch(`,
+/// `delete(` as whole words.
+fn methods(expr: &str) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    for m in ["get", "post", "put", "patch", "delete"] {
+        let pat = format!("{m}(");
+        let mut from = 0;
+        while let Some(pos) = expr[from..].find(&pat) {
+            let at = from + pos;
+            let before = expr[..at].chars().next_back();
+            if !before.is_some_and(|c| c.is_alphanumeric() || c == '_') && !out.contains(&m) {
+                out.push(m);
+            }
+            from = at + pat.len();
+        }
+    }
+    out
+}
+
+/// `:param` (older axum) or `{param}` → `{param}`.
+fn openapi_path(p: &str) -> String {
+    p.split('/')
+        .map(|seg| match seg.strip_prefix(':') {
+            Some(name) => format!("{{{name}}}"),
+            None => seg.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Every (path, method) the router serves, read from the source.
+fn routed() -> BTreeSet<(String, String)> {
+    let mut out = BTreeSet::new();
+    for (file, prefix) in ROUTE_FILES {
+        let text = std::fs::read_to_string(api_src().join(file))
+            .unwrap_or_else(|e| panic!("read {file}: {e}"));
+        // Comments may mention `.route(`; only code counts.
+        let code: String = text
+            .lines()
+            .map(|l| match l.find("//") {
+                Some(i) if !l[..i].contains('"') => &l[..i],
+                _ => l,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let mut from = 0;
+        while let Some(pos) = code[from..].find(".route(") {
+            let open = from + pos + ".route(".len();
+            let args = balanced(&code, open);
+            let q1 = args.find('"').expect("route path literal");
+            let q2 = q1 + 1 + args[q1 + 1..].find('"').expect("route path end");
+            let path = format!("{prefix}{}", openapi_path(&args[q1 + 1..q2]));
+            let ms = methods(&args[q2 + 1..]);
+            assert!(!ms.is_empty(), "{file}: no method found for {path}");
+            for m in ms {
+                out.insert((path.clone(), m.to_string()));
+            }
+            from = open + args.len();
+        }
+    }
+    out
+}
+
+#[test]
+fn every_file_with_routes_is_read() {
+    // A new routes file must be added to ROUTE_FILES with its prefix.
+    let mut stack = vec![api_src()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read api/src") {
+            let p = entry.expect("entry").path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let rel = p
+                .strip_prefix(api_src())
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            if rel.ends_with(".rs") && std::fs::read_to_string(&p).unwrap().contains(".route(") {
+                assert!(
+                    ROUTE_FILES.iter().any(|(f, _)| *f == rel),
+                    "{rel} declares routes but is not in ROUTE_FILES"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_parser_sees_the_known_routes() {
+    let r = routed();
+    for (p, m) in [
+        ("/health", "get"),
+        ("/v2/verify/bank", "post"),
+        ("/v2/bank-accounts/{id}", "delete"),
+        ("/v2/b2b/branch/quota", "put"),
+        ("/api/v1/verify", "get"),
+        ("/api/v1/verify", "post"),
+        ("/admin/plans/{name}", "put"),
+        ("/openapi.json", "get"),
+    ] {
+        assert!(r.contains(&(p.to_string(), m.to_string())), "{m} {p}");
+    }
+    assert!(r.len() >= 30, "{r:?}");
+}
+
+async fn fetch_doc(t: &TestApp) -> Value {
+    let resp = t
+        .http
+        .get(format!("{}/openapi.json", t.base))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(resp.status().as_u16(), 200);
+    let ct = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    assert!(ct.starts_with("application/json"), "{ct}");
+    resp.json().await.expect("JSON")
+}
+
+const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_route_is_missing_from_the_document() {
+    let t = TestApp::spawn(Backend::Sqlite).await;
+    let doc = fetch_doc(&t).await;
+    let paths = doc["paths"].as_object().expect("paths");
+    let routed = routed();
+    let mut missing = Vec::new();
+    for (p, m) in &routed {
+        if EXCLUDED.contains(&(p.as_str(), m.as_str())) {
+            continue;
+        }
+        if paths.get(p).and_then(|i| i.get(m)).is_none() {
+            missing.push(format!("{} {p}", m.to_uppercase()));
+        }
+    }
+    assert!(missing.is_empty(), "routes missing from /openapi.json: {missing:?}");
+    // And nothing is documented that is not routed.
+    let mut extra = Vec::new();
+    for (p, item) in paths {
+        for m in METHODS {
+            if item.get(m).is_some() && !routed.contains(&(p.clone(), m.to_string())) {
+                extra.push(format!("{} {p}", m.to_uppercase()));
+            }
+        }
+    }
+    assert!(extra.is_empty(), "documented but not routed: {extra:?}");
+    // Every operation has a summary, a success response and (but for the public ones) errors
+    // with an example per listed code.
+    for (p, item) in paths {
+        for m in METHODS {
+            let Some(op) = item.get(m) else { continue };
+            assert!(op["summary"].is_string(), "{m} {p}: no summary");
+            let responses = op["responses"].as_object().expect("responses");
+            assert!(
+                responses.keys().any(|s| s.starts_with('2')),
+                "{m} {p}: no success response"
+            );
+            let public = ["/health", "/openapi.json", "/docs"].contains(&p.as_str());
+            assert_eq!(
+                responses.keys().any(|s| s.starts_with('4')),
+                !public,
+                "{m} {p}: error responses"
+            );
+            for (status, r) in responses {
+                if status.starts_with('4') || status.starts_with('5') {
+                    let ex = r["content"]["application/json"]["examples"]
+                        .as_object()
+                        .unwrap_or_else(|| panic!("{m} {p} {status}: no examples"));
+                    assert!(!ex.is_empty(), "{m} {p} {status}: no examples");
+                }
+            }
+            if !public {
+                assert!(op["security"].is_array(), "{m} {p}: no security");
+            }
+        }
+    }
+    t.stop().await;
+}
+
+// ---- examples against the server -----------------------------------------------------------
+
+/// Same keys recursively; arrays compared item by item against the example's first item;
+/// scalars of the same JSON type; `null` on either side matches anything (nullable fields).
+fn same_shape(doc: &Value, got: &Value, at: &str) -> Result<(), String> {
+    match (doc, got) {
+        (Value::Null, _) | (_, Value::Null) => Ok(()),
+        (Value::Object(a), Value::Object(b)) => {
+            let ka: BTreeSet<&String> = a.keys().collect();
+            let kb: BTreeSet<&String> = b.keys().collect();
+            if ka != kb {
+                return Err(format!(
+                    "{at}: keys differ: documented {ka:?}, served {kb:?}"
+                ));
+            }
+            for (k, v) in a {
+                same_shape(v, &b[k], &format!("{at}/{k}"))?;
+            }
+            Ok(())
+        }
+        (Value::Array(a), Value::Array(b)) => match a.first() {
+            Some(first) => b
+                .iter()
+                .enumerate()
+                .try_for_each(|(i, v)| same_shape(first, v, &format!("{at}/{i}"))),
+            None => Ok(()),
+        },
+        (Value::Bool(_), Value::Bool(_))
+        | (Value::Number(_), Value::Number(_))
+        | (Value::String(_), Value::String(_)) => Ok(()),
+        _ => Err(format!("{at}: documented {doc}, served {got}")),
+    }
+}
+
+/// The documented example: `example` (name `None`) or `examples[name].value`.
+fn example<'a>(
+    doc: &'a Value,
+    path: &str,
+    method: &str,
+    status: u16,
+    name: Option<&str>,
+) -> &'a Value {
+    let content = &doc["paths"][path][method]["responses"][status.to_string()]["content"]
+        ["application/json"];
+    let v = match name {
+        None => &content["example"],
+        Some(n) => &content["examples"][n]["value"],
+    };
+    assert!(
+        !v.is_null(),
+        "no documented example {name:?} for {method} {path} {status}"
+    );
+    v
+}
+
+struct Case {
+    /// The documented operation and response.
+    path: &'static str,
+    method: &'static str,
+    status: u16,
+    example: Option<&'static str>,
+    /// What is actually sent: the URL (with ids and query) and body.
+    url: String,
+    key: Option<String>,
+    body: Option<Value>,
+    /// JSON pointers whose values must equal the example's (the rest may differ).
+    exact: &'static [&'static str],
+}
+
+async fn send(t: &TestApp, c: &Case) -> (u16, Value) {
+    let m = reqwest::Method::from_bytes(c.method.to_uppercase().as_bytes()).unwrap();
+    let mut req = t.http.request(m, format!("{}{}", t.base, c.url));
+    if let Some(k) = &c.key {
+        req = req.bearer_auth(k);
+    }
+    if let Some(b) = &c.body {
+        req = req
+            .header("content-type", "application/json")
+            .body(b.to_string());
+    }
+    let resp = req.send().await.expect("request");
+    let status = resp.status().as_u16();
+    let text = resp.text().await.expect("body");
+    let v = serde_json::from_str(&text)
+        .unwrap_or_else(|_| panic!("{} {}: not JSON: {text}", c.method, c.url));
+    (status, v)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn documented_examples_match_the_server() {
+    let t = TestApp::spawn(Backend::Sqlite).await;
+    let doc = fetch_doc(&t).await;
+    let ten = t.tenant(100).await;
+    let key = Some(ten.api_key.clone());
+    let tr = t.transfer("004", "014", 15050).await;
+    let tr2 = t.transfer("004", "014", 9900).await;
+    let unknown = "5b1f7a3e-9c1d-4d8e-8f4a-2b6c7d8e9f01";
+    let case = |path, method, status, example, url: &str, key: Option<String>, body| Case {
+        path,
+        method,
+        status,
+        example,
+        url: url.to_string(),
+        key,
+        body,
+        exact: &[],
+    };
+    const V2_ERROR: &[&str] = &["/success", "/error/code", "/error/message"];
+    const V1_ERROR: &[&str] = &["/status", "/message", "/data"];
+    let cases = vec![
+        Case {
+            exact: &["/success", "/data/status"],
+            ..case("/health", "get", 200, None, "/health", None, None)
+        },
+        Case {
+            exact: &["/success", "/message"],
+            ..case("/v2/banks", "get", 200, None, "/v2/banks", key.clone(), None)
+        },
+        Case {
+            exact: V2_ERROR,
+            ..case(
+                "/v2/banks",
+                "get",
+                401,
+                Some("MISSING_API_KEY"),
+                "/v2/banks",
+                None,
+                None,
+            )
+        },
+        Case {
+            exact: &["/success", "/message"],
+            ..case("/v2/info", "get", 200, None, "/v2/info", key.clone(), None)
+        },
+        Case {
+            exact: V2_ERROR,
+            ..case(
+                "/v2/info",
+                "get",
+                401,
+                Some("INVALID_API_KEY"),
+                "/v2/info",
+                Some("not-a-key".into()),
+                None,
+            )
+        },
+        Case {
+            exact: V2_ERROR,
+            ..case(
+                "/v2/verify/bank",
+                "post",
+                400,
+                Some("VALIDATION_ERROR"),
+                "/v2/verify/bank",
+                key.clone(),
+                Some(json!({})),
+            )
+        },
+        Case {
+            exact: &["/success", "/message", "/data/isDuplicate"],
+            ..case(
+                "/v2/verify/bank",
+                "post",
+                200,
+                None,
+                "/v2/verify/bank",
+                key.clone(),
+                Some(json!({ "payload": tr.payload })),
+            )
+        },
+        Case {
+            exact: V2_ERROR,
+            ..case(
+                "/v2/verify/bank/jobs/{job_id}",
+                "get",
+                404,
+                Some("JOB_NOT_FOUND"),
+                &format!("/v2/verify/bank/jobs/{unknown}"),
+                key.clone(),
+                None,
+            )
+        },
+        Case {
+            exact: V2_ERROR,
+            ..case(
+                "/v2/bank-accounts/{id}",
+                "get",
+                404,
+                Some("BANK_ACCOUNT_NOT_FOUND"),
+                &format!("/v2/bank-accounts/{unknown}"),
+                key.clone(),
+                None,
+            )
+        },
+        Case {
+            exact: V2_ERROR,
+            ..case(
+                "/v2/b2b/branch/quota",
+                "get",
+                401,
+                Some("MISSING_API_KEY"),
+                "/v2/b2b/branch/quota",
+                None,
+                None,
+            )
+        },
+        Case {
+            // The admin API is off without an admin token.
+            exact: V2_ERROR,
+            ..case(
+                "/admin/plans",
+                "get",
+                404,
+                Some("NOT_FOUND"),
+                "/admin/plans",
+                None,
+                None,
+            )
+        },
+        Case {
+            exact: &["/status"],
+            ..case("/api/v1/me", "get", 200, None, "/api/v1/me", key.clone(), None)
+        },
+        Case {
+            exact: V1_ERROR,
+            ..case(
+                "/api/v1/me",
+                "get",
+                401,
+                Some("unauthorized"),
+                "/api/v1/me",
+                None,
+                None,
+            )
+        },
+        Case {
+            exact: V1_ERROR,
+            ..case(
+                "/api/v1/verify",
+                "get",
+                400,
+                Some("invalid_request"),
+                "/api/v1/verify",
+                key.clone(),
+                None,
+            )
+        },
+        Case {
+            exact: V1_ERROR,
+            ..case(
+                "/api/v1/verify",
+                "get",
+                400,
+                Some("invalid_check_duplicate"),
+                "/api/v1/verify?payload=x&checkDuplicate=maybe",
+                key.clone(),
+                None,
+            )
+        },
+        Case {
+            exact: &["/status"],
+            ..case(
+                "/api/v1/verify",
+                "get",
+                200,
+                None,
+                &format!("/api/v1/verify?payload={}", tr2.payload),
+                key.clone(),
+                None,
+            )
+        },
+        Case {
+            exact: &["/status", "/data/mime"],
+            ..case(
+                "/api/v1/qr/generate",
+                "post",
+                200,
+                None,
+                "/api/v1/qr/generate",
+                key.clone(),
+                Some(json!({ "type": "PROMPTPAY", "msisdn": "0812345678" })),
+            )
+        },
+        Case {
+            exact: V1_ERROR,
+            ..case(
+                "/api/v1/qr/generate",
+                "post",
+                400,
+                Some("invalid_type"),
+                "/api/v1/qr/generate",
+                key.clone(),
+                Some(json!({ "type": "BITCOIN" })),
+            )
+        },
+    ];
+    let mut failures = Vec::new();
+    for c in &cases {
+        let want = example(&doc, c.path, c.method, c.status, c.example);
+        let (status, got) = send(&t, c).await;
+        let what = format!(
+            "{} {} (example {} {:?})",
+            c.method.to_uppercase(),
+            c.url,
+            c.status,
+            c.example
+        );
+        if status != c.status {
+            failures.push(format!("{what}: status {status}: {got}"));
+            continue;
+        }
+        if let Err(e) = same_shape(want, &got, "") {
+            failures.push(format!("{what}: {e}\n  served: {got}"));
+        }
+        for p in c.exact {
+            if want.pointer(p) != got.pointer(p) {
+                failures.push(format!(
+                    "{what}: {p} documented {:?}, served {:?}",
+                    want.pointer(p),
+                    got.pointer(p)
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    t.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn docs_page_and_document_are_served_without_a_key() {
+    let t = TestApp::spawn(Backend::Sqlite).await;
+    let resp = t
+        .http
+        .get(format!("{}/docs", t.base))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(resp.status().as_u16(), 200);
+    let ct = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    assert!(ct.starts_with("text/html"), "{ct}");
+    let html = resp.text().await.expect("body");
+    assert!(html.contains("/openapi.json"), "{html}");
+    // Self-contained: no external scripts or styles.
+    assert!(!html.contains("<script src"), "external script");
+    assert!(!html.contains("<link "), "external stylesheet");
+    let doc = fetch_doc(&t).await;
+    let version = doc["openapi"].as_str().expect("openapi version");
+    assert!(version.starts_with("3.1."), "{version}");
+    let schemes = doc["components"]["securitySchemes"]
+        .as_object()
+        .expect("security schemes");
+    for s in [
+        "bearerAuth",
+        "adminToken",
+        "partnerKey",
+        "branchKey",
+        "partnerTimestamp",
+        "partnerNonce",
+        "partnerSignature",
+    ] {
+        assert!(schemes.contains_key(s), "{s}");
+    }
+    assert_eq!(
+        doc["paths"]["/v2/b2b/branch/quota"]["put"]["security"][0]
+            .as_object()
+            .map(|o| o.len()),
+        Some(5),
+        "a partner request carries all five headers"
+    );
+    t.stop().await;
+}
