@@ -41,7 +41,10 @@ pub fn document() -> &'static Value {
     summary = "This document (OpenAPI 3.1)",
     responses((status = 200, description = "The OpenAPI document", content_type = "application/json")))]
 async fn openapi_json() -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, "application/json")], document().to_string())
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        document().to_string(),
+    )
 }
 
 #[utoipa::path(get, path = "/docs", tag = "documentation",
@@ -86,6 +89,7 @@ fn health() {}
         crate::b2b::reset_quota,
         crate::v1::verify_get,
         crate::v1::verify_post,
+        crate::v1::v1_verify_truewallet,
         crate::v1::me,
         crate::v1::qr_generate,
         crate::admin::create_service,
@@ -187,7 +191,11 @@ fn samples() -> Vec<Error> {
         Error::ServiceBanned,
         Error::ServiceDeleted,
         Error::UserBanned,
+        Error::AccountNotVerified,
+        Error::SlipExpired,
         Error::SlipNotFound("the bank has no transfer with this reference".into()),
+        // v1 `qrcode_not_found`.
+        Error::SlipNotFound(crate::v1::NO_QR_IN_IMAGE.into()),
         Error::SlipPending,
         Error::NotFound,
         Error::JobNotFound,
@@ -253,7 +261,10 @@ fn v1_only(code: &str) -> Option<(u16, Option<Value>)> {
             ),
         ),
         "invalid_msisdn" => (400, errors("msisdn", "must be 10 digits starting with 0")),
-        "invalid_natId" => (400, errors("natId", "must be 13 digits with a valid check digit")),
+        "invalid_natId" => (
+            400,
+            errors("natId", "must be 13 digits with a valid check digit"),
+        ),
         "invalid_ref1" => (
             400,
             errors("ref1", "must be 1 to 20 upper-case letters or digits"),
@@ -293,6 +304,7 @@ fn shared_codes(path: &str) -> &'static [(u16, &'static str)] {
         (403, "SERVICE_BANNED"),
         (403, "SERVICE_DELETED"),
         (403, "USER_BANNED"),
+        (403, "ACCOUNT_NOT_VERIFIED"),
         (429, "RATE_LIMIT_EXCEEDED"),
         (500, "INTERNAL_SERVER_ERROR"),
     ];
@@ -318,6 +330,7 @@ fn shared_codes(path: &str) -> &'static [(u16, &'static str)] {
         (403, "access_denied"),
         (403, "application_deactivated"),
         (403, "application_expired"),
+        (403, "account_not_verified"),
         (429, "rate_limit_exceeded"),
         (500, "server_error"),
     ];
@@ -429,17 +442,17 @@ impl Modify for ErrorExamples {
 // ---- success examples too long for an attribute --------------------------------------------
 
 fn raw_slip_example() -> Value {
-    let party = |id: &str, short: &str, name: &str, th: &str, acct: &str| {
+    let party = |id: &str, short: &str, name: &str, (th, en): (&str, &str), acct: &str| {
         json!({
             "bank": { "id": id, "name": name, "short": short },
-            "account": { "name": { "th": th, "en": "SOMCHAI J" }, "bank": { "type": "BANKAC", "account": acct } },
+            "account": { "name": { "th": th, "en": en }, "bank": { "type": "BANKAC", "account": acct } },
         })
     };
     let mut receiver = party(
         "014",
         "SCB",
         "ธนาคารไทยพาณิชย์",
-        "บริษัท ตัวอย่าง จำกัด",
+        ("บริษัท ตัวอย่าง จำกัด", "EXAMPLE CO LTD"),
         "xxx-x-x5678-x",
     );
     receiver["merchantId"] = Value::Null;
@@ -453,7 +466,13 @@ fn raw_slip_example() -> Value {
         "ref1": "",
         "ref2": "",
         "ref3": "",
-        "sender": party("004", "KBANK", "ธนาคารกสิกรไทย", "นาย สมชาย ใจดี", "xxx-x-x1234-x"),
+        "sender": party(
+            "004",
+            "KBANK",
+            "ธนาคารกสิกรไทย",
+            ("นาย สมชาย ใจดี", "SOMCHAI JAIDEE"),
+            "xxx-x-x1234-x",
+        ),
         "receiver": receiver,
     })
 }
@@ -616,7 +635,11 @@ pub(crate) struct Bank {
     extra_verify: Option<Vec<ExtraVerifyOption>>,
     extra_verify_required: bool,
 }
-v2_envelope!(BanksResponse, Vec<Bank>, "the banks, by code, `PROMPTPAY` last");
+v2_envelope!(
+    BanksResponse,
+    Vec<Bank>,
+    "the banks, by code, `PROMPTPAY` last"
+);
 
 #[derive(ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -658,7 +681,7 @@ v2_envelope!(
 /// One slip: exactly one of `payload`, `base64`, `url` (an image upload uses multipart).
 #[derive(ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct VerifyRequest {
+pub(crate) struct VerifyBody {
     /// The slip's QR text, 1–128 characters after trimming.
     payload: Option<String>,
     /// The slip image as Base64 (optional `data:image/...;base64,` prefix), at most 4 MB decoded.
@@ -894,7 +917,11 @@ pub(crate) struct BatchAccepted {
     job_ids: Vec<String>,
     count: u32,
 }
-v2_envelope!(BatchAcceptedResponse, BatchAccepted, "the job ids (HTTP 202)");
+v2_envelope!(
+    BatchAcceptedResponse,
+    BatchAccepted,
+    "the job ids (HTTP 202)"
+);
 
 #[derive(ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -985,7 +1012,11 @@ pub(crate) struct BankAccount {
     created_at: String,
 }
 v2_envelope!(BankAccountResponse, BankAccount, "the account");
-v2_envelope!(BankAccountsResponse, Vec<BankAccount>, "the branch's accounts");
+v2_envelope!(
+    BankAccountsResponse,
+    Vec<BankAccount>,
+    "the branch's accounts"
+);
 
 #[derive(ToSchema)]
 pub(crate) struct Deleted {
@@ -1024,7 +1055,11 @@ plain_envelope!(
     PartnerQuota,
     "the branch's and the service's counters"
 );
-plain_envelope!(PartnerBranchResponse, PartnerBranch, "the branch's counters");
+plain_envelope!(
+    PartnerBranchResponse,
+    PartnerBranch,
+    "the branch's counters"
+);
 
 #[derive(ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -1065,6 +1100,11 @@ pub(crate) struct V1VerifyForm {
     check_duplicate: Option<String>,
 }
 v1_envelope!(V1VerifyResponse, RawSlip, "the slip (v2's `rawSlip`)");
+v1_envelope!(
+    V1WalletResponse,
+    RawWalletSlip,
+    "the TrueMoney slip (v2's `rawSlip`)"
+);
 
 #[derive(ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -1133,6 +1173,8 @@ pub(crate) struct ServiceChange {
     owner_id: Option<String>,
     plan: Option<String>,
     rate_limit: Option<u32>,
+    /// false: every verification is refused with `ACCOUNT_NOT_VERIFIED`.
+    owner_verified: Option<bool>,
 }
 
 #[derive(ToSchema)]
@@ -1147,6 +1189,7 @@ pub(crate) struct ServiceView {
     billing_anchor: String,
     plan: String,
     rate_limit: u32,
+    owner_verified: bool,
 }
 plain_envelope!(ServiceResponse, ServiceView, "the service");
 
@@ -1160,7 +1203,7 @@ pub(crate) struct NewBranchRequest {
     limit_quota: Option<i64>,
 }
 
-/// Every field optional; null clears `webhookUrl`, `webhookSecret`, `limitQuota`.
+/// Every field optional; null clears `webhookUrl`, `webhookSecret`, `billerId`, `limitQuota`.
 #[derive(ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct BranchChange {
@@ -1169,6 +1212,8 @@ pub(crate) struct BranchChange {
     allow_ips: Option<Vec<String>>,
     webhook_url: Option<String>,
     webhook_secret: Option<String>,
+    /// The merchant biller id for v1 merchant QRs (15 digits).
+    biller_id: Option<String>,
     limit_quota: Option<i64>,
 }
 
@@ -1183,6 +1228,7 @@ pub(crate) struct BranchView {
     allow_ips: Vec<String>,
     webhook_url: Option<String>,
     has_webhook_secret: bool,
+    biller_id: Option<String>,
     limit_quota: Option<i64>,
     /// Only when the branch is created (shown once).
     api_key: Option<String>,
@@ -1259,7 +1305,11 @@ pub(crate) struct PartnerView {
     permissions: Vec<String>,
     services: Vec<String>,
 }
-plain_envelope!(PartnerResponse, PartnerView, "the partner and its credentials");
+plain_envelope!(
+    PartnerResponse,
+    PartnerView,
+    "the partner and its credentials"
+);
 
 #[derive(ToSchema)]
 pub(crate) struct PlanChange {

@@ -2,7 +2,7 @@
 
 use crate::body::{json_object, Fields};
 use crate::error::ApiError;
-use crate::openapi::{BanksResponse, InfoResponse, VerifyForm, VerifyRequest, VerifyResponse};
+use crate::openapi::{BanksResponse, InfoResponse, VerifyBody, VerifyForm, VerifyResponse};
 use axum::extract::{ConnectInfo, State};
 use axum::http::HeaderMap;
 use axum::routing::{get, post};
@@ -321,7 +321,7 @@ pub(crate) async fn multipart_request(
     description = "Charges one unit of quota per successful verification (duplicates included); rejected requests charge nothing.",
     security(("bearerAuth" = [])),
     request_body(content(
-        (VerifyRequest = "application/json"),
+        (VerifyBody = "application/json"),
         (VerifyForm = "multipart/form-data"))),
     responses(
         (status = 200, description = "The verified slip", body = VerifyResponse),

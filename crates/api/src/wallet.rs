@@ -2,7 +2,7 @@
 
 use crate::body::json_object;
 use crate::error::ApiError;
-use crate::openapi::{ErrorBody, VerifyForm, VerifyRequest, WalletResponse};
+use crate::openapi::{ErrorBody, VerifyBody, VerifyForm, WalletResponse};
 use crate::v2::{caller, json_request, multipart_request, ok};
 use axum::extract::{ConnectInfo, State};
 use axum::routing::post;
@@ -24,7 +24,7 @@ pub(crate) fn routes() -> Router<Services> {
     summary = "Verify a TrueMoney Wallet slip by payload, image, Base64 or URL",
     security(("bearerAuth" = [])),
     request_body(content(
-        (VerifyRequest = "application/json"),
+        (VerifyBody = "application/json"),
         (VerifyForm = "multipart/form-data"))),
     responses(
         (status = 200, description = "The verified slip", body = WalletResponse),

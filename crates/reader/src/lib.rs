@@ -8,7 +8,8 @@
 //! QR detection uses two pure-Rust decoders: `rxing` (a zxing port, the strong one) and `rqrr`
 //! as a fallback on the same image, over a short list of preprocessing strategies (plain,
 //! inverted for dark mode, 2×2 average for noisy photos, ×2 upscale for thumbnails, local-mean
-//! and Otsu thresholds), stopping at the first one that yields a QR code.
+//! and Otsu thresholds, a closing for speckled thermal prints), stopping at the first one that
+//! yields a QR code.
 
 use std::io::Cursor;
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -24,6 +24,9 @@ const STRATEGIES: &[(&str, Prep)] = &[
     ("half", |g| {
         (g.width().min(g.height()) > 800).then(|| box_downscale(g, 2))
     }),
+    // Thermal receipts: dots the printer missed speckle the modules with light holes that
+    // break finder-pattern runs; a closing of the dark parts fills holes up to 4 px wide.
+    ("close", |g| Some(close_dark(g, 2))),
     // Thumbnails: 1-2 px modules are too thin for finder-pattern scanning; smooth ×2 helps.
     ("bilinear2", |g| {
         (g.width().min(g.height()) < SMALL_SIDE).then(|| resize(g, 2, FilterType::Triangle))
@@ -177,6 +180,40 @@ fn box_downscale(g: &GrayImage, f: u32) -> GrayImage {
     GrayImage::from_raw(w, h, out).expect("buffer size matches")
 }
 
+/// Morphological closing of the dark parts (min filter then max filter, square window of
+/// radius `r`): fills light holes narrower than 2r+1 px inside dark areas, such as the dots a
+/// thermal printer failed to print, without growing the modules.
+fn close_dark(g: &GrayImage, r: u32) -> GrayImage {
+    let dilated = rank_filter(g, r, false);
+    rank_filter(&dilated, r, true)
+}
+
+/// Separable square min (`max == false`) or max filter of radius `r`.
+fn rank_filter(g: &GrayImage, r: u32, max: bool) -> GrayImage {
+    let (w, h) = (g.width() as usize, g.height() as usize);
+    let r = r as usize;
+    let pick = |a: u8, b: u8| if max { a.max(b) } else { a.min(b) };
+    let src = g.as_raw();
+    let mut tmp = vec![0u8; w * h];
+    for y in 0..h {
+        let row = &src[y * w..][..w];
+        for x in 0..w {
+            let (x0, x1) = (x.saturating_sub(r), (x + r + 1).min(w));
+            tmp[y * w + x] = row[x0..x1].iter().copied().fold(row[x], pick);
+        }
+    }
+    let mut out = vec![0u8; w * h];
+    for y in 0..h {
+        let (y0, y1) = (y.saturating_sub(r), (y + r + 1).min(h));
+        for x in 0..w {
+            out[y * w + x] = (y0..y1)
+                .map(|yy| tmp[yy * w + x])
+                .fold(tmp[y * w + x], pick);
+        }
+    }
+    GrayImage::from_raw(w as u32, h as u32, out).expect("buffer size matches")
+}
+
 fn resize(g: &GrayImage, f: u32, filter: FilterType) -> GrayImage {
     image::imageops::resize(g, g.width() * f, g.height() * f, filter)
 }
@@ -271,6 +308,27 @@ mod tests {
     fn otsu_splits_two_levels() {
         let g = GrayImage::from_raw(4, 1, vec![10, 20, 200, 210]).unwrap();
         assert_eq!(otsu_threshold(&g).as_raw(), &vec![0, 0, 255, 255]);
+    }
+
+    #[test]
+    fn close_fills_small_light_holes_only() {
+        // A dark 8×8 block with a 2×2 hole, on a light field: the hole fills, the block keeps
+        // its size (the field stays light around it).
+        let mut g = GrayImage::from_pixel(16, 16, image::Luma([255]));
+        for y in 4..12 {
+            for x in 4..12 {
+                g.put_pixel(x, y, image::Luma([0]));
+            }
+        }
+        for (x, y) in [(7, 7), (8, 7), (7, 8), (8, 8)] {
+            g.put_pixel(x, y, image::Luma([255]));
+        }
+        let c = close_dark(&g, 2);
+        assert_eq!(c.get_pixel(7, 7).0, [0]);
+        assert_eq!(c.get_pixel(8, 8).0, [0]);
+        assert_eq!(c.get_pixel(3, 3).0, [255]);
+        assert_eq!(c.get_pixel(12, 8).0, [255]);
+        assert_eq!(c.get_pixel(4, 4).0, [0]);
     }
 
     #[test]

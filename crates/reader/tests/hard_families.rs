@@ -124,7 +124,12 @@ impl Img {
         let clamp = |v: f32, n: u32| (v.max(0.0) as u32).min(n - 1);
         let (xa, xb) = (clamp(x0, self.w), clamp(x0 + 1.0, self.w));
         let (ya, yb) = (clamp(y0, self.h), clamp(y0 + 1.0, self.h));
-        let (a, b, c, d) = (self.at(xa, ya), self.at(xb, ya), self.at(xa, yb), self.at(xb, yb));
+        let (a, b, c, d) = (
+            self.at(xa, ya),
+            self.at(xb, ya),
+            self.at(xa, yb),
+            self.at(xb, yb),
+        );
         let mut out = [0.0; 3];
         for k in 0..3 {
             let top = a[k] + (b[k] - a[k]) * tx;
@@ -329,7 +334,11 @@ fn table_bg(rng: &mut Rng) -> impl Fn(u32, u32) -> Px {
         [60.0, 45.0, 35.0],
     ];
     let base = TABLES[rng.below(TABLES.len())];
-    let (f1, f2, ph) = (rng.range(0.01, 0.03), rng.range(0.01, 0.03), rng.range(0.0, 6.0));
+    let (f1, f2, ph) = (
+        rng.range(0.01, 0.03),
+        rng.range(0.01, 0.03),
+        rng.range(0.0, 6.0),
+    );
     move |x, y| {
         let t = 1.0 + 0.06 * ((x as f32 * f1 + ph).sin() + (y as f32 * f2).cos());
         base.map(|v| v * t)
@@ -390,11 +399,11 @@ fn dark(i: usize, rng: &mut Rng, payload: &str) -> (Vec<u8>, &'static str) {
     }
 }
 
-/// The whole slip as a thumbnail: ~1.5–3 px per module, JPEG quality 60–80.
+/// The whole slip as a thumbnail: 1.3–3 px per module, JPEG quality 60–80.
 fn tiny(i: usize, rng: &mut Rng, payload: &str) -> (Vec<u8>, &'static str) {
     let u = 8;
     let slip = render_slip(payload, u, &light_palette(i)).to_rgb();
-    let module_px = 1.5 + 1.5 * i as f32 / (PER_FAMILY - 1) as f32;
+    let module_px = 1.3 + 1.7 * i as f32 / (PER_FAMILY - 1) as f32;
     let f = module_px / u as f32;
     let (w, h) = (
         (slip.width() as f32 * f).round() as u32,
@@ -540,7 +549,7 @@ fn moire(i: usize, rng: &mut Rng, payload: &str) -> (Vec<u8>, &'static str) {
     // Interference: two gratings at close frequencies and angles beat into broad moiré bands.
     let (p1, a1) = (rng.range(4.0, 9.0), rng.range(0.0, PI));
     let (p2, a2) = (p1 * rng.range(1.05, 1.2), a1 + rng.range(0.05, 0.3));
-    let amp = rng.range(0.12, 0.3);
+    let amp = rng.range(0.15, 0.45);
     let lo = rng.range(0.7, 0.9);
     let light = lighting(rng, w, h, lo);
     photo.map_px(|x, y, p| {
@@ -620,32 +629,35 @@ fn at_least(family: &str, floor: usize) {
     );
 }
 
-// Floors: measured counts (ours / zxing-cpp 2.x on the same files, `scripts/bench-hard-families`)
-// minus a small margin. See docs/benchmarks.md "Reader: home-made hard families".
+// Floors: the counts measured on 2026-11-22 (this generator, N = 12 per family) minus one, so
+// a decoder upgrade may lose one image per family but not more. Measured, ours / zxing-cpp on
+// the same files (`scripts/bench-hard-families`):
+//   rotated 12 / 12, dark 12 / 12, tiny 12 / 12, thermal 12 / 2 (3 before the `close`
+//   strategy), moire 12 / 9.
 
 #[test]
 fn rotated_floor() {
-    at_least("rotated", 0);
+    at_least("rotated", 11);
 }
 
 #[test]
 fn dark_floor() {
-    at_least("dark", 0);
+    at_least("dark", 11);
 }
 
 #[test]
 fn tiny_floor() {
-    at_least("tiny", 0);
+    at_least("tiny", 11);
 }
 
 #[test]
 fn thermal_floor() {
-    at_least("thermal", 0);
+    at_least("thermal", 11);
 }
 
 #[test]
 fn moire_floor() {
-    at_least("moire", 0);
+    at_least("moire", 11);
 }
 
 /// Writes every family's images and a corpus-style `manifest.json` to `$HARD_FAMILIES_OUT`

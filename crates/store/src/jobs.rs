@@ -80,6 +80,21 @@ macro_rules! job_from_row {
 const INSERT_CHUNK: usize = 200;
 const PARAMS: usize = 18;
 
+/// PostgreSQL: this transaction's commit does not wait for its WAL flush. Used for claims and
+/// write-backs only: losing the last of them in a database crash makes those jobs run again
+/// (a claim or a result is redone; the quota charge, committed durably and keyed by the job,
+/// is not repeated; a webhook may be sent twice, which at-least-once delivery allows).
+/// Submissions and charges stay fully durable.
+macro_rules! relaxed_commit {
+    ($pool:expr, $tx:expr) => {
+        if let Pool::Pg(_) = $pool {
+            sqlx::query("SET LOCAL synchronous_commit TO OFF")
+                .execute(&mut *$tx)
+                .await?;
+        }
+    };
+}
+
 pub(crate) async fn insert(pool: &Pool, jobs: &[Job]) -> Result<()> {
     on_pool!(pool: pool, p => {
         let mut tx = p.begin().await?;
@@ -142,13 +157,16 @@ pub(crate) async fn claim(
          ORDER BY due_at LIMIT $4{lock}) RETURNING {COLS}"
     );
     on_pool!(pool: pool, p => {
+        let mut tx = p.begin().await?;
+        relaxed_commit!(pool, tx);
         let rows = sqlx::query(&sql)
             .bind(to_millis(now))
             .bind(to_millis(lease_until))
             .bind(token)
             .bind(i64::from(limit))
-            .fetch_all(p)
+            .fetch_all(&mut *tx)
             .await?;
+        tx.commit().await?;
         rows.iter().map(|r| Ok(job_from_row!(r))).collect()
     })
 }
@@ -156,6 +174,8 @@ pub(crate) async fn claim(
 pub(crate) async fn save(pool: &Pool, j: &Job, token: &str) -> Result<bool> {
     let result = j.result.as_ref().map(|v| v.to_string());
     on_pool!(pool: pool, p => {
+        let mut tx = p.begin().await?;
+        relaxed_commit!(pool, tx);
         let done = sqlx::query(
             "UPDATE jobs SET status = $3, stage = $4, due_at = $5, attempts = $6, \
              not_found_retries = $7, outage_retries = $8, result = $9, error_code = $10, \
@@ -186,8 +206,9 @@ pub(crate) async fn save(pool: &Pool, j: &Job, token: &str) -> Result<bool> {
         .bind(j.webhook.last_at.map(to_millis))
         .bind(to_millis(j.updated_at))
         .bind(j.finished_at.map(to_millis))
-        .execute(p)
+        .execute(&mut *tx)
         .await?;
+        tx.commit().await?;
         Ok(done.rows_affected() == 1)
     })
 }

@@ -202,7 +202,10 @@ async fn no_route_is_missing_from_the_document() {
             missing.push(format!("{} {p}", m.to_uppercase()));
         }
     }
-    assert!(missing.is_empty(), "routes missing from /openapi.json: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "routes missing from /openapi.json: {missing:?}"
+    );
     // And nothing is documented that is not routed.
     let mut extra = Vec::new();
     for (p, item) in paths {
@@ -280,6 +283,67 @@ fn same_shape(doc: &Value, got: &Value, at: &str) -> Result<(), String> {
     }
 }
 
+/// Whether `got` fits the documented `schema`: every served key is a documented property,
+/// every required property is served, types agree (`$ref`, `oneOf`, `["T", "null"]`, arrays
+/// and free-form objects resolved against `doc`).
+fn fits(doc: &Value, schema: &Value, got: &Value, at: &str) -> Result<(), String> {
+    if let Some(r) = schema["$ref"].as_str() {
+        let name = r.rsplit('/').next().unwrap_or_default();
+        return fits(doc, &doc["components"]["schemas"][name], got, at);
+    }
+    if let Some(alts) = schema["oneOf"].as_array() {
+        return alts
+            .iter()
+            .find_map(|s| fits(doc, s, got, at).ok())
+            .ok_or_else(|| format!("{at}: {got} matches no alternative of {schema}"));
+    }
+    let types: Vec<&str> = match &schema["type"] {
+        Value::String(t) => vec![t.as_str()],
+        Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => return Ok(()), // free-form
+    };
+    let ok = types.iter().any(|t| match *t {
+        "null" => got.is_null(),
+        "object" => got.is_object(),
+        "array" => got.is_array(),
+        "string" => got.is_string(),
+        "boolean" => got.is_boolean(),
+        "integer" => got.is_i64() || got.is_u64(),
+        "number" => got.is_number(),
+        _ => true,
+    });
+    if !ok {
+        return Err(format!("{at}: served {got}, documented type {types:?}"));
+    }
+    match got {
+        Value::Object(m) => {
+            let Some(props) = schema["properties"].as_object() else {
+                return Ok(()); // an object documented without properties
+            };
+            for k in m.keys() {
+                if !props.contains_key(k) {
+                    return Err(format!("{at}: served key {k} is not in the schema"));
+                }
+            }
+            for r in schema["required"].as_array().into_iter().flatten() {
+                let r = r.as_str().unwrap_or_default();
+                if !m.contains_key(r) {
+                    return Err(format!("{at}: required {r} is not served"));
+                }
+            }
+            for (k, v) in m {
+                fits(doc, &props[k], v, &format!("{at}/{k}"))?;
+            }
+            Ok(())
+        }
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, v)| fits(doc, &schema["items"], v, &format!("{at}/{i}"))),
+        _ => Ok(()),
+    }
+}
+
 /// The documented example: `example` (name `None`) or `examples[name].value`.
 fn example<'a>(
     doc: &'a Value,
@@ -288,8 +352,8 @@ fn example<'a>(
     status: u16,
     name: Option<&str>,
 ) -> &'a Value {
-    let content = &doc["paths"][path][method]["responses"][status.to_string()]["content"]
-        ["application/json"];
+    let content =
+        &doc["paths"][path][method]["responses"][status.to_string()]["content"]["application/json"];
     let v = match name {
         None => &content["example"],
         Some(n) => &content["examples"][n]["value"],
@@ -313,6 +377,89 @@ struct Case {
     body: Option<Value>,
     /// JSON pointers whose values must equal the example's (the rest may differ).
     exact: &'static [&'static str],
+    /// No documented example to compare: only the response schema is checked.
+    schema_only: bool,
+}
+
+impl Case {
+    fn new(
+        path: &'static str,
+        method: &'static str,
+        status: u16,
+        example: Option<&'static str>,
+        url: &str,
+        key: Option<&str>,
+        body: Option<Value>,
+    ) -> Case {
+        Case {
+            path,
+            method,
+            status,
+            example,
+            url: url.to_string(),
+            key: key.map(String::from),
+            body,
+            exact: &[],
+            schema_only: false,
+        }
+    }
+
+    fn exact(self, exact: &'static [&'static str]) -> Case {
+        Case { exact, ..self }
+    }
+
+    fn schema_only(self) -> Case {
+        Case {
+            schema_only: true,
+            ..self
+        }
+    }
+}
+
+/// Sends the case and compares the answer with the document; returns what differs.
+async fn check(t: &TestApp, doc: &Value, c: &Case) -> (Vec<String>, Value) {
+    let (status, got) = send(t, c).await;
+    (compare(doc, c, status, &got), got)
+}
+
+/// What differs between the documented response of `c` and the served one.
+fn compare(doc: &Value, c: &Case, status: u16, got: &Value) -> Vec<String> {
+    let mut failures = Vec::new();
+    let what = format!(
+        "{} {} (documented {} {} {:?})",
+        c.method.to_uppercase(),
+        c.url,
+        c.path,
+        c.status,
+        c.example
+    );
+    if status != c.status {
+        failures.push(format!("{what}: status {status}: {got}"));
+        return failures;
+    }
+    if !c.schema_only {
+        let want = example(doc, c.path, c.method, c.status, c.example);
+        if let Err(e) = same_shape(want, got, "") {
+            failures.push(format!("{what}: {e}\n  served: {got}"));
+        }
+        for p in c.exact {
+            if want.pointer(p) != got.pointer(p) {
+                failures.push(format!(
+                    "{what}: {p} documented {:?}, served {:?}",
+                    want.pointer(p),
+                    got.pointer(p)
+                ));
+            }
+        }
+    }
+    let schema = &doc["paths"][c.path][c.method]["responses"][c.status.to_string()]["content"]
+        ["application/json"]["schema"];
+    if schema.is_null() {
+        failures.push(format!("{what}: no schema"));
+    } else if let Err(e) = fits(doc, schema, got, "") {
+        failures.push(format!("{what}: schema: {e}\n  served: {got}"));
+    }
+    failures
 }
 
 async fn send(t: &TestApp, c: &Case) -> (u16, Value) {
@@ -339,119 +486,89 @@ async fn documented_examples_match_the_server() {
     let t = TestApp::spawn(Backend::Sqlite).await;
     let doc = fetch_doc(&t).await;
     let ten = t.tenant(100).await;
-    let key = Some(ten.api_key.clone());
     let tr = t.transfer("004", "014", 15050).await;
     let tr2 = t.transfer("004", "014", 9900).await;
     let unknown = "5b1f7a3e-9c1d-4d8e-8f4a-2b6c7d8e9f01";
-    let case = |path, method, status, example, url: &str, key: Option<String>, body| Case {
-        path,
-        method,
-        status,
-        example,
-        url: url.to_string(),
-        key,
-        body,
-        exact: &[],
-    };
+    let key = Some(ten.api_key.as_str());
+    let case = Case::new;
     const V2_ERROR: &[&str] = &["/success", "/error/code", "/error/message"];
     const V1_ERROR: &[&str] = &["/status", "/message", "/data"];
     let cases = vec![
-        Case {
-            exact: &["/success", "/data/status"],
-            ..case("/health", "get", 200, None, "/health", None, None)
-        },
-        Case {
-            exact: &["/success", "/message"],
-            ..case("/v2/banks", "get", 200, None, "/v2/banks", key.clone(), None)
-        },
-        Case {
-            exact: V2_ERROR,
-            ..case(
-                "/v2/banks",
-                "get",
-                401,
-                Some("MISSING_API_KEY"),
-                "/v2/banks",
-                None,
-                None,
-            )
-        },
-        Case {
-            exact: &["/success", "/message"],
-            ..case("/v2/info", "get", 200, None, "/v2/info", key.clone(), None)
-        },
-        Case {
-            exact: V2_ERROR,
-            ..case(
-                "/v2/info",
-                "get",
-                401,
-                Some("INVALID_API_KEY"),
-                "/v2/info",
-                Some("not-a-key".into()),
-                None,
-            )
-        },
-        Case {
-            exact: V2_ERROR,
-            ..case(
-                "/v2/verify/bank",
-                "post",
-                400,
-                Some("VALIDATION_ERROR"),
-                "/v2/verify/bank",
-                key.clone(),
-                Some(json!({})),
-            )
-        },
-        Case {
-            exact: &["/success", "/message", "/data/isDuplicate"],
-            ..case(
-                "/v2/verify/bank",
-                "post",
-                200,
-                None,
-                "/v2/verify/bank",
-                key.clone(),
-                Some(json!({ "payload": tr.payload })),
-            )
-        },
-        Case {
-            exact: V2_ERROR,
-            ..case(
-                "/v2/verify/bank/jobs/{job_id}",
-                "get",
-                404,
-                Some("JOB_NOT_FOUND"),
-                &format!("/v2/verify/bank/jobs/{unknown}"),
-                key.clone(),
-                None,
-            )
-        },
-        Case {
-            exact: V2_ERROR,
-            ..case(
-                "/v2/bank-accounts/{id}",
-                "get",
-                404,
-                Some("BANK_ACCOUNT_NOT_FOUND"),
-                &format!("/v2/bank-accounts/{unknown}"),
-                key.clone(),
-                None,
-            )
-        },
-        Case {
-            exact: V2_ERROR,
-            ..case(
-                "/v2/b2b/branch/quota",
-                "get",
-                401,
-                Some("MISSING_API_KEY"),
-                "/v2/b2b/branch/quota",
-                None,
-                None,
-            )
-        },
+        case("/health", "get", 200, None, "/health", None, None)
+            .exact(&["/success", "/data/status"]),
+        case("/v2/banks", "get", 200, None, "/v2/banks", key, None)
+            .exact(&["/success", "/message"]),
+        case(
+            "/v2/banks",
+            "get",
+            401,
+            Some("MISSING_API_KEY"),
+            "/v2/banks",
+            None,
+            None,
+        )
+        .exact(V2_ERROR),
+        case("/v2/info", "get", 200, None, "/v2/info", key, None).exact(&["/success", "/message"]),
+        case(
+            "/v2/info",
+            "get",
+            401,
+            Some("INVALID_API_KEY"),
+            "/v2/info",
+            Some("not-a-key"),
+            None,
+        )
+        .exact(V2_ERROR),
+        case(
+            "/v2/verify/bank",
+            "post",
+            400,
+            Some("VALIDATION_ERROR"),
+            "/v2/verify/bank",
+            key,
+            Some(json!({})),
+        )
+        .exact(V2_ERROR),
+        case(
+            "/v2/verify/bank",
+            "post",
+            200,
+            None,
+            "/v2/verify/bank",
+            key,
+            Some(json!({ "payload": tr.payload })),
+        )
+        .exact(&["/success", "/message", "/data/isDuplicate"]),
+        case(
+            "/v2/verify/bank/jobs/{job_id}",
+            "get",
+            404,
+            Some("JOB_NOT_FOUND"),
+            &format!("/v2/verify/bank/jobs/{unknown}"),
+            key,
+            None,
+        )
+        .exact(V2_ERROR),
+        case(
+            "/v2/bank-accounts/{id}",
+            "get",
+            404,
+            Some("BANK_ACCOUNT_NOT_FOUND"),
+            &format!("/v2/bank-accounts/{unknown}"),
+            key,
+            None,
+        )
+        .exact(V2_ERROR),
+        case(
+            "/v2/b2b/branch/quota",
+            "get",
+            401,
+            Some("MISSING_API_KEY"),
+            "/v2/b2b/branch/quota",
+            None,
+            None,
+        )
+        .exact(V2_ERROR),
         Case {
             // The admin API is off without an admin token.
             exact: V2_ERROR,
@@ -465,110 +582,253 @@ async fn documented_examples_match_the_server() {
                 None,
             )
         },
-        Case {
-            exact: &["/status"],
-            ..case("/api/v1/me", "get", 200, None, "/api/v1/me", key.clone(), None)
-        },
-        Case {
-            exact: V1_ERROR,
-            ..case(
-                "/api/v1/me",
-                "get",
-                401,
-                Some("unauthorized"),
-                "/api/v1/me",
-                None,
-                None,
-            )
-        },
-        Case {
-            exact: V1_ERROR,
-            ..case(
-                "/api/v1/verify",
-                "get",
-                400,
-                Some("invalid_request"),
-                "/api/v1/verify",
-                key.clone(),
-                None,
-            )
-        },
-        Case {
-            exact: V1_ERROR,
-            ..case(
-                "/api/v1/verify",
-                "get",
-                400,
-                Some("invalid_check_duplicate"),
-                "/api/v1/verify?payload=x&checkDuplicate=maybe",
-                key.clone(),
-                None,
-            )
-        },
-        Case {
-            exact: &["/status"],
-            ..case(
-                "/api/v1/verify",
-                "get",
-                200,
-                None,
-                &format!("/api/v1/verify?payload={}", tr2.payload),
-                key.clone(),
-                None,
-            )
-        },
-        Case {
-            exact: &["/status", "/data/mime"],
-            ..case(
-                "/api/v1/qr/generate",
-                "post",
-                200,
-                None,
-                "/api/v1/qr/generate",
-                key.clone(),
-                Some(json!({ "type": "PROMPTPAY", "msisdn": "0812345678" })),
-            )
-        },
-        Case {
-            exact: V1_ERROR,
-            ..case(
-                "/api/v1/qr/generate",
-                "post",
-                400,
-                Some("invalid_type"),
-                "/api/v1/qr/generate",
-                key.clone(),
-                Some(json!({ "type": "BITCOIN" })),
-            )
-        },
+        case("/api/v1/me", "get", 200, None, "/api/v1/me", key, None).exact(&["/status"]),
+        case(
+            "/api/v1/me",
+            "get",
+            401,
+            Some("unauthorized"),
+            "/api/v1/me",
+            None,
+            None,
+        )
+        .exact(V1_ERROR),
+        case(
+            "/api/v1/verify",
+            "get",
+            400,
+            Some("invalid_request"),
+            "/api/v1/verify",
+            key,
+            None,
+        )
+        .exact(V1_ERROR),
+        case(
+            "/api/v1/verify",
+            "get",
+            400,
+            Some("invalid_check_duplicate"),
+            "/api/v1/verify?payload=x&checkDuplicate=maybe",
+            key,
+            None,
+        )
+        .exact(V1_ERROR),
+        case(
+            "/api/v1/verify",
+            "get",
+            200,
+            None,
+            &format!("/api/v1/verify?payload={}", tr2.payload),
+            key,
+            None,
+        )
+        .exact(&["/status"]),
+        case(
+            "/api/v1/qr/generate",
+            "post",
+            200,
+            None,
+            "/api/v1/qr/generate",
+            key,
+            Some(json!({ "type": "PROMPTPAY", "msisdn": "0812345678" })),
+        )
+        .exact(&["/status", "/data/mime"]),
+        case(
+            "/api/v1/qr/generate",
+            "post",
+            400,
+            Some("invalid_type"),
+            "/api/v1/qr/generate",
+            key,
+            Some(json!({ "type": "BITCOIN" })),
+        )
+        .exact(V1_ERROR),
     ];
     let mut failures = Vec::new();
     for c in &cases {
-        let want = example(&doc, c.path, c.method, c.status, c.example);
-        let (status, got) = send(&t, c).await;
-        let what = format!(
-            "{} {} (example {} {:?})",
-            c.method.to_uppercase(),
-            c.url,
-            c.status,
-            c.example
-        );
-        if status != c.status {
-            failures.push(format!("{what}: status {status}: {got}"));
-            continue;
-        }
-        if let Err(e) = same_shape(want, &got, "") {
-            failures.push(format!("{what}: {e}\n  served: {got}"));
-        }
-        for p in c.exact {
-            if want.pointer(p) != got.pointer(p) {
-                failures.push(format!(
-                    "{what}: {p} documented {:?}, served {:?}",
-                    want.pointer(p),
-                    got.pointer(p)
-                ));
-            }
-        }
+        failures.extend(check(&t, &doc, c).await.0);
+    }
+    // Schema-only: a bank account's life.
+    let k = Some(ten.api_key.as_str());
+    let account = json!({
+        "bankCode": "014",
+        "bankNumber": "1234567890",
+        "nameTh": "บริษัท ร้านตัวอย่าง จำกัด",
+        "nameEn": "Sample Shop Co., Ltd.",
+        "type": "JURISTIC",
+    });
+    let create = Case::new(
+        "/v2/bank-accounts",
+        "post",
+        201,
+        None,
+        "/v2/bank-accounts",
+        k,
+        Some(account),
+    );
+    let (f, created) = check(&t, &doc, &create.schema_only()).await;
+    failures.extend(f);
+    let id = created["data"]["id"].as_str().unwrap_or("none").to_string();
+    let one = format!("/v2/bank-accounts/{id}");
+    for c in [
+        Case::new(
+            "/v2/bank-accounts",
+            "get",
+            200,
+            None,
+            "/v2/bank-accounts",
+            k,
+            None,
+        ),
+        Case::new("/v2/bank-accounts/{id}", "get", 200, None, &one, k, None),
+        Case::new(
+            "/v2/bank-accounts/{id}",
+            "patch",
+            200,
+            None,
+            &one,
+            k,
+            Some(json!({ "extraVerify": null })),
+        ),
+        Case::new("/v2/bank-accounts/{id}", "delete", 200, None, &one, k, None),
+    ] {
+        failures.extend(check(&t, &doc, &c.schema_only()).await.0);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    t.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admin_answers_fit_the_document() {
+    const TOKEN: &str = "openapi-test-admin-token-0123456789abcdef";
+    let t = TestApp::spawn_with(Backend::Sqlite, |s| {
+        s.admin_token = Some(std::sync::Arc::new(TOKEN.into()))
+    })
+    .await;
+    let doc = fetch_doc(&t).await;
+    let k = Some(TOKEN);
+    let mut failures = Vec::new();
+    let service = Case::new(
+        "/admin/services",
+        "post",
+        200,
+        None,
+        "/admin/services",
+        k,
+        Some(json!({ "name": "Shop", "quota": 100 })),
+    );
+    let (f, s) = check(&t, &doc, &service.schema_only()).await;
+    failures.extend(f);
+    let sid = s["data"]["id"].as_str().unwrap_or("none").to_string();
+    let branch = Case::new(
+        "/admin/branches",
+        "post",
+        200,
+        None,
+        "/admin/branches",
+        k,
+        Some(json!({ "serviceId": sid, "name": "Main", "main": true })),
+    );
+    let (f, b) = check(&t, &doc, &branch.schema_only()).await;
+    failures.extend(f);
+    let bid = b["data"]["id"].as_str().unwrap_or("none").to_string();
+    let user = Case::new(
+        "/admin/users",
+        "post",
+        200,
+        None,
+        "/admin/users",
+        k,
+        Some(json!({ "name": "Owner" })),
+    );
+    let (f, u) = check(&t, &doc, &user.schema_only()).await;
+    failures.extend(f);
+    let uid = u["data"]["id"].as_str().unwrap_or("none").to_string();
+    for c in [
+        Case::new(
+            "/admin/services/{id}",
+            "patch",
+            200,
+            None,
+            &format!("/admin/services/{sid}"),
+            k,
+            Some(json!({ "ownerId": uid })),
+        ),
+        Case::new(
+            "/admin/branches/{id}",
+            "patch",
+            200,
+            None,
+            &format!("/admin/branches/{bid}"),
+            k,
+            Some(json!({ "active": true })),
+        ),
+        Case::new(
+            "/admin/branches/{id}/rotate-key",
+            "post",
+            200,
+            None,
+            &format!("/admin/branches/{bid}/rotate-key"),
+            k,
+            Some(json!({})),
+        ),
+        Case::new(
+            "/admin/branches/{id}/audit",
+            "get",
+            200,
+            None,
+            &format!("/admin/branches/{bid}/audit"),
+            k,
+            None,
+        ),
+        Case::new(
+            "/admin/users/{id}",
+            "patch",
+            200,
+            None,
+            &format!("/admin/users/{uid}"),
+            k,
+            Some(json!({ "banned": false })),
+        ),
+        Case::new(
+            "/admin/partners",
+            "post",
+            200,
+            None,
+            "/admin/partners",
+            k,
+            Some(json!({ "name": "POS", "serviceIds": [sid], "permissions": ["quota:read"] })),
+        ),
+        Case::new("/admin/plans", "get", 200, None, "/admin/plans", k, None),
+        Case::new(
+            "/admin/plans/{name}",
+            "put",
+            200,
+            None,
+            "/admin/plans/pro",
+            k,
+            Some(json!({ "rps": 20 })),
+        ),
+        Case::new(
+            "/admin/services",
+            "post",
+            400,
+            Some("VALIDATION_ERROR"),
+            "/admin/services",
+            k,
+            Some(json!({})),
+        ),
+        Case::new(
+            "/admin/plans",
+            "get",
+            401,
+            Some("INVALID_API_KEY"),
+            "/admin/plans",
+            Some("wrong"),
+            None,
+        ),
+    ] {
+        failures.extend(check(&t, &doc, &c.schema_only()).await.0);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     t.stop().await;
@@ -597,6 +857,10 @@ async fn docs_page_and_document_are_served_without_a_key() {
     assert!(!html.contains("<script src"), "external script");
     assert!(!html.contains("<link "), "external stylesheet");
     let doc = fetch_doc(&t).await;
+    // `OPENAPI_DUMP=path` writes the served document (to look at it or feed a generator).
+    if let Ok(path) = std::env::var("OPENAPI_DUMP") {
+        std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).expect("dump");
+    }
     let version = doc["openapi"].as_str().expect("openapi version");
     assert!(version.starts_with("3.1."), "{version}");
     let schemes = doc["components"]["securitySchemes"]
@@ -620,5 +884,118 @@ async fn docs_page_and_document_are_served_without_a_key() {
         Some(5),
         "a partner request carries all five headers"
     );
+    t.stop().await;
+}
+
+/// Signs with Python's hmac/hashlib (`partner_sign.py`), as `partner_api.rs` does.
+fn sign(method: &str, path: &str, ts: &str, nonce: &str, secret: &str, body: &str) -> String {
+    use std::io::Write;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/partner_sign.py");
+    let mut child = std::process::Command::new("python3")
+        .args([script, method, path, ts, nonce, secret])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 is needed for the independent signer");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn partner_answers_fit_the_document() {
+    use domain::Clock;
+    let t = TestApp::spawn(Backend::Sqlite).await;
+    let doc = fetch_doc(&t).await;
+    let ten = t.tenant(100).await;
+    let (p, key) = t
+        .app
+        .services
+        .create_partner(
+            "Reseller",
+            std::slice::from_ref(&ten.service_id),
+            &["quota:read,quota:write".to_string()],
+        )
+        .await
+        .expect("partner");
+    let mut failures = Vec::new();
+    for (method, path, body, status, example) in [
+        ("GET", "/b2b/branch/quota", "", 200, None),
+        (
+            "PUT",
+            "/b2b/branch/quota",
+            r#"{"limitQuota":50}"#,
+            200,
+            None,
+        ),
+        (
+            "POST",
+            "/b2b/branch/quota/adjust",
+            r#"{"amount":5}"#,
+            200,
+            None,
+        ),
+        ("POST", "/b2b/branch/quota/reset", "", 200, None),
+        (
+            "PUT",
+            "/b2b/branch/quota",
+            "{}",
+            400,
+            Some("VALIDATION_ERROR"),
+        ),
+    ] {
+        let ts = t.clock.now().unix_timestamp().to_string();
+        let nonce = uuid::Uuid::new_v4().to_string();
+        let sig = sign(method, path, &ts, &nonce, &p.secret, body);
+        let m = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let resp = t
+            .http
+            .request(m, format!("{}/v2{path}", t.base))
+            .header("X-API-Key", &key)
+            .header("X-Branch-Key", &ten.branch_id)
+            .header("X-Timestamp", &ts)
+            .header("X-Nonce", &nonce)
+            .header("X-Signature", sig)
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .expect("request");
+        let got_status = resp.status().as_u16();
+        let got: Value = resp.json().await.expect("JSON");
+        let doc_path: &'static str = match path {
+            "/b2b/branch/quota" => "/v2/b2b/branch/quota",
+            "/b2b/branch/quota/adjust" => "/v2/b2b/branch/quota/adjust",
+            _ => "/v2/b2b/branch/quota/reset",
+        };
+        let c = Case::new(
+            doc_path,
+            if method == "GET" {
+                "get"
+            } else if method == "PUT" {
+                "put"
+            } else {
+                "post"
+            },
+            status,
+            example,
+            path,
+            None,
+            None,
+        );
+        let c = if example.is_some() {
+            c.exact(&["/success", "/error/code"])
+        } else {
+            c.schema_only()
+        };
+        failures.extend(compare(&doc, &c, got_status, &got));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
     t.stop().await;
 }

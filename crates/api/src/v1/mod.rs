@@ -8,8 +8,9 @@ mod error;
 mod qr;
 mod wallet;
 
-pub(crate) use error::v1_error;
+pub(crate) use error::{v1_error, NO_QR_IN_IMAGE};
 pub(crate) use qr::__path_generate as __path_qr_generate;
+pub(crate) use wallet::__path_verify_truewallet as __path_v1_verify_truewallet;
 
 use crate::body::json_object;
 use crate::openapi::{V1ErrorBody, V1MeResponse, V1VerifyForm, V1VerifyRequest, V1VerifyResponse};
@@ -101,7 +102,7 @@ fn flag_text(value: Option<&str>) -> Result<bool, V1Error> {
         (status = 200, description = "The verified slip", body = V1VerifyResponse),
         (status = 400, description = "invalid_request, invalid_check_duplicate, invalid_payload, duplicate_slip", body = V1ErrorBody),
         (status = 403, description = "quota_exceeded", body = V1ErrorBody),
-        (status = 404, description = "slip_not_found, slip_pending", body = V1ErrorBody),
+        (status = 404, description = "slip_not_found, slip_pending, slip_expired", body = V1ErrorBody),
         (status = 500, description = "api_server_error", body = V1ErrorBody)))]
 /// `GET /api/v1/verify?payload=...&checkDuplicate=true|false`.
 async fn verify_get(
@@ -142,7 +143,7 @@ async fn verify_get(
         (status = 200, description = "The verified slip", body = V1VerifyResponse),
         (status = 400, description = "invalid_request, invalid_check_duplicate, invalid_payload, duplicate_slip, invalid_url, invalid_image, image_size_too_large", body = V1ErrorBody),
         (status = 403, description = "quota_exceeded", body = V1ErrorBody),
-        (status = 404, description = "slip_not_found, slip_pending, qrcode_not_found", body = V1ErrorBody),
+        (status = 404, description = "slip_not_found, slip_pending, slip_expired, qrcode_not_found", body = V1ErrorBody),
         (status = 500, description = "api_server_error", body = V1ErrorBody)))]
 /// `POST /api/v1/verify`: JSON `{payload | url | data | image, checkDuplicate?}`, or a
 /// multipart form with the file in `file`.

@@ -4,6 +4,7 @@
 use super::error::V1Error;
 use super::{earlier, json_input, multipart_input, ok};
 use crate::body::json_object;
+use crate::openapi::{V1ErrorBody, V1VerifyForm, V1VerifyRequest, V1WalletResponse};
 use crate::v2::caller;
 use axum::extract::{ConnectInfo, State};
 use axum::Json;
@@ -14,6 +15,18 @@ use services::wallet::TRUEMONEY;
 use services::Services;
 use std::net::SocketAddr;
 
+#[utoipa::path(post, path = "/api/v1/verify/truewallet", tag = "v1",
+    summary = "Verify a TrueMoney Wallet slip by payload, image URL, Base64 or file upload",
+    security(("bearerAuth" = [])),
+    request_body(content(
+        (V1VerifyRequest = "application/json"),
+        (V1VerifyForm = "multipart/form-data"))),
+    responses(
+        (status = 200, description = "The verified slip", body = V1WalletResponse),
+        (status = 400, description = "invalid_request, invalid_check_duplicate, invalid_payload, duplicate_slip, invalid_url, invalid_image, image_size_too_large", body = V1ErrorBody),
+        (status = 403, description = "quota_exceeded", body = V1ErrorBody),
+        (status = 404, description = "slip_not_found, qrcode_not_found", body = V1ErrorBody),
+        (status = 500, description = "api_server_error", body = V1ErrorBody)))]
 pub(super) async fn verify_truewallet(
     State(svc): State<Services>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
