@@ -6,9 +6,9 @@ use domain::model::ServiceState;
 use domain::{Satang, SystemClock};
 use gateway::NewSandboxTransfer;
 use serde_json::json;
-use std::io::Write;
 use server::{App, DEFAULT_DATABASE_URL, DEFAULT_LISTEN};
 use services::admin::{BranchUpdate, NewBranch, ServiceUpdate};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -371,8 +371,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
         // Payment QRs may be longer than a slip's 128 characters (EMVCo allows 512).
         let parsed = match slip_qr::classify(payload) {
             Err(slip_qr::QrError::TooLong { .. }) if payload.trim().starts_with("000201") => {
-                slip_qr::parse_payment_qr(payload)
-                    .map(slip_qr::ParsedQr::PaymentQr)
+                slip_qr::parse_payment_qr(payload).map(slip_qr::ParsedQr::PaymentQr)
             }
             other => other,
         };

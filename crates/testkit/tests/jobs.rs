@@ -492,8 +492,7 @@ both!(jobs_are_private_and_expire, |b: Backend| async move {
         let (s, v) = t.get(&path, Some(key)).await;
         assert_eq!((s, code(&v)), (404, "JOB_NOT_FOUND"), "{path}");
     }
-    t.clock
-        .advance(time::Duration::seconds(7 * 24 * 3600 + 1));
+    t.clock.advance(time::Duration::seconds(7 * 24 * 3600 + 1));
     let (s, v) = t
         .get(&format!("/v2/verify/bank/jobs/{id}"), Some(&ten.api_key))
         .await;

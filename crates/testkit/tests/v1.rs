@@ -706,7 +706,11 @@ both!(qr_generate, |b: Backend| async move {
     let branch = t
         .app
         .services
-        .authenticate(Some(&format!("Bearer {key}")), "127.0.0.1".parse().unwrap(), None)
+        .authenticate(
+            Some(&format!("Bearer {key}")),
+            "127.0.0.1".parse().unwrap(),
+            None,
+        )
         .await
         .unwrap()
         .branch;

@@ -105,7 +105,11 @@ both!(v1_verifies_wallet_slips, |b: Backend| async move {
         .await
         .unwrap();
     let (s, v) = t
-        .post("/api/v1/verify/truewallet", key, json!({"payload": w.payload, "checkDuplicate": true}))
+        .post(
+            "/api/v1/verify/truewallet",
+            key,
+            json!({"payload": w.payload, "checkDuplicate": true}),
+        )
         .await;
     assert_eq!(s, 200, "{v}");
     assert_eq!(v["status"], 200);
@@ -113,14 +117,30 @@ both!(v1_verifies_wallet_slips, |b: Backend| async move {
     assert_eq!(v["data"]["amount"], 10.0);
     // Again: v1 answers a duplicate as an error with the earlier verification, uncharged.
     let (s, v) = t
-        .post("/api/v1/verify/truewallet", key, json!({"payload": w.payload, "checkDuplicate": true}))
+        .post(
+            "/api/v1/verify/truewallet",
+            key,
+            json!({"payload": w.payload, "checkDuplicate": true}),
+        )
         .await;
-    assert_eq!((s, v["message"].as_str()), (400, Some("duplicate_slip")), "{v}");
+    assert_eq!(
+        (s, v["message"].as_str()),
+        (400, Some("duplicate_slip")),
+        "{v}"
+    );
     assert_eq!(v["data"]["transRef"], w.transaction_id.as_str());
     let (s, v) = t
-        .post("/api/v1/verify/truewallet", key, json!({"payload": "garbage"}))
+        .post(
+            "/api/v1/verify/truewallet",
+            key,
+            json!({"payload": "garbage"}),
+        )
         .await;
-    assert_eq!((s, v["message"].as_str()), (400, Some("invalid_payload")), "{v}");
+    assert_eq!(
+        (s, v["message"].as_str()),
+        (400, Some("invalid_payload")),
+        "{v}"
+    );
     let (_, v) = t.get("/v2/info", Some(key)).await;
     assert_eq!(v["data"]["application"]["quota"]["used"], 1);
     t.stop().await;
