@@ -620,3 +620,37 @@ both!(
         t.stop().await;
     }
 );
+
+// Graceful shutdown: a node stopped while it delivers a callback finishes the delivery and
+// writes the job back before it exits (nothing left leased to a dead node).
+both!(
+    shutdown_finishes_the_jobs_in_hand,
+    |b: Backend| async move {
+        let rx = Receiver::spawn().await;
+        let eg = rx.egress();
+        // The first node only serves HTTP; the second runs the worker and is stopped mid-delivery.
+        let t = TestApp::spawn_with_app(b, move |a| {
+            a.services.egress = Some(eg);
+            a.worker.concurrency = 0;
+        })
+        .await;
+        let eg = rx.egress();
+        let worker = t.another_node_with(move |s| s.egress = Some(eg)).await;
+        let ten = t.tenant(100).await;
+        rx.delay(Duration::from_millis(1500));
+        let tr = t.transfer("004", "014", 100).await;
+        let id = submit(
+            &t,
+            &ten.api_key,
+            json!({"payload": tr.payload, "callbackUrl": rx.url("h")}),
+        )
+        .await;
+        poll_until(&t, &ten.api_key, &id, |j| j["status"] == "processing").await;
+        worker.stop().await;
+        let j = poll(&t, &ten.api_key, &id).await;
+        assert_eq!(j["status"], "done", "{j}");
+        assert_eq!(j["webhook"]["state"], "delivered", "{j}");
+        assert_eq!(rx.received().len(), 1);
+        t.stop().await;
+    }
+);
