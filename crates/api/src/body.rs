@@ -166,3 +166,11 @@ pub(crate) fn image_size_hint(headers: &axum::http::HeaderMap) -> usize {
         .unwrap_or(0)
         .min(services::input::MAX_IMAGE_BYTES)
 }
+
+/// `Content-Type: multipart/form-data` (any case, any boundary).
+pub(crate) fn is_multipart(headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().starts_with("multipart/form-data"))
+}

@@ -7,7 +7,7 @@ use crate::openapi::{
     AsyncRequest, BatchAcceptedResponse, BatchRequest, ErrorBody, JobAcceptedResponse, JobResponse,
     VerifyForm,
 };
-use crate::v2::{caller, json_request, multipart_request, ok, Submitted};
+use crate::v2::{caller, json_request, ok, Submitted};
 use crate::views;
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -61,16 +61,7 @@ async fn submit_one(
     let c = caller(&svc, req.headers(), peer).await?;
     // Held through submission: images are read when the job is submitted.
     let _slot = crate::body::upload_slot(&svc, req.headers()).await;
-    let multipart = req
-        .headers()
-        .get(axum::http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.to_ascii_lowercase().starts_with("multipart/form-data"));
-    let mut sub = if multipart {
-        multipart_request(req).await?
-    } else {
-        json_request(&json_object(req.into_body()).await?)?
-    };
+    let mut sub = crate::v2::submitted(req).await?;
     let callback = sub.callback_url.take();
     let done = svc
         .submit_jobs(&c, vec![slip(sub)], callback, false)

@@ -207,6 +207,15 @@ pub(crate) fn json_request(map: &Map<String, Value>) -> Result<Submitted, domain
     })
 }
 
+/// The slip of a request: a multipart form or a JSON body.
+pub(crate) async fn submitted(req: axum::extract::Request) -> Result<Submitted, domain::Error> {
+    if crate::body::is_multipart(req.headers()) {
+        multipart_request(req).await
+    } else {
+        json_request(&json_object(req.into_body()).await?)
+    }
+}
+
 /// A multipart form: the file in `image`, the other fields as text (`"true"`, `"150.5"`).
 /// The file is capped while it streams in: no more than 4 MB is ever held.
 pub(crate) async fn multipart_request(
@@ -336,16 +345,7 @@ async fn verify_bank(
 ) -> Result<Json<Value>, ApiError> {
     let c = caller(&svc, req.headers(), peer).await?;
     let slot = crate::body::upload_slot(&svc, req.headers()).await;
-    let multipart = req
-        .headers()
-        .get(axum::http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.to_ascii_lowercase().starts_with("multipart/form-data"));
-    let sub = if multipart {
-        multipart_request(req).await?
-    } else {
-        json_request(&json_object(req.into_body()).await?)?
-    };
+    let sub = crate::v2::submitted(req).await?;
     let payload = svc.slip_payload(sub.input).await?;
     drop(slot);
     let verify = VerifyRequest {

@@ -1,9 +1,8 @@
 //! `POST /v2/verify/truewallet`: a TrueMoney Wallet slip by payload, image, Base64 or URL.
 
-use crate::body::json_object;
 use crate::error::ApiError;
 use crate::openapi::{ErrorBody, VerifyBody, VerifyForm, WalletResponse};
-use crate::v2::{caller, json_request, multipart_request, ok};
+use crate::v2::{caller, ok};
 use axum::extract::{ConnectInfo, State};
 use axum::routing::post;
 use axum::{Json, Router};
@@ -39,16 +38,7 @@ async fn verify_truewallet(
 ) -> Result<Json<Value>, ApiError> {
     let c = caller(&svc, req.headers(), peer).await?;
     let slot = crate::body::upload_slot(&svc, req.headers()).await;
-    let multipart = req
-        .headers()
-        .get(axum::http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.to_ascii_lowercase().starts_with("multipart/form-data"));
-    let sub = if multipart {
-        multipart_request(req).await?
-    } else {
-        json_request(&json_object(req.into_body()).await?)?
-    };
+    let sub = crate::v2::submitted(req).await?;
     let payload = svc.slip_payload_of(sub.input, SlipKind::TrueMoney).await?;
     drop(slot);
     let verify = VerifyRequest {

@@ -155,17 +155,17 @@ async fn verify_post(
     let c = caller(&svc, req.headers(), peer).await?;
     // Held until the image is read, as in v2: a burst of uploads waits for slots.
     let slot = crate::body::upload_slot(&svc, req.headers()).await;
-    let multipart = req
-        .headers()
-        .get(axum::http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.to_ascii_lowercase().starts_with("multipart/form-data"));
-    let request = if multipart {
-        multipart_input(req).await?
-    } else {
-        json_input(&json_object(req.into_body()).await?)?
-    };
+    let request = request_input(req).await?;
     verify(&svc, &c, request, slot).await
+}
+
+/// The slip of a POST: a multipart form or a JSON body.
+async fn request_input(req: axum::extract::Request) -> Result<Request, V1Error> {
+    if crate::body::is_multipart(req.headers()) {
+        multipart_input(req).await
+    } else {
+        json_input(&json_object(req.into_body()).await?)
+    }
 }
 
 /// The names a slip may arrive under; `data` and `image` both carry Base64 (older clients

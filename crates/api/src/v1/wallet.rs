@@ -2,8 +2,7 @@
 //! `payload | url | data | image`, or multipart `file`) and envelope.
 
 use super::error::V1Error;
-use super::{earlier, json_input, multipart_input, ok};
-use crate::body::json_object;
+use super::{earlier, ok};
 use crate::openapi::{V1ErrorBody, V1VerifyForm, V1VerifyRequest, V1WalletResponse};
 use crate::v2::caller;
 use axum::extract::{ConnectInfo, State};
@@ -34,16 +33,7 @@ pub(super) async fn verify_truewallet(
 ) -> Result<Json<Value>, V1Error> {
     let c = caller(&svc, req.headers(), peer).await?;
     let slot = crate::body::upload_slot(&svc, req.headers()).await;
-    let multipart = req
-        .headers()
-        .get(axum::http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.to_ascii_lowercase().starts_with("multipart/form-data"));
-    let request = if multipart {
-        multipart_input(req).await?
-    } else {
-        json_input(&json_object(req.into_body()).await?)?
-    };
+    let request = super::request_input(req).await?;
     let is_payload = matches!(request.input, SlipInput::Payload(_));
     let is_url = matches!(request.input, SlipInput::Url(_));
     let payload = svc
