@@ -174,3 +174,29 @@ pub(crate) fn is_multipart(headers: &axum::http::HeaderMap) -> bool {
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.to_ascii_lowercase().starts_with("multipart/form-data"))
 }
+
+/// How long a client may take to send the body of a slip request. Upload slots are held while
+/// bodies arrive, so a client that trickles its bytes must not keep one for ever.
+pub(crate) const BODY_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// `body: ...` when the body is not in within `BODY_DEADLINE`.
+pub(crate) fn body_too_slow() -> Error {
+    Error::Validation(format!(
+        "body: was not received within {} seconds",
+        BODY_DEADLINE.as_secs()
+    ))
+}
+
+/// An image URL is fetched and decoded like an upload: it needs a slot too, even though its
+/// request body is small. Keeps the slot a large body already holds (never two per request).
+pub(crate) async fn slot_for_url(
+    svc: &services::Services,
+    slot: Option<tokio::sync::OwnedSemaphorePermit>,
+    is_url: bool,
+) -> Option<tokio::sync::OwnedSemaphorePermit> {
+    match slot {
+        Some(s) => Some(s),
+        None if is_url => svc.uploads.clone().acquire_owned().await.ok(),
+        None => None,
+    }
+}

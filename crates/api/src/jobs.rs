@@ -15,6 +15,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use domain::Error;
 use serde_json::{json, Value};
+use services::input::SlipInput;
 use services::jobs::{SubmitSlip, MAX_BATCH};
 use services::Services;
 use std::net::SocketAddr;
@@ -60,8 +61,9 @@ async fn submit_one(
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let c = caller(&svc, req.headers(), peer).await?;
     // Held through submission: images are read when the job is submitted.
-    let _slot = crate::body::upload_slot(&svc, req.headers()).await;
+    let slot = crate::body::upload_slot(&svc, req.headers()).await;
     let mut sub = crate::v2::submitted(req).await?;
+    let _slot = crate::body::slot_for_url(&svc, slot, matches!(sub.input, SlipInput::Url(_))).await;
     let callback = sub.callback_url.take();
     let done = svc
         .submit_jobs(&c, vec![slip(sub)], callback, false)
@@ -90,10 +92,12 @@ async fn submit_batch(
     req: axum::extract::Request,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let c = caller(&svc, req.headers(), peer).await?;
-    let _slot = crate::body::upload_slot(&svc, req.headers()).await;
+    let slot = crate::body::upload_slot(&svc, req.headers()).await;
     // The whole batch is one JSON body of at most `MAX_BODY_BYTES` (slips with large Base64
     // images belong in single async submissions or behind URLs).
-    let map = json_object(req.into_body()).await?;
+    let map = tokio::time::timeout(crate::body::BODY_DEADLINE, json_object(req.into_body()))
+        .await
+        .map_err(|_| crate::body::body_too_slow())??;
     let callback = match map.get("callbackUrl") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) if (1..=2048).contains(&s.trim().len()) => {
@@ -120,6 +124,12 @@ async fn submit_batch(
         let Value::Object(obj) = item else {
             return Err(Error::Validation(format!("slips[{i}]: must be an object")).into());
         };
+        if obj.contains_key("callbackUrl") {
+            return Err(Error::Validation(format!(
+                "slips[{i}].callbackUrl: set callbackUrl once, for the whole batch"
+            ))
+            .into());
+        }
         let sub = json_request(obj).map_err(|e| match e {
             Error::Validation(m) => Error::Validation(format!("slips[{i}]: {m}")),
             other => Error::Validation(format!(
@@ -130,6 +140,9 @@ async fn submit_batch(
         })?;
         slips.push(slip(sub));
     }
+    // URLs are fetched one after another at submission: one slot for the batch.
+    let any_url = slips.iter().any(|s| matches!(s.input, SlipInput::Url(_)));
+    let _slot = crate::body::slot_for_url(&svc, slot, any_url).await;
     let done = svc.submit_jobs(&c, slips, callback, true).await?;
     Ok((
         StatusCode::ACCEPTED,

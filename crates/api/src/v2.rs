@@ -209,11 +209,16 @@ pub(crate) fn json_request(map: &Map<String, Value>) -> Result<Submitted, domain
 
 /// The slip of a request: a multipart form or a JSON body.
 pub(crate) async fn submitted(req: axum::extract::Request) -> Result<Submitted, domain::Error> {
-    if crate::body::is_multipart(req.headers()) {
-        multipart_request(req).await
-    } else {
-        json_request(&json_object(req.into_body()).await?)
-    }
+    let read = async {
+        if crate::body::is_multipart(req.headers()) {
+            multipart_request(req).await
+        } else {
+            json_request(&json_object(req.into_body()).await?)
+        }
+    };
+    tokio::time::timeout(crate::body::BODY_DEADLINE, read)
+        .await
+        .map_err(|_| crate::body::body_too_slow())?
 }
 
 /// A multipart form: the file in `image`, the other fields as text (`"true"`, `"150.5"`).
@@ -346,6 +351,7 @@ async fn verify_bank(
     let c = caller(&svc, req.headers(), peer).await?;
     let slot = crate::body::upload_slot(&svc, req.headers()).await;
     let sub = crate::v2::submitted(req).await?;
+    let slot = crate::body::slot_for_url(&svc, slot, matches!(sub.input, SlipInput::Url(_))).await;
     let payload = svc.slip_payload(sub.input).await?;
     drop(slot);
     let verify = VerifyRequest {

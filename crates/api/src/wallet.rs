@@ -39,6 +39,12 @@ async fn verify_truewallet(
     let c = caller(&svc, req.headers(), peer).await?;
     let slot = crate::body::upload_slot(&svc, req.headers()).await;
     let sub = crate::v2::submitted(req).await?;
+    let slot = crate::body::slot_for_url(
+        &svc,
+        slot,
+        matches!(sub.input, services::input::SlipInput::Url(_)),
+    )
+    .await;
     let payload = svc.slip_payload_of(sub.input, SlipKind::TrueMoney).await?;
     drop(slot);
     let verify = VerifyRequest {

@@ -14,7 +14,7 @@
 use std::io::Cursor;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use image::{GrayImage, ImageFormat, ImageReader};
+use image::{DynamicImage, GrayImage, ImageFormat, ImageReader};
 
 mod strategies;
 
@@ -98,34 +98,217 @@ pub fn sniff(bytes: &[u8]) -> Option<ImageKind> {
 }
 
 /// Decode `bytes` to an 8-bit grayscale image, enforcing `limits`.
+///
+/// Straight to luma where the format allows it: a YCbCr/greyscale JPEG yields its Y channel
+/// (no chroma IDCT, upsampling or colour conversion), a plain lossy WebP its Y plane, PNG
+/// rows convert to luma as they are unfiltered (no full-size RGB buffer), GIF and anything
+/// unusual decode through `image` and convert to luma in one integer pass. In every path
+/// the dimensions come from the header and are checked before any pixel buffer is allocated.
 pub fn decode_gray(bytes: &[u8], limits: &Limits) -> Result<GrayImage, ReadError> {
     if bytes.len() > limits.max_bytes {
         return Err(ReadError::TooLarge);
     }
     let kind = sniff(bytes).ok_or(ReadError::NotAnImage)?;
-    let reader = || {
-        let mut r = ImageReader::with_format(Cursor::new(bytes), kind.format());
-        let mut l = image::Limits::default();
-        // Belt and braces: the decoder itself refuses oversized buffers too.
-        let side = u32::try_from(limits.max_pixels).unwrap_or(u32::MAX);
-        l.max_image_width = Some(side);
-        l.max_image_height = Some(side);
-        l.max_alloc = Some(limits.max_pixels.saturating_mul(8).max(1 << 20));
-        r.limits(l);
-        r
-    };
-    // Dimensions from the header only: nothing is allocated for pixels yet.
-    let (w, h) = reader().into_dimensions().map_err(map_image_err)?;
+    catch_unwind(AssertUnwindSafe(|| match kind {
+        ImageKind::Jpeg => decode_jpeg_luma(bytes, limits),
+        ImageKind::WebP => decode_webp_luma(bytes, limits),
+        ImageKind::Png => decode_png_luma(bytes, limits),
+        ImageKind::Gif => decode_via_image(bytes, ImageKind::Gif, limits),
+    }))
+    .map_err(|_| ReadError::NotAnImage)?
+}
+
+/// Refuse empty images and more pixels than the limit (called on header dimensions only).
+fn check_dims(w: u64, h: u64, limits: &Limits) -> Result<(), ReadError> {
     if w == 0 || h == 0 {
         return Err(ReadError::NotAnImage);
     }
-    if u64::from(w) * u64::from(h) > limits.max_pixels {
+    if w.saturating_mul(h) > limits.max_pixels {
         return Err(ReadError::TooManyPixels);
     }
-    let decoded = catch_unwind(AssertUnwindSafe(|| reader().decode()))
-        .map_err(|_| ReadError::NotAnImage)?
+    Ok(())
+}
+
+/// JPEG → its Y channel via `zune-jpeg` (the decoder `image` uses too, same lenient settings).
+/// CMYK/YCCK/RGB-coded JPEGs have no Y channel to take: they go through `image`.
+fn decode_jpeg_luma(bytes: &[u8], limits: &Limits) -> Result<GrayImage, ReadError> {
+    use zune_core::colorspace::ColorSpace;
+    let side = usize::try_from(limits.max_pixels).unwrap_or(usize::MAX);
+    let options = zune_core::options::DecoderOptions::default()
+        .set_strict_mode(false)
+        .set_max_width(side)
+        .set_max_height(side)
+        .jpeg_set_out_colorspace(ColorSpace::Luma);
+    let mut dec = zune_jpeg::JpegDecoder::new_with_options(
+        zune_core::bytestream::ZCursor::new(bytes),
+        options,
+    );
+    // Headers only: nothing is allocated for pixels yet.
+    dec.decode_headers().map_err(|_| ReadError::NotAnImage)?;
+    let (w, h) = dec.dimensions().ok_or(ReadError::NotAnImage)?;
+    check_dims(w as u64, h as u64, limits)?;
+    if !matches!(
+        dec.input_colorspace(),
+        Some(ColorSpace::YCbCr | ColorSpace::Luma)
+    ) {
+        return decode_via_image(bytes, ImageKind::Jpeg, limits);
+    }
+    let size = dec.output_buffer_size().ok_or(ReadError::NotAnImage)?;
+    if size != w * h {
+        return decode_via_image(bytes, ImageKind::Jpeg, limits);
+    }
+    let mut out = vec![0u8; size];
+    dec.decode_into(&mut out)
+        .map_err(|_| ReadError::NotAnImage)?;
+    GrayImage::from_raw(w as u32, h as u32, out).ok_or(ReadError::NotAnImage)
+}
+
+/// A simple lossy WebP (`RIFF…WEBPVP8 `, no alpha/animation/extended header) → its Y plane,
+/// skipping the chroma upsampling and YUV→RGB→luma round trip; anything else goes through
+/// `image`.
+fn decode_webp_luma(bytes: &[u8], limits: &Limits) -> Result<GrayImage, ReadError> {
+    if bytes.len() < 20 || &bytes[12..16] != b"VP8 " {
+        return decode_via_image(bytes, ImageKind::WebP, limits);
+    }
+    // Header dimensions first (the same checks `image` makes), nothing allocated for pixels.
+    let (w, h) = image_reader(bytes, ImageKind::WebP, limits)
+        .into_dimensions()
         .map_err(map_image_err)?;
-    Ok(decoded.into_luma8())
+    check_dims(u64::from(w), u64::from(h), limits)?;
+    let len = u32::from_le_bytes([bytes[16], bytes[17], bytes[18], bytes[19]]) as usize;
+    let chunk = bytes
+        .get(20..20usize.saturating_add(len))
+        .ok_or(ReadError::NotAnImage)?;
+    let frame = image_webp::vp8::Vp8Decoder::decode_frame(Cursor::new(chunk))
+        .map_err(|_| ReadError::NotAnImage)?;
+    let (fw, fh) = (usize::from(frame.width), usize::from(frame.height));
+    if (fw, fh) != (w as usize, h as usize) {
+        return Err(ReadError::NotAnImage);
+    }
+    let stride = fw.div_ceil(16) * 16;
+    if frame.ybuf.len() < stride * (fh.max(1) - 1) + fw {
+        return Err(ReadError::NotAnImage);
+    }
+    // VP8 luma is limited range (16..=235), as libwebp's YUV→RGB assumes: stretch to 0..=255.
+    let lut: [u8; 256] =
+        std::array::from_fn(|y| ((y.saturating_sub(16) * 255 + 109) / 219).min(255) as u8);
+    let mut out = Vec::with_capacity(fw * fh);
+    for row in frame.ybuf.chunks(stride).take(fh) {
+        out.extend(row[..fw].iter().map(|&y| lut[usize::from(y)]));
+    }
+    GrayImage::from_raw(w, h, out).ok_or(ReadError::NotAnImage)
+}
+
+/// A non-interlaced PNG → luma row by row (8-bit after expanding palettes and low bit depths
+/// and stripping 16-bit to 8); interlaced ones go through `image`.
+fn decode_png_luma(bytes: &[u8], limits: &Limits) -> Result<GrayImage, ReadError> {
+    let png_err = |e: png::DecodingError| match e {
+        png::DecodingError::LimitsExceeded => ReadError::TooManyPixels,
+        _ => ReadError::NotAnImage,
+    };
+    let max_bytes = limits.max_pixels.saturating_mul(8).max(1 << 20);
+    let mut dec = png::Decoder::new_with_limits(
+        Cursor::new(bytes),
+        png::Limits {
+            bytes: usize::try_from(max_bytes).unwrap_or(usize::MAX),
+        },
+    );
+    // Header only: nothing is allocated for pixels yet.
+    let info = dec.read_header_info().map_err(png_err)?;
+    let (w, h, interlaced) = (info.width, info.height, info.interlaced);
+    check_dims(u64::from(w), u64::from(h), limits)?;
+    if interlaced {
+        return decode_via_image(bytes, ImageKind::Png, limits);
+    }
+    dec.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
+    let mut reader = dec.read_info().map_err(png_err)?;
+    let bpp = match reader.output_color_type() {
+        (png::ColorType::Grayscale, png::BitDepth::Eight) => 1,
+        (png::ColorType::GrayscaleAlpha, png::BitDepth::Eight) => 2,
+        (png::ColorType::Rgb, png::BitDepth::Eight) => 3,
+        (png::ColorType::Rgba, png::BitDepth::Eight) => 4,
+        _ => return decode_via_image(bytes, ImageKind::Png, limits),
+    };
+    let (wu, hu) = (w as usize, h as usize);
+    let mut out = Vec::with_capacity(wu * hu);
+    while let Some(row) = reader.next_row().map_err(png_err)? {
+        let d = row.data();
+        if d.len() < wu * bpp || out.len() + wu > wu * hu {
+            return Err(ReadError::NotAnImage);
+        }
+        let d = &d[..wu * bpp];
+        // Alpha is dropped, as `into_luma8` does.
+        match bpp {
+            1 => out.extend_from_slice(d),
+            2 => out.extend(d.chunks_exact(2).map(|p| p[0])),
+            3 => out.extend(d.chunks_exact(3).map(|p| luma709(p[0], p[1], p[2]))),
+            _ => out.extend(d.chunks_exact(4).map(|p| luma709(p[0], p[1], p[2]))),
+        }
+    }
+    if out.len() != wu * hu {
+        return Err(ReadError::NotAnImage);
+    }
+    GrayImage::from_raw(w, h, out).ok_or(ReadError::NotAnImage)
+}
+
+fn image_reader<'a>(
+    bytes: &'a [u8],
+    kind: ImageKind,
+    limits: &Limits,
+) -> ImageReader<Cursor<&'a [u8]>> {
+    let mut r = ImageReader::with_format(Cursor::new(bytes), kind.format());
+    let mut l = image::Limits::default();
+    // Belt and braces: the decoder itself refuses oversized buffers too.
+    let side = u32::try_from(limits.max_pixels).unwrap_or(u32::MAX);
+    l.max_image_width = Some(side);
+    l.max_image_height = Some(side);
+    l.max_alloc = Some(limits.max_pixels.saturating_mul(8).max(1 << 20));
+    r.limits(l);
+    r
+}
+
+/// Any format through `image`, then one integer pass to luma (same Rec. 709 weights as
+/// `image`'s `into_luma8`, which is several times slower than the PNG decode itself).
+fn decode_via_image(
+    bytes: &[u8],
+    kind: ImageKind,
+    limits: &Limits,
+) -> Result<GrayImage, ReadError> {
+    // Dimensions from the header only: nothing is allocated for pixels yet.
+    let (w, h) = image_reader(bytes, kind, limits)
+        .into_dimensions()
+        .map_err(map_image_err)?;
+    check_dims(u64::from(w), u64::from(h), limits)?;
+    let decoded = image_reader(bytes, kind, limits)
+        .decode()
+        .map_err(map_image_err)?;
+    Ok(to_luma(decoded))
+}
+
+/// Rec. 709 luma with `image`'s weights (2126, 7152, 722 / 10000) in 15-bit fixed point
+/// (weights summing to 32768, so white stays 255); within 1 of `into_luma8`.
+#[inline]
+fn luma709(r: u8, g: u8, b: u8) -> u8 {
+    ((6966 * u32::from(r) + 23436 * u32::from(g) + 2366 * u32::from(b)) >> 15) as u8
+}
+
+fn to_luma(img: DynamicImage) -> GrayImage {
+    let (w, h) = (img.width(), img.height());
+    let out: Vec<u8> = match &img {
+        DynamicImage::ImageRgb8(rgb) => rgb
+            .as_raw()
+            .chunks_exact(3)
+            .map(|p| luma709(p[0], p[1], p[2]))
+            .collect(),
+        // Alpha is dropped, as `into_luma8` does.
+        DynamicImage::ImageRgba8(rgba) => rgba
+            .as_raw()
+            .chunks_exact(4)
+            .map(|p| luma709(p[0], p[1], p[2]))
+            .collect(),
+        _ => return img.into_luma8(),
+    };
+    GrayImage::from_raw(w, h, out).expect("buffer size matches")
 }
 
 fn map_image_err(e: image::ImageError) -> ReadError {
@@ -158,5 +341,72 @@ pub fn read_qr_explained(
         Err(ReadError::NoQr)
     } else {
         Ok((found, name))
+    }
+}
+
+/// Where the time goes on the cheap first pass, per family (not part of the default run):
+/// `cargo test --release -p reader --lib first_pass_timing -- --ignored --nocapture`
+#[cfg(test)]
+mod timing {
+    use std::time::Instant;
+
+    #[test]
+    #[ignore]
+    fn first_pass_timing() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/slips");
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut files: Vec<_> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x != "json"))
+            .collect();
+        files.sort();
+        let limits = super::Limits::default();
+        let mut seen = std::collections::BTreeMap::<String, usize>::new();
+        for p in files {
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            let fam = name.rsplit('-').next().unwrap().split('.').next().unwrap();
+            let n = seen.entry(fam.to_string()).or_default();
+            if *n >= 3 {
+                continue;
+            }
+            *n += 1;
+            let bytes = std::fs::read(&p).unwrap();
+            let kind = super::sniff(&bytes).unwrap();
+            let t = Instant::now();
+            let img = image::load_from_memory_with_format(&bytes, kind.format()).unwrap();
+            let t_img = t.elapsed();
+            let t = Instant::now();
+            let luma_old = img.into_luma8();
+            let t_luma = t.elapsed();
+            let t = Instant::now();
+            let gray = super::decode_gray(&bytes, &limits).unwrap();
+            let t_new = t.elapsed();
+            let diff = if luma_old.dimensions() == gray.dimensions() {
+                let d: u64 = luma_old
+                    .iter()
+                    .zip(gray.iter())
+                    .map(|(&a, &b)| u64::from(a.abs_diff(b)))
+                    .sum();
+                d as f64 / luma_old.len() as f64
+            } else {
+                f64::NAN
+            };
+            let _ = kind;
+            let t = Instant::now();
+            let (found, how) = super::strategies::run_named(&gray);
+            let t_scan = t.elapsed();
+            eprintln!(
+                "{name:24} {:>4}x{:<4} image-decode {:6.1} into_luma8 {:5.1} decode_gray {:6.1} | scan {:6.1} ms ({how}, {}) ; mean |old-new| {diff:.2}",
+                gray.width(),
+                gray.height(),
+                t_img.as_secs_f64() * 1e3,
+                t_luma.as_secs_f64() * 1e3,
+                t_new.as_secs_f64() * 1e3,
+                t_scan.as_secs_f64() * 1e3,
+                found.len(),
+            );
+        }
     }
 }

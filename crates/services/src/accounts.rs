@@ -192,28 +192,25 @@ impl Services {
             Err(Error::BankAccountNotFound)
         }
     }
+}
 
-    /// The branch account the slip's receiver matches, if any.
-    pub(crate) async fn matched_account(
-        &self,
-        caller: &Caller,
-        receiver: &Party,
-    ) -> Result<Option<MatchedAccount>, Error> {
-        let accounts = self.store.list_bank_accounts(&caller.branch.id).await?;
-        let registered: Vec<RegisteredAccount<'_>> = accounts
-            .iter()
-            .map(|a| RegisteredAccount {
-                id: &a.id,
-                bank_code: &a.bank_code,
-                bank_number: &a.bank_number,
-                name_th: &a.name_th,
-                name_en: &a.name_en,
-                extra_verify: a.extra_verify.as_deref(),
-            })
-            .collect();
-        let hit = match_receiver(&SlipReceiver::from_party(receiver), &registered);
-        Ok(hit
-            .and_then(|id| accounts.iter().find(|a| a.id == id))
-            .map(MatchedAccount::from_account))
-    }
+/// The registered account the slip's receiver matches, if any (`docs/matching.md`).
+pub(crate) fn matched_account(
+    accounts: &[BankAccount],
+    receiver: &Party,
+) -> Option<MatchedAccount> {
+    let registered: Vec<RegisteredAccount<'_>> = accounts
+        .iter()
+        .map(|a| RegisteredAccount {
+            id: &a.id,
+            bank_code: &a.bank_code,
+            bank_number: &a.bank_number,
+            name_th: &a.name_th,
+            name_en: &a.name_en,
+            extra_verify: a.extra_verify.as_deref(),
+        })
+        .collect();
+    let hit = match_receiver(&SlipReceiver::from_party(receiver), &registered);
+    hit.and_then(|id| accounts.iter().find(|a| a.id == id))
+        .map(MatchedAccount::from_account)
 }

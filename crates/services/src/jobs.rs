@@ -312,16 +312,17 @@ pub async fn run_worker(svc: Services, cfg: WorkerConfig, mut shutdown: watch::R
                 Vec::new()
             }
         };
+        // About once a minute, busy or not: finished jobs past their retention are deleted.
+        if last_sweep.elapsed() > Duration::from_secs(60) {
+            last_sweep = std::time::Instant::now();
+            match svc.store.sweep_jobs(svc.clock.now()).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(deleted = n, "expired jobs swept"),
+                Err(e) => tracing::warn!(error = %e, "cannot sweep jobs"),
+            }
+        }
         if claimed.is_empty() {
             drop(first);
-            if last_sweep.elapsed() > Duration::from_secs(60) {
-                last_sweep = std::time::Instant::now();
-                match svc.store.sweep_jobs(svc.clock.now()).await {
-                    Ok(0) => {}
-                    Ok(n) => tracing::info!(deleted = n, "expired jobs swept"),
-                    Err(e) => tracing::warn!(error = %e, "cannot sweep jobs"),
-                }
-            }
             tokio::select! {
                 _ = svc.jobs_wake.notified() => {}
                 _ = tokio::time::sleep(cfg.poll) => {}

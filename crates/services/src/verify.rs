@@ -30,9 +30,11 @@ impl Services {
         let slip = slip_qr::parse_bank_slip(&req.payload)
             .map_err(|e| Error::SlipNotFound(format!("not a valid bank slip QR: {e}")))?;
 
-        // Cheap refusal before asking the bank; the charge below is the one that counts.
+        // Cheap refusal before asking the bank; the charge below is the one that counts. Not for
+        // a job: one that runs again after a crash may already be charged, and the charge
+        // returns that recorded outcome instead of refusing it.
         let (service_quota, branch_quota) = caller.quotas_at(self.clock.now());
-        if !can_charge(&service_quota, &branch_quota) {
+        if req.job_id.is_none() && !can_charge(&service_quota, &branch_quota) {
             return Err(Error::QuotaExceeded);
         }
 
@@ -51,6 +53,13 @@ impl Services {
             }
         };
 
+        // Read before the charge: once charged, nothing may fail the request (a client retry
+        // would be charged again).
+        let accounts = if req.match_account {
+            Some(self.store.list_bank_accounts(&caller.branch.id).await?)
+        } else {
+            None
+        };
         let outcome = self
             .store
             .charge_and_record(&VerificationRecord {
@@ -65,12 +74,8 @@ impl Services {
             })
             .await?;
 
-        // After the charge: matching is a check on a verified slip, not a reason to refuse it.
-        let matched = if req.match_account {
-            Some(self.matched_account(caller, &transfer.receiver).await?)
-        } else {
-            None
-        };
+        // Matching is a check on a verified slip, not a reason to refuse it.
+        let matched = accounts.map(|a| crate::accounts::matched_account(&a, &transfer.receiver));
         let is_amount_matched = req.match_amount == Some(transfer.amount);
         let mut mismatches = Vec::new();
         if req.match_amount.is_some() && !is_amount_matched {

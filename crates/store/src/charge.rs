@@ -183,10 +183,23 @@ async fn apply(pool: &Pool, recs: &[&VerificationRecord]) -> Result<Vec<Result<C
 
         // Charges whose service or branch is missing, or whose branch belongs to another
         // service, are refused like an exhausted quota (as the conditional UPDATEs would).
+        // The same job twice in one batch (its lease ran out while its first charge was
+        // queued, and another worker queued it again): only the first is charged; the others
+        // get its outcome.
+        let first_of_job: Vec<Option<usize>> = recs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let job = r.job_id.as_deref()?;
+                recs[..i]
+                    .iter()
+                    .position(|o| o.job_id.as_deref() == Some(job))
+            })
+            .collect();
         let mut charges = Vec::with_capacity(recs.len());
         let mut valid = Vec::with_capacity(recs.len());
-        for rec in recs {
-            if before_outcome(rec).is_some() {
+        for (i, rec) in recs.iter().enumerate() {
+            if before_outcome(rec).is_some() || first_of_job[i].is_some() {
                 valid.push(false);
                 continue;
             }
@@ -281,7 +294,7 @@ async fn apply(pool: &Pool, recs: &[&VerificationRecord]) -> Result<Vec<Result<C
                 inserted.push((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?));
             }
         }
-        let outcomes: Vec<Result<ChargeOutcome>> = recs
+        let mut outcomes: Vec<Result<ChargeOutcome>> = recs
             .iter()
             .zip(&granted)
             .map(|(rec, g)| {
@@ -302,6 +315,14 @@ async fn apply(pool: &Pool, recs: &[&VerificationRecord]) -> Result<Vec<Result<C
                 Ok(ChargeOutcome { first_verification: first })
             })
             .collect();
+        for (i, first) in first_of_job.iter().enumerate() {
+            if let (Some(f), None) = (first, before_outcome(recs[i])) {
+                outcomes[i] = match &outcomes[*f] {
+                    Ok(o) => Ok(*o),
+                    Err(_) => Err(StoreError::QuotaExceeded),
+                };
+            }
+        }
         for ((rec, g), outcome) in recs.iter().zip(&granted).zip(&outcomes) {
             if let (Some(job), true, Ok(o)) = (&rec.job_id, *g, outcome) {
                 sqlx::query("UPDATE jobs SET charged_first = $2 WHERE id = $1")

@@ -144,18 +144,28 @@ pub(crate) async fn claim(
     token: &str,
     limit: u32,
 ) -> Result<Vec<Job>> {
-    // PostgreSQL: rows another node is claiming at this instant are skipped, not waited for.
+    // PostgreSQL: rows another node is claiming at this instant are skipped, not waited for;
+    // the CTE is materialised so the LIMIT is applied once, whatever the plan.
     // SQLite: one writer at a time, so the sub-select and the update are already atomic.
-    let lock = match pool {
-        Pool::Sqlite(_) => "",
-        Pool::Pg(_) => " FOR UPDATE SKIP LOCKED",
+    let set = "due_at = $2, lease_token = $3, updated_at = $1, \
+               status = CASE WHEN stage = 'verify' THEN 'processing' ELSE status END";
+    let due = "SELECT id FROM jobs WHERE stage <> 'idle' AND due_at <= $1 ORDER BY due_at LIMIT $4";
+    let sql = match pool {
+        Pool::Sqlite(_) => {
+            format!("UPDATE jobs SET {set} WHERE id IN ({due}) RETURNING {COLS}")
+        }
+        Pool::Pg(_) => {
+            let cols = COLS
+                .split(", ")
+                .map(|c| format!("jobs.{}", c.trim()))
+                .collect::<Vec<_>>()
+                .join(", ");
+            format!(
+                "WITH c AS MATERIALIZED ({due} FOR UPDATE SKIP LOCKED) \
+                 UPDATE jobs SET {set} FROM c WHERE jobs.id = c.id RETURNING {cols}"
+            )
+        }
     };
-    let sql = format!(
-        "UPDATE jobs SET due_at = $2, lease_token = $3, updated_at = $1, \
-         status = CASE WHEN stage = 'verify' THEN 'processing' ELSE status END \
-         WHERE id IN (SELECT id FROM jobs WHERE stage <> 'idle' AND due_at <= $1 \
-         ORDER BY due_at LIMIT $4{lock}) RETURNING {COLS}"
-    );
     on_pool!(pool: pool, p => {
         let mut tx = p.begin().await?;
         relaxed_commit!(pool, tx);

@@ -556,7 +556,8 @@ both!(
             a.worker.concurrency = 0;
         })
         .await;
-        let ten = t.tenant(100).await;
+        // Quota 1: the re-run must not be refused by the quota the first run used.
+        let ten = t.tenant(1).await;
         let tr = t.transfer("004", "014", 4200).await;
         let id = submit(
             &t,
@@ -651,6 +652,73 @@ both!(
         assert_eq!(j["status"], "done", "{j}");
         assert_eq!(j["webhook"]["state"], "delivered", "{j}");
         assert_eq!(rx.received().len(), 1);
+        t.stop().await;
+    }
+);
+
+// Two runs of one job charging at the same moment (a lease taken over while the first charge
+// waited in the queue): charged once, whether or not they share a charge batch.
+both!(
+    one_job_charging_twice_at_once_is_charged_once,
+    |b: Backend| async move {
+        let rx = Receiver::spawn().await;
+        let t = app(b, &rx).await;
+        let ten = t.tenant(100).await;
+        let tr = t.transfer("004", "014", 100).await;
+        let caller = t
+            .app
+            .services
+            .authenticate(
+                Some(&format!("Bearer {}", ten.api_key)),
+                "127.0.0.1".parse().unwrap(),
+                None,
+            )
+            .await
+            .unwrap();
+        let id = uuid::Uuid::new_v4().to_string();
+        let job = domain::job::Job::new(
+            id.clone(),
+            None,
+            ten.service_id.clone(),
+            ten.branch_id.clone(),
+            domain::job::NewJob {
+                payload: tr.payload.clone(),
+                check_duplicate: true,
+                match_account: false,
+                match_amount: None,
+                remark: None,
+            },
+            None,
+            domain::Clock::now(&*t.clock) + time::Duration::days(1),
+            Duration::from_secs(7 * 86400),
+        );
+        // Not due for a day: no worker runs it; the test plays both runs.
+        {
+            use store::Store;
+            t.app.store.insert_jobs(&[job]).await.unwrap();
+        }
+        let req = services::verify::VerifyRequest {
+            payload: tr.payload.clone(),
+            check_duplicate: true,
+            match_amount: None,
+            remark: None,
+            match_account: false,
+            job_id: Some(id),
+        };
+        let runs: Vec<_> = (0..8)
+            .map(|_| {
+                let (svc, caller, req) = (t.app.services.clone(), caller.clone(), req.clone());
+                tokio::spawn(async move { svc.verify_bank(&caller, &req).await })
+            })
+            .collect();
+        for r in runs {
+            let d = r.await.unwrap().unwrap();
+            assert!(
+                !d.is_duplicate,
+                "every run of the job gets the first run's verdict"
+            );
+        }
+        assert_eq!(used(&t, &ten.api_key).await, 1);
         t.stop().await;
     }
 );

@@ -156,16 +156,23 @@ async fn verify_post(
     // Held until the image is read, as in v2: a burst of uploads waits for slots.
     let slot = crate::body::upload_slot(&svc, req.headers()).await;
     let request = request_input(req).await?;
+    let slot =
+        crate::body::slot_for_url(&svc, slot, matches!(request.input, SlipInput::Url(_))).await;
     verify(&svc, &c, request, slot).await
 }
 
 /// The slip of a POST: a multipart form or a JSON body.
 async fn request_input(req: axum::extract::Request) -> Result<Request, V1Error> {
-    if crate::body::is_multipart(req.headers()) {
-        multipart_input(req).await
-    } else {
-        json_input(&json_object(req.into_body()).await?)
-    }
+    let read = async {
+        if crate::body::is_multipart(req.headers()) {
+            multipart_input(req).await
+        } else {
+            json_input(&json_object(req.into_body()).await?)
+        }
+    };
+    tokio::time::timeout(crate::body::BODY_DEADLINE, read)
+        .await
+        .map_err(|_| V1Error::from(crate::body::body_too_slow()))?
 }
 
 /// The names a slip may arrive under; `data` and `image` both carry Base64 (older clients

@@ -36,6 +36,7 @@ pub(super) async fn verify_truewallet(
     let request = super::request_input(req).await?;
     let is_payload = matches!(request.input, SlipInput::Payload(_));
     let is_url = matches!(request.input, SlipInput::Url(_));
+    let slot = crate::body::slot_for_url(&svc, slot, is_url).await;
     let payload = svc
         .slip_payload_of(request.input, SlipKind::TrueMoney)
         .await

@@ -43,3 +43,5 @@ CREATE TABLE jobs (
 -- The work queue: only rows with something left to do.
 CREATE INDEX jobs_due ON jobs(due_at) WHERE stage <> 'idle';
 CREATE INDEX jobs_expires ON jobs(expires_at);
+-- Handing back a stopping worker's jobs finds them by their lease.
+CREATE INDEX jobs_lease ON jobs(lease_token) WHERE lease_token IS NOT NULL;
