@@ -101,8 +101,9 @@ pub fn sniff(bytes: &[u8]) -> Option<ImageKind> {
 ///
 /// Straight to luma where the format allows it: a YCbCr/greyscale JPEG yields its Y channel
 /// (no chroma IDCT, upsampling or colour conversion), a plain lossy WebP its Y plane, PNG
-/// rows convert to luma as they are unfiltered (no full-size RGB buffer), GIF and anything
-/// unusual decode through `image` and convert to luma in one integer pass. In every path
+/// rows convert to luma as they are unfiltered (no full-size RGB buffer), a GIF's first frame
+/// maps palette indices through a luma table, and anything unusual decodes through `image` and
+/// converts to luma in one integer pass. In every path
 /// the dimensions come from the header and are checked before any pixel buffer is allocated.
 pub fn decode_gray(bytes: &[u8], limits: &Limits) -> Result<GrayImage, ReadError> {
     if bytes.len() > limits.max_bytes {
@@ -113,7 +114,7 @@ pub fn decode_gray(bytes: &[u8], limits: &Limits) -> Result<GrayImage, ReadError
         ImageKind::Jpeg => decode_jpeg_luma(bytes, limits),
         ImageKind::WebP => decode_webp_luma(bytes, limits),
         ImageKind::Png => decode_png_luma(bytes, limits),
-        ImageKind::Gif => decode_via_image(bytes, ImageKind::Gif, limits),
+        ImageKind::Gif => decode_gif_luma(bytes, limits),
     }))
     .map_err(|_| ReadError::NotAnImage)?
 }
@@ -251,6 +252,58 @@ fn decode_png_luma(bytes: &[u8], limits: &Limits) -> Result<GrayImage, ReadError
     GrayImage::from_raw(w, h, out).ok_or(ReadError::NotAnImage)
 }
 
+/// A GIF's first frame → luma through a 256-entry palette table, placed on the logical screen
+/// like `image` does (outside the frame: 0; transparent pixels keep their palette colour, as
+/// `into_luma8` drops alpha).
+fn decode_gif_luma(bytes: &[u8], limits: &Limits) -> Result<GrayImage, ReadError> {
+    let mut opts = gif::DecodeOptions::new();
+    opts.set_color_output(gif::ColorOutput::Indexed);
+    let mem = limits.max_pixels.saturating_mul(2).max(1 << 20);
+    opts.set_memory_limit(gif::MemoryLimit::Bytes(
+        std::num::NonZeroU64::new(mem).expect("non-zero"),
+    ));
+    let mut dec = opts
+        .read_info(Cursor::new(bytes))
+        .map_err(|_| ReadError::NotAnImage)?;
+    let (w, h) = (usize::from(dec.width()), usize::from(dec.height()));
+    check_dims(w as u64, h as u64, limits)?;
+    let palette_lut = |palette: &[u8]| {
+        let mut lut = [0u8; 256];
+        for (l, c) in lut.iter_mut().zip(palette.chunks_exact(3)) {
+            *l = luma709(c[0], c[1], c[2]);
+        }
+        lut
+    };
+    let global = dec.global_palette().map(palette_lut);
+    // Frame header only, then its size checked too: nothing is allocated for pixels yet.
+    let frame = dec
+        .next_frame_info()
+        .map_err(|_| ReadError::NotAnImage)?
+        .ok_or(ReadError::NotAnImage)?;
+    let (fw, fh) = (usize::from(frame.width), usize::from(frame.height));
+    check_dims(fw as u64, fh as u64, limits)?;
+    let (left, top) = (usize::from(frame.left), usize::from(frame.top));
+    let lut = match (&frame.palette, global) {
+        (Some(p), _) => palette_lut(p),
+        (None, Some(g)) => g,
+        (None, None) => return Err(ReadError::NotAnImage),
+    };
+    let mut idx = vec![0u8; fw * fh];
+    dec.read_into_buffer(&mut idx)
+        .map_err(|_| ReadError::NotAnImage)?;
+    let mut out = vec![0u8; w * h];
+    if left < w && top < h {
+        let cols = fw.min(w - left);
+        for (y, row) in idx.chunks_exact(fw.max(1)).take(h - top).enumerate() {
+            let dst = &mut out[(top + y) * w + left..][..cols];
+            for (d, &i) in dst.iter_mut().zip(&row[..cols]) {
+                *d = lut[usize::from(i)];
+            }
+        }
+    }
+    GrayImage::from_raw(w as u32, h as u32, out).ok_or(ReadError::NotAnImage)
+}
+
 fn image_reader<'a>(
     bytes: &'a [u8],
     kind: ImageKind,
@@ -341,6 +394,102 @@ pub fn read_qr_explained(
         Err(ReadError::NoQr)
     } else {
         Ok((found, name))
+    }
+}
+
+#[cfg(test)]
+mod luma_path_tests {
+    use super::*;
+
+    fn corpus(name: &str) -> Option<Vec<u8>> {
+        std::fs::read(format!(
+            "{}/../../../shared/corpus/slips/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .ok()
+    }
+
+    /// Every direct-to-luma path refuses from the header, before decoding pixels.
+    #[test]
+    fn every_format_applies_the_pixel_limit() {
+        let small = Limits {
+            max_pixels: 10_000,
+            ..Limits::default()
+        };
+        for name in [
+            "slip-0000-clean.png",
+            "slip-0001-jpeg.jpg",
+            "slip-0005-webp.webp",
+            "slip-0006-gif.gif",
+        ] {
+            let Some(bytes) = corpus(name) else { return };
+            assert_eq!(
+                decode_gray(&bytes, &small),
+                Err(ReadError::TooManyPixels),
+                "{name}"
+            );
+            assert!(decode_gray(&bytes, &Limits::default()).is_ok(), "{name}");
+        }
+    }
+
+    #[test]
+    fn jpeg_declaring_huge_dimensions_is_refused() {
+        let Some(mut bytes) = corpus("slip-0001-jpeg.jpg") else {
+            return;
+        };
+        let sof = bytes
+            .windows(2)
+            .position(|w| w == [0xFF, 0xC0] || w == [0xFF, 0xC2])
+            .expect("SOF marker");
+        // SOF: marker, length (2), precision (1), height (2), width (2).
+        bytes[sof + 5..sof + 9].copy_from_slice(&[0xFF, 0xFF, 0xFF, 0xFF]);
+        assert_eq!(
+            decode_gray(&bytes, &Limits::default()),
+            Err(ReadError::TooManyPixels)
+        );
+    }
+
+    #[test]
+    fn gif_screen_or_frame_declaring_huge_dimensions_is_refused() {
+        // A real GIF whose logical screen claims 65535×65535.
+        if let Some(mut screen) = corpus("slip-0006-gif.gif") {
+            screen[6..10].copy_from_slice(&[0xFF, 0xFF, 0xFF, 0xFF]);
+            assert_eq!(
+                decode_gray(&screen, &Limits::default()),
+                Err(ReadError::TooManyPixels)
+            );
+        }
+        // 1×1 screen, but a 65535×65535 first frame with a 2-colour local palette.
+        let mut frame = b"GIF89a".to_vec();
+        frame.extend_from_slice(&[1, 0, 1, 0, 0, 0, 0]);
+        frame.extend_from_slice(&[0x2C, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0x80]);
+        frame.extend_from_slice(&[0, 0, 0, 255, 255, 255]);
+        frame.extend_from_slice(&[0x02, 0x02, 0x44, 0x01, 0x00, 0x3B]);
+        assert!(matches!(
+            decode_gray(&frame, &Limits::default()),
+            Err(ReadError::TooManyPixels | ReadError::NotAnImage)
+        ));
+    }
+
+    #[test]
+    fn gif_frame_smaller_than_screen_is_placed_on_black() {
+        // 4×2 screen, global palette (black, white), a 2×1 white frame at (1, 1).
+        let mut g = b"GIF89a".to_vec();
+        g.extend_from_slice(&[4, 0, 2, 0, 0x80, 0, 0]);
+        g.extend_from_slice(&[0, 0, 0, 255, 255, 255]);
+        g.extend_from_slice(&[0x2C, 1, 0, 1, 0, 2, 0, 1, 0, 0x00]);
+        // LZW, min code size 2: clear(4), 1, 1, end(5) → codes packed in 3 bits.
+        g.extend_from_slice(&[0x02, 0x02, 0x4C, 0x0A, 0x00, 0x3B]);
+        let img = decode_gray(&g, &Limits::default()).expect("decodes");
+        assert_eq!(img.dimensions(), (4, 2));
+        assert_eq!(img.as_raw(), &vec![0, 0, 0, 0, 0, 255, 255, 0]);
+    }
+
+    #[test]
+    fn luma_weights_keep_black_and_white() {
+        assert_eq!(luma709(255, 255, 255), 255);
+        assert_eq!(luma709(0, 0, 0), 0);
+        assert_eq!(luma709(0, 255, 0), 182);
     }
 }
 
