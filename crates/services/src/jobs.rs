@@ -15,6 +15,18 @@ use std::time::Duration;
 use tokio::sync::{watch, Semaphore};
 use tokio::task::JoinSet;
 
+/// Branch id → the branch and its service (or why they could not be read).
+type Owners = std::collections::HashMap<
+    String,
+    Result<
+        (
+            Option<domain::model::Branch>,
+            Option<domain::model::Service>,
+        ),
+        String,
+    >,
+>;
+
 /// Most slips in one batch (compat.md).
 pub const MAX_BATCH: usize = 100;
 
@@ -121,7 +133,30 @@ impl Services {
 
     /// One verification attempt of a job, as the worker sees it. Policy is re-checked now:
     /// a branch deactivated or a service expired since submission fails the job.
-    async fn attempt(&self, job: &Job) -> (Attempt, Option<String>) {
+    /// The branches of a claimed batch's jobs, with their services: read once per branch
+    /// rather than per job.
+    async fn load_owners(&self, jobs: &[Job]) -> Owners {
+        let mut owners = Owners::new();
+        for j in jobs.iter().filter(|j| j.stage == Stage::Verify) {
+            if owners.contains_key(&j.branch_id) {
+                continue;
+            }
+            let loaded = async {
+                let branch = self.store.get_branch(&j.branch_id).await?;
+                let service = match &branch {
+                    Some(b) => self.store.get_service(&b.service_id).await?,
+                    None => None,
+                };
+                Ok::<_, store::StoreError>((branch, service))
+            }
+            .await
+            .map_err(|e| e.to_string());
+            owners.insert(j.branch_id.clone(), loaded);
+        }
+        owners
+    }
+
+    async fn attempt(&self, job: &Job, owners: &Owners) -> (Attempt, Option<String>) {
         let outage = |e: Error| {
             tracing::warn!(job = %job.id, error = %e, "job attempt could not complete");
             Attempt::Outage {
@@ -133,16 +168,15 @@ impl Services {
             code: e.code().into(),
             message: e.public_message(),
         };
-        let branch = match self.store.get_branch(&job.branch_id).await {
-            Ok(Some(b)) => b,
-            Ok(None) => return (refused(Error::BranchInactive), None),
-            Err(e) => return (outage(e.into()), None),
+        let (branch, service) = match owners.get(&job.branch_id) {
+            Some(Ok((Some(b), s))) => (b.clone(), s.clone()),
+            Some(Ok((None, _))) => return (refused(Error::BranchInactive), None),
+            Some(Err(e)) => return (outage(Error::internal(e)), None),
+            None => return (outage(Error::internal("branch not loaded")), None),
         };
         let secret = branch.webhook_secret.clone();
-        let service = match self.store.get_service(&branch.service_id).await {
-            Ok(Some(s)) => s,
-            Ok(None) => return (refused(Error::ServiceDeleted), secret),
-            Err(e) => return (outage(e.into()), secret),
+        let Some(service) = service else {
+            return (refused(Error::ServiceDeleted), secret);
         };
         if !branch.active {
             return (refused(Error::BranchInactive), secret);
@@ -226,9 +260,9 @@ impl Services {
 
     /// Runs one claimed job's due step and writes it back (if the lease still holds). A
     /// verification that ends the job is delivered at once, under the same lease.
-    async fn run_job(&self, mut job: Job, token: &str) {
+    async fn run_job(&self, mut job: Job, token: &str, owners: &Owners) {
         if job.stage == Stage::Verify {
-            let (attempt, secret) = self.attempt(&job).await;
+            let (attempt, secret) = self.attempt(&job, owners).await;
             job.after_attempt(
                 attempt,
                 self.clock.now(),
@@ -334,6 +368,7 @@ pub async fn run_worker(svc: Services, cfg: WorkerConfig, mut shutdown: watch::R
         if tokens.len() > 4096 {
             tokens.drain(..2048);
         }
+        let owners = Arc::new(svc.load_owners(&claimed).await);
         let mut permit = Some(first);
         for job in claimed {
             let p = match permit.take() {
@@ -346,8 +381,9 @@ pub async fn run_worker(svc: Services, cfg: WorkerConfig, mut shutdown: watch::R
             };
             let svc = svc.clone();
             let token = token.clone();
+            let owners = owners.clone();
             tasks.spawn(async move {
-                svc.run_job(job, &token).await;
+                svc.run_job(job, &token, &owners).await;
                 drop(p);
             });
         }
