@@ -6,6 +6,35 @@
 
 pub mod receiver;
 
+/// A plain-HTTP image host on loopback for URL inputs: `/slip.png` (the given bytes as
+/// `image/png`), `/text` (not an image) and `/huge` (5 MB). Returns the base URL.
+pub async fn image_host(slip: Vec<u8>) -> String {
+    use axum::routing::get;
+    let app = axum::Router::new()
+        .route(
+            "/slip.png",
+            get(move || async move { ([("content-type", "image/png")], slip) }),
+        )
+        .route("/text", get(|| async { "hello" }))
+        .route("/huge", get(|| async { vec![0u8; 5 * 1024 * 1024] }));
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
+    format!("http://{addr}")
+}
+
+/// The server with loopback image hosts reachable (the test-only egress allow-list).
+pub async fn spawn_with_loopback_images(b: Backend) -> TestApp {
+    TestApp::spawn_with(b, |s| {
+        let cfg = egress::EgressConfig {
+            allow_cidrs: vec!["127.0.0.1/32".parse().unwrap()],
+            ..Default::default()
+        };
+        s.egress = Some(egress::Egress::new(cfg).unwrap());
+    })
+    .await
+}
+
 use domain::{ManualClock, Satang};
 use gateway::NewSandboxTransfer;
 use serde_json::Value;

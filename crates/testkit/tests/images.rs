@@ -21,31 +21,8 @@ fn blank_png() -> Vec<u8> {
     out.into_inner()
 }
 
-/// Serves `/slip.png`, `/text` and `/huge` on loopback; returns the base URL.
-async fn image_host(slip: Vec<u8>) -> String {
-    use axum::routing::get;
-    let app = axum::Router::new()
-        .route(
-            "/slip.png",
-            get(move || async move { ([("content-type", "image/png")], slip) }),
-        )
-        .route("/text", get(|| async { "hello" }))
-        .route("/huge", get(|| async { vec![0u8; 5 * 1024 * 1024] }));
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
-    format!("http://{addr}")
-}
-
 async fn app(b: Backend) -> TestApp {
-    TestApp::spawn_with(b, |s| {
-        let cfg = egress::EgressConfig {
-            allow_cidrs: vec!["127.0.0.1/32".parse().unwrap()],
-            ..Default::default()
-        };
-        s.egress = Some(egress::Egress::new(cfg).unwrap());
-    })
-    .await
+    testkit::spawn_with_loopback_images(b).await
 }
 
 async fn upload(t: &TestApp, key: &str, bytes: Vec<u8>, fields: &[(&str, &str)]) -> (u16, Value) {
@@ -101,7 +78,7 @@ both!(upload_base64_and_url, |b: Backend| async move {
         .await;
     assert_eq!(s, 200, "without the data: prefix");
 
-    let host = image_host(image).await;
+    let host = testkit::image_host(image).await;
     let (s, v) = t
         .post(
             "/v2/verify/bank",
@@ -118,7 +95,7 @@ both!(image_errors_use_no_quota, |b: Backend| async move {
     let t = app(b).await;
     let ten = t.tenant(100).await;
     let key = ten.api_key.as_str();
-    let host = image_host(blank_png()).await;
+    let host = testkit::image_host(blank_png()).await;
 
     let (s, v) = upload(&t, key, b"just some text".to_vec(), &[]).await;
     assert_eq!((s, code(&v)), (400, "INVALID_IMAGE_FORMAT"));
@@ -208,7 +185,7 @@ both!(urls_need_the_allow_list, |b: Backend| async move {
     // The production default: loopback is refused even though the server is right there.
     let t = TestApp::spawn(b).await;
     let ten = t.tenant(100).await;
-    let host = image_host(blank_png()).await;
+    let host = testkit::image_host(blank_png()).await;
     let (s, v) = t
         .post(
             "/v2/verify/bank",

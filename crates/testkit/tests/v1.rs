@@ -40,32 +40,8 @@ fn promptpay() -> String {
     format!("{pp}{:04X}", slip_qr::crc16_ccitt_false(pp.as_bytes()))
 }
 
-/// Serves `/slip.png`, `/text` and `/huge` on loopback; returns the base URL.
-async fn image_host(slip: Vec<u8>) -> String {
-    use axum::routing::get;
-    let app = axum::Router::new()
-        .route(
-            "/slip.png",
-            get(move || async move { ([("content-type", "image/png")], slip) }),
-        )
-        .route("/text", get(|| async { "hello" }))
-        .route("/huge", get(|| async { vec![0u8; 5 * 1024 * 1024] }));
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
-    format!("http://{addr}")
-}
-
-/// The server with loopback image hosts allowed (test-only egress allowance).
 async fn app(b: Backend) -> TestApp {
-    TestApp::spawn_with(b, |s| {
-        let cfg = egress::EgressConfig {
-            allow_cidrs: vec!["127.0.0.1/32".parse().unwrap()],
-            ..Default::default()
-        };
-        s.egress = Some(egress::Egress::new(cfg).unwrap());
-    })
-    .await
+    testkit::spawn_with_loopback_images(b).await
 }
 
 async fn get(t: &TestApp, path_and_query: &str, key: &str) -> (u16, Value) {
@@ -340,7 +316,7 @@ both!(images_base64_and_urls, |b: Backend| async move {
         .await;
     assert_v1(&got, 400, "duplicate_slip");
 
-    let host = image_host(image).await;
+    let host = testkit::image_host(image).await;
     let (s, v) = t
         .post(
             "/api/v1/verify",
@@ -375,7 +351,7 @@ both!(images_base64_and_urls, |b: Backend| async move {
     let got = upload(&t, key, "other", blank_png(), &[]).await;
     assert_v1(&got, 400, "invalid_request");
 
-    let blank_host = image_host(blank_png()).await;
+    let blank_host = testkit::image_host(blank_png()).await;
     for url in [
         "ftp://example.com/a.png".to_string(),
         "http://169.254.169.254/latest".to_string(),
