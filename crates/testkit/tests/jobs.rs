@@ -18,6 +18,17 @@ async fn app(b: Backend, rx: &Receiver) -> TestApp {
     TestApp::spawn_with(b, move |s| s.egress = Some(eg)).await
 }
 
+/// A node that serves HTTP only (its worker is off), reaching the receiver: the test decides
+/// who runs the jobs.
+async fn http_only_node(b: Backend, rx: &Receiver) -> TestApp {
+    let eg = rx.egress();
+    TestApp::spawn_with_app(b, move |a| {
+        a.services.egress = Some(eg);
+        a.worker.concurrency = 0;
+    })
+    .await
+}
+
 async fn submit(t: &TestApp, key: &str, body: Value) -> String {
     let (s, v) = t.post("/v2/verify/bank/async", key, body).await;
     assert_eq!(s, 202, "{v}");
@@ -549,13 +560,7 @@ both!(
     |b: Backend| async move {
         use store::Store;
         let rx = Receiver::spawn().await;
-        let eg = rx.egress();
-        // This node serves HTTP only: its worker is off, so the test plays the crashed worker.
-        let t = TestApp::spawn_with_app(b, move |a| {
-            a.services.egress = Some(eg);
-            a.worker.concurrency = 0;
-        })
-        .await;
+        let t = http_only_node(b, &rx).await;
         // Quota 1: the re-run must not be refused by the quota the first run used.
         let ten = t.tenant(1).await;
         let tr = t.transfer("004", "014", 4200).await;
@@ -628,13 +633,7 @@ both!(
     shutdown_finishes_the_jobs_in_hand,
     |b: Backend| async move {
         let rx = Receiver::spawn().await;
-        let eg = rx.egress();
-        // The first node only serves HTTP; the second runs the worker and is stopped mid-delivery.
-        let t = TestApp::spawn_with_app(b, move |a| {
-            a.services.egress = Some(eg);
-            a.worker.concurrency = 0;
-        })
-        .await;
+        let t = http_only_node(b, &rx).await;
         let eg = rx.egress();
         let worker = t.another_node_with(move |s| s.egress = Some(eg)).await;
         let ten = t.tenant(100).await;
