@@ -205,6 +205,7 @@ fn samples() -> Vec<Error> {
         Error::BankAccountDuplicate,
         Error::InvalidCallbackUrl,
         Error::ApiServerError,
+        Error::RenewalTemporarilyUnavailable,
         Error::RateLimited {
             limit: 10,
             retry_after_secs: 1,

@@ -67,6 +67,9 @@ pub enum Error {
     /// Async submission: the callback URL is not HTTPS or resolves to a non-public address.
     #[error("callbackUrl must be an https URL whose host resolves only to public addresses")]
     InvalidCallbackUrl,
+    /// Renewing the package needs the billing system, which cannot answer right now.
+    #[error("the subscription could not be renewed right now because billing is unavailable; retry later")]
+    RenewalTemporarilyUnavailable,
     #[error("the bank's service is unavailable; retry later")]
     ApiServerError,
     /// More requests per second than the plan allows (spec 7.1: 429 with rate headers).
@@ -131,6 +134,7 @@ impl Error {
             Error::BankAccountNotFound => "BANK_ACCOUNT_NOT_FOUND",
             Error::BankAccountDuplicate => "BANK_ACCOUNT_DUPLICATE",
             Error::ApiServerError => "API_SERVER_ERROR",
+            Error::RenewalTemporarilyUnavailable => "RENEWAL_TEMPORARILY_UNAVAILABLE",
             Error::RateLimited { .. } => "RATE_LIMIT_EXCEEDED",
             Error::InvalidTimestamp => "INVALID_TIMESTAMP",
             Error::InvalidNonce => "INVALID_NONCE",
@@ -178,6 +182,9 @@ impl Error {
             | Error::SlipExpired => 404,
             Error::RateLimited { .. } => 429,
             Error::ApiServerError | Error::Internal(_) => 500,
+            // Not the client's fault and not ours to retry blindly: "come back later"
+            // (docs/decisions.md).
+            Error::RenewalTemporarilyUnavailable => 503,
         }
     }
 

@@ -132,6 +132,9 @@ pub struct Schedules {
     pub verify: Vec<u64>,
     /// Retries after a bank outage or an internal failure: a budget of their own.
     pub outage: Vec<u64>,
+    /// Retries while billing cannot renew the subscription: a budget of its own, so a
+    /// billing outage neither eats the bank-outage budget nor fails the job early.
+    pub billing: Vec<u64>,
     /// Webhook retries after the first attempt (spec 6.1: about 10, 30, 120).
     pub webhook: Vec<u64>,
     pub webhook_timeout: Duration,
@@ -150,6 +153,7 @@ impl Default for Schedules {
         Self {
             verify: SPEC_VERIFY_SCHEDULE.to_vec(),
             outage: vec![15, 30, 60, 120, 240],
+            billing: vec![30, 60, 120, 300, 600, 900],
             webhook: SPEC_WEBHOOK_SCHEDULE.to_vec(),
             webhook_timeout: Duration::from_secs(5),
             lease: Duration::from_secs(60),
@@ -196,6 +200,9 @@ pub enum Attempt {
     /// The bank or our own storage could not answer: retried on the outage budget, then
     /// failed with this code.
     Outage { code: String, message: String },
+    /// The subscription must renew and billing cannot answer: retried on the billing budget,
+    /// then failed with `RENEWAL_TEMPORARILY_UNAVAILABLE` (no callback before that).
+    BillingUnavailable { message: String },
     /// A policy restriction or a permanent error: failed at once.
     Refused { code: String, message: String },
 }
@@ -247,6 +254,8 @@ pub struct Job {
     pub attempts: u32,
     pub not_found_retries: u32,
     pub outage_retries: u32,
+    /// Retries spent waiting for billing to renew the subscription (its own budget).
+    pub billing_retries: u32,
     pub result: Option<Value>,
     pub error_code: Option<String>,
     pub error_message: Option<String>,
@@ -296,6 +305,7 @@ impl Job {
             attempts: 0,
             not_found_retries: 0,
             outage_retries: 0,
+            billing_retries: 0,
             result: None,
             error_code: None,
             error_message: None,
@@ -354,6 +364,16 @@ impl Job {
             Attempt::Outage { .. } if (self.outage_retries as usize) < s.outage.len() => {
                 self.retry_in(s.outage[self.outage_retries as usize], now);
                 self.outage_retries += 1;
+            }
+            Attempt::BillingUnavailable { .. }
+                if (self.billing_retries as usize) < s.billing.len() =>
+            {
+                self.retry_in(s.billing[self.billing_retries as usize], now);
+                self.billing_retries += 1;
+            }
+            Attempt::BillingUnavailable { message } => {
+                let code = "RENEWAL_TEMPORARILY_UNAVAILABLE".to_string();
+                self.finish(JobStatus::Failed, None, Some((code, message)), now, secret);
             }
             Attempt::Outage { code, message } | Attempt::Refused { code, message } => {
                 self.finish(JobStatus::Failed, None, Some((code, message)), now, secret);

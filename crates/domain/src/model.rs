@@ -56,6 +56,8 @@ pub struct Service {
     /// The plan's name and its rate; `rate_limit_rps` overrides the plan's rate.
     pub plan: Plan,
     pub rate_limit_rps: Option<u32>,
+    /// Package, current period, auto-renewal and credit (see `billing`).
+    pub subscription: crate::billing::Subscription,
 }
 
 /// A named requests-per-second allowance for every branch of a service.

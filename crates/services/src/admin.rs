@@ -106,6 +106,7 @@ impl Services {
                 burst: 5,
             },
             rate_limit_rps: None,
+            subscription: Default::default(),
         };
         self.store.create_service(&s).await?;
         Ok(s)

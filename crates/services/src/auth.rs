@@ -55,7 +55,8 @@ impl Services {
         if !branch.active {
             return Err(Error::BranchInactive);
         }
-        service.check_access(self.clock.now())?;
+        // An expired service with auto-renew on renews here (or says why it cannot).
+        let service = self.usable_service(service).await?;
         Ok(Caller { service, branch })
     }
 }

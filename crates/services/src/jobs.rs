@@ -181,9 +181,15 @@ impl Services {
         if !branch.active {
             return (refused(Error::BranchInactive), secret);
         }
-        if let Err(e) = service.check_access(self.clock.now()) {
-            return (refused(e), secret);
-        }
+        let billing_down = |e: Error| Attempt::BillingUnavailable {
+            message: e.public_message(),
+        };
+        let service = match self.usable_service(service).await {
+            Ok(s) => s,
+            Err(e @ Error::RenewalTemporarilyUnavailable) => return (billing_down(e), secret),
+            Err(e @ Error::Internal(_)) => return (outage(e), secret),
+            Err(e) => return (refused(e), secret),
+        };
         let caller = Caller { service, branch };
         let req = VerifyRequest {
             payload: job.payload.clone(),
@@ -206,6 +212,7 @@ impl Services {
                 message: e.public_message(),
             },
             Err(e @ Error::Internal(_)) => outage(e),
+            Err(e @ Error::RenewalTemporarilyUnavailable) => billing_down(e),
             Err(e) => refused(e),
         };
         (attempt, secret)
@@ -405,7 +412,8 @@ pub async fn run_worker(svc: Services, cfg: WorkerConfig, mut shutdown: watch::R
 }
 
 /// Schedules from the environment (`SLIPVERIFY_VERIFY_RETRY_SCHEDULE`,
-/// `SLIPVERIFY_WEBHOOK_RETRY_SCHEDULE`, `SLIPVERIFY_OUTAGE_RETRY_SCHEDULE` as comma-separated
+/// `SLIPVERIFY_WEBHOOK_RETRY_SCHEDULE`, `SLIPVERIFY_OUTAGE_RETRY_SCHEDULE`,
+/// `SLIPVERIFY_BILLING_RETRY_SCHEDULE` as comma-separated
 /// seconds; `SLIPVERIFY_WEBHOOK_TIMEOUT_MS`, `SLIPVERIFY_JOB_LEASE_SECS`). Values other than
 /// the spec's are allowed but logged as a warning.
 pub fn schedules_from(get: impl Fn(&str) -> Option<String>) -> Result<Schedules, String> {
@@ -431,6 +439,7 @@ pub fn schedules_from(get: impl Fn(&str) -> Option<String>) -> Result<Schedules,
         Some(&SPEC_WEBHOOK_SCHEDULE),
     )?;
     list("SLIPVERIFY_OUTAGE_RETRY_SCHEDULE", &mut s.outage, None)?;
+    list("SLIPVERIFY_BILLING_RETRY_SCHEDULE", &mut s.billing, None)?;
     let number = |name: &str, min: u64, max: u64| -> Result<Option<u64>, String> {
         match get(name) {
             None => Ok(None),

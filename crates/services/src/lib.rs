@@ -8,6 +8,7 @@ pub mod input;
 pub mod jobs;
 pub mod partner;
 pub mod rate;
+pub mod renewal;
 pub mod verify;
 pub mod wallet;
 
@@ -41,6 +42,11 @@ pub struct Services {
     pub wallet: Option<Arc<dyn gateway::WalletGateway>>,
     /// Wakes this node's job worker when a job is submitted.
     pub jobs_wake: Arc<tokio::sync::Notify>,
+    /// Who approves renewals: the credit ledger (default) or an external endpoint.
+    pub billing: Arc<dyn billing::Billing>,
+    /// One renewal attempt per service at a time on this node (the database decides
+    /// between nodes).
+    pub renewals: Arc<renewal::RenewalLocks>,
 }
 
 impl Services {
@@ -82,6 +88,8 @@ impl Services {
             jobs_wake: Arc::new(tokio::sync::Notify::new()),
             wallet: None,
             uploads: Arc::new(tokio::sync::Semaphore::new(DEFAULT_UPLOAD_SLOTS)),
+            billing: Arc::new(billing::LedgerBilling),
+            renewals: Arc::default(),
         }
     }
 }

@@ -4,7 +4,6 @@
 use crate::auth::Caller;
 use crate::Services;
 use domain::model::{RawSlip, VerifyBankData};
-use domain::quota::can_charge;
 use domain::{Error, Satang};
 use gateway::BankAnswer;
 use store::VerificationRecord;
@@ -33,9 +32,8 @@ impl Services {
         // Cheap refusal before asking the bank; the charge below is the one that counts. Not for
         // a job: one that runs again after a crash may already be charged, and the charge
         // returns that recorded outcome instead of refusing it.
-        let (service_quota, branch_quota) = caller.quotas_at(self.clock.now());
-        if req.job_id.is_none() && !can_charge(&service_quota, &branch_quota) {
-            return Err(Error::QuotaExceeded);
+        if req.job_id.is_none() {
+            self.precheck_quota(caller).await?;
         }
 
         let transfer = match self.bank.lookup(&slip.sending_bank, &slip.trans_ref).await {
@@ -61,8 +59,7 @@ impl Services {
             None
         };
         let outcome = self
-            .store
-            .charge_and_record(&VerificationRecord {
+            .charge_with_renewal(&VerificationRecord {
                 service_id: caller.service.id.clone(),
                 branch_id: caller.branch.id.clone(),
                 sending_bank: slip.sending_bank.clone(),

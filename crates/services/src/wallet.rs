@@ -6,7 +6,6 @@ use crate::auth::Caller;
 use crate::verify::VerifyRequest;
 use crate::Services;
 use domain::model::{RawWalletSlip, VerifyWalletData};
-use domain::quota::can_charge;
 use domain::{Error, Satang};
 use gateway::WalletAnswer;
 use slip_qr::ParsedQr;
@@ -43,10 +42,7 @@ impl Services {
             .wallet
             .as_ref()
             .ok_or_else(|| Error::SlipNotFound("TrueMoney slips are not enabled here".into()))?;
-        let (service_quota, branch_quota) = caller.quotas_at(self.clock.now());
-        if !can_charge(&service_quota, &branch_quota) {
-            return Err(Error::QuotaExceeded);
-        }
+        self.precheck_quota(caller).await?;
         let transfer = match wallet.lookup(&slip.transaction_id).await {
             WalletAnswer::Found(t) => t,
             WalletAnswer::NotFound => {
@@ -60,8 +56,7 @@ impl Services {
             }
         };
         let outcome = self
-            .store
-            .charge_and_record(&VerificationRecord {
+            .charge_with_renewal(&VerificationRecord {
                 service_id: caller.service.id.clone(),
                 branch_id: caller.branch.id.clone(),
                 sending_bank: TRUEMONEY.into(),

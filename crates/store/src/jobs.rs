@@ -15,7 +15,8 @@ const COLS: &str = "id, batch_id, service_id, branch_id, payload, check_duplicat
     match_amount, remark, callback_url, status, stage, due_at, attempts, not_found_retries, \
     outage_retries, result, error_code, error_message, webhook_state, webhook_body, \
     webhook_signature, webhook_attempts, webhook_last_status, webhook_last_error, \
-    webhook_first_at, webhook_last_at, created_at, updated_at, finished_at, expires_at";
+    webhook_first_at, webhook_last_at, created_at, updated_at, finished_at, expires_at, \
+    billing_retries";
 
 macro_rules! job_from_row {
     ($r:expr) => {{
@@ -43,6 +44,7 @@ macro_rules! job_from_row {
             attempts: count(r.try_get("attempts")?),
             not_found_retries: count(r.try_get("not_found_retries")?),
             outage_retries: count(r.try_get("outage_retries")?),
+            billing_retries: count(r.try_get("billing_retries")?),
             result: match result {
                 Some(text) => {
                     Some(serde_json::from_str(&text).map_err(|_| corrupt("result", "not JSON"))?)
@@ -192,7 +194,7 @@ pub(crate) async fn save(pool: &Pool, j: &Job, token: &str) -> Result<bool> {
              error_message = $11, webhook_state = $12, webhook_body = $13, \
              webhook_signature = $14, webhook_attempts = $15, webhook_last_status = $16, \
              webhook_last_error = $17, webhook_first_at = $18, webhook_last_at = $19, \
-             updated_at = $20, finished_at = $21, lease_token = NULL \
+             updated_at = $20, finished_at = $21, billing_retries = $22, lease_token = NULL \
              WHERE id = $1 AND lease_token = $2",
         )
         .bind(&j.id)
@@ -216,6 +218,7 @@ pub(crate) async fn save(pool: &Pool, j: &Job, token: &str) -> Result<bool> {
         .bind(j.webhook.last_at.map(to_millis))
         .bind(to_millis(j.updated_at))
         .bind(j.finished_at.map(to_millis))
+        .bind(i64::from(j.billing_retries))
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;

@@ -4,6 +4,7 @@
 //! one transaction.
 
 mod accounts;
+mod billing;
 mod charge;
 mod jobs;
 mod migrate;
@@ -17,6 +18,7 @@ use domain::rate::{Decision, Gcra};
 use domain::Satang;
 use time::OffsetDateTime;
 
+pub use billing::{PeriodOutcome, PeriodStart};
 pub use sql::SqlStore;
 
 #[derive(Debug, thiserror::Error)]
@@ -227,6 +229,47 @@ pub trait Store: Send + Sync + 'static {
     async fn sweep_jobs(&self, now: OffsetDateTime) -> Result<u64>;
     /// Jobs per status.
     async fn job_counts(&self) -> Result<Vec<(String, i64)>>;
+
+    /// Creates a package, or changes the terms of the one with this name; returns it as
+    /// stored (an existing package keeps its id).
+    async fn upsert_package(&self, p: &domain::billing::Package) -> Result<domain::billing::Package>;
+    async fn list_packages(&self) -> Result<Vec<domain::billing::Package>>;
+    /// By id or by name.
+    async fn get_package(&self, key: &str) -> Result<Option<domain::billing::Package>>;
+    /// Starts a period (subscription or renewal) atomically with the service row locked:
+    /// re-checks a renewal is still due, draws `Payment::Ledger` credit (never below zero),
+    /// resets the quota and cycle, and audits it. See `billing`.
+    async fn start_period(
+        &self,
+        service_id: &str,
+        start: &PeriodStart,
+        payment: Option<&domain::billing::Payment>,
+        now: OffsetDateTime,
+        actor: &str,
+    ) -> Result<PeriodOutcome>;
+    /// Moves credit (negative draws) with a ledger row. `None`: no such service;
+    /// `Some(Err(()))`: it would leave a negative balance, nothing moved.
+    async fn move_credit(
+        &self,
+        service_id: &str,
+        kind: domain::billing::CreditKind,
+        amount: i64,
+        note: Option<&str>,
+        now: OffsetDateTime,
+        actor: &str,
+    ) -> Result<Option<std::result::Result<domain::billing::LedgerEntry, ()>>>;
+    /// The service's credit ledger, oldest first.
+    async fn credit_history(&self, service_id: &str) -> Result<Vec<domain::billing::LedgerEntry>>;
+    /// False if no such service.
+    async fn set_auto_renew(
+        &self,
+        service_id: &str,
+        auto: domain::billing::AutoRenew,
+        now: OffsetDateTime,
+        actor: &str,
+    ) -> Result<bool>;
+    /// Audit entries about a service as a whole (subscriptions, renewals, auto-renew).
+    async fn list_service_audit(&self, service_id: &str) -> Result<Vec<AuditEntry>>;
 
     /// Sandbox wallet ledger. `Conflict` if the transaction id exists.
     async fn insert_wallet_transfer(&self, t: &domain::model::WalletTransfer) -> Result<()>;

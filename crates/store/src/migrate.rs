@@ -29,6 +29,7 @@ macro_rules! for_backend {
             7 => "0007_bank_accounts.sql",
             8 => "0008_wallet.sql",
             9 => "0009_owner_verified_biller.sql",
+            10 => "0010_billing.sql",
         )
     };
 }

@@ -61,7 +61,10 @@ macro_rules! service_cols {
      COALESCE(u.banned, false) AS s_owner_banned, s.owner_verified AS s_owner_verified, \
      s.billing_anchor AS s_anchor, \
      s.cycle_start AS s_cycle, s.plan AS s_plan, s.rate_limit_rps AS s_rate, \
-     COALESCE(pl.rps, 10) AS s_plan_rps, COALESCE(pl.burst, 5) AS s_plan_burst"
+     COALESCE(pl.rps, 10) AS s_plan_rps, COALESCE(pl.burst, 5) AS s_plan_burst, \
+     s.package_id AS s_package, s.subscribed_at AS s_subscribed, \
+     s.auto_renew_expiry AS s_renew_expiry, s.auto_renew_quota AS s_renew_quota, \
+     s.renewal_seq AS s_renewal_seq, s.credit_satang AS s_credit"
     };
 }
 
@@ -114,9 +117,21 @@ macro_rules! service_from_row {
             rate_limit_rps: r
                 .try_get::<Option<i64>, _>("s_rate")?
                 .and_then(|v| u32::try_from(v).ok()),
+            subscription: domain::billing::Subscription {
+                package_id: r.try_get("s_package")?,
+                started_at: r.try_get::<Option<i64>, _>("s_subscribed")?.map(from_millis),
+                auto_renew: domain::billing::AutoRenew {
+                    on_expiry: r.try_get("s_renew_expiry")?,
+                    on_quota: r.try_get("s_renew_quota")?,
+                },
+                renewal_seq: r.try_get("s_renewal_seq")?,
+                credit: r.try_get("s_credit")?,
+            },
         }
     }};
 }
+
+pub(crate) use {service_cols, service_from_row};
 
 macro_rules! branch_from_row {
     ($r:expr) => {{
@@ -200,7 +215,7 @@ fn split<T: Clone>(field: &Option<Option<T>>) -> (bool, Option<T>) {
     }
 }
 
-fn unique_violation(e: sqlx::Error, what: &'static str) -> StoreError {
+pub(crate) fn unique_violation(e: sqlx::Error, what: &'static str) -> StoreError {
     match &e {
         sqlx::Error::Database(d) if d.is_unique_violation() => StoreError::Conflict(what),
         _ => StoreError::Db(e),
@@ -217,6 +232,30 @@ fn pool_size(default: u32) -> u32 {
 }
 
 impl SqlStore {
+    /// Audit entries matching `filter` (one `$1` parameter), in commit order.
+    async fn audit_where(&self, filter: &str, key: &str) -> Result<Vec<AuditEntry>> {
+        let sql = format!(
+            "SELECT id, at, actor, action, service_id, branch_id, detail FROM audit_log \
+             WHERE {filter} ORDER BY seq"
+        );
+        on_pool!(self, p => {
+            let rows = sqlx::query(&sql).bind(key).fetch_all(p).await?;
+            let mut out = Vec::with_capacity(rows.len());
+            for r in rows {
+                out.push(AuditEntry {
+                    id: r.try_get("id")?,
+                    at: from_millis(r.try_get("at")?),
+                    actor: r.try_get("actor")?,
+                    action: r.try_get("action")?,
+                    service_id: r.try_get("service_id")?,
+                    branch_id: r.try_get("branch_id")?,
+                    detail: r.try_get("detail")?,
+                });
+            }
+            Ok(out)
+        })
+    }
+
     /// `sqlite://FILE` (created if missing; WAL) or `postgres://...`.
     pub async fn open(url: &str) -> Result<Self> {
         if url.starts_with("sqlite:") {
@@ -630,29 +669,62 @@ impl Store for SqlStore {
         }
     }
 
+    async fn upsert_package(&self, p: &domain::billing::Package) -> Result<domain::billing::Package> {
+        crate::billing::upsert_package(&self.pool, p).await
+    }
+
+    async fn list_packages(&self) -> Result<Vec<domain::billing::Package>> {
+        crate::billing::list_packages(&self.pool).await
+    }
+
+    async fn get_package(&self, key: &str) -> Result<Option<domain::billing::Package>> {
+        crate::billing::get_package(&self.pool, key).await
+    }
+
+    async fn start_period(
+        &self,
+        service_id: &str,
+        start: &crate::PeriodStart,
+        payment: Option<&domain::billing::Payment>,
+        now: OffsetDateTime,
+        actor: &str,
+    ) -> Result<crate::PeriodOutcome> {
+        crate::billing::start_period(&self.pool, service_id, start, payment, now, actor).await
+    }
+
+    async fn move_credit(
+        &self,
+        service_id: &str,
+        kind: domain::billing::CreditKind,
+        amount: i64,
+        note: Option<&str>,
+        now: OffsetDateTime,
+        actor: &str,
+    ) -> Result<Option<std::result::Result<domain::billing::LedgerEntry, ()>>> {
+        crate::billing::move_credit(&self.pool, service_id, kind, amount, note, now, actor).await
+    }
+
+    async fn credit_history(&self, service_id: &str) -> Result<Vec<domain::billing::LedgerEntry>> {
+        crate::billing::credit_history(&self.pool, service_id).await
+    }
+
+    async fn set_auto_renew(
+        &self,
+        service_id: &str,
+        auto: domain::billing::AutoRenew,
+        now: OffsetDateTime,
+        actor: &str,
+    ) -> Result<bool> {
+        crate::billing::set_auto_renew(&self.pool, service_id, auto, now, actor).await
+    }
+
+    async fn list_service_audit(&self, service_id: &str) -> Result<Vec<AuditEntry>> {
+        self.audit_where("service_id = $1 AND branch_id IS NULL", service_id)
+            .await
+    }
+
     async fn list_audit(&self, branch_id: &str) -> Result<Vec<AuditEntry>> {
-        on_pool!(self, p => {
-            let rows = sqlx::query(
-                "SELECT id, at, actor, action, service_id, branch_id, detail FROM audit_log \
-                 WHERE branch_id = $1 ORDER BY seq",
-            )
-            .bind(branch_id)
-            .fetch_all(p)
-            .await?;
-            let mut out = Vec::with_capacity(rows.len());
-            for r in rows {
-                out.push(AuditEntry {
-                    id: r.try_get("id")?,
-                    at: from_millis(r.try_get("at")?),
-                    actor: r.try_get("actor")?,
-                    action: r.try_get("action")?,
-                    service_id: r.try_get("service_id")?,
-                    branch_id: r.try_get("branch_id")?,
-                    detail: r.try_get("detail")?,
-                });
-            }
-            Ok(out)
-        })
+        self.audit_where("branch_id = $1", branch_id).await
     }
 
     async fn create_partner(&self, partner: &Partner, api_key_hash: &str) -> Result<()> {

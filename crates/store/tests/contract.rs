@@ -35,6 +35,7 @@ fn service(id: &str, limit: Option<i64>) -> Service {
             burst: 5,
         },
         rate_limit_rps: None,
+        subscription: Default::default(),
     }
 }
 

@@ -129,6 +129,8 @@ pub(crate) fn v1_error(e: &Error) -> (u16, &'static str, Option<Value>) {
         Error::NotFound | Error::JobNotFound => (404, "not_found", None),
         Error::RateLimited { .. } => (429, "rate_limit_exceeded", None),
         Error::ApiServerError => (500, "api_server_error", None),
+        // v1 has no renewal code: "backend issue, retry later", with v2's 503.
+        Error::RenewalTemporarilyUnavailable => (503, "api_server_error", None),
         Error::Internal(_) => (500, "server_error", None),
     }
 }

@@ -1,0 +1,173 @@
+//! Auto-renewal: when a request meets an expired service or a used-up service quota with
+//! auto-renew on, the package renews once, through the billing component, and the request
+//! goes on. Many requests (on many nodes) may see the same boundary: each asks the store to
+//! start the period "as of renewal N", and the store, with the service row locked, lets
+//! exactly one of them do it; the others find it done and carry on with the new period.
+
+use crate::auth::Caller;
+use crate::Services;
+use billing::{Decision, RenewalRequest};
+use domain::billing::renewal_due;
+use domain::model::Service;
+use domain::quota::can_charge;
+use domain::Error;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use store::{ChargeOutcome, PeriodOutcome, PeriodStart, StoreError, VerificationRecord};
+
+/// After billing was unavailable for a period, requests on this node for the same period
+/// get the same answer for this long instead of queueing for the endpoint one by one.
+const UNAVAILABLE_MEMO: Duration = Duration::from_secs(2);
+
+/// Per-service locks (with the last "billing unavailable" seen for a period).
+#[derive(Default)]
+pub struct RenewalLocks {
+    by_service: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<(String, Instant)>>>>>,
+}
+
+impl RenewalLocks {
+    fn of(&self, service_id: &str) -> Arc<tokio::sync::Mutex<Option<(String, Instant)>>> {
+        let mut map = self.by_service.lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(service_id.to_string()).or_default().clone()
+    }
+}
+
+/// How many times a charge refused for quota is retried after a renewal (others may use up
+/// a fresh quota between our renewal and our charge).
+const CHARGE_TRIES: usize = 3;
+
+impl Services {
+    /// Renews the service's package if auto-renewal is due now. `Some(service)`: the
+    /// service as it now stands, renewed by this call or by another request (the caller
+    /// checks it again); `None`: no renewal (not due, no credit, declined), so the caller's
+    /// own refusal stands; `RenewalTemporarilyUnavailable`: billing could not answer.
+    pub async fn renew_if_due(&self, service: &Service) -> Result<Option<Service>, Error> {
+        if renewal_due(service, self.clock.now()).is_none() {
+            return Ok(None);
+        }
+        let lock = self.renewals.of(&service.id);
+        let mut last_unavailable = lock.lock().await;
+        let Some(fresh) = self.store.get_service(&service.id).await? else {
+            return Ok(None);
+        };
+        let now = self.clock.now();
+        let Some(reason) = renewal_due(&fresh, now) else {
+            // Renewed meanwhile (or no longer due): go on with the service as it stands.
+            return Ok(Some(fresh));
+        };
+        let Some(package_id) = fresh.subscription.package_id.as_deref() else {
+            return Ok(None);
+        };
+        let Some(package) = self.store.get_package(package_id).await? else {
+            return Ok(None);
+        };
+        let seq = fresh.subscription.renewal_seq;
+        let key = format!("{}:{}", fresh.id, seq);
+        if matches!(&*last_unavailable, Some((k, at)) if *k == key && at.elapsed() < UNAVAILABLE_MEMO)
+        {
+            return Err(Error::RenewalTemporarilyUnavailable);
+        }
+        let req = RenewalRequest {
+            service_id: fresh.id.clone(),
+            service_name: fresh.name.clone(),
+            package,
+            reason,
+            idempotency_key: key.clone(),
+            requested_at: now,
+        };
+        let payment = match self.billing.approve(&req).await {
+            Decision::Approved(p) => p,
+            Decision::Declined(why) => {
+                tracing::info!(service = %fresh.id, %why, "renewal declined by billing");
+                return Ok(None);
+            }
+            Decision::Unavailable(why) => {
+                tracing::warn!(service = %fresh.id, %why, "billing unavailable; not renewed");
+                *last_unavailable = Some((key, Instant::now()));
+                return Err(Error::RenewalTemporarilyUnavailable);
+            }
+        };
+        let start = PeriodStart::Renew { expected_seq: seq };
+        match self
+            .store
+            .start_period(&fresh.id, &start, Some(&payment), now, "auto-renew")
+            .await?
+        {
+            PeriodOutcome::Started { .. } => {
+                tracing::info!(service = %fresh.id, reason = reason.as_str(), billing = self.billing.kind(), "subscription renewed");
+            }
+            // Another node renewed first.
+            PeriodOutcome::NotDue => {}
+            PeriodOutcome::InsufficientCredit => {
+                tracing::info!(service = %fresh.id, "not renewed: credit too low");
+                return Ok(None);
+            }
+            PeriodOutcome::NoPackage | PeriodOutcome::NoService => return Ok(None),
+        }
+        Ok(self.store.get_service(&fresh.id).await?)
+    }
+
+    /// The service if it may verify now, renewing an expired one when auto-renew says so.
+    pub async fn usable_service(&self, service: Service) -> Result<Service, Error> {
+        match service.check_access(self.clock.now()) {
+            Err(Error::ServiceExpired) => match self.renew_if_due(&service).await? {
+                Some(s) => {
+                    s.check_access(self.clock.now())?;
+                    Ok(s)
+                }
+                None => Err(Error::ServiceExpired),
+            },
+            Err(e) => Err(e),
+            Ok(()) => Ok(service),
+        }
+    }
+
+    /// The cheap refusal before asking the bank: room for one more verification, after
+    /// renewing a used-up service quota when auto-renew says so.
+    pub async fn precheck_quota(&self, caller: &Caller) -> Result<(), Error> {
+        let (service_quota, branch_quota) = caller.quotas_at(self.clock.now());
+        if can_charge(&service_quota, &branch_quota) {
+            return Ok(());
+        }
+        if !branch_quota.has_room() {
+            return Err(Error::QuotaExceeded);
+        }
+        match self.renew_if_due(&caller.service).await? {
+            Some(s) => {
+                let c = Caller {
+                    service: s,
+                    branch: caller.branch.clone(),
+                };
+                let (sq, bq) = c.quotas_at(self.clock.now());
+                if can_charge(&sq, &bq) {
+                    Ok(())
+                } else {
+                    Err(Error::QuotaExceeded)
+                }
+            }
+            None => Err(Error::QuotaExceeded),
+        }
+    }
+
+    /// Charges and records; when the service quota ran out meanwhile (the boundary was
+    /// crossed after the pre-check, or this is a job), renews if due and tries again.
+    pub async fn charge_with_renewal(
+        &self,
+        rec: &VerificationRecord,
+    ) -> Result<ChargeOutcome, Error> {
+        for _ in 0..CHARGE_TRIES {
+            match self.store.charge_and_record(rec).await {
+                Err(StoreError::QuotaExceeded) => {}
+                other => return other.map_err(Error::from),
+            }
+            let Some(service) = self.store.get_service(&rec.service_id).await? else {
+                return Err(Error::QuotaExceeded);
+            };
+            if self.renew_if_due(&service).await?.is_none() {
+                return Err(Error::QuotaExceeded);
+            }
+        }
+        Err(Error::QuotaExceeded)
+    }
+}
