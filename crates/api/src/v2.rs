@@ -81,7 +81,11 @@ async fn list_banks(
     security(("bearerAuth" = [])),
     responses((status = 200, description = "Quota in the current billing cycle", body = InfoResponse,
         example = json!({"success": true, "message": "Application info retrieved", "data": {
-            "application": {"name": "My shop", "quota": {"used": 12, "max": 5000, "remaining": 4988, "totalUsed": 140}},
+            "application": {"name": "My shop", "quota": {"used": 12, "max": 5000, "remaining": 4988, "totalUsed": 140},
+                "package": {"name": "Standard", "quota": 5000, "durationDays": 30},
+                "expiresAt": "2026-12-22T10:00:00.000+07:00",
+                "autoRenew": {"expired": true, "quota": true,
+                    "createdAt": "2026-11-22T10:00:00.000+07:00", "expiresAt": "2026-12-22T10:00:00.000+07:00"}},
             "branch": {"name": "Main", "isActive": true, "isMain": true,
                 "quota": {"used": 12, "max": null, "remaining": null, "totalUsed": 140}}}}))))]
 async fn info(
@@ -93,6 +97,15 @@ async fn info(
     // Usage in the current billing cycle, also when no request has arrived since it began.
     let (s, b) = c.quotas_at(svc.clock.now());
     let (s, b) = (&s, &b);
+    let sub = &c.service.subscription;
+    let package = match &sub.package_id {
+        Some(id) => svc.package(id).await?.map(|p| {
+            json!({"name": p.name, "quota": p.quota, "durationDays": p.duration_days})
+        }),
+        None => None,
+    };
+    use domain::clock::format_bangkok;
+    let expires = c.service.expires_at.map(format_bangkok);
     Ok(ok(
         "Application info retrieved",
         json!({
@@ -103,6 +116,16 @@ async fn info(
                     "max": s.limit,
                     "remaining": s.remaining(),
                     "totalUsed": s.total_used,
+                },
+                "package": package,
+                "expiresAt": expires,
+                // compat.md's shape: whether the package renews on expiry and on a used-up
+                // quota, and the current period.
+                "autoRenew": {
+                    "expired": sub.auto_renew.on_expiry,
+                    "quota": sub.auto_renew.on_quota,
+                    "createdAt": sub.started_at.map(format_bangkok),
+                    "expiresAt": expires,
                 },
             },
             "branch": {

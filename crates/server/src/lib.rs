@@ -64,6 +64,27 @@ impl App {
                 .ok_or("SLIPVERIFY_MAX_UPLOADS must be 1 to 1024")?;
             services.uploads = Arc::new(tokio::sync::Semaphore::new(n));
         }
+        // Renewals are approved by the credit ledger unless an external billing endpoint is
+        // configured.
+        if let Some(url) = env("SLIPVERIFY_BILLING_URL") {
+            let secret = env("SLIPVERIFY_BILLING_SECRET")
+                .ok_or("SLIPVERIFY_BILLING_SECRET is required with SLIPVERIFY_BILLING_URL")?;
+            let ms: u64 = match env("SLIPVERIFY_BILLING_TIMEOUT_MS") {
+                None => 5000,
+                Some(v) => v
+                    .trim()
+                    .parse()
+                    .ok()
+                    .filter(|n| (100..=60_000).contains(n))
+                    .ok_or("SLIPVERIFY_BILLING_TIMEOUT_MS must be 100 to 60000")?,
+            };
+            let http = billing::HttpBilling::new(
+                url.trim(),
+                secret.trim(),
+                std::time::Duration::from_millis(ms),
+            )?;
+            services.billing = Arc::new(http);
+        }
         let mut worker = services::jobs::WorkerConfig::default();
         if let Some(ms) = env("SLIPVERIFY_JOB_POLL_MS") {
             let ms: u64 = ms

@@ -9,6 +9,7 @@ pub mod jobs;
 pub mod partner;
 pub mod rate;
 pub mod renewal;
+pub mod subscriptions;
 pub mod verify;
 pub mod wallet;
 

@@ -13,14 +13,12 @@ use domain::quota::can_charge;
 use domain::Error;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use store::{ChargeOutcome, PeriodOutcome, PeriodStart, StoreError, VerificationRecord};
 
-/// After billing was unavailable for a period, requests on this node for the same period
-/// get the same answer for this long instead of queueing for the endpoint one by one.
-const UNAVAILABLE_MEMO: Duration = Duration::from_secs(2);
-
-/// Per-service locks (with the last "billing unavailable" seen for a period).
+/// Per-service locks, each with the last "billing unavailable" seen for a period and when:
+/// requests that were already waiting while that answer came get it too, instead of
+/// queueing for the endpoint one by one through its timeout. Later arrivals ask afresh.
 #[derive(Default)]
 pub struct RenewalLocks {
     by_service: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<(String, Instant)>>>>>,
@@ -46,6 +44,7 @@ impl Services {
         if renewal_due(service, self.clock.now()).is_none() {
             return Ok(None);
         }
+        let arrived = Instant::now();
         let lock = self.renewals.of(&service.id);
         let mut last_unavailable = lock.lock().await;
         let Some(fresh) = self.store.get_service(&service.id).await? else {
@@ -64,8 +63,7 @@ impl Services {
         };
         let seq = fresh.subscription.renewal_seq;
         let key = format!("{}:{}", fresh.id, seq);
-        if matches!(&*last_unavailable, Some((k, at)) if *k == key && at.elapsed() < UNAVAILABLE_MEMO)
-        {
+        if matches!(&*last_unavailable, Some((k, at)) if *k == key && *at >= arrived) {
             return Err(Error::RenewalTemporarilyUnavailable);
         }
         let req = RenewalRequest {
