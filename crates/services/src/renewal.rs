@@ -162,7 +162,10 @@ impl Services {
             let Some(service) = self.store.get_service(&rec.service_id).await? else {
                 return Err(Error::QuotaExceeded);
             };
-            if self.renew_if_due(&service).await?.is_none() {
+            // Another request may have renewed since our charge was refused: then there is
+            // room again without a renewal of our own.
+            let room = service.quota_at(self.clock.now()).has_room();
+            if !room && self.renew_if_due(&service).await?.is_none() {
                 return Err(Error::QuotaExceeded);
             }
         }

@@ -226,9 +226,8 @@ both!(hundred_requests_across_the_quota_boundary_renew_once, |b: Backend| async 
     }
 
     let answers = verify_concurrently(&nodes, &ten.api_key, 100).await;
-    for (s, v) in &answers {
-        assert_eq!(*s, 200, "every request is served: {v}");
-    }
+    let served = answers.iter().filter(|(s, _)| *s == 200).count();
+    assert_eq!(served, 100, "{:?}", answers.iter().find(|(s, _)| *s != 200));
     assert_eq!(renewals(&t, &ten).await, 1, "exactly one renewal");
     assert_eq!(
         ledger(&t, &ten).await,
@@ -242,15 +241,14 @@ both!(hundred_requests_across_the_quota_boundary_renew_once, |b: Backend| async 
     assert_eq!(app["quota"]["used"], 50);
     assert_eq!(app["quota"]["totalUsed"], 100);
 
-    // The second period runs out too; 50 baht left cannot pay for another: the next 30
-    // requests are refused with the normal code, and nothing more is drawn.
-    let answers = verify_concurrently(&nodes, &ten.api_key, 80).await;
-    let served = answers.iter().filter(|(s, _)| *s == 200).count();
+    // The new period is used up too, and 50 baht cannot pay for another: every request
+    // is refused with the normal code, and nothing more is drawn.
+    let answers = verify_concurrently(&nodes, &ten.api_key, 20).await;
     let refused = answers
         .iter()
         .filter(|(s, v)| *s == 403 && code(v) == "QUOTA_EXCEEDED")
         .count();
-    assert_eq!((served, refused), (50, 30), "{answers:?}");
+    assert_eq!(refused, 20, "{:?}", answers.first());
     assert_eq!(renewals(&t, &ten).await, 1);
     assert_eq!(ledger(&t, &ten).await.len(), 2);
     assert_eq!(info(&t, &ten.api_key).await["quota"]["used"], 50);
