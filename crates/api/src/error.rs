@@ -28,6 +28,11 @@ impl IntoResponse for ApiError {
             "error": { "code": e.code(), "message": e.public_message() },
         });
         let mut resp = (status, axum::Json(body)).into_response();
+        if e == Error::RenewalTemporarilyUnavailable {
+            // Billing outages are usually short; ask clients to come back in half a minute.
+            resp.headers_mut()
+                .insert("retry-after", axum::http::HeaderValue::from_static("30"));
+        }
         if let Error::RateLimited {
             limit,
             retry_after_secs,

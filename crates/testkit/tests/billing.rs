@@ -374,6 +374,17 @@ both!(billing_outage_then_recovery, |b: Backend| async move {
     assert_eq!((s, code(&v)), (503, "RENEWAL_TEMPORARILY_UNAVAILABLE"), "{v}");
     assert!(!v["error"]["message"].as_str().unwrap().contains("http"));
     let tr = t.transfer("004", "014", 10000).await;
+    let r = t
+        .http
+        .post(format!("{}/v2/verify/bank", t.base))
+        .bearer_auth(&ten.api_key)
+        .json(&json!({"payload": tr.payload}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 503);
+    assert_eq!(r.headers()["retry-after"], "30");
+    let tr = t.transfer("004", "014", 10000).await;
     let (s, v) = t
         .get(
             &format!("/api/v1/verify?payload={}", tr.payload),
