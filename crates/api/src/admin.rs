@@ -5,9 +5,11 @@
 use crate::body::{json_object, Fields};
 use crate::error::ApiError;
 use crate::openapi::{
-    AuditResponse, BranchChange, BranchResponse, ErrorBody, NewBranchRequest, NewPartner,
-    NewService, NewUser, PartnerResponse, PlanChange, PlanResponse, PlansResponse, RotateKey,
-    RotatedKeyResponse, ServiceChange, ServiceResponse, UserChange, UserResponse,
+    AuditResponse, AutoRenewChange, BranchChange, BranchResponse, CreditHistoryResponse,
+    CreditMove, ErrorBody, LedgerEntryResponse, NewBranchRequest, NewPartner, NewService, NewUser,
+    PackageChange, PackageResponse, PackagesResponse, PartnerResponse, PlanChange, PlanResponse,
+    PlansResponse, RotateKey, RotatedKeyResponse, ServiceAuditResponse, ServiceChange,
+    ServiceResponse, SubscribeRequest, UserChange, UserResponse,
 };
 use crate::views;
 use axum::body::Body;
@@ -15,10 +17,12 @@ use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::routing::{get, patch, post, put};
 use axum::{Json, Router};
+use domain::billing::{AutoRenew, CreditKind};
 use domain::model::ServiceState;
-use domain::Error;
+use domain::{Error, Satang};
 use serde_json::{json, Value};
 use services::admin::{BranchUpdate, NewBranch, ServiceUpdate};
+use services::subscriptions::NewPackage;
 use services::Services;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
@@ -36,7 +40,19 @@ pub(crate) fn routes() -> Router<Services> {
         .route("/partners", post(create_partner))
         .route("/plans", get(list_plans))
         .route("/plans/{name}", put(set_plan))
+        .route("/packages", get(list_packages))
+        .route("/packages/{name}", put(set_package))
+        .route("/services/{id}/subscription", post(subscribe))
+        .route("/services/{id}/auto-renew", put(set_auto_renew))
+        .route(
+            "/services/{id}/credit",
+            get(credit_history).post(move_credit),
+        )
+        .route("/services/{id}/audit", get(service_audit))
 }
+
+/// Who the admin API's changes are recorded as (ledger rows, audit entries).
+const ACTOR: &str = "admin-api";
 
 type Reply = Result<Json<Value>, ApiError>;
 
@@ -354,4 +370,288 @@ async fn set_plan(
     f.finish()?;
     let p = svc.set_plan(&name, rps.unwrap_or(1), burst).await?;
     Ok(ok(views::plan(&p)))
+}
+
+// ---- packages, subscriptions and credit ----------------------------------------------------
+
+fn no_service() -> ApiError {
+    Error::Validation("service: no such service".into()).into()
+}
+
+/// A required field: `is required` noted when absent (or null).
+fn require(f: &mut Fields, names: &[&str]) {
+    for &name in names {
+        if !f.present(name) {
+            f.v.fail(name, "is required");
+        }
+    }
+}
+
+/// Baht as a JSON number, either sign (at most 2 decimals).
+fn signed_amount(f: &mut Fields, name: &str) -> Option<Satang> {
+    let map = f.map;
+    let parsed = match map.get(name).filter(|v| !v.is_null())? {
+        Value::Number(n) => match n.as_f64() {
+            Some(x) => {
+                Satang::from_baht_f64(x.abs()).map(|s| Satang(if x < 0.0 { -s.0 } else { s.0 }))
+            }
+            None => Err("must be a number"),
+        },
+        _ => Err("must be a number"),
+    };
+    match parsed {
+        Ok(s) => Some(s),
+        Err(reason) => {
+            f.v.fail(name, reason);
+            None
+        }
+    }
+}
+
+/// `true`/`false` (both triggers) or `{onExpiry, onQuota}` (each a boolean, absent false).
+fn auto_renew_setting(f: &mut Fields, name: &str) -> Option<AutoRenew> {
+    let shape = "must be a boolean or an object {onExpiry, onQuota}";
+    let map = f.map;
+    match map.get(name).filter(|v| !v.is_null())? {
+        Value::Bool(b) => Some(AutoRenew {
+            on_expiry: *b,
+            on_quota: *b,
+        }),
+        Value::Object(o) => {
+            let mut flag = |key: &str| match o.get(key) {
+                None | Some(Value::Null) => Some(false),
+                Some(Value::Bool(b)) => Some(*b),
+                Some(_) => {
+                    f.v.fail(format!("{name}.{key}"), "must be a boolean");
+                    None
+                }
+            };
+            let (on_expiry, on_quota) = (flag("onExpiry"), flag("onQuota"));
+            if let Some(k) = o.keys().find(|k| *k != "onExpiry" && *k != "onQuota") {
+                f.v.fail(name, format!("unknown field {k}; {shape}"));
+                return None;
+            }
+            Some(AutoRenew {
+                on_expiry: on_expiry?,
+                on_quota: on_quota?,
+            })
+        }
+        _ => {
+            f.v.fail(name, shape);
+            None
+        }
+    }
+}
+
+#[utoipa::path(get, path = "/admin/packages", tag = "admin",
+    summary = "Every package (quota, duration and price of a subscription)",
+    security(("adminToken" = [])),
+    responses(
+        (status = 200, description = "Done", body = PackagesResponse),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
+async fn list_packages(State(svc): State<Services>, headers: HeaderMap) -> Reply {
+    admin(&svc, &headers)?;
+    let packages = svc.packages().await?;
+    Ok(ok(Value::Array(
+        packages.iter().map(views::package).collect(),
+    )))
+}
+
+#[utoipa::path(put, path = "/admin/packages/{name}", tag = "admin",
+    summary = "Create a package or change its terms (takes effect at the next period)",
+    security(("adminToken" = [])),
+    params(("name" = String, Path, description = "Package name")),
+    request_body(content((PackageChange = "application/json"))),
+    responses(
+        (status = 200, description = "Done", body = PackageResponse),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
+async fn set_package(
+    State(svc): State<Services>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Reply {
+    let map = admin_body(&svc, &headers, body).await?;
+    let mut f = Fields::new(&map);
+    require(&mut f, &["quota", "durationDays", "price"]);
+    let quota = f.whole("quota", 0);
+    let days = f
+        .whole("durationDays", 1)
+        .and_then(|n| match u32::try_from(n) {
+            Ok(d) => Some(d),
+            Err(_) => {
+                f.v.fail("durationDays", "is too large");
+                None
+            }
+        });
+    let price = f.amount("price");
+    f.finish()?;
+    let p = svc
+        .set_package(&NewPackage {
+            name,
+            quota: quota.unwrap_or_default(),
+            duration_days: days.unwrap_or_default(),
+            price: price.unwrap_or_default(),
+        })
+        .await?;
+    Ok(ok(views::package(&p)))
+}
+
+#[utoipa::path(post, path = "/admin/services/{id}/subscription", tag = "admin",
+    summary = "Subscribe a service to a package: a new period (quota, cycle, expiry) starts now",
+    description = "`payFromCredit: true` draws the package price from the service's credit (refused when short); otherwise the operator was paid some other way. `autoRenew` absent keeps the current setting.",
+    security(("adminToken" = [])),
+    params(("id" = String, Path, description = "Service id")),
+    request_body(content((SubscribeRequest = "application/json"))),
+    responses(
+        (status = 200, description = "Done", body = ServiceResponse),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
+async fn subscribe(
+    State(svc): State<Services>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Reply {
+    let map = admin_body(&svc, &headers, body).await?;
+    let mut f = Fields::new(&map);
+    require(&mut f, &["package"]);
+    let package = f.string("package", 1, 100);
+    let auto = auto_renew_setting(&mut f, "autoRenew");
+    let pay = f.boolean("payFromCredit").unwrap_or(false);
+    f.finish()?;
+    let s = svc
+        .subscribe(&id, &package.unwrap_or_default(), auto, pay, ACTOR)
+        .await?;
+    Ok(ok(views::service(&s)))
+}
+
+#[utoipa::path(put, path = "/admin/services/{id}/auto-renew", tag = "admin",
+    summary = "Turn a service's auto-renewal on or off (at expiry, when the quota is used up)",
+    description = "`enabled` sets both triggers; `onExpiry` / `onQuota` set one each (and override `enabled`). A trigger not given keeps its current value.",
+    security(("adminToken" = [])),
+    params(("id" = String, Path, description = "Service id")),
+    request_body(content((AutoRenewChange = "application/json"))),
+    responses(
+        (status = 200, description = "Done", body = ServiceResponse),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
+async fn set_auto_renew(
+    State(svc): State<Services>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Reply {
+    let map = admin_body(&svc, &headers, body).await?;
+    let mut f = Fields::new(&map);
+    let enabled = f.boolean("enabled");
+    let on_expiry = f.boolean("onExpiry");
+    let on_quota = f.boolean("onQuota");
+    if !["enabled", "onExpiry", "onQuota"]
+        .iter()
+        .any(|n| f.present(n))
+    {
+        f.v.fail("onExpiry", "is required (or onQuota, or enabled)");
+    }
+    f.finish()?;
+    let current = svc
+        .store
+        .get_service(&id)
+        .await
+        .map_err(Error::from)?
+        .ok_or_else(no_service)?
+        .subscription
+        .auto_renew;
+    let auto = AutoRenew {
+        on_expiry: on_expiry.or(enabled).unwrap_or(current.on_expiry),
+        on_quota: on_quota.or(enabled).unwrap_or(current.on_quota),
+    };
+    let s = svc.set_auto_renew(&id, auto, ACTOR).await?;
+    Ok(ok(views::service(&s)))
+}
+
+#[utoipa::path(post, path = "/admin/services/{id}/credit", tag = "admin",
+    summary = "Top up or adjust a service's prepaid credit",
+    description = "`topup` (default) adds a positive amount; `adjustment` corrects either way. The balance never goes below zero: such a movement is refused and nothing moves.",
+    security(("adminToken" = [])),
+    params(("id" = String, Path, description = "Service id")),
+    request_body(content((CreditMove = "application/json"))),
+    responses(
+        (status = 200, description = "Done", body = LedgerEntryResponse),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
+async fn move_credit(
+    State(svc): State<Services>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Reply {
+    let map = admin_body(&svc, &headers, body).await?;
+    let mut f = Fields::new(&map);
+    require(&mut f, &["amount"]);
+    let amount = signed_amount(&mut f, "amount");
+    let kind = match f.string("kind", 1, 16).as_deref() {
+        None | Some("topup") => Some(CreditKind::TopUp),
+        Some("adjustment") => Some(CreditKind::Adjustment),
+        Some(_) => {
+            f.v.fail("kind", "must be topup or adjustment");
+            None
+        }
+    };
+    let note = f.string("note", 1, 255);
+    f.finish()?;
+    let e = svc
+        .move_credit(
+            &id,
+            kind.unwrap_or(CreditKind::TopUp),
+            amount.unwrap_or_default(),
+            note.as_deref(),
+            ACTOR,
+        )
+        .await?;
+    Ok(ok(views::ledger_entry(&e)))
+}
+
+#[utoipa::path(get, path = "/admin/services/{id}/credit", tag = "admin",
+    summary = "A service's credit balance and every movement, oldest first",
+    security(("adminToken" = [])),
+    params(("id" = String, Path, description = "Service id")),
+    responses(
+        (status = 200, description = "Done", body = CreditHistoryResponse),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
+async fn credit_history(
+    State(svc): State<Services>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Reply {
+    admin(&svc, &headers)?;
+    let (balance, entries) = svc.credit_history(&id).await?;
+    Ok(ok(views::credit_history(balance, &entries)))
+}
+
+#[utoipa::path(get, path = "/admin/services/{id}/audit", tag = "admin",
+    summary = "The audit log of a service (subscriptions, renewals, auto-renew changes), oldest first",
+    security(("adminToken" = [])),
+    params(("id" = String, Path, description = "Service id")),
+    responses(
+        (status = 200, description = "Done", body = ServiceAuditResponse),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
+async fn service_audit(
+    State(svc): State<Services>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Reply {
+    admin(&svc, &headers)?;
+    if svc
+        .store
+        .get_service(&id)
+        .await
+        .map_err(Error::from)?
+        .is_none()
+    {
+        return Err(no_service());
+    }
+    let entries = svc
+        .store
+        .list_service_audit(&id)
+        .await
+        .map_err(Error::from)?;
+    Ok(ok(views::audit(&entries)))
 }

@@ -103,6 +103,13 @@ fn health() {}
         crate::admin::create_partner,
         crate::admin::list_plans,
         crate::admin::set_plan,
+        crate::admin::list_packages,
+        crate::admin::set_package,
+        crate::admin::subscribe,
+        crate::admin::set_auto_renew,
+        crate::admin::move_credit,
+        crate::admin::credit_history,
+        crate::admin::service_audit,
         openapi_json,
         docs_page,
     ),
@@ -277,9 +284,11 @@ fn v1_only(code: &str) -> Option<(u16, Option<Value>)> {
 fn v1_example(code: &str, status: u16) -> Value {
     let (st, data) = v1_only(code)
         .or_else(|| {
+            // Several domain errors share a v1 code (api_server_error is 500 or 503): the
+            // one documented under this status.
             samples().iter().find_map(|e| {
                 let (st, c, data) = crate::v1::v1_error(e);
-                (c == code).then_some((st, data))
+                (c == code && st == status).then_some((st, data))
             })
         })
         .unwrap_or_else(|| panic!("openapi: unknown v1 error code {code}"));
@@ -654,9 +663,35 @@ pub(crate) struct Quota {
 }
 
 #[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct InfoApplication {
     name: String,
     quota: Quota,
+    /// The subscribed package, or null when the service has none.
+    package: Option<InfoPackage>,
+    /// End of the current period; null never expires.
+    expires_at: Option<String>,
+    auto_renew: InfoAutoRenew,
+}
+
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct InfoPackage {
+    name: String,
+    /// Verifications per billing cycle.
+    quota: i64,
+    duration_days: u32,
+}
+
+/// Auto-renewal: `expired` renews at expiry, `quota` when the service quota is used up;
+/// `createdAt`/`expiresAt` bound the current period.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct InfoAutoRenew {
+    expired: bool,
+    quota: bool,
+    created_at: Option<String>,
+    expires_at: Option<String>,
 }
 
 #[derive(ToSchema)]
@@ -1191,8 +1226,25 @@ pub(crate) struct ServiceView {
     plan: String,
     rate_limit: u32,
     owner_verified: bool,
+    /// The subscribed package's id, or null.
+    package: Option<String>,
+    /// Start of the current period (subscription or last renewal), or null.
+    subscribed_at: Option<String>,
+    auto_renew: AutoRenewView,
+    /// Prepaid credit in baht.
+    credit: f64,
 }
 plain_envelope!(ServiceResponse, ServiceView, "the service");
+
+/// When the package renews by itself (drawing its price from the credit).
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct AutoRenewView {
+    /// At the expiry.
+    on_expiry: bool,
+    /// When the service's quota of the cycle is used up.
+    on_quota: bool,
+}
 
 #[derive(ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -1327,3 +1379,101 @@ pub(crate) struct PlanView {
 }
 plain_envelope!(PlanResponse, PlanView, "the plan");
 plain_envelope!(PlansResponse, Vec<PlanView>, "every plan");
+
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct PackageChange {
+    /// Verifications per billing cycle (at least 0).
+    quota: i64,
+    /// 1 to 3650.
+    duration_days: u32,
+    /// Baht, at most 2 decimals (e.g. 990.00).
+    price: f64,
+}
+
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct PackageView {
+    id: String,
+    name: String,
+    quota: i64,
+    duration_days: u32,
+    /// Baht.
+    price: f64,
+}
+plain_envelope!(PackageResponse, PackageView, "the package");
+plain_envelope!(PackagesResponse, Vec<PackageView>, "every package");
+
+/// `true` / `false` sets both triggers; an object sets each (absent: false).
+#[derive(ToSchema)]
+#[serde(untagged)]
+pub(crate) enum AutoRenewSetting {
+    Both(bool),
+    Each(AutoRenewView),
+}
+
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SubscribeRequest {
+    /// Package id or name.
+    package: String,
+    /// Absent: the current setting stays.
+    auto_renew: Option<AutoRenewSetting>,
+    /// Draw the price from the service's credit (refused when short). Default false.
+    pay_from_credit: Option<bool>,
+}
+
+/// At least one field; a trigger not given keeps its current value.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct AutoRenewChange {
+    /// Both triggers at once.
+    enabled: Option<bool>,
+    on_expiry: Option<bool>,
+    on_quota: Option<bool>,
+}
+
+#[derive(ToSchema)]
+pub(crate) struct CreditMove {
+    /// Baht, at most 2 decimals; positive for `topup`, either sign for `adjustment`.
+    amount: f64,
+    /// `topup` (default) or `adjustment`.
+    kind: Option<String>,
+    /// Up to 255 characters.
+    note: Option<String>,
+}
+
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct LedgerEntryView {
+    id: String,
+    at: String,
+    /// `topup`, `renewal` or `adjustment`.
+    kind: String,
+    /// Baht; negative draws.
+    amount: f64,
+    /// Baht.
+    balance_after: f64,
+    /// `cli`, `admin-api`, `renewal`...
+    actor: String,
+    note: Option<String>,
+}
+plain_envelope!(LedgerEntryResponse, LedgerEntryView, "the credit movement");
+
+#[derive(ToSchema)]
+pub(crate) struct CreditHistory {
+    /// Baht.
+    balance: f64,
+    /// Oldest first.
+    entries: Vec<LedgerEntryView>,
+}
+plain_envelope!(
+    CreditHistoryResponse,
+    CreditHistory,
+    "the balance and every movement"
+);
+plain_envelope!(
+    ServiceAuditResponse,
+    Vec<AuditEntry>,
+    "the service's audit entries (`subscription.start`, `subscription.renew`, `subscription.auto_renew`...)"
+);

@@ -99,9 +99,10 @@ async fn info(
     let (s, b) = (&s, &b);
     let sub = &c.service.subscription;
     let package = match &sub.package_id {
-        Some(id) => svc.package(id).await?.map(|p| {
-            json!({"name": p.name, "quota": p.quota, "durationDays": p.duration_days})
-        }),
+        Some(id) => svc
+            .package(id)
+            .await?
+            .map(|p| json!({"name": p.name, "quota": p.quota, "durationDays": p.duration_days})),
         None => None,
     };
     use domain::clock::format_bangkok;
@@ -363,9 +364,10 @@ pub(crate) async fn multipart_request(
     responses(
         (status = 200, description = "The verified slip", body = VerifyResponse),
         (status = 400, description = "VALIDATION_ERROR, URL_PROTOCOL_NOT_ALLOWED, URL_INVALID_IP_RANGE, IMAGE_URL_UNREACHABLE, IMAGE_SIZE_TOO_LARGE, INVALID_IMAGE_TYPE, INVALID_IMAGE_FORMAT", body = crate::openapi::ErrorBody),
-        (status = 403, description = "QUOTA_EXCEEDED", body = crate::openapi::ErrorBody),
+        (status = 403, description = "QUOTA_EXCEEDED, SERVICE_EXPIRED", body = crate::openapi::ErrorBody),
         (status = 404, description = "SLIP_NOT_FOUND, SLIP_PENDING", body = crate::openapi::ErrorBody),
-        (status = 500, description = "API_SERVER_ERROR", body = crate::openapi::ErrorBody)))]
+        (status = 500, description = "API_SERVER_ERROR", body = crate::openapi::ErrorBody),
+        (status = 503, description = "RENEWAL_TEMPORARILY_UNAVAILABLE", body = crate::openapi::ErrorBody)))]
 async fn verify_bank(
     State(svc): State<Services>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,

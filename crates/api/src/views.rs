@@ -1,6 +1,7 @@
 //! JSON views of administrative records, shared by the admin API and the CLI so both print
 //! the same shapes. Secrets appear only where they are issued (keys on creation/rotation).
 
+use domain::billing::{LedgerEntry, Package};
 use domain::clock::format_bangkok;
 use domain::model::{AuditEntry, Branch, Partner, Plan, Service, User};
 use serde_json::{json, Value};
@@ -17,6 +18,49 @@ pub fn service(s: &Service) -> Value {
         "plan": s.plan.name,
         "rateLimit": s.rate_limit().rps,
         "ownerVerified": s.owner_verified,
+        "package": s.subscription.package_id,
+        "subscribedAt": s.subscription.started_at.map(format_bangkok),
+        "autoRenew": {
+            "onExpiry": s.subscription.auto_renew.on_expiry,
+            "onQuota": s.subscription.auto_renew.on_quota,
+        },
+        "credit": baht(s.subscription.credit),
+    })
+}
+
+/// Satang as a JSON number of baht.
+fn baht(satang: i64) -> f64 {
+    domain::Satang(satang).as_baht()
+}
+
+pub fn package(p: &Package) -> Value {
+    json!({
+        "id": p.id,
+        "name": p.name,
+        "quota": p.quota,
+        "durationDays": p.duration_days,
+        "price": p.price.as_baht(),
+    })
+}
+
+/// One credit movement; `amount` is signed (negative draws).
+pub fn ledger_entry(e: &LedgerEntry) -> Value {
+    json!({
+        "id": e.id,
+        "at": format_bangkok(e.at),
+        "kind": e.kind.as_str(),
+        "amount": baht(e.amount),
+        "balanceAfter": baht(e.balance_after),
+        "actor": e.actor,
+        "note": e.note,
+    })
+}
+
+/// A service's balance and every movement, oldest first.
+pub fn credit_history(balance: i64, entries: &[LedgerEntry]) -> Value {
+    json!({
+        "balance": baht(balance),
+        "entries": entries.iter().map(ledger_entry).collect::<Vec<_>>(),
     })
 }
 

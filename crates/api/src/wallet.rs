@@ -28,9 +28,10 @@ pub(crate) fn routes() -> Router<Services> {
     responses(
         (status = 200, description = "The verified slip", body = WalletResponse),
         (status = 400, description = "VALIDATION_ERROR, URL_PROTOCOL_NOT_ALLOWED, URL_INVALID_IP_RANGE, IMAGE_URL_UNREACHABLE, IMAGE_SIZE_TOO_LARGE, INVALID_IMAGE_TYPE, INVALID_IMAGE_FORMAT", body = ErrorBody),
-        (status = 403, description = "QUOTA_EXCEEDED", body = ErrorBody),
+        (status = 403, description = "QUOTA_EXCEEDED, SERVICE_EXPIRED", body = ErrorBody),
         (status = 404, description = "SLIP_NOT_FOUND", body = ErrorBody),
-        (status = 500, description = "API_SERVER_ERROR", body = ErrorBody)))]
+        (status = 500, description = "API_SERVER_ERROR", body = ErrorBody),
+        (status = 503, description = "RENEWAL_TEMPORARILY_UNAVAILABLE", body = ErrorBody)))]
 async fn verify_truewallet(
     State(svc): State<Services>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,

@@ -139,7 +139,11 @@ impl Billing for HttpBilling {
         let resp = match sent {
             Ok(r) => r,
             Err(e) => {
-                let why = if e.is_timeout() { "timeout" } else { "no connection" };
+                let why = if e.is_timeout() {
+                    "timeout"
+                } else {
+                    "no connection"
+                };
                 tracing::warn!(error = %e, "billing endpoint unreachable");
                 return Decision::Unavailable(why.into());
             }
@@ -158,9 +162,11 @@ impl Billing for HttpBilling {
         };
         match answer.get("approved").and_then(|v| v.as_bool()) {
             Some(true) => match answer.get("reference").and_then(|v| v.as_str()) {
-                Some(r) if !r.is_empty() && r.len() <= 200 => Decision::Approved(Payment::External {
-                    reference: r.to_string(),
-                }),
+                Some(r) if !r.is_empty() && r.len() <= 200 => {
+                    Decision::Approved(Payment::External {
+                        reference: r.to_string(),
+                    })
+                }
                 _ => Decision::Unavailable("approval without a reference".into()),
             },
             Some(false) => Decision::Declined("billing declined".into()),

@@ -19,7 +19,11 @@ struct Script {
     seen: Arc<Mutex<Vec<(HeaderMap, Bytes)>>>,
 }
 
-async fn endpoint(State(s): State<Script>, headers: HeaderMap, body: Bytes) -> (StatusCode, String) {
+async fn endpoint(
+    State(s): State<Script>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> (StatusCode, String) {
     s.seen.lock().unwrap().push((headers, body));
     let (status, body) = s.answer.lock().unwrap().clone();
     match status {
@@ -81,10 +85,18 @@ async fn answers_map_to_decisions() {
             r#"{"approved":false}"#,
             Decision::Declined("billing declined".into()),
         ),
-        (Some(402), "", Decision::Declined("billing declined (402)".into())),
+        (
+            Some(402),
+            "",
+            Decision::Declined("billing declined (402)".into()),
+        ),
         (Some(500), "", Decision::Unavailable("status 500".into())),
         (Some(302), "", Decision::Unavailable("status 302".into())),
-        (Some(200), "not json", Decision::Unavailable("answer is not JSON".into())),
+        (
+            Some(200),
+            "not json",
+            Decision::Unavailable("answer is not JSON".into()),
+        ),
         (
             Some(200),
             r#"{"approved":true}"#,
@@ -100,7 +112,11 @@ async fn answers_map_to_decisions() {
     // Signed over the exact bytes, with the idempotency key in a header and in the body.
     let seen = script.seen.lock().unwrap();
     let (headers, body) = &seen[0];
-    let ts: i64 = headers["x-billing-timestamp"].to_str().unwrap().parse().unwrap();
+    let ts: i64 = headers["x-billing-timestamp"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert_eq!(
         headers["x-billing-signature"].to_str().unwrap(),
         domain::billing::sign_billing_request(SECRET, ts, body)

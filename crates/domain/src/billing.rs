@@ -237,10 +237,7 @@ mod tests {
             on_expiry: false,
             on_quota: true,
         };
-        assert_eq!(
-            renewal_due(&service(10, 10, exp, only_quota), exp),
-            None
-        );
+        assert_eq!(renewal_due(&service(10, 10, exp, only_quota), exp), None);
         let mut s = service(10, 10, exp, AutoRenew::ON);
         s.subscription.package_id = None;
         assert_eq!(renewal_due(&s, before), None);

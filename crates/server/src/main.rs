@@ -2,12 +2,14 @@
 //! explain QR payloads.
 
 use clap::{Args, Parser, Subcommand};
+use domain::billing::{AutoRenew, CreditKind};
 use domain::model::ServiceState;
 use domain::{Satang, SystemClock};
 use gateway::NewSandboxTransfer;
 use serde_json::json;
 use server::{App, DEFAULT_DATABASE_URL, DEFAULT_LISTEN};
 use services::admin::{BranchUpdate, NewBranch, ServiceUpdate};
+use services::subscriptions::NewPackage;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -80,10 +82,20 @@ enum Admin {
     Partner(PartnerCmd),
     #[command(subcommand)]
     Plan(PlanCmd),
-    /// The audit log of a branch's quota changes, oldest first.
+    /// Packages: what a subscription buys (quota per cycle, duration, price).
+    #[command(subcommand)]
+    Package(PackageCmd),
+    /// A service's prepaid credit: top-ups, corrections and the ledger.
+    #[command(subcommand)]
+    Credit(CreditCmd),
+    /// The audit log, oldest first: a branch's quota changes (`--branch`) or a service's
+    /// subscriptions, renewals and auto-renew changes (`--service`).
+    #[command(group(clap::ArgGroup::new("of").required(true).args(["branch", "service"])))]
     Audit {
         #[arg(long)]
-        branch: String,
+        branch: Option<String>,
+        #[arg(long)]
+        service: Option<String>,
     },
     #[command(subcommand)]
     Branch(BranchCmd),
@@ -103,6 +115,108 @@ enum ServiceCmd {
     },
     /// Change a service: quota, subscription end, state, owner.
     Update(ServiceUpdateArgs),
+    /// Subscribe a service to a package: a new period (quota, cycle, expiry) starts now.
+    Subscribe {
+        #[arg(long)]
+        service: String,
+        /// Package name or id (see `admin package list`).
+        #[arg(long)]
+        package: String,
+        /// Renew by itself at expiry and when the quota is used up (paid from the credit).
+        /// Without it the current auto-renew setting stays (see `admin service auto-renew`).
+        #[arg(long)]
+        auto_renew: bool,
+        /// Draw the package price from the service's credit (refused when short); without
+        /// it the period starts unpaid from the credit (paid some other way).
+        #[arg(long)]
+        pay_from_credit: bool,
+    },
+    /// Turn auto-renewal on or off.
+    ///
+    /// `--on` renews at expiry and when the cycle's quota is used up; add `--on-expiry-only`
+    /// or `--on-quota-only` for one trigger (the other is turned off). `--off` turns both off.
+    AutoRenew(AutoRenewArgs),
+}
+
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("switch").required(true).args(["on", "off"])))]
+struct AutoRenewArgs {
+    #[arg(long)]
+    service: String,
+    /// Turn auto-renewal on (both triggers unless one of the -only flags is given).
+    #[arg(long)]
+    on: bool,
+    /// Turn auto-renewal off (both triggers).
+    #[arg(long)]
+    off: bool,
+    /// With --on: renew only at expiry, not when the quota is used up.
+    #[arg(long, requires = "on", conflicts_with_all = ["off", "on_quota_only"])]
+    on_expiry_only: bool,
+    /// With --on: renew only when the quota is used up, not at expiry.
+    #[arg(long, requires = "on", conflicts_with = "off")]
+    on_quota_only: bool,
+}
+
+#[derive(Subcommand)]
+enum PackageCmd {
+    /// Create a package, or change the terms of the one with this name (current periods
+    /// keep theirs; the next period uses the new ones).
+    Set {
+        #[arg(long)]
+        name: String,
+        /// Verifications per billing cycle.
+        #[arg(long)]
+        quota: i64,
+        /// Length of a period in days (1 to 3650).
+        #[arg(long)]
+        days: u32,
+        /// Price in baht, e.g. 990.00.
+        #[arg(long)]
+        price: String,
+    },
+    /// List the packages.
+    List,
+}
+
+#[derive(Subcommand)]
+enum CreditCmd {
+    /// Add credit (a positive amount).
+    Topup {
+        #[arg(long)]
+        service: String,
+        /// Baht, e.g. 500.00.
+        #[arg(long)]
+        amount: String,
+        #[arg(long)]
+        note: Option<String>,
+    },
+    /// Correct the credit either way; the balance never goes below zero.
+    Adjust {
+        #[arg(long)]
+        service: String,
+        /// Baht, e.g. -100.00 or 25.50.
+        #[arg(long, allow_hyphen_values = true)]
+        amount: String,
+        /// Why (recorded in the ledger).
+        #[arg(long)]
+        note: String,
+    },
+    /// The balance and every movement, oldest first.
+    History {
+        #[arg(long)]
+        service: String,
+    },
+}
+
+/// Baht with an optional sign, e.g. `500.00` or `-100.00`.
+fn parse_signed_amount(v: &str) -> Result<Satang, String> {
+    let v = v.trim();
+    let (neg, digits) = match v.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, v.strip_prefix('+').unwrap_or(v)),
+    };
+    let s = Satang::parse(digits).map_err(|r| format!("--amount {r}"))?;
+    Ok(Satang(if neg { -s.0 } else { s.0 }))
 }
 
 #[derive(Args)]
@@ -331,6 +445,9 @@ enum Sandbox {
     },
 }
 
+/// Who the CLI's changes are recorded as (ledger rows, audit entries).
+const CLI_ACTOR: &str = "cli";
+
 fn print(v: serde_json::Value) {
     // A closed stdout (`| head`) is not an error worth a panic.
     let _ = writeln!(
@@ -499,13 +616,123 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 .map(api::views::plan)
                 .collect::<Vec<_>>()));
         }
-        Command::Admin(Admin::Audit { branch }) => {
-            let entries = svc
-                .store
-                .list_audit(&branch)
-                .await
-                .map_err(|e| e.to_string())?;
+        Command::Admin(Admin::Audit { branch, service }) => {
+            let entries = match (branch, service) {
+                (Some(branch), _) => svc.store.list_audit(&branch).await,
+                (None, Some(service)) => {
+                    if svc
+                        .store
+                        .get_service(&service)
+                        .await
+                        .map_err(|e| e.to_string())?
+                        .is_none()
+                    {
+                        return Err(format!("no service {service}"));
+                    }
+                    svc.store.list_service_audit(&service).await
+                }
+                (None, None) => unreachable!("clap requires --branch or --service"),
+            }
+            .map_err(|e| e.to_string())?;
             print(api::views::audit(&entries));
+        }
+        Command::Admin(Admin::Service(ServiceCmd::Subscribe {
+            service,
+            package,
+            auto_renew,
+            pay_from_credit,
+        })) => {
+            let s = svc
+                .subscribe(
+                    &service,
+                    &package,
+                    auto_renew.then_some(AutoRenew::ON),
+                    pay_from_credit,
+                    CLI_ACTOR,
+                )
+                .await
+                .map_err(err)?;
+            print(api::views::service(&s));
+        }
+        Command::Admin(Admin::Service(ServiceCmd::AutoRenew(a))) => {
+            let auto = if a.off {
+                AutoRenew::default()
+            } else {
+                AutoRenew {
+                    on_expiry: !a.on_quota_only,
+                    on_quota: !a.on_expiry_only,
+                }
+            };
+            let s = svc
+                .set_auto_renew(&a.service, auto, CLI_ACTOR)
+                .await
+                .map_err(err)?;
+            print(api::views::service(&s));
+        }
+        Command::Admin(Admin::Package(PackageCmd::Set {
+            name,
+            quota,
+            days,
+            price,
+        })) => {
+            let price = Satang::parse(&price).map_err(|r| format!("--price {r}"))?;
+            let p = svc
+                .set_package(&NewPackage {
+                    name,
+                    quota,
+                    duration_days: days,
+                    price,
+                })
+                .await
+                .map_err(err)?;
+            print(api::views::package(&p));
+        }
+        Command::Admin(Admin::Package(PackageCmd::List)) => {
+            let packages = svc.packages().await.map_err(err)?;
+            print(json!(packages
+                .iter()
+                .map(api::views::package)
+                .collect::<Vec<_>>()));
+        }
+        Command::Admin(Admin::Credit(CreditCmd::Topup {
+            service,
+            amount,
+            note,
+        })) => {
+            let amount = parse_signed_amount(&amount)?;
+            let e = svc
+                .move_credit(
+                    &service,
+                    CreditKind::TopUp,
+                    amount,
+                    note.as_deref(),
+                    CLI_ACTOR,
+                )
+                .await
+                .map_err(err)?;
+            print(api::views::ledger_entry(&e));
+        }
+        Command::Admin(Admin::Credit(CreditCmd::Adjust {
+            service,
+            amount,
+            note,
+        })) => {
+            let amount = parse_signed_amount(&amount)?;
+            let e = svc
+                .move_credit(
+                    &service,
+                    CreditKind::Adjustment,
+                    amount,
+                    Some(&note),
+                    CLI_ACTOR,
+                )
+                .await
+                .map_err(err)?;
+            print(api::views::ledger_entry(&e));
+        }
+        Command::Admin(Admin::Credit(CreditCmd::History { service })) => {
+            let (balance, entries) = svc.credit_history(&service).await.map_err(err)?;
+            print(api::views::credit_history(balance, &entries));
         }
         Command::Admin(Admin::User(UserCmd::Create { name })) => {
             let u = svc.create_user(&name).await.map_err(err)?;

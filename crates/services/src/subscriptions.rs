@@ -87,7 +87,13 @@ impl Services {
         let payment = pay_from_credit.then_some(Payment::Ledger);
         let out = self
             .store
-            .start_period(service_id, &start, payment.as_ref(), self.clock.now(), actor)
+            .start_period(
+                service_id,
+                &start,
+                payment.as_ref(),
+                self.clock.now(),
+                actor,
+            )
             .await?;
         match out {
             PeriodOutcome::Started { .. } => {}
@@ -171,10 +177,7 @@ impl Services {
     }
 
     /// The balance and every movement, oldest first.
-    pub async fn credit_history(
-        &self,
-        service_id: &str,
-    ) -> Result<(i64, Vec<LedgerEntry>), Error> {
+    pub async fn credit_history(&self, service_id: &str) -> Result<(i64, Vec<LedgerEntry>), Error> {
         let s = self
             .store
             .get_service(service_id)

@@ -32,7 +32,9 @@ pub enum PeriodStart {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PeriodOutcome {
-    Started { reason: Option<RenewReason> },
+    Started {
+        reason: Option<RenewReason>,
+    },
     /// Someone else renewed first, or the service no longer needs it.
     NotDue,
     InsufficientCredit,

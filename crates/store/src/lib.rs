@@ -232,7 +232,10 @@ pub trait Store: Send + Sync + 'static {
 
     /// Creates a package, or changes the terms of the one with this name; returns it as
     /// stored (an existing package keeps its id).
-    async fn upsert_package(&self, p: &domain::billing::Package) -> Result<domain::billing::Package>;
+    async fn upsert_package(
+        &self,
+        p: &domain::billing::Package,
+    ) -> Result<domain::billing::Package>;
     async fn list_packages(&self) -> Result<Vec<domain::billing::Package>>;
     /// By id or by name.
     async fn get_package(&self, key: &str) -> Result<Option<domain::billing::Package>>;

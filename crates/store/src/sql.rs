@@ -119,7 +119,9 @@ macro_rules! service_from_row {
                 .and_then(|v| u32::try_from(v).ok()),
             subscription: domain::billing::Subscription {
                 package_id: r.try_get("s_package")?,
-                started_at: r.try_get::<Option<i64>, _>("s_subscribed")?.map(from_millis),
+                started_at: r
+                    .try_get::<Option<i64>, _>("s_subscribed")?
+                    .map(from_millis),
                 auto_renew: domain::billing::AutoRenew {
                     on_expiry: r.try_get("s_renew_expiry")?,
                     on_quota: r.try_get("s_renew_quota")?,
@@ -669,7 +671,10 @@ impl Store for SqlStore {
         }
     }
 
-    async fn upsert_package(&self, p: &domain::billing::Package) -> Result<domain::billing::Package> {
+    async fn upsert_package(
+        &self,
+        p: &domain::billing::Package,
+    ) -> Result<domain::billing::Package> {
         crate::billing::upsert_package(&self.pool, p).await
     }
 

@@ -618,102 +618,109 @@ both!(
     }
 );
 
-both!(credit_ledger_is_exact_and_append_only, |b: Backend| async move {
-    use domain::billing::{AutoRenew, CreditKind, Package, Payment};
-    use store::{PeriodOutcome, PeriodStart};
-    let db = TestDb::new(b).await;
-    let s = std::sync::Arc::new(open(&db).await);
-    s.create_service(&service("s1", Some(10))).await.unwrap();
-    s.move_credit("s1", CreditKind::TopUp, 10_000, Some("cash"), at(1), "cli")
-        .await
-        .unwrap()
-        .unwrap();
-    // 50 draws of 10 baht at once from 100 baht: exactly 10 succeed, never below zero.
-    let mut tasks = Vec::new();
-    for _ in 0..50 {
-        let s = s.clone();
-        tasks.push(tokio::spawn(async move {
-            s.move_credit("s1", CreditKind::Adjustment, -1_000, None, at(2), "cli")
-                .await
-                .unwrap()
-                .is_some_and(|r| r.is_ok())
-        }));
-    }
-    let mut ok = 0;
-    for t in tasks {
-        ok += t.await.unwrap() as i32;
-    }
-    assert_eq!(ok, 10);
-    let svc = s.get_service("s1").await.unwrap().unwrap();
-    assert_eq!(svc.subscription.credit, 0);
-    let h = s.credit_history("s1").await.unwrap();
-    assert_eq!(h.len(), 11);
-    assert!(h.iter().all(|e| e.balance_after >= 0));
-    assert_eq!(h.last().unwrap().balance_after, 0);
-    assert_eq!(h[0].note.as_deref(), Some("cash"));
-    assert_eq!(
-        s.move_credit("nope", CreditKind::TopUp, 1, None, at(3), "cli")
+both!(
+    credit_ledger_is_exact_and_append_only,
+    |b: Backend| async move {
+        use domain::billing::{AutoRenew, CreditKind, Package, Payment};
+        use store::{PeriodOutcome, PeriodStart};
+        let db = TestDb::new(b).await;
+        let s = std::sync::Arc::new(open(&db).await);
+        s.create_service(&service("s1", Some(10))).await.unwrap();
+        s.move_credit("s1", CreditKind::TopUp, 10_000, Some("cash"), at(1), "cli")
             .await
-            .unwrap(),
-        None
-    );
-
-    // A renewal with the price unpaid does nothing; paid, it starts exactly one period.
-    let p = s
-        .upsert_package(&Package {
-            id: "p1".into(),
-            name: "Std".into(),
-            quota: 5,
-            duration_days: 30,
-            price: Satang(5_000),
-            created_at: at(0),
-        })
-        .await
-        .unwrap();
-    let sub = PeriodStart::Subscribe {
-        package_id: p.id.clone(),
-        auto_renew: Some(AutoRenew::ON),
-    };
-    let out = s
-        .start_period("s1", &sub, Some(&Payment::Ledger), at(4), "cli")
-        .await
-        .unwrap();
-    assert_eq!(out, PeriodOutcome::InsufficientCredit);
-    let out = s.start_period("s1", &sub, None, at(4), "cli").await.unwrap();
-    assert!(matches!(out, PeriodOutcome::Started { reason: None }));
-    let svc = s.get_service("s1").await.unwrap().unwrap();
-    assert_eq!(svc.quota.limit, Some(5));
-    assert_eq!(svc.subscription.renewal_seq, 1);
-    // Not due (quota has room, not expired): a renewal is refused.
-    let renew = PeriodStart::Renew { expected_seq: 1 };
-    let out = s
-        .start_period("s1", &renew, Some(&Payment::Ledger), at(5), "auto-renew")
-        .await
-        .unwrap();
-    assert_eq!(out, PeriodOutcome::NotDue);
-
-    // The ledger refuses changes to its rows, on both backends.
-    let (upd, del) = match b {
-        Backend::Sqlite => {
-            let p = sqlx::SqlitePool::connect(&db.url).await.unwrap();
-            let u = sqlx::query("UPDATE credit_ledger SET amount_satang = 1")
-                .execute(&p)
-                .await;
-            let d = sqlx::query("DELETE FROM credit_ledger").execute(&p).await;
-            p.close().await;
-            (u.is_err(), d.is_err())
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        // 50 draws of 10 baht at once from 100 baht: exactly 10 succeed, never below zero.
+        let mut tasks = Vec::new();
+        for _ in 0..50 {
+            let s = s.clone();
+            tasks.push(tokio::spawn(async move {
+                s.move_credit("s1", CreditKind::Adjustment, -1_000, None, at(2), "cli")
+                    .await
+                    .unwrap()
+                    .is_some_and(|r| r.is_ok())
+            }));
         }
-        Backend::Postgres => {
-            let p = sqlx::PgPool::connect(&db.url).await.unwrap();
-            let u = sqlx::query("UPDATE credit_ledger SET amount_satang = 1")
-                .execute(&p)
-                .await;
-            let d = sqlx::query("DELETE FROM credit_ledger").execute(&p).await;
-            p.close().await;
-            (u.is_err(), d.is_err())
+        let mut ok = 0;
+        for t in tasks {
+            ok += t.await.unwrap() as i32;
         }
-    };
-    assert!(upd && del, "UPDATE and DELETE must be refused");
-    assert_eq!(s.credit_history("s1").await.unwrap().len(), 11);
-    s.close().await;
-});
+        assert_eq!(ok, 10);
+        let svc = s.get_service("s1").await.unwrap().unwrap();
+        assert_eq!(svc.subscription.credit, 0);
+        let h = s.credit_history("s1").await.unwrap();
+        assert_eq!(h.len(), 11);
+        assert!(h.iter().all(|e| e.balance_after >= 0));
+        assert_eq!(h.last().unwrap().balance_after, 0);
+        assert_eq!(h[0].note.as_deref(), Some("cash"));
+        assert_eq!(
+            s.move_credit("nope", CreditKind::TopUp, 1, None, at(3), "cli")
+                .await
+                .unwrap(),
+            None
+        );
+
+        // A renewal with the price unpaid does nothing; paid, it starts exactly one period.
+        let p = s
+            .upsert_package(&Package {
+                id: "p1".into(),
+                name: "Std".into(),
+                quota: 5,
+                duration_days: 30,
+                price: Satang(5_000),
+                created_at: at(0),
+            })
+            .await
+            .unwrap();
+        let sub = PeriodStart::Subscribe {
+            package_id: p.id.clone(),
+            auto_renew: Some(AutoRenew::ON),
+        };
+        let out = s
+            .start_period("s1", &sub, Some(&Payment::Ledger), at(4), "cli")
+            .await
+            .unwrap();
+        assert_eq!(out, PeriodOutcome::InsufficientCredit);
+        let out = s
+            .start_period("s1", &sub, None, at(4), "cli")
+            .await
+            .unwrap();
+        assert!(matches!(out, PeriodOutcome::Started { reason: None }));
+        let svc = s.get_service("s1").await.unwrap().unwrap();
+        assert_eq!(svc.quota.limit, Some(5));
+        assert_eq!(svc.subscription.renewal_seq, 1);
+        // Not due (quota has room, not expired): a renewal is refused.
+        let renew = PeriodStart::Renew { expected_seq: 1 };
+        let out = s
+            .start_period("s1", &renew, Some(&Payment::Ledger), at(5), "auto-renew")
+            .await
+            .unwrap();
+        assert_eq!(out, PeriodOutcome::NotDue);
+
+        // The ledger refuses changes to its rows, on both backends.
+        let (upd, del) = match b {
+            Backend::Sqlite => {
+                let p = sqlx::SqlitePool::connect(&db.url).await.unwrap();
+                let u = sqlx::query("UPDATE credit_ledger SET amount_satang = 1")
+                    .execute(&p)
+                    .await;
+                let d = sqlx::query("DELETE FROM credit_ledger").execute(&p).await;
+                p.close().await;
+                (u.is_err(), d.is_err())
+            }
+            Backend::Postgres => {
+                let p = sqlx::PgPool::connect(&db.url).await.unwrap();
+                let u = sqlx::query("UPDATE credit_ledger SET amount_satang = 1")
+                    .execute(&p)
+                    .await;
+                let d = sqlx::query("DELETE FROM credit_ledger").execute(&p).await;
+                p.close().await;
+                (u.is_err(), d.is_err())
+            }
+        };
+        assert!(upd && del, "UPDATE and DELETE must be refused");
+        assert_eq!(s.credit_history("s1").await.unwrap().len(), 11);
+        s.close().await;
+    }
+);

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use testkit::receiver::Receiver;
-use testkit::{both, Backend, TestApp, Tenant};
+use testkit::{both, Backend, Tenant, TestApp};
 
 fn code(v: &Value) -> &str {
     v["error"]["code"].as_str().unwrap_or("<none>")
@@ -95,88 +95,99 @@ async fn renewals(t: &TestApp, ten: &Tenant) -> usize {
         .count()
 }
 
-both!(expiry_and_cycles_follow_the_clock, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
-    // Three verifications per cycle, for 60 days, 100 baht.
-    package(&t, "Trial", 3, 60, 100).await;
-    let off = AutoRenew::default();
-    subscribe(&t, &ten, "Trial", off).await;
-    let start = domain::Clock::now(&*t.clock);
+both!(
+    expiry_and_cycles_follow_the_clock,
+    |b: Backend| async move {
+        let t = TestApp::spawn(b).await;
+        let ten = t.tenant(100).await;
+        // Three verifications per cycle, for 60 days, 100 baht.
+        package(&t, "Trial", 3, 60, 100).await;
+        let off = AutoRenew::default();
+        subscribe(&t, &ten, "Trial", off).await;
+        let start = domain::Clock::now(&*t.clock);
 
-    let app = info(&t, &ten.api_key).await;
-    assert_eq!(app["package"], json!({"name": "Trial", "quota": 3, "durationDays": 60}));
-    assert_eq!(app["quota"]["max"], 3);
-    assert_eq!(app["autoRenew"]["expired"], false);
-    assert_eq!(app["autoRenew"]["quota"], false);
-    let expires = domain::clock::format_bangkok(start + time::Duration::days(60));
-    assert_eq!(app["expiresAt"], expires.as_str());
-    assert_eq!(app["autoRenew"]["expiresAt"], expires.as_str());
-    assert_eq!(
-        app["autoRenew"]["createdAt"],
-        domain::clock::format_bangkok(start).as_str()
-    );
+        let app = info(&t, &ten.api_key).await;
+        assert_eq!(
+            app["package"],
+            json!({"name": "Trial", "quota": 3, "durationDays": 60})
+        );
+        assert_eq!(app["quota"]["max"], 3);
+        assert_eq!(app["autoRenew"]["expired"], false);
+        assert_eq!(app["autoRenew"]["quota"], false);
+        let expires = domain::clock::format_bangkok(start + time::Duration::days(60));
+        assert_eq!(app["expiresAt"], expires.as_str());
+        assert_eq!(app["autoRenew"]["expiresAt"], expires.as_str());
+        assert_eq!(
+            app["autoRenew"]["createdAt"],
+            domain::clock::format_bangkok(start).as_str()
+        );
 
-    for _ in 0..3 {
+        for _ in 0..3 {
+            assert_eq!(verify_new(&t, &ten.api_key).await.0, 200);
+        }
+        let (s, v) = verify_new(&t, &ten.api_key).await;
+        assert_eq!((s, code(&v)), (403, "QUOTA_EXCEEDED"), "{v}");
+
+        // The next monthly cycle of the period starts with a fresh quota.
+        t.clock.advance(time::Duration::days(31));
+        assert_eq!(info(&t, &ten.api_key).await["quota"]["used"], 0);
         assert_eq!(verify_new(&t, &ten.api_key).await.0, 200);
+
+        // One millisecond before the end it still serves; at the end it has expired.
+        t.clock
+            .set(start + time::Duration::days(60) - time::Duration::milliseconds(1));
+        assert_eq!(verify_new(&t, &ten.api_key).await.0, 200);
+        t.clock.set(start + time::Duration::days(60));
+        let (s, v) = verify_new(&t, &ten.api_key).await;
+        assert_eq!((s, code(&v)), (403, "SERVICE_EXPIRED"), "{v}");
+        let (s, v) = t.get("/api/v1/me", Some(&ten.api_key)).await;
+        assert_eq!(
+            (s, v["message"].as_str()),
+            (403, Some("application_expired")),
+            "{v}"
+        );
+
+        // Auto-renew on, but no credit: still expired, nothing drawn.
+        t.app
+            .services
+            .set_auto_renew(&ten.service_id, AutoRenew::ON, "test")
+            .await
+            .unwrap();
+        let (s, v) = verify_new(&t, &ten.api_key).await;
+        assert_eq!((s, code(&v)), (403, "SERVICE_EXPIRED"), "{v}");
+        assert!(ledger(&t, &ten).await.is_empty());
+
+        // With credit, the next request renews: a new 60-day period from now, price drawn once.
+        top_up(&t, &ten, 150).await;
+        t.clock.advance(time::Duration::days(2));
+        let renewed_at = domain::Clock::now(&*t.clock);
+        let (s, v) = verify_new(&t, &ten.api_key).await;
+        assert_eq!(s, 200, "{v}");
+        let app = info(&t, &ten.api_key).await;
+        assert_eq!(
+            app["expiresAt"],
+            domain::clock::format_bangkok(renewed_at + time::Duration::days(60)).as_str()
+        );
+        assert_eq!(app["quota"]["used"], 1);
+        assert_eq!(app["autoRenew"]["expired"], true);
+        assert_eq!(
+            ledger(&t, &ten).await,
+            vec![
+                ("topup".into(), 15000, 15000),
+                ("renewal".into(), -10000, 5000)
+            ]
+        );
+        assert_eq!(renewals(&t, &ten).await, 1);
+
+        // The next expiry finds 50 baht for a 100-baht package: expired, balance untouched.
+        t.clock.advance(time::Duration::days(61));
+        let (s, v) = verify_new(&t, &ten.api_key).await;
+        assert_eq!((s, code(&v)), (403, "SERVICE_EXPIRED"), "{v}");
+        assert_eq!(ledger(&t, &ten).await.len(), 2);
+        assert_eq!(renewals(&t, &ten).await, 1);
+        t.stop().await;
     }
-    let (s, v) = verify_new(&t, &ten.api_key).await;
-    assert_eq!((s, code(&v)), (403, "QUOTA_EXCEEDED"), "{v}");
-
-    // The next monthly cycle of the period starts with a fresh quota.
-    t.clock.advance(time::Duration::days(31));
-    assert_eq!(info(&t, &ten.api_key).await["quota"]["used"], 0);
-    assert_eq!(verify_new(&t, &ten.api_key).await.0, 200);
-
-    // One millisecond before the end it still serves; at the end it has expired.
-    t.clock.set(start + time::Duration::days(60) - time::Duration::milliseconds(1));
-    assert_eq!(verify_new(&t, &ten.api_key).await.0, 200);
-    t.clock.set(start + time::Duration::days(60));
-    let (s, v) = verify_new(&t, &ten.api_key).await;
-    assert_eq!((s, code(&v)), (403, "SERVICE_EXPIRED"), "{v}");
-    let (s, v) = t.get("/api/v1/me", Some(&ten.api_key)).await;
-    assert_eq!((s, v["message"].as_str()), (403, Some("application_expired")), "{v}");
-
-    // Auto-renew on, but no credit: still expired, nothing drawn.
-    t.app
-        .services
-        .set_auto_renew(&ten.service_id, AutoRenew::ON, "test")
-        .await
-        .unwrap();
-    let (s, v) = verify_new(&t, &ten.api_key).await;
-    assert_eq!((s, code(&v)), (403, "SERVICE_EXPIRED"), "{v}");
-    assert!(ledger(&t, &ten).await.is_empty());
-
-    // With credit, the next request renews: a new 60-day period from now, price drawn once.
-    top_up(&t, &ten, 150).await;
-    t.clock.advance(time::Duration::days(2));
-    let renewed_at = domain::Clock::now(&*t.clock);
-    let (s, v) = verify_new(&t, &ten.api_key).await;
-    assert_eq!(s, 200, "{v}");
-    let app = info(&t, &ten.api_key).await;
-    assert_eq!(
-        app["expiresAt"],
-        domain::clock::format_bangkok(renewed_at + time::Duration::days(60)).as_str()
-    );
-    assert_eq!(app["quota"]["used"], 1);
-    assert_eq!(app["autoRenew"]["expired"], true);
-    assert_eq!(
-        ledger(&t, &ten).await,
-        vec![
-            ("topup".into(), 15000, 15000),
-            ("renewal".into(), -10000, 5000)
-        ]
-    );
-    assert_eq!(renewals(&t, &ten).await, 1);
-
-    // The next expiry finds 50 baht for a 100-baht package: expired, balance untouched.
-    t.clock.advance(time::Duration::days(61));
-    let (s, v) = verify_new(&t, &ten.api_key).await;
-    assert_eq!((s, code(&v)), (403, "SERVICE_EXPIRED"), "{v}");
-    assert_eq!(ledger(&t, &ten).await.len(), 2);
-    assert_eq!(renewals(&t, &ten).await, 1);
-    t.stop().await;
-});
+);
 
 /// Fires one verification of a distinct slip per key-node pair, all at once.
 async fn verify_concurrently(nodes: &[&TestApp], key: &str, n: usize) -> Vec<(u16, Value)> {
@@ -207,56 +218,59 @@ async fn verify_concurrently(nodes: &[&TestApp], key: &str, n: usize) -> Vec<(u1
     out
 }
 
-both!(hundred_requests_across_the_quota_boundary_renew_once, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    // PostgreSQL: two nodes share the work, so the database has to decide.
-    let n2 = match b {
-        Backend::Postgres => Some(t.another_node().await),
-        Backend::Sqlite => None,
-    };
-    let ten = t.tenant(100).await;
-    package(&t, "Boundary", 50, 30, 100).await;
-    subscribe(&t, &ten, "Boundary", AutoRenew::ON).await;
-    // Credit for one renewal and a half.
-    top_up(&t, &ten, 150).await;
-    let mut nodes = vec![&t];
-    if let Some(n) = &n2 {
-        n.clock.set(domain::Clock::now(&*t.clock));
-        nodes.push(n);
-    }
+both!(
+    hundred_requests_across_the_quota_boundary_renew_once,
+    |b: Backend| async move {
+        let t = TestApp::spawn(b).await;
+        // PostgreSQL: two nodes share the work, so the database has to decide.
+        let n2 = match b {
+            Backend::Postgres => Some(t.another_node().await),
+            Backend::Sqlite => None,
+        };
+        let ten = t.tenant(100).await;
+        package(&t, "Boundary", 50, 30, 100).await;
+        subscribe(&t, &ten, "Boundary", AutoRenew::ON).await;
+        // Credit for one renewal and a half.
+        top_up(&t, &ten, 150).await;
+        let mut nodes = vec![&t];
+        if let Some(n) = &n2 {
+            n.clock.set(domain::Clock::now(&*t.clock));
+            nodes.push(n);
+        }
 
-    let answers = verify_concurrently(&nodes, &ten.api_key, 100).await;
-    let served = answers.iter().filter(|(s, _)| *s == 200).count();
-    assert_eq!(served, 100, "{:?}", answers.iter().find(|(s, _)| *s != 200));
-    assert_eq!(renewals(&t, &ten).await, 1, "exactly one renewal");
-    assert_eq!(
-        ledger(&t, &ten).await,
-        vec![
-            ("topup".into(), 15000, 15000),
-            ("renewal".into(), -10000, 5000)
-        ],
-        "credit drawn once"
-    );
-    let app = info(&t, &ten.api_key).await;
-    assert_eq!(app["quota"]["used"], 50);
-    assert_eq!(app["quota"]["totalUsed"], 100);
+        let answers = verify_concurrently(&nodes, &ten.api_key, 100).await;
+        let served = answers.iter().filter(|(s, _)| *s == 200).count();
+        assert_eq!(served, 100, "{:?}", answers.iter().find(|(s, _)| *s != 200));
+        assert_eq!(renewals(&t, &ten).await, 1, "exactly one renewal");
+        assert_eq!(
+            ledger(&t, &ten).await,
+            vec![
+                ("topup".into(), 15000, 15000),
+                ("renewal".into(), -10000, 5000)
+            ],
+            "credit drawn once"
+        );
+        let app = info(&t, &ten.api_key).await;
+        assert_eq!(app["quota"]["used"], 50);
+        assert_eq!(app["quota"]["totalUsed"], 100);
 
-    // The new period is used up too, and 50 baht cannot pay for another: every request
-    // is refused with the normal code, and nothing more is drawn.
-    let answers = verify_concurrently(&nodes, &ten.api_key, 20).await;
-    let refused = answers
-        .iter()
-        .filter(|(s, v)| *s == 403 && code(v) == "QUOTA_EXCEEDED")
-        .count();
-    assert_eq!(refused, 20, "{:?}", answers.first());
-    assert_eq!(renewals(&t, &ten).await, 1);
-    assert_eq!(ledger(&t, &ten).await.len(), 2);
-    assert_eq!(info(&t, &ten.api_key).await["quota"]["used"], 50);
-    if let Some(n) = n2 {
-        n.stop().await;
+        // The new period is used up too, and 50 baht cannot pay for another: every request
+        // is refused with the normal code, and nothing more is drawn.
+        let answers = verify_concurrently(&nodes, &ten.api_key, 20).await;
+        let refused = answers
+            .iter()
+            .filter(|(s, v)| *s == 403 && code(v) == "QUOTA_EXCEEDED")
+            .count();
+        assert_eq!(refused, 20, "{:?}", answers.first());
+        assert_eq!(renewals(&t, &ten).await, 1);
+        assert_eq!(ledger(&t, &ten).await.len(), 2);
+        assert_eq!(info(&t, &ten.api_key).await["quota"]["used"], 50);
+        if let Some(n) = n2 {
+            n.stop().await;
+        }
+        t.stop().await;
     }
-    t.stop().await;
-});
+);
 
 /// An external billing endpoint on loopback that can be switched off. It checks our
 /// signature and approves each idempotency key once (the same reference every time).
@@ -354,7 +368,10 @@ async fn poll_until(t: &TestApp, key: &str, id: &str, done: impl Fn(&Value) -> b
         if done(&v["data"]) {
             return v["data"].clone();
         }
-        assert!(std::time::Instant::now() < deadline, "job never got there: {v}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "job never got there: {v}"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -371,7 +388,11 @@ both!(billing_outage_then_recovery, |b: Backend| async move {
 
     // Sync: the quota is used up and renewal needs billing, which is down.
     let (s, v) = verify_new(&t, &ten.api_key).await;
-    assert_eq!((s, code(&v)), (503, "RENEWAL_TEMPORARILY_UNAVAILABLE"), "{v}");
+    assert_eq!(
+        (s, code(&v)),
+        (503, "RENEWAL_TEMPORARILY_UNAVAILABLE"),
+        "{v}"
+    );
     assert!(!v["error"]["message"].as_str().unwrap().contains("http"));
     let tr = t.transfer("004", "014", 10000).await;
     let r = t
@@ -391,8 +412,16 @@ both!(billing_outage_then_recovery, |b: Backend| async move {
             Some(&ten.api_key),
         )
         .await;
-    assert_eq!((s, v["message"].as_str()), (503, Some("api_server_error")), "{v}");
-    assert_eq!(info(&t, &ten.api_key).await["quota"]["used"], 1, "no quota used");
+    assert_eq!(
+        (s, v["message"].as_str()),
+        (503, Some("api_server_error")),
+        "{v}"
+    );
+    assert_eq!(
+        info(&t, &ten.api_key).await["quota"]["used"],
+        1,
+        "no quota used"
+    );
 
     // Async: the job waits on the billing budget, with no callback meanwhile.
     let id = submit_job(&t, &ten.api_key, &rx).await;
@@ -403,13 +432,20 @@ both!(billing_outage_then_recovery, |b: Backend| async move {
     // Billing recovers; the job's next attempt renews and verifies.
     endpoint.up.store(true, Ordering::SeqCst);
     t.clock.advance(time::Duration::seconds(30));
-    let j = poll_until(&t, &ten.api_key, &id, |j| j["webhook"]["state"] == "delivered").await;
+    let j = poll_until(&t, &ten.api_key, &id, |j| {
+        j["webhook"]["state"] == "delivered"
+    })
+    .await;
     assert_eq!(j["status"], "done", "{j}");
     let got = rx.received();
     assert_eq!(got.len(), 1, "one callback, the success");
     assert_eq!(got[0].json()["status"], "success");
     assert_eq!(renewals(&t, &ten).await, 1);
-    assert_eq!(endpoint.approved.lock().unwrap().len(), 1, "one renewal billed");
+    assert_eq!(
+        endpoint.approved.lock().unwrap().len(),
+        1,
+        "one renewal billed"
+    );
     assert_eq!(endpoint.bad_signatures.load(Ordering::SeqCst), 0);
     // Billed externally: the local credit ledger did not move.
     assert!(ledger(&t, &ten).await.is_empty());
@@ -422,32 +458,47 @@ both!(billing_outage_then_recovery, |b: Backend| async move {
     t.stop().await;
 });
 
-both!(billing_outage_outlasting_the_budget_fails_the_job, |b: Backend| async move {
-    let (endpoint, url) = billing_endpoint().await;
-    let rx = Receiver::spawn().await;
-    let t = external_billing_app(b, &url, &rx).await;
-    let ten = t.tenant(100).await;
-    package(&t, "One", 1, 30, 100).await;
-    subscribe(&t, &ten, "One", AutoRenew::ON).await;
-    assert_eq!(verify_new(&t, &ten.api_key).await.0, 200);
+both!(
+    billing_outage_outlasting_the_budget_fails_the_job,
+    |b: Backend| async move {
+        let (endpoint, url) = billing_endpoint().await;
+        let rx = Receiver::spawn().await;
+        let t = external_billing_app(b, &url, &rx).await;
+        let ten = t.tenant(100).await;
+        package(&t, "One", 1, 30, 100).await;
+        subscribe(&t, &ten, "One", AutoRenew::ON).await;
+        assert_eq!(verify_new(&t, &ten.api_key).await.0, 200);
 
-    let id = submit_job(&t, &ten.api_key, &rx).await;
-    poll_until(&t, &ten.api_key, &id, |j| j["status"] == "retrying").await;
-    // The budget is 30 s then 60 s; billing stays down through both.
-    t.clock.advance(time::Duration::seconds(30));
-    poll_until(&t, &ten.api_key, &id, |j| j["attempts"] == 2 && j["status"] == "retrying").await;
-    assert!(rx.received().is_empty(), "no failed callback before the budget ends");
-    t.clock.advance(time::Duration::seconds(60));
-    let j = poll_until(&t, &ten.api_key, &id, |j| j["webhook"]["state"] == "delivered").await;
-    assert_eq!(j["status"], "failed", "{j}");
-    assert_eq!(j["error"]["code"], "RENEWAL_TEMPORARILY_UNAVAILABLE");
-    assert_eq!(j["attempts"], 3);
-    let got = rx.received();
-    assert_eq!(got.len(), 1, "exactly one callback, at the end");
-    assert_eq!(got[0].json()["status"], "failed");
-    assert_eq!(got[0].json()["error"]["code"], "RENEWAL_TEMPORARILY_UNAVAILABLE");
-    assert!(endpoint.calls.load(Ordering::SeqCst) >= 3);
-    assert_eq!(renewals(&t, &ten).await, 0);
-    assert_eq!(info(&t, &ten.api_key).await["quota"]["used"], 1);
-    t.stop().await;
-});
+        let id = submit_job(&t, &ten.api_key, &rx).await;
+        poll_until(&t, &ten.api_key, &id, |j| j["status"] == "retrying").await;
+        // The budget is 30 s then 60 s; billing stays down through both.
+        t.clock.advance(time::Duration::seconds(30));
+        poll_until(&t, &ten.api_key, &id, |j| {
+            j["attempts"] == 2 && j["status"] == "retrying"
+        })
+        .await;
+        assert!(
+            rx.received().is_empty(),
+            "no failed callback before the budget ends"
+        );
+        t.clock.advance(time::Duration::seconds(60));
+        let j = poll_until(&t, &ten.api_key, &id, |j| {
+            j["webhook"]["state"] == "delivered"
+        })
+        .await;
+        assert_eq!(j["status"], "failed", "{j}");
+        assert_eq!(j["error"]["code"], "RENEWAL_TEMPORARILY_UNAVAILABLE");
+        assert_eq!(j["attempts"], 3);
+        let got = rx.received();
+        assert_eq!(got.len(), 1, "exactly one callback, at the end");
+        assert_eq!(got[0].json()["status"], "failed");
+        assert_eq!(
+            got[0].json()["error"]["code"],
+            "RENEWAL_TEMPORARILY_UNAVAILABLE"
+        );
+        assert!(endpoint.calls.load(Ordering::SeqCst) >= 3);
+        assert_eq!(renewals(&t, &ten).await, 0);
+        assert_eq!(info(&t, &ten.api_key).await["quota"]["used"], 1);
+        t.stop().await;
+    }
+);

@@ -103,7 +103,8 @@ fn flag_text(value: Option<&str>) -> Result<bool, V1Error> {
         (status = 400, description = "invalid_request, invalid_check_duplicate, invalid_payload, duplicate_slip", body = V1ErrorBody),
         (status = 403, description = "quota_exceeded", body = V1ErrorBody),
         (status = 404, description = "slip_not_found, slip_pending, slip_expired", body = V1ErrorBody),
-        (status = 500, description = "api_server_error", body = V1ErrorBody)))]
+        (status = 500, description = "api_server_error", body = V1ErrorBody),
+        (status = 503, description = "api_server_error", body = V1ErrorBody)))]
 /// `GET /api/v1/verify?payload=...&checkDuplicate=true|false`.
 async fn verify_get(
     State(svc): State<Services>,
@@ -144,7 +145,8 @@ async fn verify_get(
         (status = 400, description = "invalid_request, invalid_check_duplicate, invalid_payload, duplicate_slip, invalid_url, invalid_image, image_size_too_large", body = V1ErrorBody),
         (status = 403, description = "quota_exceeded", body = V1ErrorBody),
         (status = 404, description = "slip_not_found, slip_pending, slip_expired, qrcode_not_found", body = V1ErrorBody),
-        (status = 500, description = "api_server_error", body = V1ErrorBody)))]
+        (status = 500, description = "api_server_error", body = V1ErrorBody),
+        (status = 503, description = "api_server_error", body = V1ErrorBody)))]
 /// `POST /api/v1/verify`: JSON `{payload | url | data | image, checkDuplicate?}`, or a
 /// multipart form with the file in `file`.
 async fn verify_post(

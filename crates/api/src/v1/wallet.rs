@@ -25,7 +25,8 @@ use std::net::SocketAddr;
         (status = 400, description = "invalid_request, invalid_check_duplicate, invalid_payload, duplicate_slip, invalid_url, invalid_image, image_size_too_large", body = V1ErrorBody),
         (status = 403, description = "quota_exceeded", body = V1ErrorBody),
         (status = 404, description = "slip_not_found, qrcode_not_found", body = V1ErrorBody),
-        (status = 500, description = "api_server_error", body = V1ErrorBody)))]
+        (status = 500, description = "api_server_error", body = V1ErrorBody),
+        (status = 503, description = "api_server_error", body = V1ErrorBody)))]
 pub(super) async fn verify_truewallet(
     State(svc): State<Services>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,

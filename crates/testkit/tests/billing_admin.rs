@@ -1,0 +1,500 @@
+//! Packages, subscriptions, auto-renew and credit through the admin API over HTTP, on both
+//! backends.
+
+use serde_json::{json, Value};
+use std::sync::Arc;
+use testkit::{both, Backend, TestApp};
+
+const TOKEN: &str = "billing-admin-token-0123456789abcdef0123";
+
+fn code(v: &Value) -> &str {
+    v["error"]["code"].as_str().unwrap_or("<none>")
+}
+
+fn message(v: &Value) -> &str {
+    v["error"]["message"].as_str().unwrap_or("<none>")
+}
+
+async fn spawn(b: Backend) -> TestApp {
+    TestApp::spawn_with(b, |s| s.admin_token = Some(Arc::new(TOKEN.into()))).await
+}
+
+async fn new_service(t: &TestApp) -> String {
+    let (s, v) = t
+        .call(
+            "POST",
+            "/admin/services",
+            TOKEN,
+            Some(json!({"name": "Shop", "quota": 5})),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    v["data"]["id"].as_str().unwrap().to_string()
+}
+
+both!(packages_subscription_and_credit, |b: Backend| async move {
+    let t = spawn(b).await;
+    let sid = new_service(&t).await;
+
+    // A fresh service: no package, no credit, no auto-renew.
+    let (_, v) = t
+        .call(
+            "PATCH",
+            &format!("/admin/services/{sid}"),
+            TOKEN,
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!(v["data"]["package"], Value::Null, "{v}");
+    assert_eq!(v["data"]["subscribedAt"], Value::Null);
+    assert_eq!(v["data"]["credit"].as_f64(), Some(0.0));
+    assert_eq!(
+        v["data"]["autoRenew"],
+        json!({"onExpiry": false, "onQuota": false})
+    );
+
+    // Packages: bad terms are named, good ones create, the same name changes them.
+    let (s, v) = t
+        .call(
+            "PUT",
+            "/admin/packages/basic",
+            TOKEN,
+            Some(json!({"quota": -1, "price": 9.999})),
+        )
+        .await;
+    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"), "{v}");
+    let m = message(&v);
+    assert!(m.contains("durationDays: is required"), "{m}");
+    assert!(m.contains("quota:"), "{m}");
+    assert!(m.contains("price:"), "{m}");
+    let (s, v) = t
+        .call(
+            "PUT",
+            "/admin/packages/basic",
+            TOKEN,
+            Some(json!({"quota": 100, "durationDays": 30, "price": 990})),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let pid = v["data"]["id"].as_str().unwrap().to_string();
+    assert_eq!(v["data"]["name"], "basic");
+    assert_eq!(v["data"]["durationDays"], 30);
+    assert_eq!(v["data"]["price"].as_f64(), Some(990.0));
+    let (s, v) = t
+        .call(
+            "PUT",
+            "/admin/packages/basic",
+            TOKEN,
+            Some(json!({"quota": 200, "durationDays": 30, "price": 1290.50})),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["data"]["id"], pid.as_str(), "same package, new terms");
+    let (s, v) = t.call("GET", "/admin/packages", TOKEN, None).await;
+    assert_eq!(s, 200, "{v}");
+    let list = v["data"].as_array().unwrap();
+    let basic = list.iter().find(|p| p["name"] == "basic").expect("basic");
+    assert_eq!(
+        (basic["quota"].as_i64(), basic["price"].as_f64()),
+        (Some(200), Some(1290.5))
+    );
+
+    // Subscribe: unknown package and bad autoRenew are refused; then a period starts.
+    let sub = format!("/admin/services/{sid}/subscription");
+    let (s, v) = t
+        .call("POST", &sub, TOKEN, Some(json!({"package": "nope"})))
+        .await;
+    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"), "{v}");
+    assert!(message(&v).starts_with("package:"), "{v}");
+    let (s, v) = t
+        .call(
+            "POST",
+            &sub,
+            TOKEN,
+            Some(json!({"package": "basic", "autoRenew": "yes"})),
+        )
+        .await;
+    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"), "{v}");
+    assert!(message(&v).starts_with("autoRenew:"), "{v}");
+    let (s, v) = t
+        .call(
+            "POST",
+            &sub,
+            TOKEN,
+            Some(json!({"package": "basic", "autoRenew": {"onExpiry": 1}})),
+        )
+        .await;
+    assert_eq!(
+        (s, message(&v)),
+        (400, "autoRenew.onExpiry: must be a boolean"),
+        "{v}"
+    );
+    let (s, v) = t.call("POST", &sub, TOKEN, Some(json!({}))).await;
+    assert_eq!((s, message(&v)), (400, "package: is required"), "{v}");
+    // Paying from an empty credit is refused.
+    let (s, v) = t
+        .call(
+            "POST",
+            &sub,
+            TOKEN,
+            Some(json!({"package": "basic", "payFromCredit": true})),
+        )
+        .await;
+    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"), "{v}");
+    assert!(message(&v).starts_with("credit:"), "{v}");
+    let (s, v) = t
+        .call(
+            "POST",
+            &sub,
+            TOKEN,
+            Some(json!({"package": "basic", "autoRenew": {"onExpiry": true}})),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["data"]["package"], pid.as_str());
+    assert_eq!(v["data"]["limitQuota"], 200);
+    assert!(v["data"]["subscribedAt"].is_string(), "{v}");
+    assert!(v["data"]["expiresAt"].is_string(), "{v}");
+    assert_eq!(
+        v["data"]["autoRenew"],
+        json!({"onExpiry": true, "onQuota": false})
+    );
+
+    // Credit: a top-up, then the history shows it with the balance after it.
+    let credit = format!("/admin/services/{sid}/credit");
+    let (s, v) = t
+        .call(
+            "POST",
+            &credit,
+            TOKEN,
+            Some(json!({"amount": 500.00, "note": "bank transfer 123"})),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["data"]["kind"], "topup");
+    assert_eq!(v["data"]["amount"].as_f64(), Some(500.0));
+    assert_eq!(v["data"]["balanceAfter"].as_f64(), Some(500.0));
+    assert_eq!(v["data"]["actor"], "admin-api");
+    assert_eq!(v["data"]["note"], "bank transfer 123");
+    let (s, v) = t.call("GET", &credit, TOKEN, None).await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["data"]["balance"].as_f64(), Some(500.0));
+    let entries = v["data"]["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{v}");
+    assert_eq!(entries[0]["balanceAfter"].as_f64(), Some(500.0));
+    assert_eq!(entries[0]["kind"], "topup");
+
+    // Bad movements: a negative top-up, an unknown kind, too many decimals, no amount.
+    for (body, field) in [
+        (json!({"amount": -5}), "amount:"),
+        (json!({"amount": 5, "kind": "renewal"}), "kind:"),
+        (json!({"amount": 1.005}), "amount:"),
+        (json!({"amount": "5"}), "amount:"),
+        (json!({}), "amount: is required"),
+    ] {
+        let (s, v) = t.call("POST", &credit, TOKEN, Some(body.clone())).await;
+        assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"), "{body}: {v}");
+        assert!(message(&v).starts_with(field), "{body}: {v}");
+    }
+
+    // An adjustment below zero is refused and nothing moves; one within the balance goes.
+    let (s, v) = t
+        .call(
+            "POST",
+            &credit,
+            TOKEN,
+            Some(json!({"amount": -500.01, "kind": "adjustment", "note": "too much"})),
+        )
+        .await;
+    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"), "{v}");
+    assert!(message(&v).starts_with("amount:"), "{v}");
+    let (_, v) = t.call("GET", &credit, TOKEN, None).await;
+    assert_eq!(v["data"]["balance"].as_f64(), Some(500.0));
+    assert_eq!(v["data"]["entries"].as_array().unwrap().len(), 1);
+    let (s, v) = t
+        .call(
+            "POST",
+            &credit,
+            TOKEN,
+            Some(json!({"amount": -100.25, "kind": "adjustment", "note": "correction"})),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["data"]["kind"], "adjustment");
+    assert_eq!(v["data"]["amount"].as_f64(), Some(-100.25));
+    assert_eq!(v["data"]["balanceAfter"].as_f64(), Some(399.75));
+    let (_, v) = t.call("GET", &credit, TOKEN, None).await;
+    assert_eq!(v["data"]["balance"].as_f64(), Some(399.75));
+    let entries = v["data"]["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 2, "{v}");
+    assert_eq!(entries[1]["balanceAfter"].as_f64(), Some(399.75));
+
+    // Auto-renew: both, one trigger, and the service view follows.
+    let auto = format!("/admin/services/{sid}/auto-renew");
+    let (s, v) = t.call("PUT", &auto, TOKEN, Some(json!({}))).await;
+    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"), "{v}");
+    let (s, v) = t
+        .call("PUT", &auto, TOKEN, Some(json!({"onQuota": "yes"})))
+        .await;
+    assert_eq!((s, message(&v)), (400, "onQuota: must be a boolean"), "{v}");
+    let (s, v) = t
+        .call("PUT", &auto, TOKEN, Some(json!({"enabled": true})))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(
+        v["data"]["autoRenew"],
+        json!({"onExpiry": true, "onQuota": true})
+    );
+    assert_eq!(v["data"]["credit"].as_f64(), Some(399.75));
+    let (s, v) = t
+        .call(
+            "PUT",
+            &auto,
+            TOKEN,
+            Some(json!({"onExpiry": false, "onQuota": true})),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(
+        v["data"]["autoRenew"],
+        json!({"onExpiry": false, "onQuota": true})
+    );
+    let (_, v) = t
+        .call(
+            "PATCH",
+            &format!("/admin/services/{sid}"),
+            TOKEN,
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!(
+        v["data"]["autoRenew"],
+        json!({"onExpiry": false, "onQuota": true})
+    );
+
+    // Paid from credit now that there is enough: the price is drawn.
+    let (s, v) = t
+        .call(
+            "PUT",
+            "/admin/packages/small",
+            TOKEN,
+            Some(json!({"quota": 10, "durationDays": 7, "price": 99.75})),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let (s, v) = t
+        .call(
+            "POST",
+            &sub,
+            TOKEN,
+            Some(json!({"package": "small", "payFromCredit": true, "autoRenew": false})),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["data"]["credit"].as_f64(), Some(300.0));
+    assert_eq!(v["data"]["limitQuota"], 10);
+    assert_eq!(
+        v["data"]["autoRenew"],
+        json!({"onExpiry": false, "onQuota": false})
+    );
+
+    // The service's audit log: the subscriptions and the auto-renew changes.
+    let (s, v) = t
+        .call("GET", &format!("/admin/services/{sid}/audit"), TOKEN, None)
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let actions: Vec<&str> = v["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["action"].as_str().unwrap_or(""))
+        .collect();
+    assert!(actions.contains(&"subscription.start"), "{actions:?}");
+    assert!(actions.contains(&"subscription.auto_renew"), "{actions:?}");
+    for e in v["data"].as_array().unwrap() {
+        assert_eq!(e["serviceId"], sid.as_str(), "{e}");
+        assert_eq!(e["actor"], "admin-api", "{e}");
+    }
+    t.stop().await;
+});
+
+both!(
+    unknown_services_and_missing_token,
+    |b: Backend| async move {
+        let t = spawn(b).await;
+        let sid = new_service(&t).await;
+        let (s, _) = t
+            .call(
+                "PUT",
+                "/admin/packages/basic",
+                TOKEN,
+                Some(json!({"quota": 1, "durationDays": 1, "price": 1})),
+            )
+            .await;
+        assert_eq!(s, 200);
+
+        let nope = "00000000-0000-4000-8000-000000000000";
+        for (method, path, body) in [
+            (
+                "POST",
+                format!("/admin/services/{nope}/subscription"),
+                Some(json!({"package": "basic"})),
+            ),
+            (
+                "PUT",
+                format!("/admin/services/{nope}/auto-renew"),
+                Some(json!({"enabled": true})),
+            ),
+            (
+                "POST",
+                format!("/admin/services/{nope}/credit"),
+                Some(json!({"amount": 5})),
+            ),
+            ("GET", format!("/admin/services/{nope}/credit"), None),
+            ("GET", format!("/admin/services/{nope}/audit"), None),
+        ] {
+            let (s, v) = t.call(method, &path, TOKEN, body).await;
+            assert_eq!(
+                (s, code(&v), message(&v)),
+                (400, "VALIDATION_ERROR", "service: no such service"),
+                "{method} {path}"
+            );
+        }
+
+        // No token: 401, and nothing happens.
+        for path in [
+            "/admin/packages".to_string(),
+            format!("/admin/services/{sid}/credit"),
+            format!("/admin/services/{sid}/audit"),
+        ] {
+            let (s, v) = t.get(&path, None).await;
+            assert_eq!((s, code(&v)), (401, "MISSING_API_KEY"), "{path}: {v}");
+        }
+        let resp = t
+            .http
+            .post(format!("{}/admin/services/{sid}/credit", t.base))
+            .header("content-type", "application/json")
+            .body(json!({"amount": 5}).to_string())
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(resp.status().as_u16(), 401);
+        let (s, v) = t
+            .call(
+                "PUT",
+                "/admin/packages/basic",
+                "wrong-token",
+                Some(json!({"quota": 9, "durationDays": 9, "price": 9})),
+            )
+            .await;
+        assert_eq!((s, code(&v)), (401, "INVALID_API_KEY"), "{v}");
+        let (_, v) = t
+            .call("GET", &format!("/admin/services/{sid}/credit"), TOKEN, None)
+            .await;
+        assert_eq!(v["data"]["balance"].as_f64(), Some(0.0), "{v}");
+        let (_, v) = t.call("GET", "/admin/packages", TOKEN, None).await;
+        assert_eq!(v["data"][0]["quota"], 1, "{v}");
+        t.stop().await;
+    }
+);
+
+both!(admin_api_is_off_without_a_token, |b: Backend| async move {
+    let t = TestApp::spawn(b).await;
+    let (s, v) = t.call("GET", "/admin/packages", TOKEN, None).await;
+    assert_eq!((s, code(&v)), (404, "NOT_FOUND"));
+    t.stop().await;
+});
+
+/// The keys of a documented schema (`components.schemas[name].properties`).
+fn documented_keys(doc: &Value, name: &str) -> std::collections::BTreeSet<String> {
+    doc["components"]["schemas"][name]["properties"]
+        .as_object()
+        .unwrap_or_else(|| panic!("no schema {name}"))
+        .keys()
+        .cloned()
+        .collect()
+}
+
+fn served_keys(v: &Value) -> std::collections::BTreeSet<String> {
+    v.as_object().expect("object").keys().cloned().collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_have_the_documented_keys() {
+    let t = spawn(Backend::Sqlite).await;
+    let (_, doc) = t.get("/openapi.json", None).await;
+    let sid = new_service(&t).await;
+    let (_, p) = t
+        .call(
+            "PUT",
+            "/admin/packages/basic",
+            TOKEN,
+            Some(json!({"quota": 1, "durationDays": 1, "price": 1})),
+        )
+        .await;
+    assert_eq!(
+        served_keys(&p["data"]),
+        documented_keys(&doc, "PackageView")
+    );
+    let (_, s) = t
+        .call(
+            "POST",
+            &format!("/admin/services/{sid}/subscription"),
+            TOKEN,
+            Some(json!({"package": "basic", "autoRenew": true})),
+        )
+        .await;
+    assert_eq!(
+        served_keys(&s["data"]),
+        documented_keys(&doc, "ServiceView")
+    );
+    assert_eq!(
+        served_keys(&s["data"]["autoRenew"]),
+        documented_keys(&doc, "AutoRenewView")
+    );
+    let (_, e) = t
+        .call(
+            "POST",
+            &format!("/admin/services/{sid}/credit"),
+            TOKEN,
+            Some(json!({"amount": 1})),
+        )
+        .await;
+    assert_eq!(
+        served_keys(&e["data"]),
+        documented_keys(&doc, "LedgerEntryView")
+    );
+    let (_, h) = t
+        .call("GET", &format!("/admin/services/{sid}/credit"), TOKEN, None)
+        .await;
+    assert_eq!(
+        served_keys(&h["data"]),
+        documented_keys(&doc, "CreditHistory")
+    );
+    let (_, a) = t
+        .call("GET", &format!("/admin/services/{sid}/audit"), TOKEN, None)
+        .await;
+    assert_eq!(
+        served_keys(&a["data"][0]),
+        documented_keys(&doc, "AuditEntry")
+    );
+    // Every new operation is documented with the admin token.
+    for (path, method) in [
+        ("/admin/packages", "get"),
+        ("/admin/packages/{name}", "put"),
+        ("/admin/services/{id}/subscription", "post"),
+        ("/admin/services/{id}/auto-renew", "put"),
+        ("/admin/services/{id}/credit", "post"),
+        ("/admin/services/{id}/credit", "get"),
+        ("/admin/services/{id}/audit", "get"),
+    ] {
+        let op = &doc["paths"][path][method];
+        assert!(op["summary"].is_string(), "{method} {path}");
+        assert_eq!(
+            op["security"][0]["adminToken"],
+            json!([]),
+            "{method} {path}"
+        );
+    }
+    t.stop().await;
+}
