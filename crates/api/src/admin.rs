@@ -639,19 +639,6 @@ async fn service_audit(
     headers: HeaderMap,
 ) -> Reply {
     admin(&svc, &headers)?;
-    if svc
-        .store
-        .get_service(&id)
-        .await
-        .map_err(Error::from)?
-        .is_none()
-    {
-        return Err(no_service());
-    }
-    let entries = svc
-        .store
-        .list_service_audit(&id)
-        .await
-        .map_err(Error::from)?;
+    let entries = svc.service_audit(&id).await?;
     Ok(ok(views::audit(&entries)))
 }

@@ -618,22 +618,14 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Command::Admin(Admin::Audit { branch, service }) => {
             let entries = match (branch, service) {
-                (Some(branch), _) => svc.store.list_audit(&branch).await,
-                (None, Some(service)) => {
-                    if svc
-                        .store
-                        .get_service(&service)
-                        .await
-                        .map_err(|e| e.to_string())?
-                        .is_none()
-                    {
-                        return Err(format!("no service {service}"));
-                    }
-                    svc.store.list_service_audit(&service).await
-                }
+                (Some(branch), _) => svc
+                    .store
+                    .list_audit(&branch)
+                    .await
+                    .map_err(|e| e.to_string()),
+                (None, Some(service)) => svc.service_audit(&service).await.map_err(err),
                 (None, None) => unreachable!("clap requires --branch or --service"),
-            }
-            .map_err(|e| e.to_string())?;
+            }?;
             print(api::views::audit(&entries));
         }
         Command::Admin(Admin::Service(ServiceCmd::Subscribe {

@@ -188,4 +188,15 @@ impl Services {
             self.store.credit_history(service_id).await?,
         ))
     }
+
+    /// The audit entries of a service as a whole (subscriptions, renewals, auto-renew).
+    pub async fn service_audit(
+        &self,
+        service_id: &str,
+    ) -> Result<Vec<domain::model::AuditEntry>, Error> {
+        if self.store.get_service(service_id).await?.is_none() {
+            return Err(no_service());
+        }
+        Ok(self.store.list_service_audit(service_id).await?)
+    }
 }

@@ -10,7 +10,7 @@ use domain::billing::{
     apply_credit, period, renewal_due, AutoRenew, CreditKind, LedgerEntry, Package, Payment,
     RenewReason,
 };
-use domain::clock::{from_millis, to_millis};
+use domain::clock::{format_bangkok, from_millis, to_millis};
 use domain::model::{Plan, Service, ServiceState};
 use domain::quota::Quota;
 use domain::Satang;
@@ -274,12 +274,12 @@ pub(crate) async fn start_period(
             r#"{{"package":{},"reason":{},"payment":{paid},"price":{},"before":{{"limitQuota":{},"usedQuota":{},"expiresAt":{}}},"after":{{"limitQuota":{},"usedQuota":0,"expiresAt":{}}},"renewal":{}}}"#,
             json_str(&pkg.name),
             reason.map_or("null".to_string(), |r| json_str(r.as_str())),
-            pkg.price.0,
+            pkg.price.as_baht(),
             before.limit.map_or("null".to_string(), |l| l.to_string()),
             before.used,
-            s.expires_at.map_or("null".to_string(), |t| to_millis(t).to_string()),
+            s.expires_at.map_or("null".to_string(), |t| json_str(&format_bangkok(t))),
             per.limit,
-            to_millis(per.expires),
+            json_str(&format_bangkok(per.expires)),
             s.subscription.renewal_seq + 1,
         );
         let action = if reason.is_some() { "subscription.renew" } else { "subscription.start" };
