@@ -474,7 +474,7 @@ async fn set_package(
     let map = admin_body(&svc, &headers, body).await?;
     let mut f = Fields::new(&map);
     require(&mut f, &["quota", "durationDays", "price"]);
-    let quota = f.whole("quota", 0);
+    let quota = f.whole("quota", 1);
     let days = f
         .whole("durationDays", 1)
         .and_then(|n| match u32::try_from(n) {

@@ -34,9 +34,11 @@ impl RenewalLocks {
     }
 }
 
-/// How many times a charge refused for quota is retried after a renewal (others may use up
-/// a fresh quota between our renewal and our charge).
-const CHARGE_TRIES: usize = 3;
+/// How often a charge refused for quota is tried again. Every retry follows progress
+/// elsewhere (a renewal, or other requests using up a fresh period), and credit runs out, so
+/// a request loops only while many others race it for small periods; this bounds the
+/// worst case.
+const CHARGE_TRIES: usize = 64;
 
 impl Services {
     /// Renews the service's package if auto-renewal is due now. `Some(service)`: the
@@ -64,6 +66,10 @@ impl Services {
         let Some(package) = self.store.get_package(package_id).await? else {
             return Ok(None);
         };
+        // A period without quota would be due again at once: never pay for one.
+        if package.quota < 1 {
+            return Ok(None);
+        }
         let seq = fresh.subscription.renewal_seq;
         let key = format!("{}:{}", fresh.id, seq);
         if matches!(&*last_unavailable, Some((k, at)) if *k == key && *at >= arrived) {

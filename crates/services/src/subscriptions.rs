@@ -33,8 +33,8 @@ impl Services {
         if name.is_empty() || name.chars().count() > 100 {
             v.fail("name", "must be 1 to 100 characters");
         }
-        if p.quota < 0 {
-            v.fail("quota", "must not be negative");
+        if p.quota < 1 {
+            v.fail("quota", "must be at least 1");
         }
         if p.duration_days == 0 || p.duration_days > MAX_DURATION_DAYS {
             v.fail("durationDays", format!("must be 1 to {MAX_DURATION_DAYS}"));

@@ -502,3 +502,40 @@ both!(
         t.stop().await;
     }
 );
+
+both!(
+    many_boundaries_at_once_draw_exactly_the_credit,
+    |b: Backend| async move {
+        let t = TestApp::spawn(b).await;
+        let n2 = match b {
+            Backend::Postgres => Some(t.another_node().await),
+            Backend::Sqlite => None,
+        };
+        let ten = t.tenant(100).await;
+        // Ten per period, credit for exactly five renewals: 10 + 5 × 10 served, the rest refused.
+        package(&t, "Ten", 10, 30, 20).await;
+        subscribe(&t, &ten, "Ten", AutoRenew::ON).await;
+        top_up(&t, &ten, 100).await;
+        let mut nodes = vec![&t];
+        if let Some(n) = &n2 {
+            n.clock.set(domain::Clock::now(&*t.clock));
+            nodes.push(n);
+        }
+        let answers = verify_concurrently(&nodes, &ten.api_key, 100).await;
+        let served = answers.iter().filter(|(s, _)| *s == 200).count();
+        let refused = answers
+            .iter()
+            .filter(|(s, v)| *s == 403 && code(v) == "QUOTA_EXCEEDED")
+            .count();
+        assert_eq!((served, refused), (60, 40), "{:?}", answers.first());
+        assert_eq!(renewals(&t, &ten).await, 5);
+        let l = ledger(&t, &ten).await;
+        assert_eq!(l.len(), 6);
+        assert_eq!(l.last().unwrap().2, 0, "balance ends at exactly zero");
+        assert!(l.iter().all(|(_, _, after)| *after >= 0));
+        if let Some(n) = n2 {
+            n.stop().await;
+        }
+        t.stop().await;
+    }
+);
