@@ -189,6 +189,19 @@ both!(
     }
 );
 
+/// On PostgreSQL a second node on the same database (its clock set to the first's), so
+/// the database, not one process, has to decide races; none on SQLite.
+async fn second_node(b: Backend, t: &TestApp) -> Option<TestApp> {
+    match b {
+        Backend::Postgres => {
+            let n = t.another_node().await;
+            n.clock.set(domain::Clock::now(&*t.clock));
+            Some(n)
+        }
+        Backend::Sqlite => None,
+    }
+}
+
 /// Fires one verification of a distinct slip per key-node pair, all at once.
 async fn verify_concurrently(nodes: &[&TestApp], key: &str, n: usize) -> Vec<(u16, Value)> {
     let mut payloads = Vec::with_capacity(n);
@@ -223,20 +236,13 @@ both!(
     |b: Backend| async move {
         let t = TestApp::spawn(b).await;
         // PostgreSQL: two nodes share the work, so the database has to decide.
-        let n2 = match b {
-            Backend::Postgres => Some(t.another_node().await),
-            Backend::Sqlite => None,
-        };
+        let n2 = second_node(b, &t).await;
         let ten = t.tenant(100).await;
         package(&t, "Boundary", 50, 30, 100).await;
         subscribe(&t, &ten, "Boundary", AutoRenew::ON).await;
         // Credit for one renewal and a half.
         top_up(&t, &ten, 150).await;
-        let mut nodes = vec![&t];
-        if let Some(n) = &n2 {
-            n.clock.set(domain::Clock::now(&*t.clock));
-            nodes.push(n);
-        }
+        let nodes: Vec<&TestApp> = std::iter::once(&t).chain(n2.as_ref()).collect();
 
         let answers = verify_concurrently(&nodes, &ten.api_key, 100).await;
         let served = answers.iter().filter(|(s, _)| *s == 200).count();
@@ -507,20 +513,13 @@ both!(
     many_boundaries_at_once_draw_exactly_the_credit,
     |b: Backend| async move {
         let t = TestApp::spawn(b).await;
-        let n2 = match b {
-            Backend::Postgres => Some(t.another_node().await),
-            Backend::Sqlite => None,
-        };
+        let n2 = second_node(b, &t).await;
         let ten = t.tenant(100).await;
         // Ten per period, credit for exactly five renewals: 10 + 5 × 10 served, the rest refused.
         package(&t, "Ten", 10, 30, 20).await;
         subscribe(&t, &ten, "Ten", AutoRenew::ON).await;
         top_up(&t, &ten, 100).await;
-        let mut nodes = vec![&t];
-        if let Some(n) = &n2 {
-            n.clock.set(domain::Clock::now(&*t.clock));
-            nodes.push(n);
-        }
+        let nodes: Vec<&TestApp> = std::iter::once(&t).chain(n2.as_ref()).collect();
         let answers = verify_concurrently(&nodes, &ten.api_key, 100).await;
         let served = answers.iter().filter(|(s, _)| *s == 200).count();
         let refused = answers
