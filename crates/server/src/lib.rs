@@ -8,7 +8,6 @@ pub mod slip_image;
 use domain::Clock;
 use gateway::SandboxBank;
 use services::Services;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use store::{SqlStore, Store};
 use tokio::net::TcpListener;
@@ -126,6 +125,16 @@ pub async fn serve(
     app: &App,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_counted(listener, app, Arc::default(), shutdown).await
+}
+
+/// `serve`, counting what the accept loop does into `stats`.
+pub async fn serve_counted(
+    listener: TcpListener,
+    app: &App,
+    stats: Arc<edge::Stats>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     let router = api::router(app.services.clone());
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let stop = Arc::new(stop);
@@ -135,14 +144,17 @@ pub async fn serve(
         stopped,
     ));
     let stop_on_signal = stop.clone();
-    let served = axum::serve(
+    // Our own accept loop (crates/edge): early answers keep the connection usable.
+    let served = edge::serve(
         listener,
-        router.into_make_service_with_connect_info::<SocketAddr>(),
+        router,
+        edge::Policy::default(),
+        stats,
+        async move {
+            shutdown.await;
+            let _ = stop_on_signal.send(true);
+        },
     )
-    .with_graceful_shutdown(async move {
-        shutdown.await;
-        let _ = stop_on_signal.send(true);
-    })
     .await;
     let _ = stop.send(true);
     let _ = worker.await;

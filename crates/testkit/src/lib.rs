@@ -139,6 +139,8 @@ pub struct TestApp {
     pub app: App,
     pub clock: Arc<ManualClock>,
     pub http: reqwest::Client,
+    /// What the accept loop did (connections accepted, bodies drained, answers that closed).
+    pub conn_stats: Arc<edge::Stats>,
     shutdown: Option<oneshot::Sender<()>>,
     server: Option<tokio::task::JoinHandle<()>>,
     // Last: the database goes after the server has stopped (only the first node owns it).
@@ -213,8 +215,10 @@ impl TestApp {
         let addr = listener.local_addr().expect("addr");
         let (tx, rx) = oneshot::channel::<()>();
         let served = app.clone();
+        let conn_stats = Arc::new(edge::Stats::default());
+        let counted = conn_stats.clone();
         let server = tokio::spawn(async move {
-            server::serve(listener, &served, async {
+            server::serve_counted(listener, &served, counted, async {
                 let _ = rx.await;
             })
             .await
@@ -226,6 +230,7 @@ impl TestApp {
             app,
             clock,
             http: reqwest::Client::new(),
+            conn_stats,
             shutdown: Some(tx),
             server: Some(server),
             _db: db,
