@@ -86,6 +86,8 @@ async fn list_banks(
                 "expiresAt": "2026-12-22T10:00:00.000+07:00",
                 "autoRenew": {"expired": true, "quota": true,
                     "createdAt": "2026-11-22T10:00:00.000+07:00", "expiresAt": "2026-12-22T10:00:00.000+07:00"}},
+            "account": {"email": null, "credit": 250.0},
+            "product": {"name": "Standard"},
             "branch": {"name": "Main", "isActive": true, "isMain": true,
                 "quota": {"used": 12, "max": null, "remaining": null, "totalUsed": 140}}}}))))]
 async fn info(
