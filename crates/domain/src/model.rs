@@ -598,8 +598,8 @@ impl RawWalletSlip {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum VerifiedTransfer {
-    Bank(Transfer),
-    Wallet(WalletTransfer),
+    Bank(Box<Transfer>),
+    Wallet(Box<WalletTransfer>),
 }
 
 impl VerifiedTransfer {
@@ -640,7 +640,7 @@ mod stored_transfer_tests {
             account_type: "BANKAC".into(),
             account: "xxx-x-x3707-x".into(),
         };
-        let t = VerifiedTransfer::Bank(Transfer {
+        let t = VerifiedTransfer::Bank(Box::new(Transfer {
             trans_ref: "R1".into(),
             payload: "P".into(),
             occurred_at: crate::clock::from_millis(1_700_000_000_123),
@@ -653,7 +653,7 @@ mod stored_transfer_tests {
             sender: p("004"),
             receiver: p("014"),
             receiver_merchant_id: None,
-        });
+        }));
         let json = t.to_json();
         assert_eq!(
             json,

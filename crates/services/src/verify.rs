@@ -68,7 +68,7 @@ impl Services {
                 transferred_at: transfer.occurred_at,
                 verified_at: self.clock.now(),
                 job_id: req.job_id.clone(),
-                transfer: Some(VerifiedTransfer::Bank((*transfer).clone())),
+                transfer: Some(VerifiedTransfer::Bank(transfer.clone())),
                 source: Some(self.bank.source().to_string()),
             })
             .await?;

@@ -65,7 +65,7 @@ impl Services {
                 transferred_at: transfer.occurred_at,
                 verified_at: self.clock.now(),
                 job_id: None,
-                transfer: Some(VerifiedTransfer::Wallet((*transfer).clone())),
+                transfer: Some(VerifiedTransfer::Wallet(transfer.clone())),
                 source: Some(wallet.source().to_string()),
             })
             .await?;

@@ -311,8 +311,8 @@ both!(stored_transfer, |b: Backend| async move {
     s.create_branch(&branch("b1", "s1", true, None), "h1")
         .await
         .unwrap();
-    let bank = VerifiedTransfer::Bank(sample_transfer());
-    let wallet = VerifiedTransfer::Wallet(WalletTransfer {
+    let bank = VerifiedTransfer::Bank(Box::new(sample_transfer()));
+    let wallet = VerifiedTransfer::Wallet(Box::new(WalletTransfer {
         transaction_id: "50001234567890".into(),
         event: "P2P".into(),
         payload: "TM".into(),
@@ -322,7 +322,7 @@ both!(stored_transfer, |b: Backend| async move {
         sender_phone: "xxx-xxx-1234".into(),
         receiver_name: "ข".into(),
         receiver_phone: "xxx-xxx-5678".into(),
-    });
+    }));
     for (r, t, src) in [("R1", &bank, "sandbox"), ("R2", &wallet, "sandbox-wallet")] {
         let rec = VerificationRecord {
             transfer: Some(t.clone()),

@@ -216,7 +216,7 @@ both!(
             .await
             .unwrap()
             .unwrap();
-        assert_eq!(rec.transfer, Some(VerifiedTransfer::Bank(tr)));
+        assert_eq!(rec.transfer, Some(VerifiedTransfer::Bank(Box::new(tr))));
         assert_eq!(rec.source.as_deref(), Some("sandbox"));
 
         let w = wallet_transfer(&t, 100).await;
@@ -235,7 +235,7 @@ both!(
             .await
             .unwrap()
             .unwrap();
-        assert_eq!(rec.transfer, Some(VerifiedTransfer::Wallet(w)));
+        assert_eq!(rec.transfer, Some(VerifiedTransfer::Wallet(Box::new(w))));
         assert_eq!(rec.source.as_deref(), Some("sandbox-wallet"));
         t.stop().await;
     }
