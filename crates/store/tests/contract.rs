@@ -34,7 +34,7 @@ fn service(id: &str, limit: Option<i64>) -> Service {
         plan: Plan {
             name: "default".into(),
             rps: 10,
-            burst: 5,
+            burst: 100,
         },
         rate_limit_rps: None,
         subscription: Default::default(),
@@ -600,7 +600,7 @@ both!(plans_and_shared_rate_limits, |b: Backend| async move {
         vec![Plan {
             name: "default".into(),
             rps: 10,
-            burst: 5
+            burst: 100
         }]
     );
     s.upsert_plan(&Plan {
