@@ -451,6 +451,15 @@ impl Modify for ErrorExamples {
 
 // ---- success examples too long for an attribute --------------------------------------------
 
+/// v1 leaves `receiver.merchantId` out when there is none.
+fn v1_slip_example() -> Value {
+    let mut slip = raw_slip_example();
+    if let Some(r) = slip["receiver"].as_object_mut() {
+        r.remove("merchantId");
+    }
+    slip
+}
+
 fn raw_slip_example() -> Value {
     let party = |id: &str, short: &str, name: &str, (th, en): (&str, &str), acct: &str| {
         json!({
@@ -501,7 +510,7 @@ fn success_examples() -> Vec<(&'static str, &'static str, &'static str, Value)> 
                     "remark": "",
                     "isDuplicate": false,
                     "amountInSlip": 150.5,
-                    "isAmountMatched": false,
+                    "matchedAccount": null,
                     "mismatches": [],
                     "rawSlip": raw_slip_example(),
                 },
@@ -511,7 +520,7 @@ fn success_examples() -> Vec<(&'static str, &'static str, &'static str, Value)> 
             "/api/v1/verify",
             "get",
             "200",
-            json!({ "status": 200, "data": raw_slip_example() }),
+            json!({ "status": 200, "data": v1_slip_example() }),
         ),
         (
             "/api/v1/qr/generate",
@@ -703,9 +712,26 @@ pub(crate) struct InfoBranch {
     quota: Quota,
 }
 
+/// The account behind the service: no email is kept (always null); credit in baht.
+#[derive(ToSchema)]
+pub(crate) struct InfoAccount {
+    #[schema(required = true)]
+    email: Option<String>,
+    credit: f64,
+}
+
+/// The product: the subscribed package's name, or null.
+#[derive(ToSchema)]
+pub(crate) struct InfoProduct {
+    #[schema(required = true)]
+    name: Option<String>,
+}
+
 #[derive(ToSchema)]
 pub(crate) struct Info {
     application: InfoApplication,
+    account: InfoAccount,
+    product: InfoProduct,
     branch: InfoBranch,
 }
 v2_envelope!(
@@ -828,6 +854,7 @@ pub(crate) struct RawParty {
 pub(crate) struct RawReceiver {
     bank: RawBank,
     account: RawAccount,
+    /// v2: always present (null when none, spec 2.1); v1: left out when none.
     merchant_id: Option<String>,
 }
 
@@ -890,10 +917,13 @@ pub(crate) struct VerifyData {
     remark: String,
     is_duplicate: bool,
     amount_in_slip: f64,
-    is_amount_matched: bool,
+    /// Present only when `matchAmount` was sent: whether it equals the slip's amount.
+    #[schema(required = false)]
+    is_amount_matched: Option<bool>,
     /// Present when `matchAmount` was sent.
     amount_in_order: Option<f64>,
-    /// Present with `matchAccount: true`: the matched account, or null.
+    /// Always present: with `matchAccount: true` the matched account, otherwise null.
+    #[schema(required = true)]
     matched_account: Option<MatchedAccount>,
     /// Requested checks that failed: `amount_not_match`, `account_not_match`.
     mismatches: Vec<String>,
@@ -927,7 +957,9 @@ pub(crate) struct WalletData {
     remark: String,
     is_duplicate: bool,
     amount_in_slip: f64,
-    is_amount_matched: bool,
+    /// Present only when `matchAmount` was sent.
+    #[schema(required = false)]
+    is_amount_matched: Option<bool>,
     amount_in_order: Option<f64>,
     mismatches: Vec<String>,
     raw_slip: RawWalletSlip,
@@ -1152,6 +1184,8 @@ pub(crate) struct V1Me {
     remaining_quota: Option<i64>,
     /// ISO 8601 `+07:00`, or null.
     expired_at: Option<String>,
+    /// The service's prepaid credit in baht.
+    current_credit: f64,
 }
 v1_envelope!(V1MeResponse, V1Me, "the service's quota");
 

@@ -86,6 +86,8 @@ async fn list_banks(
                 "expiresAt": "2026-12-22T10:00:00.000+07:00",
                 "autoRenew": {"expired": true, "quota": true,
                     "createdAt": "2026-11-22T10:00:00.000+07:00", "expiresAt": "2026-12-22T10:00:00.000+07:00"}},
+            "account": {"email": null, "credit": 250.0},
+            "product": {"name": "Standard"},
             "branch": {"name": "Main", "isActive": true, "isMain": true,
                 "quota": {"used": 12, "max": null, "remaining": null, "totalUsed": 140}}}}))))]
 async fn info(
@@ -99,12 +101,12 @@ async fn info(
     let (s, b) = (&s, &b);
     let sub = &c.service.subscription;
     let package = match &sub.package_id {
-        Some(id) => svc
-            .package(id)
-            .await?
-            .map(|p| json!({"name": p.name, "quota": p.quota, "durationDays": p.duration_days})),
+        Some(id) => svc.package(id).await?,
         None => None,
     };
+    let product_name = package.as_ref().map(|p| p.name.clone());
+    let package =
+        package.map(|p| json!({"name": p.name, "quota": p.quota, "durationDays": p.duration_days}));
     use domain::clock::format_bangkok;
     let expires = c.service.expires_at.map(format_bangkok);
     Ok(ok(
@@ -129,6 +131,13 @@ async fn info(
                     "expiresAt": expires,
                 },
             },
+            // What clients of hosted services read: the account's email (we keep none) and
+            // credit in baht, and the product (the subscribed package's name).
+            "account": {
+                "email": Value::Null,
+                "credit": domain::Satang(sub.credit).as_baht(),
+            },
+            "product": { "name": product_name },
             "branch": {
                 "name": c.branch.name,
                 "isActive": c.branch.active,
@@ -245,7 +254,7 @@ pub(crate) async fn submitted(req: axum::extract::Request) -> Result<Submitted, 
         .map_err(|_| crate::body::body_too_slow())?
 }
 
-/// A multipart form: the file in `image`, the other fields as text (`"true"`, `"150.5"`).
+/// A multipart form: the file in `image` (or v1's `file`), the other fields as text (`"true"`, `"150.5"`).
 /// The file is capped while it streams in: no more than 4 MB is ever held.
 pub(crate) async fn multipart_request(
     req: axum::extract::Request,
@@ -257,6 +266,7 @@ pub(crate) async fn multipart_request(
         .await
         .map_err(|_| bad("is not a valid multipart/form-data body"))?;
     let mut image: Option<Vec<u8>> = None;
+    let mut images = 0;
     let mut text: Map<String, Value> = Map::new();
     let mut fields = 0;
     while let Some(mut field) = mp
@@ -269,20 +279,18 @@ pub(crate) async fn multipart_request(
             return Err(bad("has too many fields"));
         }
         let name = field.name().unwrap_or("").to_string();
-        let cap = if name == "image" {
-            MAX_IMAGE_BYTES
-        } else {
-            1024
-        };
+        // v1's field name `file` is accepted too: clients moving from v1 keep their form.
+        let is_image = name == "image" || name == "file";
+        let cap = if is_image { MAX_IMAGE_BYTES } else { 1024 };
         // Sized once from Content-Length: growing by doubling would hold up to twice the image.
-        let mut buf = Vec::with_capacity(if name == "image" { size_hint } else { 0 });
+        let mut buf = Vec::with_capacity(if is_image { size_hint } else { 0 });
         while let Some(chunk) = field
             .chunk()
             .await
             .map_err(|_| bad("is not a valid multipart/form-data body"))?
         {
             if buf.len() + chunk.len() > cap {
-                return Err(if name == "image" {
+                return Err(if is_image {
                     domain::Error::ImageSizeTooLarge
                 } else {
                     domain::Error::Validation(format!("{name}: is too long"))
@@ -290,7 +298,8 @@ pub(crate) async fn multipart_request(
             }
             buf.extend_from_slice(&chunk);
         }
-        if name == "image" {
+        if is_image {
+            images += 1;
             image = Some(buf);
         } else {
             let s = String::from_utf8(buf).map_err(|_| bad("text fields must be UTF-8"))?;
@@ -302,7 +311,7 @@ pub(crate) async fn multipart_request(
         .iter()
         .filter(|n| f.present(n))
         .count()
-        + image.is_some() as usize;
+        + images;
     if inputs != 1 {
         f.v.fail("image", "send exactly one of payload, image, base64 or url");
     }

@@ -4,7 +4,7 @@ use crate::clock::format_bangkok;
 use crate::ip::AllowList;
 use crate::money::Satang;
 use crate::quota::Quota;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 /// What the operator says about a service as a whole.
@@ -204,10 +204,12 @@ pub struct AuditEntry {
 }
 
 /// One side of a transfer as the bank reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Party {
     pub bank_code: String,
     pub name_th: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name_en: Option<String>,
     /// Account type code as banks report it (`BANKAC`, `TOKEN`, `DUMMY`).
     pub account_type: String,
@@ -216,13 +218,17 @@ pub struct Party {
 }
 
 /// A transfer as the sending bank reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Transfer {
     pub trans_ref: String,
     pub payload: String,
+    #[serde(rename = "occurredAtMs", with = "unix_millis")]
     pub occurred_at: OffsetDateTime,
     pub country_code: String,
+    #[serde(rename = "amountSatang")]
     pub amount: Satang,
+    #[serde(rename = "feeSatang")]
     pub fee: Satang,
     pub ref1: String,
     pub ref2: String,
@@ -240,13 +246,16 @@ pub struct VerifyBankData {
     pub remark: String,
     pub is_duplicate: bool,
     pub amount_in_slip: f64,
-    pub is_amount_matched: bool,
+    /// Only when `matchAmount` was sent: the published client type makes it optional, and
+    /// clients that reject on `false` must not reject every slip checked without an amount.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub is_amount_matched: Option<bool>,
     /// The `matchAmount` sent, when one was (compat.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub amount_in_order: Option<f64>,
-    /// With `matchAccount: true`: the registered account the receiver matched, or null.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub matched_account: Option<Option<MatchedAccount>>,
+    /// The registered account the receiver matched (with `matchAccount: true`); always
+    /// present, null otherwise, as clients parse it.
+    pub matched_account: Option<MatchedAccount>,
     /// The requested checks that failed, as the spec's codes (`amount_not_match`,
     /// `account_not_match`); empty when every requested check passed.
     pub mismatches: Vec<&'static str>,
@@ -502,14 +511,17 @@ pub struct BankAccount {
 }
 
 /// A TrueMoney Wallet transfer as the wallet reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct WalletTransfer {
     /// 14 digits, as in the slip QR.
     pub transaction_id: String,
     /// e.g. `P2P`.
     pub event: String,
     pub payload: String,
+    #[serde(rename = "occurredAtMs", with = "unix_millis")]
     pub occurred_at: OffsetDateTime,
+    #[serde(rename = "amountSatang")]
     pub amount: Satang,
     pub sender_name: String,
     /// Masked the way the wallet shows it (`xxx-xxx-5678`).
@@ -525,7 +537,9 @@ pub struct VerifyWalletData {
     pub remark: String,
     pub is_duplicate: bool,
     pub amount_in_slip: f64,
-    pub is_amount_matched: bool,
+    /// Only when `matchAmount` was sent (as for bank slips).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub is_amount_matched: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub amount_in_order: Option<f64>,
     pub mismatches: Vec<&'static str>,
@@ -569,5 +583,82 @@ impl RawWalletSlip {
                 phone: t.receiver_phone.clone(),
             },
         }
+    }
+}
+
+/// The transfer a verification confirmed, as stored with the verification (column
+/// `verifications.transfer_json`) so repeats can be answered without asking again.
+///
+/// Internal storage format — keep it stable; add fields only as optional ones:
+/// `{"kind": "bank", "transRef", "payload", "occurredAtMs" (Unix ms), "countryCode",
+/// "amountSatang", "feeSatang", "ref1", "ref2", "ref3", "sender" and "receiver" as
+/// {"bankCode", "nameTh", "nameEn"?, "accountType", "account"}, "receiverMerchantId" (or null)}`,
+/// or `{"kind": "wallet", "transactionId", "event", "payload", "occurredAtMs", "amountSatang",
+/// "senderName", "senderPhone", "receiverName", "receiverPhone"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum VerifiedTransfer {
+    Bank(Box<Transfer>),
+    Wallet(Box<WalletTransfer>),
+}
+
+impl VerifiedTransfer {
+    pub fn to_json(&self) -> String {
+        // Plain data without maps keyed by non-strings: serialising cannot fail.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    pub fn from_json(s: &str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(s)
+    }
+}
+
+/// Instants in the stored transfer: Unix milliseconds, as every other stored instant.
+mod unix_millis {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use time::OffsetDateTime;
+
+    pub fn serialize<S: Serializer>(t: &OffsetDateTime, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_i64(crate::clock::to_millis(*t))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<OffsetDateTime, D::Error> {
+        Ok(crate::clock::from_millis(i64::deserialize(d)?))
+    }
+}
+
+#[cfg(test)]
+mod stored_transfer_tests {
+    use super::*;
+
+    #[test]
+    fn the_stored_format_is_stable() {
+        let p = |code: &str| Party {
+            bank_code: code.into(),
+            name_th: "ก".into(),
+            name_en: None,
+            account_type: "BANKAC".into(),
+            account: "xxx-x-x3707-x".into(),
+        };
+        let t = VerifiedTransfer::Bank(Box::new(Transfer {
+            trans_ref: "R1".into(),
+            payload: "P".into(),
+            occurred_at: crate::clock::from_millis(1_700_000_000_123),
+            country_code: "TH".into(),
+            amount: Satang(15050),
+            fee: Satang(0),
+            ref1: String::new(),
+            ref2: String::new(),
+            ref3: String::new(),
+            sender: p("004"),
+            receiver: p("014"),
+            receiver_merchant_id: None,
+        }));
+        let json = t.to_json();
+        assert_eq!(
+            json,
+            r#"{"kind":"bank","transRef":"R1","payload":"P","occurredAtMs":1700000000123,"countryCode":"TH","amountSatang":15050,"feeSatang":0,"ref1":"","ref2":"","ref3":"","sender":{"bankCode":"004","nameTh":"ก","accountType":"BANKAC","account":"xxx-x-x3707-x"},"receiver":{"bankCode":"014","nameTh":"ก","accountType":"BANKAC","account":"xxx-x-x3707-x"},"receiverMerchantId":null}"#
+        );
+        assert_eq!(VerifiedTransfer::from_json(&json).unwrap(), t);
     }
 }

@@ -26,6 +26,8 @@ pub enum BankAnswer {
 
 #[async_trait]
 pub trait BankGateway: Send + Sync + 'static {
+    /// A short connector name stored with each verification it confirms (`sandbox`).
+    fn source(&self) -> &str;
     async fn lookup(&self, sending_bank: &str, trans_ref: &str) -> BankAnswer;
 }
 

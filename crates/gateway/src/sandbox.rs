@@ -168,6 +168,10 @@ impl SandboxBank {
 
 #[async_trait]
 impl BankGateway for SandboxBank {
+    fn source(&self) -> &str {
+        "sandbox"
+    }
+
     async fn lookup(&self, sending_bank: &str, trans_ref: &str) -> BankAnswer {
         if let Some((delay, sleep)) = &self.delay {
             sleep(*delay).await;

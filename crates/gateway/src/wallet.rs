@@ -12,6 +12,8 @@ use store::{Store, StoreError};
 /// "Ask the wallet about this transaction id."
 #[async_trait]
 pub trait WalletGateway: Send + Sync + 'static {
+    /// A short connector name stored with each verification it confirms (`sandbox-wallet`).
+    fn source(&self) -> &str;
     async fn lookup(&self, transaction_id: &str) -> WalletAnswer;
 }
 
@@ -98,6 +100,10 @@ impl SandboxWallet {
 
 #[async_trait]
 impl WalletGateway for SandboxWallet {
+    fn source(&self) -> &str {
+        "sandbox-wallet"
+    }
+
     async fn lookup(&self, transaction_id: &str) -> WalletAnswer {
         match self.store.get_wallet_transfer(transaction_id).await {
             Ok(Some(t)) => WalletAnswer::Found(Box::new(t)),

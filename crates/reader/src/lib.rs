@@ -266,7 +266,6 @@ fn decode_gif_luma(bytes: &[u8], limits: &Limits) -> Result<GrayImage, ReadError
         .read_info(Cursor::new(bytes))
         .map_err(|_| ReadError::NotAnImage)?;
     let (w, h) = (usize::from(dec.width()), usize::from(dec.height()));
-    check_dims(w as u64, h as u64, limits)?;
     let palette_lut = |palette: &[u8]| {
         let mut lut = [0u8; 256];
         for (l, c) in lut.iter_mut().zip(palette.chunks_exact(3)) {
@@ -281,6 +280,10 @@ fn decode_gif_luma(bytes: &[u8], limits: &Limits) -> Result<GrayImage, ReadError
         .map_err(|_| ReadError::NotAnImage)?
         .ok_or(ReadError::NotAnImage)?;
     let (fw, fh) = (usize::from(frame.width), usize::from(frame.height));
+    // Dimensions count only once the header and the first frame's header parse: a file that
+    // merely starts with `GIF89a` declares "dimensions" from whatever bytes follow, and is not
+    // an image, not an oversized one.
+    check_dims(w as u64, h as u64, limits)?;
     check_dims(fw as u64, fh as u64, limits)?;
     let (left, top) = (usize::from(frame.left), usize::from(frame.top));
     let lut = match (&frame.palette, global) {
@@ -469,6 +472,19 @@ mod luma_path_tests {
             decode_gray(&frame, &Limits::default()),
             Err(ReadError::TooManyPixels | ReadError::NotAnImage)
         ));
+    }
+
+    #[test]
+    fn text_behind_a_gif_signature_is_not_an_image() {
+        // 170 bytes: the signature, then text whose first bytes would read as a 8224×8224
+        // logical screen; no frame follows, so it is not an image (not an oversized one).
+        let mut g = b"GIF89a".to_vec();
+        g.extend(std::iter::repeat_n(b' ', 164));
+        assert_eq!(g.len(), 170);
+        assert_eq!(
+            decode_gray(&g, &Limits::default()),
+            Err(ReadError::NotAnImage)
+        );
     }
 
     #[test]

@@ -103,7 +103,7 @@ impl Services {
             plan: Plan {
                 name: DEFAULT_PLAN.into(),
                 rps: 10,
-                burst: 5,
+                burst: 100,
             },
             rate_limit_rps: None,
             subscription: Default::default(),

@@ -3,7 +3,7 @@
 
 use crate::auth::Caller;
 use crate::Services;
-use domain::model::{RawSlip, VerifyBankData};
+use domain::model::{RawSlip, VerifiedTransfer, VerifyBankData};
 use domain::{Error, Satang};
 use gateway::BankAnswer;
 use store::VerificationRecord;
@@ -68,6 +68,8 @@ impl Services {
                 transferred_at: transfer.occurred_at,
                 verified_at: self.clock.now(),
                 job_id: req.job_id.clone(),
+                transfer: Some(VerifiedTransfer::Bank(transfer.clone())),
+                source: Some(self.bank.source().to_string()),
             })
             .await?;
 
@@ -88,9 +90,9 @@ impl Services {
             remark: req.remark.clone().unwrap_or_default(),
             is_duplicate: req.check_duplicate && !outcome.first_verification,
             amount_in_slip: transfer.amount.as_baht(),
-            is_amount_matched,
+            is_amount_matched: req.match_amount.map(|_| is_amount_matched),
             amount_in_order: req.match_amount.map(Satang::as_baht),
-            matched_account: matched,
+            matched_account: matched.flatten(),
             mismatches,
             raw_slip: raw,
         })

@@ -5,7 +5,7 @@
 use crate::auth::Caller;
 use crate::verify::VerifyRequest;
 use crate::Services;
-use domain::model::{RawWalletSlip, VerifyWalletData};
+use domain::model::{RawWalletSlip, VerifiedTransfer, VerifyWalletData};
 use domain::{Error, Satang};
 use gateway::WalletAnswer;
 use slip_qr::ParsedQr;
@@ -65,6 +65,8 @@ impl Services {
                 transferred_at: transfer.occurred_at,
                 verified_at: self.clock.now(),
                 job_id: None,
+                transfer: Some(VerifiedTransfer::Wallet(transfer.clone())),
+                source: Some(wallet.source().to_string()),
             })
             .await?;
         let is_amount_matched = req.match_amount == Some(transfer.amount);
@@ -74,7 +76,7 @@ impl Services {
             remark: req.remark.clone().unwrap_or_default(),
             is_duplicate: req.check_duplicate && !outcome.first_verification,
             amount_in_slip: transfer.amount.as_baht(),
-            is_amount_matched,
+            is_amount_matched: req.match_amount.map(|_| is_amount_matched),
             amount_in_order: req.match_amount.map(Satang::as_baht),
             mismatches: if req.match_amount.is_some() && !is_amount_matched {
                 vec!["amount_not_match"]

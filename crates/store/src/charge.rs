@@ -270,12 +270,12 @@ async fn apply(pool: &Pool, recs: &[&VerificationRecord]) -> Result<Vec<Result<C
         let mut inserted: Vec<(String, String, String)> = Vec::new();
         if !to_insert.is_empty() {
             let values = (0..to_insert.len())
-                .map(|i| format!("({})", placeholders(i * 7 + 1, 7)))
+                .map(|i| format!("({})", placeholders(i * 9 + 1, 9)))
                 .collect::<Vec<_>>()
                 .join(", ");
             let sql = format!(
                 "INSERT INTO verifications (service_id, sending_bank, trans_ref, branch_id, \
-                 amount_satang, transferred_at, verified_at) VALUES {values} \
+                 amount_satang, transferred_at, verified_at, transfer_json, source) VALUES {values} \
                  ON CONFLICT (service_id, sending_bank, trans_ref) DO NOTHING \
                  RETURNING service_id, sending_bank, trans_ref"
             );
@@ -288,7 +288,9 @@ async fn apply(pool: &Pool, recs: &[&VerificationRecord]) -> Result<Vec<Result<C
                     .bind(&rec.branch_id)
                     .bind(rec.amount.0)
                     .bind(to_millis(rec.transferred_at))
-                    .bind(to_millis(rec.verified_at));
+                    .bind(to_millis(rec.verified_at))
+                    .bind(rec.transfer.as_ref().map(|t| t.to_json()))
+                    .bind(&rec.source);
             }
             for r in q.fetch_all(&mut *tx).await? {
                 inserted.push((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?));

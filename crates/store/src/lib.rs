@@ -64,6 +64,11 @@ pub struct VerificationRecord {
     /// The async job this verification belongs to: a job is charged at most once, however
     /// often it runs (a crashed worker's job runs again).
     pub job_id: Option<String>,
+    /// The transfer the bank or wallet confirmed (`verifications.transfer_json`); `None` for
+    /// rows recorded before migration 0011.
+    pub transfer: Option<domain::model::VerifiedTransfer>,
+    /// Which connector confirmed it (`sandbox`, `sandbox-wallet`, ...); `None` before 0011.
+    pub source: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -30,6 +30,7 @@ macro_rules! for_backend {
             8 => "0008_wallet.sql",
             9 => "0009_owner_verified_biller.sql",
             10 => "0010_billing.sql",
+            11 => "0011_stored_transfer_and_default_burst.sql",
         )
     };
 }

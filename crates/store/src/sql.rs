@@ -61,7 +61,7 @@ macro_rules! service_cols {
      COALESCE(u.banned, false) AS s_owner_banned, s.owner_verified AS s_owner_verified, \
      s.billing_anchor AS s_anchor, \
      s.cycle_start AS s_cycle, s.plan AS s_plan, s.rate_limit_rps AS s_rate, \
-     COALESCE(pl.rps, 10) AS s_plan_rps, COALESCE(pl.burst, 5) AS s_plan_burst, \
+     COALESCE(pl.rps, 10) AS s_plan_rps, COALESCE(pl.burst, 100) AS s_plan_burst, \
      s.package_id AS s_package, s.subscribed_at AS s_subscribed, \
      s.auto_renew_expiry AS s_renew_expiry, s.auto_renew_quota AS s_renew_quota, \
      s.renewal_seq AS s_renewal_seq, s.credit_satang AS s_credit"
@@ -946,7 +946,8 @@ impl Store for SqlStore {
     ) -> Result<Option<VerificationRecord>> {
         on_pool!(self, p => {
             let row = sqlx::query(
-                "SELECT branch_id, amount_satang, transferred_at, verified_at FROM verifications \
+                "SELECT branch_id, amount_satang, transferred_at, verified_at, transfer_json, source \
+                 FROM verifications \
                  WHERE service_id = $1 AND sending_bank = $2 AND trans_ref = $3",
             )
             .bind(service_id)
@@ -964,6 +965,13 @@ impl Store for SqlStore {
                     transferred_at: from_millis(r.try_get(2)?),
                     verified_at: from_millis(r.try_get(3)?),
                     job_id: None,
+                    transfer: match r.try_get::<Option<String>, _>(4)? {
+                        Some(j) => Some(domain::model::VerifiedTransfer::from_json(&j).map_err(
+                            |e| StoreError::Corrupt(format!("verifications.transfer_json: {e}")),
+                        )?),
+                        None => None,
+                    },
+                    source: r.try_get(5)?,
                 })),
                 None => Ok(None),
             }

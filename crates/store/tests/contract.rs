@@ -1,7 +1,9 @@
 //! The store contract: every operation of `Store`, run against SQLite and PostgreSQL alike.
 
 use domain::ip::AllowList;
-use domain::model::{Branch, Party, Plan, Service, ServiceState, Transfer, User};
+use domain::model::{
+    Branch, Party, Plan, Service, ServiceState, Transfer, User, VerifiedTransfer, WalletTransfer,
+};
 use domain::quota::Quota;
 use domain::Satang;
 use store::{BranchPatch, ServicePatch, SqlStore, Store, StoreError, VerificationRecord};
@@ -32,7 +34,7 @@ fn service(id: &str, limit: Option<i64>) -> Service {
         plan: Plan {
             name: "default".into(),
             rps: 10,
-            burst: 5,
+            burst: 100,
         },
         rate_limit_rps: None,
         subscription: Default::default(),
@@ -70,6 +72,8 @@ fn record(service_id: &str, branch_id: &str, trans_ref: &str) -> VerificationRec
         transferred_at: at(5),
         verified_at: at(6),
         job_id: None,
+        transfer: None,
+        source: None,
     }
 }
 
@@ -298,6 +302,77 @@ both!(charging_and_recording, |b: Backend| async move {
     s.close().await;
 });
 
+// The transfer a verification confirmed comes back from `get_verification` as stored; rows
+// recorded without one (as before migration 0011) come back with `None`.
+both!(stored_transfer, |b: Backend| async move {
+    let db = TestDb::new(b).await;
+    let s = open(&db).await;
+    s.create_service(&service("s1", None)).await.unwrap();
+    s.create_branch(&branch("b1", "s1", true, None), "h1")
+        .await
+        .unwrap();
+    let bank = VerifiedTransfer::Bank(Box::new(sample_transfer()));
+    let wallet = VerifiedTransfer::Wallet(Box::new(WalletTransfer {
+        transaction_id: "50001234567890".into(),
+        event: "P2P".into(),
+        payload: "TM".into(),
+        occurred_at: at(7),
+        amount: Satang(5000),
+        sender_name: "ก".into(),
+        sender_phone: "xxx-xxx-1234".into(),
+        receiver_name: "ข".into(),
+        receiver_phone: "xxx-xxx-5678".into(),
+    }));
+    for (r, t, src) in [("R1", &bank, "sandbox"), ("R2", &wallet, "sandbox-wallet")] {
+        let rec = VerificationRecord {
+            transfer: Some(t.clone()),
+            source: Some(src.into()),
+            ..record("s1", "b1", r)
+        };
+        s.charge_and_record(&rec).await.unwrap();
+        assert_eq!(s.get_verification("s1", "004", r).await.unwrap(), Some(rec));
+    }
+    s.charge_and_record(&record("s1", "b1", "OLD"))
+        .await
+        .unwrap();
+    let old = s
+        .get_verification("s1", "004", "OLD")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((old.transfer, old.source), (None, None));
+    s.close().await;
+});
+
+fn sample_transfer() -> Transfer {
+    Transfer {
+        trans_ref: "ABC123".into(),
+        payload: "0030000600000101030040209ABC1235102TH9104XXXX".into(),
+        occurred_at: at(42),
+        country_code: "TH".into(),
+        amount: Satang(15050),
+        fee: Satang(0),
+        ref1: "r1".into(),
+        ref2: String::new(),
+        ref3: String::new(),
+        sender: Party {
+            bank_code: "004".into(),
+            name_th: "นาย ก".into(),
+            name_en: Some("MR. K".into()),
+            account_type: "BANKAC".into(),
+            account: "xxx-x-x1234-x".into(),
+        },
+        receiver: Party {
+            bank_code: "014".into(),
+            name_th: "บริษัท ข".into(),
+            name_en: None,
+            account_type: "BANKAC".into(),
+            account: "xxx-x-x5678-x".into(),
+        },
+        receiver_merchant_id: Some("M1".into()),
+    }
+}
+
 both!(sandbox_ledger, |b: Backend| async move {
     let db = TestDb::new(b).await;
     let s = open(&db).await;
@@ -525,7 +600,7 @@ both!(plans_and_shared_rate_limits, |b: Backend| async move {
         vec![Plan {
             name: "default".into(),
             rps: 10,
-            burst: 5
+            burst: 100
         }]
     );
     s.upsert_plan(&Plan {

@@ -128,7 +128,7 @@ both!(v1_verifies_wallet_slips, |b: Backend| async move {
         (400, Some("duplicate_slip")),
         "{v}"
     );
-    assert_eq!(v["data"]["transRef"], w.transaction_id.as_str());
+    assert_eq!(v["data"]["transactionId"], w.transaction_id.as_str());
     let (s, v) = t
         .post(
             "/api/v1/verify/truewallet",

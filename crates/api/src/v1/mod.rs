@@ -20,6 +20,7 @@ use axum::http::HeaderMap;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use domain::clock::format_bangkok;
+use domain::model::{RawSlip, RawWalletSlip, VerifiedTransfer};
 use error::V1Error;
 use serde_json::{json, Map, Value};
 use services::auth::Caller;
@@ -359,8 +360,19 @@ async fn verify(
             return Err(dup);
         }
     }
-    let raw = serde_json::to_value(&data.raw_slip).map_err(domain::Error::internal)?;
-    Ok(ok(raw))
+    Ok(ok(v1_slip(&data.raw_slip)?))
+}
+
+/// A bank slip as v1 shows it: v2's `rawSlip`, with `receiver.merchantId` left out when there
+/// is none (v1 clients test for the key; v2 keeps `null`, spec 2.1).
+fn v1_slip(raw: &RawSlip) -> Result<Value, V1Error> {
+    let mut v = serde_json::to_value(raw).map_err(domain::Error::internal)?;
+    if let Some(r) = v.get_mut("receiver").and_then(Value::as_object_mut) {
+        if r.get("merchantId").is_some_and(Value::is_null) {
+            r.remove("merchantId");
+        }
+    }
+    Ok(v)
 }
 
 /// `duplicate_slip` with the slip's first verification in this service, if there was one.
@@ -375,19 +387,26 @@ async fn earlier(
         .get_verification(&c.service.id, bank, trans_ref)
         .await
         .map_err(domain::Error::from)?;
-    Ok(rec.map(|r| {
-        V1Error::code(
-            400,
-            "duplicate_slip",
-            Some(json!({
-                "transRef": r.trans_ref,
-                "date": format_bangkok(r.transferred_at),
-                "amount": r.amount.as_baht(),
-                "verifiedAt": format_bangkok(r.verified_at),
-                "sendingBank": r.sending_bank,
-            })),
-        )
-    }))
+    let Some(r) = rec else { return Ok(None) };
+    let verified_at = json!(format_bangkok(r.verified_at));
+    // The slip as its first verification answered it, plus when that was; rows recorded
+    // before the transfer was stored (migration 0011) only have the reduced shape.
+    let data = match &r.transfer {
+        Some(VerifiedTransfer::Bank(t)) => v1_slip(&RawSlip::from_transfer(t))?,
+        Some(VerifiedTransfer::Wallet(t)) => serde_json::to_value(RawWalletSlip::from_transfer(t))
+            .map_err(domain::Error::internal)?,
+        None => json!({
+            "transRef": r.trans_ref,
+            "date": format_bangkok(r.transferred_at),
+            "amount": r.amount.as_baht(),
+            "sendingBank": r.sending_bank,
+        }),
+    };
+    let mut data = data;
+    if let Some(m) = data.as_object_mut() {
+        m.insert("verifiedAt".into(), verified_at);
+    }
+    Ok(Some(V1Error::code(400, "duplicate_slip", Some(data))))
 }
 
 #[utoipa::path(get, path = "/api/v1/me", tag = "v1",
@@ -395,7 +414,8 @@ async fn earlier(
     security(("bearerAuth" = [])),
     responses((status = 200, description = "The application", body = V1MeResponse,
         example = json!({"status": 200, "data": {"application": "My shop", "usedQuota": 12,
-            "maxQuota": 5000, "remainingQuota": 4988, "expiredAt": "2027-12-31T00:00:00.000+07:00"}}))))]
+            "maxQuota": 5000, "remainingQuota": 4988, "expiredAt": "2027-12-31T00:00:00.000+07:00",
+            "currentCredit": 250.0}}))))]
 /// `GET /api/v1/me`: the application (service) and its quota in the current billing cycle.
 async fn me(
     State(svc): State<Services>,
@@ -410,5 +430,7 @@ async fn me(
         "maxQuota": s.limit,
         "remainingQuota": s.remaining(),
         "expiredAt": c.service.expires_at.map(format_bangkok),
+        // The service's prepaid credit in baht (the credit ledger's balance).
+        "currentCredit": domain::Satang(c.service.subscription.credit).as_baht(),
     })))
 }
