@@ -72,7 +72,12 @@ pub struct HttpBilling {
 impl HttpBilling {
     /// [`HttpBilling::with_outbound`] without an outbound proxy.
     pub fn new(url: &str, secret: &str, timeout: Duration) -> Result<Self, String> {
-        Self::with_outbound(url, secret, timeout, &egress::operator::OutboundSettings::default())
+        Self::with_outbound(
+            url,
+            secret,
+            timeout,
+            &egress::operator::OutboundSettings::default(),
+        )
     }
 
     /// The URL is operator configuration (like the database URL), so it is not put through

@@ -37,7 +37,10 @@ pub const ALIASES: &[(&str, &str)] = &[
         "SLIPVERIFY_BILLING_RETRY_SCHEDULE",
         "jobs.billing_retry_schedule",
     ),
-    ("SLIPVERIFY_WEBHOOK_RETRY_SCHEDULE", "webhooks.retry_schedule"),
+    (
+        "SLIPVERIFY_WEBHOOK_RETRY_SCHEDULE",
+        "webhooks.retry_schedule",
+    ),
     ("SLIPVERIFY_WEBHOOK_TIMEOUT_MS", "webhooks.timeout_ms"),
     ("SLIPVERIFY_BILLING_URL", "billing.url"),
     ("SLIPVERIFY_BILLING_SECRET", "billing.secret"),
@@ -180,7 +183,8 @@ pub fn load(sources: &Sources) -> Result<Config, ConfigError> {
     let cfg: Config = Value::from(tree)
         .deserialize()
         .map_err(|e| figment_error(&e))?;
-    cfg.validate().map_err(|problems| ConfigError { problems })?;
+    cfg.validate()
+        .map_err(|problems| ConfigError { problems })?;
     Ok(cfg)
 }
 
@@ -219,9 +223,7 @@ fn resolve_secret_files(dict: &mut Dict, path: &str, problems: &mut Vec<String>)
         let key = fk.trim_end_matches("_file").to_string();
         let dotted = join(path, &key);
         if dict.contains_key(&key) {
-            problems.push(format!(
-                "{dotted}: give either {key} or {fk}, not both"
-            ));
+            problems.push(format!("{dotted}: give either {key} or {fk}, not both"));
             continue;
         }
         let Some(v) = dict.remove(&fk) else { continue };

@@ -38,7 +38,10 @@ impl Config {
         if let Err(e) = domain::ip::AllowList::parse(&s.trusted_proxies) {
             out.push(format!("server.trusted_proxies: {e}"));
         }
-        if s.admin_token.as_ref().is_some_and(|t| t.expose().len() < 32) {
+        if s.admin_token
+            .as_ref()
+            .is_some_and(|t| t.expose().len() < 32)
+        {
             out.push("server.admin_token: must be at least 32 characters".into());
         }
         range(&mut out, "server.max_uploads", s.max_uploads, 1..=1024);
@@ -54,8 +57,16 @@ impl Config {
         range(&mut out, "jobs.poll_ms", j.poll_ms, 10..=60_000);
         range(&mut out, "jobs.concurrency", j.concurrency, 0..=4096);
         range(&mut out, "jobs.lease_secs", j.lease_secs, 5..=3600);
-        schedule(&mut out, "jobs.verify_retry_schedule", &j.verify_retry_schedule);
-        schedule(&mut out, "jobs.outage_retry_schedule", &j.outage_retry_schedule);
+        schedule(
+            &mut out,
+            "jobs.verify_retry_schedule",
+            &j.verify_retry_schedule,
+        );
+        schedule(
+            &mut out,
+            "jobs.outage_retry_schedule",
+            &j.outage_retry_schedule,
+        );
         schedule(
             &mut out,
             "jobs.billing_retry_schedule",
@@ -68,8 +79,7 @@ impl Config {
         // over while still running.
         if u128::from(j.lease_secs) * 1000 < u128::from(w.timeout_ms) * 3 {
             out.push(
-                "jobs.lease_secs: must be at least 3 webhook timeouts (webhooks.timeout_ms)"
-                    .into(),
+                "jobs.lease_secs: must be at least 3 webhook timeouts (webhooks.timeout_ms)".into(),
             );
         }
 
@@ -101,7 +111,12 @@ impl Config {
                 out.push(format!("outbound.proxy: {e}"));
             }
         }
-        range(&mut out, "sandbox.delay_ms", self.sandbox.delay_ms, 0..=60_000);
+        range(
+            &mut out,
+            "sandbox.delay_ms",
+            self.sandbox.delay_ms,
+            0..=60_000,
+        );
 
         self.validate_connectors(&mut out);
         self.validate_routing(&mut out);
@@ -116,9 +131,9 @@ impl Config {
         for (name, c) in &self.connectors {
             let at = format!("connectors.{name}");
             if name.is_empty()
-                || !name
-                    .chars()
-                    .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_' || ch == '-')
+                || !name.chars().all(|ch| {
+                    ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_' || ch == '-'
+                })
             {
                 // Lower case, so every connector can also be set from the environment.
                 out.push(format!(
@@ -126,7 +141,9 @@ impl Config {
                 ));
             }
             let Some(kind) = c.kind else {
-                out.push(format!("{at}.kind: required (one of: sandbox, easyslip, kbank, scb, thunder)"));
+                out.push(format!(
+                    "{at}.kind: required (one of: sandbox, easyslip, kbank, scb, thunder)"
+                ));
                 continue;
             };
             if name == SANDBOX_CONNECTOR && kind != ConnectorKind::Sandbox {
@@ -161,9 +178,24 @@ impl Config {
                 operator_url(out, &format!("{at}.base_url"), url);
             }
             range(out, &format!("{at}.timeout_ms"), c.timeout_ms, 100..=60_000);
-            range(out, &format!("{at}.max_concurrency"), c.max_concurrency, 1..=4096);
-            range(out, &format!("{at}.breaker_failures"), c.breaker_failures, 1..=1000);
-            range(out, &format!("{at}.breaker_cooldown_s"), c.breaker_cooldown_s, 1..=3600);
+            range(
+                out,
+                &format!("{at}.max_concurrency"),
+                c.max_concurrency,
+                1..=4096,
+            );
+            range(
+                out,
+                &format!("{at}.breaker_failures"),
+                c.breaker_failures,
+                1..=1000,
+            );
+            range(
+                out,
+                &format!("{at}.breaker_cooldown_s"),
+                c.breaker_cooldown_s,
+                1..=3600,
+            );
         }
     }
 

@@ -62,9 +62,7 @@ pub fn operator_client(
             .map_err(|e| format!("outbound proxy {proxy}: {e}"))?;
         builder = builder.proxy(proxy);
     }
-    builder
-        .build()
-        .map_err(|e| format!("outbound client: {e}"))
+    builder.build().map_err(|e| format!("outbound client: {e}"))
 }
 
 /// Checks a proxy URL for `[outbound] proxy`: http or https with a host.
