@@ -270,7 +270,13 @@ fn figment_error(e: &figment::Error) -> ConfigError {
                     } else {
                         format!(" (known: {})", expected.join(", "))
                     };
-                    format!("{}: unknown key{known}", join(&path, field))
+                    // figment's path sometimes already ends with the field.
+                    let key = if e.path.last() == Some(field) {
+                        path.clone()
+                    } else {
+                        join(&path, field)
+                    };
+                    format!("{key}: unknown key{known}")
                 }
                 Kind::Message(m) => format!("{path}: {m}"),
                 other if path.is_empty() => other.to_string(),
