@@ -53,7 +53,7 @@ impl Billing for LedgerBilling {
     }
 }
 
-/// An operator's billing endpoint (`SLIPVERIFY_BILLING_URL`).
+/// An operator's billing endpoint (`billing.url` in the configuration).
 ///
 /// Request: `POST <url>` with a JSON body (`idempotencyKey`, `serviceId`, `serviceName`,
 /// `reason`, `package{id,name,quota,durationDays,price}` with the price in baht,
@@ -70,24 +70,35 @@ pub struct HttpBilling {
 }
 
 impl HttpBilling {
-    /// The URL is operator configuration (like the database URL), so it is not put through
-    /// the SSRF guard: a billing service on the operator's private network is normal.
+    /// [`HttpBilling::with_outbound`] without an outbound proxy.
     pub fn new(url: &str, secret: &str, timeout: Duration) -> Result<Self, String> {
-        let parsed = reqwest::Url::parse(url).map_err(|e| format!("billing URL: {e}"))?;
-        if !matches!(parsed.scheme(), "http" | "https") {
-            return Err("billing URL must be http or https".into());
-        }
+        Self::with_outbound(
+            url,
+            secret,
+            timeout,
+            &egress::operator::OutboundSettings::default(),
+        )
+    }
+
+    /// The URL is operator configuration (like the database URL), so it is not put through
+    /// the SSRF guard (a billing service on the operator's private network is normal), but it
+    /// follows the rule for every operator-configured URL: https unless the host is loopback,
+    /// sent through the configured outbound proxy.
+    pub fn with_outbound(
+        url: &str,
+        secret: &str,
+        timeout: Duration,
+        outbound: &egress::operator::OutboundSettings,
+    ) -> Result<Self, String> {
+        let parsed =
+            egress::operator::check_operator_url(url).map_err(|e| format!("billing URL: {e}"))?;
         if secret.len() < 16 {
             return Err("billing secret must be at least 16 characters".into());
         }
-        let client = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
+        let client = egress::operator::operator_client(outbound, timeout)
             .map_err(|e| format!("billing client: {e}"))?;
         Ok(Self {
-            url: url.to_string(),
+            url: parsed.to_string(),
             secret: secret.to_string(),
             client,
         })

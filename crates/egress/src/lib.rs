@@ -44,9 +44,9 @@
 //!   the cap is refused before reading; otherwise we stop reading as soon as
 //!   the cap is crossed and never buffer more than the cap plus one chunk).
 //! * **Dev/test escape hatches** (both off by default, loudly logged when set):
-//!   [`EgressConfig::allow_cidrs`] (`SLIPVERIFY_EGRESS_ALLOW_CIDRS`) lets listed
+//!   [`EgressConfig::allow_cidrs`] (`egress.allow_cidrs`) lets listed
 //!   ranges pass even though non-public (how tests reach `127.0.0.1`), and
-//!   [`EgressConfig::extra_root_ca_pem`] (`SLIPVERIFY_EGRESS_CA_FILE`) trusts an
+//!   [`EgressConfig::extra_root_ca_pem`] (`egress.ca_file`) trusts an
 //!   extra root CA in addition to the built-in web PKI roots.
 //!
 //! # Error mapping (wired by the API layer)
@@ -60,12 +60,14 @@
 //! | `Setup(_)` | internal error (client construction or a bad header supplied by our own code) |
 
 mod ip;
+pub mod operator;
 
 pub use ip::is_public;
 
 use std::error::Error as StdError;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
+use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
@@ -75,7 +77,7 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use url::{Host, Url};
 
 /// Configuration for [`Egress`]. Build it with [`EgressConfig::default`] or
-/// [`EgressConfig::from_env`] and adjust fields as needed.
+/// [`EgressConfig::with_allowances`] and adjust fields as needed.
 #[derive(Clone, Debug)]
 pub struct EgressConfig {
     /// Dev/test only: ranges allowed even though they are not public.
@@ -107,35 +109,26 @@ impl Default for EgressConfig {
     }
 }
 
-/// Environment variable: comma-separated CIDRs allowed despite being non-public.
-pub const ENV_ALLOW_CIDRS: &str = "SLIPVERIFY_EGRESS_ALLOW_CIDRS";
-/// Environment variable: path to a PEM file with an extra trusted root CA.
-pub const ENV_CA_FILE: &str = "SLIPVERIFY_EGRESS_CA_FILE";
-
 impl EgressConfig {
-    /// Defaults, plus the dev/test escape hatches from
-    /// `SLIPVERIFY_EGRESS_ALLOW_CIDRS` and `SLIPVERIFY_EGRESS_CA_FILE`
-    /// (each logged with `tracing::warn!` when set).
-    pub fn from_env() -> Result<Self, String> {
-        Self::from_lookup(|k| std::env::var(k).ok())
-    }
-
-    fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
+    /// Defaults, plus the dev/test escape hatches (`egress.allow_cidrs` and `egress.ca_file`
+    /// in the configuration), each logged with `tracing::warn!` when set.
+    pub fn with_allowances(allow_cidrs: &[IpNet], ca_file: Option<&Path>) -> Result<Self, String> {
         let mut cfg = Self::default();
-        if let Some(v) = get(ENV_ALLOW_CIDRS).filter(|v| !v.trim().is_empty()) {
-            cfg.allow_cidrs = parse_cidrs(&v)?;
+        if !allow_cidrs.is_empty() {
+            cfg.allow_cidrs = allow_cidrs.to_vec();
             tracing::warn!(
-                cidrs = %v,
-                "{ENV_ALLOW_CIDRS} is set: outbound requests may reach these NON-PUBLIC ranges; \
+                cidrs = ?allow_cidrs,
+                "egress.allow_cidrs is set: outbound requests may reach these NON-PUBLIC ranges; \
                  never use this in production"
             );
         }
-        if let Some(path) = get(ENV_CA_FILE).filter(|v| !v.trim().is_empty()) {
-            let pem = std::fs::read(&path).map_err(|e| format!("{ENV_CA_FILE}={path}: {e}"))?;
-            parse_ca_pem(&pem).map_err(|e| format!("{ENV_CA_FILE}={path}: {e}"))?;
+        if let Some(path) = ca_file {
+            let shown = path.display();
+            let pem = std::fs::read(path).map_err(|e| format!("egress.ca_file {shown}: {e}"))?;
+            parse_ca_pem(&pem).map_err(|e| format!("egress.ca_file {shown}: {e}"))?;
             tracing::warn!(
-                path = %path,
-                "{ENV_CA_FILE} is set: trusting an extra root CA for outbound HTTPS; \
+                path = %shown,
+                "egress.ca_file is set: trusting an extra root CA for outbound HTTPS; \
                  never use this in production"
             );
             cfg.extra_root_ca_pem = Some(pem);
@@ -154,16 +147,12 @@ fn parse_ca_pem(pem: &[u8]) -> Result<Vec<reqwest::Certificate>, String> {
     Ok(certs)
 }
 
-fn parse_cidrs(v: &str) -> Result<Vec<IpNet>, String> {
-    v.split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| {
-            s.parse::<IpNet>()
-                .or_else(|_| s.parse::<IpAddr>().map(IpNet::from))
-                .map_err(|_| format!("{ENV_ALLOW_CIDRS}: not a CIDR or IP: {s:?}"))
-        })
-        .collect()
+/// One entry of `egress.allow_cidrs`: a CIDR, or a single address.
+pub fn parse_cidr(s: &str) -> Result<IpNet, String> {
+    let s = s.trim();
+    s.parse::<IpNet>()
+        .or_else(|_| s.parse::<IpAddr>().map(IpNet::from))
+        .map_err(|_| format!("not a CIDR or IP: {s:?}"))
 }
 
 /// Why an outbound request was refused or failed. See the crate docs for the
@@ -528,38 +517,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn env_parsing() {
-        let cfg = EgressConfig::from_lookup(|_| None).unwrap();
+    fn allowances() {
+        let cfg = EgressConfig::with_allowances(&[], None).unwrap();
         assert!(cfg.allow_cidrs.is_empty());
         assert!(cfg.extra_root_ca_pem.is_none());
         assert_eq!(cfg.max_redirects, 3);
 
-        let cfg = EgressConfig::from_lookup(|k| {
-            (k == ENV_ALLOW_CIDRS).then(|| "127.0.0.1/32, ::1 ,10.0.0.0/8".to_owned())
-        })
-        .unwrap();
-        assert_eq!(
-            cfg.allow_cidrs,
-            vec![
-                "127.0.0.1/32".parse::<IpNet>().unwrap(),
-                "::1/128".parse().unwrap(),
-                "10.0.0.0/8".parse().unwrap()
-            ]
-        );
+        let nets: Vec<IpNet> = ["127.0.0.1/32", " ::1 ", "10.0.0.0/8"]
+            .iter()
+            .map(|s| parse_cidr(s).unwrap())
+            .collect();
+        assert_eq!(nets[1], "::1/128".parse::<IpNet>().unwrap());
+        let cfg = EgressConfig::with_allowances(&nets, None).unwrap();
+        assert_eq!(cfg.allow_cidrs, nets);
+        assert!(parse_cidr("nope").is_err());
 
-        assert!(
-            EgressConfig::from_lookup(|k| (k == ENV_ALLOW_CIDRS).then(|| "nope".into())).is_err()
-        );
-        assert!(EgressConfig::from_lookup(|k| {
-            (k == ENV_CA_FILE).then(|| "/nonexistent/ca.pem".into())
-        })
-        .is_err());
+        let missing = Path::new("/nonexistent/ca.pem");
+        assert!(EgressConfig::with_allowances(&[], Some(missing)).is_err());
         // A file that exists but holds no certificate is refused too.
         let path = std::env::temp_dir().join(format!("egress-not-pem-{}", std::process::id()));
         std::fs::write(&path, b"not a pem").unwrap();
-        let res = EgressConfig::from_lookup(|k| {
-            (k == ENV_CA_FILE).then(|| path.to_string_lossy().into_owned())
-        });
+        let res = EgressConfig::with_allowances(&[], Some(&path));
         std::fs::remove_file(&path).unwrap();
         assert!(res.is_err());
     }

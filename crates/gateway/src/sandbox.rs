@@ -30,10 +30,6 @@ pub struct SandboxBank {
 /// The caller runtime's async sleep, boxed.
 type Sleep = Arc<dyn Fn(Duration) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
 
-/// Environment variable: milliseconds added to every sandbox look-up (default 0), to make the
-/// sandbox behave like a slow real bank in load and crash tests.
-pub const ENV_SANDBOX_DELAY_MS: &str = "SLIPVERIFY_SANDBOX_DELAY_MS";
-
 /// What the operator says about a new sandbox transfer; the rest is made up plausibly.
 #[derive(Debug, Clone)]
 pub struct NewSandboxTransfer {
@@ -67,34 +63,6 @@ impl SandboxBank {
         let sleep: Sleep = Arc::new(move |d| Box::pin(sleep(d)));
         self.delay = (!delay.is_zero()).then_some((delay, sleep));
         self
-    }
-
-    /// [`SandboxBank::with_delay`] from `SLIPVERIFY_SANDBOX_DELAY_MS` (unset, empty or 0: no
-    /// delay), logged as a warning when set.
-    pub fn with_delay_from_env<F, Fut>(self, sleep: F) -> Result<Self, String>
-    where
-        F: Fn(Duration) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ()> + Send + 'static,
-    {
-        let Some(v) = std::env::var(ENV_SANDBOX_DELAY_MS)
-            .ok()
-            .filter(|v| !v.trim().is_empty())
-        else {
-            return Ok(self);
-        };
-        let ms: u64 = v
-            .trim()
-            .parse()
-            .ok()
-            .filter(|n| *n <= 60_000)
-            .ok_or_else(|| format!("{ENV_SANDBOX_DELAY_MS} must be 0 to 60000"))?;
-        if ms > 0 {
-            tracing::warn!(
-                ms,
-                "{ENV_SANDBOX_DELAY_MS} is set: every sandbox bank look-up is slowed down"
-            );
-        }
-        Ok(self.with_delay(Duration::from_millis(ms), sleep))
     }
 
     pub async fn create_transfer(&self, req: &NewSandboxTransfer) -> Result<Transfer, String> {

@@ -9,6 +9,7 @@ use domain::Clock;
 use gateway::SandboxBank;
 use services::Services;
 use std::sync::Arc;
+use std::time::Duration;
 use store::{SqlStore, Store};
 use tokio::net::TcpListener;
 
@@ -29,79 +30,81 @@ pub struct App {
 }
 
 impl App {
-    /// Opens the database (applying migrations) and wires the built-in sandbox bank.
+    /// [`App::open_with`] on this process's configuration (`SLIPVERIFY_CONFIG` and the
+    /// environment) with `database_url` as `database.url`: what tests use.
     pub async fn open(database_url: &str, clock: Arc<dyn Clock>) -> Result<Self, String> {
+        let cfg =
+            config::load(&config::Sources::from_process(None).set("database.url", database_url))
+                .map_err(|e| e.to_string())?;
+        Self::open_with(&cfg, clock).await
+    }
+
+    /// Opens the database (applying migrations) and wires the built-in sandbox bank, the
+    /// SSRF guard, billing and the job worker from a validated configuration.
+    pub async fn open_with(cfg: &config::Config, clock: Arc<dyn Clock>) -> Result<Self, String> {
         let store = Arc::new(
-            store::connect(database_url)
+            store::connect_with_pool(cfg.database.url.expose(), cfg.database.pool)
                 .await
                 .map_err(|e| format!("cannot open database: {e}"))?,
         );
         let dyn_store: Arc<dyn Store> = store.clone();
-        let sandbox = Arc::new(
-            SandboxBank::new(dyn_store.clone(), clock.clone())
-                .with_delay_from_env(tokio::time::sleep)?,
-        );
+        let mut sandbox = SandboxBank::new(dyn_store.clone(), clock.clone());
+        if cfg.sandbox.delay_ms > 0 {
+            tracing::warn!(
+                ms = cfg.sandbox.delay_ms,
+                "sandbox.delay_ms is set: every sandbox bank look-up is slowed down"
+            );
+            sandbox = sandbox.with_delay(
+                Duration::from_millis(cfg.sandbox.delay_ms),
+                tokio::time::sleep,
+            );
+        }
+        let sandbox = Arc::new(sandbox);
         let wallet = Arc::new(gateway::SandboxWallet::new(
             dyn_store.clone(),
             clock.clone(),
         ));
         let mut services = Services::new(dyn_store, sandbox.clone(), clock);
         services.wallet = Some(wallet.clone());
-        // Image URLs are fetched only through the SSRF guard; its test-only allowances come
-        // from the environment and are logged loudly when set.
-        let cfg = egress::EgressConfig::from_env()?;
-        services.egress =
-            Some(egress::Egress::new(cfg).map_err(|e| format!("cannot set up egress: {e}"))?);
-        let env = |k: &str| std::env::var(k).ok();
-        services.schedules = Arc::new(services::jobs::schedules_from(env)?);
-        if let Some(n) = env("SLIPVERIFY_MAX_UPLOADS") {
-            let n: usize = n
-                .trim()
-                .parse()
-                .ok()
-                .filter(|n| (1..=1024).contains(n))
-                .ok_or("SLIPVERIFY_MAX_UPLOADS must be 1 to 1024")?;
-            services.uploads = Arc::new(tokio::sync::Semaphore::new(n));
+        // Image URLs are fetched only through the SSRF guard; its test-only allowances are
+        // logged loudly when set.
+        services.egress = Some(
+            egress::Egress::new(cfg.egress_config()?)
+                .map_err(|e| format!("cannot set up egress: {e}"))?,
+        );
+        let schedules = cfg.schedules();
+        warn_off_spec(&schedules);
+        services.schedules = Arc::new(schedules);
+        services.uploads = Arc::new(tokio::sync::Semaphore::new(cfg.server.max_uploads));
+        if let Some(token) = &cfg.server.admin_token {
+            services.admin_token = Some(Arc::new(token.expose().to_string()));
+        }
+        if !cfg.server.trusted_proxies.is_empty() {
+            let list = domain::ip::AllowList::parse(&cfg.server.trusted_proxies)
+                .map_err(|e| format!("server.trusted_proxies: {e}"))?;
+            services.trusted_proxies = Arc::new(list);
         }
         // Renewals are approved by the credit ledger unless an external billing endpoint is
         // configured.
-        if let Some(url) = env("SLIPVERIFY_BILLING_URL") {
-            let secret = env("SLIPVERIFY_BILLING_SECRET")
-                .ok_or("SLIPVERIFY_BILLING_SECRET is required with SLIPVERIFY_BILLING_URL")?;
-            let ms: u64 = match env("SLIPVERIFY_BILLING_TIMEOUT_MS") {
-                None => 5000,
-                Some(v) => v
-                    .trim()
-                    .parse()
-                    .ok()
-                    .filter(|n| (100..=60_000).contains(n))
-                    .ok_or("SLIPVERIFY_BILLING_TIMEOUT_MS must be 100 to 60000")?,
-            };
-            let http = billing::HttpBilling::new(
-                url.trim(),
-                secret.trim(),
-                std::time::Duration::from_millis(ms),
+        if let Some(url) = &cfg.billing.url {
+            let secret = cfg
+                .billing
+                .secret
+                .as_ref()
+                .ok_or("billing.secret: required with billing.url")?;
+            let http = billing::HttpBilling::with_outbound(
+                url,
+                secret.expose(),
+                Duration::from_millis(cfg.billing.timeout_ms),
+                &cfg.outbound_settings()?,
             )?;
             services.billing = Arc::new(http);
         }
-        let mut worker = services::jobs::WorkerConfig::default();
-        if let Some(ms) = env("SLIPVERIFY_JOB_POLL_MS") {
-            let ms: u64 = ms
-                .trim()
-                .parse()
-                .ok()
-                .filter(|n| (10..=60_000).contains(n))
-                .ok_or("SLIPVERIFY_JOB_POLL_MS must be 10 to 60000")?;
-            worker.poll = std::time::Duration::from_millis(ms);
-        }
-        if let Some(n) = env("SLIPVERIFY_JOB_CONCURRENCY") {
-            worker.concurrency = n
-                .trim()
-                .parse()
-                .ok()
-                .filter(|n| (0..=4096).contains(n))
-                .ok_or("SLIPVERIFY_JOB_CONCURRENCY must be 0 (worker off) to 4096")?;
-        }
+        let worker = services::jobs::WorkerConfig {
+            concurrency: cfg.jobs.concurrency,
+            poll: Duration::from_millis(cfg.jobs.poll_ms),
+            ..services::jobs::WorkerConfig::default()
+        };
         Ok(Self {
             services,
             sandbox,
@@ -109,6 +112,20 @@ impl App {
             store,
             worker,
         })
+    }
+}
+
+/// Schedules other than the spec's are allowed, but said so at start-up.
+fn warn_off_spec(s: &domain::job::Schedules) {
+    use domain::job::{SPEC_VERIFY_SCHEDULE, SPEC_WEBHOOK_SCHEDULE};
+    if s.verify != SPEC_VERIFY_SCHEDULE {
+        tracing::warn!(schedule = ?s.verify, "jobs.verify_retry_schedule differs from the spec's");
+    }
+    if s.webhook != SPEC_WEBHOOK_SCHEDULE {
+        tracing::warn!(schedule = ?s.webhook, "webhooks.retry_schedule differs from the spec's");
+    }
+    if s.webhook_timeout != Duration::from_secs(5) {
+        tracing::warn!(timeout = ?s.webhook_timeout, "webhook timeout differs from the spec's 5 s");
     }
 }
 

@@ -7,7 +7,7 @@ use domain::model::ServiceState;
 use domain::{Satang, SystemClock};
 use gateway::NewSandboxTransfer;
 use serde_json::json;
-use server::{App, DEFAULT_DATABASE_URL, DEFAULT_LISTEN};
+use server::App;
 use services::admin::{BranchUpdate, NewBranch, ServiceUpdate};
 use services::subscriptions::NewPackage;
 use std::io::Write;
@@ -22,9 +22,13 @@ use std::sync::Arc;
     about = "Verify Thai bank-transfer slips"
 )]
 struct Cli {
-    /// sqlite://FILE (default) or postgres://USER@HOST:PORT/DB
-    #[arg(long, global = true, env = "SLIPVERIFY_DATABASE_URL", default_value = DEFAULT_DATABASE_URL)]
-    database_url: String,
+    /// A TOML configuration file (see docs/configuration.md); else `SLIPVERIFY_CONFIG`.
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// sqlite://FILE (default: sqlite://slipverify.db) or postgres://USER@HOST:PORT/DB; wins
+    /// over `database.url` and SLIPVERIFY_DATABASE_URL.
+    #[arg(long, global = true)]
+    database_url: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -33,23 +37,25 @@ struct Cli {
 enum Command {
     /// Run the HTTP API.
     Serve {
-        #[arg(long, env = "SLIPVERIFY_LISTEN", default_value = DEFAULT_LISTEN)]
-        listen: String,
+        /// HOST:PORT (default 127.0.0.1:8080); wins over `server.listen`.
+        #[arg(long)]
+        listen: Option<String>,
         /// Create a demo service, branch and sandbox transfers and print a ready curl line.
         #[arg(long)]
         demo: bool,
         /// A proxy (address or CIDR) whose X-Forwarded-For is believed; repeatable. Without
         /// one, the allow-lists see the TCP peer.
-        #[arg(
-            long = "trusted-proxy",
-            env = "SLIPVERIFY_TRUSTED_PROXIES",
-            value_delimiter = ','
-        )]
+        /// Wins over `server.trusted_proxies`.
+        #[arg(long = "trusted-proxy", value_delimiter = ',')]
         trusted_proxy: Vec<String>,
-        /// Turns on the admin API (`/admin/...`) with this bearer token (at least 32 characters).
-        #[arg(long, env = "SLIPVERIFY_ADMIN_TOKEN", hide_env_values = true)]
+        /// Turns on the admin API (`/admin/...`) with this bearer token (at least 32
+        /// characters); wins over `server.admin_token`.
+        #[arg(long)]
         admin_token: Option<String>,
     },
+    /// The configuration (file, environment, flags; see docs/configuration.md).
+    #[command(subcommand)]
+    Config(ConfigCmd),
     /// Services, branches and keys.
     #[command(subcommand)]
     Admin(Admin),
@@ -67,6 +73,17 @@ enum Command {
         #[arg(long)]
         jobs: Option<usize>,
         /// One JSON object per line: {file, payload, kind, error, ms}.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum ConfigCmd {
+    /// Print the effective configuration with every secret redacted; exit status 2 naming
+    /// the offending key when it is invalid.
+    Check {
+        /// JSON instead of TOML.
         #[arg(long)]
         json: bool,
     },
@@ -515,29 +532,48 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
         // Pure: no database needed to read images.
         return Ok(server::read_cmd::run(paths, *jobs, *json));
     }
-    let mut app = App::open(&cli.database_url, Arc::new(SystemClock)).await?;
+    // Flags win over the environment, which wins over the file.
+    let mut sources = config::Sources::from_process(cli.config.clone());
+    if let Some(url) = &cli.database_url {
+        sources = sources.set("database.url", url);
+    }
+    if let Command::Serve {
+        listen,
+        trusted_proxy,
+        admin_token,
+        ..
+    } = &cli.command
+    {
+        if let Some(l) = listen {
+            sources = sources.set("server.listen", l);
+        }
+        if !trusted_proxy.is_empty() {
+            sources = sources.set("server.trusted_proxies", trusted_proxy);
+        }
+        if let Some(t) = admin_token {
+            sources = sources.set("server.admin_token", t);
+        }
+    }
+    let cfg = config::load(&sources).map_err(|e| format!("invalid configuration:\n{e}"))?;
+    if let Command::Config(ConfigCmd::Check { json }) = &cli.command {
+        let text = if *json { cfg.to_json() } else { cfg.to_toml() };
+        let _ = writeln!(std::io::stdout(), "{}", text.trim_end());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let app = App::open_with(&cfg, Arc::new(SystemClock)).await?;
     let svc = &app.services;
     let err = |e: domain::Error| e.public_message();
     match cli.command {
-        Command::Qr { .. } | Command::Read { .. } => unreachable!("handled above"),
-        Command::Serve {
-            listen,
-            demo,
-            trusted_proxy,
-            admin_token,
-        } => {
-            if let Some(token) = admin_token {
-                if token.len() < 32 {
-                    return Err("--admin-token must be at least 32 characters".into());
-                }
+        Command::Qr { .. } | Command::Read { .. } | Command::Config(_) => {
+            unreachable!("handled above")
+        }
+        Command::Serve { demo, .. } => {
+            let listen = cfg.server.listen.clone();
+            if app.services.admin_token.is_some() {
                 tracing::warn!("admin API enabled at /admin");
-                app.services.admin_token = Some(Arc::new(token));
             }
-            if !trusted_proxy.is_empty() {
-                let list = domain::ip::AllowList::parse(&trusted_proxy)
-                    .map_err(|e| format!("--trusted-proxy: {e}"))?;
-                tracing::info!(proxies = ?list.to_strings(), "trusting X-Forwarded-For from these peers");
-                app.services.trusted_proxies = Arc::new(list);
+            if !cfg.server.trusted_proxies.is_empty() {
+                tracing::info!(proxies = ?app.services.trusted_proxies.to_strings(), "trusting X-Forwarded-For from these peers");
             }
             let listener = tokio::net::TcpListener::bind(&listen)
                 .await

@@ -501,3 +501,92 @@ fn read_prints_one_line_per_image() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("bankSlip 0043"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `config check` over the real binary: the effective configuration with secrets redacted,
+/// flags over env over file, exit status 2 naming the key of an invalid file.
+#[test]
+fn config_check() {
+    let dir = std::env::temp_dir().join(format!("slipverify-cli-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("good.toml");
+    std::fs::write(
+        &good,
+        "[server]\nlisten = \"127.0.0.1:9000\"\nadmin_token = \"file-admin-token-0123456789abcdefghij\"\n\
+         [jobs]\npoll_ms = 100\n[connectors.upstream]\nkind = \"easyslip\"\n\
+         base_url = \"https://api.example.com\"\napi_key = \"easyslip-key-value\"\n\
+         [routing]\ndefault = [\"upstream\"]\n",
+    )
+    .unwrap();
+    let check = |args: &[&str], env: &[(&str, &str)]| {
+        let mut cmd = Command::new(BIN);
+        for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("SLIPVERIFY_")) {
+            cmd.env_remove(k);
+        }
+        cmd.args(args).envs(env.iter().copied()).output().unwrap()
+    };
+    let out = check(
+        &["--config", good.to_str().unwrap(), "config", "check"],
+        &[("SLIPVERIFY_JOB_POLL_MS", "200")],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("listen = \"127.0.0.1:9000\""), "{text}");
+    assert!(
+        text.contains("poll_ms = 200"),
+        "env wins over the file: {text}"
+    );
+    assert!(text.contains("[redacted]"));
+    assert!(!text.contains("easyslip-key-value") && !text.contains("file-admin-token"));
+
+    let out = check(
+        &[
+            "--database-url",
+            "sqlite://flag.db",
+            "config",
+            "check",
+            "--json",
+        ],
+        &[
+            ("SLIPVERIFY_CONFIG", good.to_str().unwrap()),
+            ("SLIPVERIFY_DATABASE_URL", "sqlite://env.db"),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["database"]["url"], "sqlite://flag.db");
+    assert_eq!(v["server"]["admin_token"], "[redacted]");
+    assert_eq!(v["connectors"]["upstream"]["api_key"], "[redacted]");
+
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "[jobs]\npoll_ms = 5\n").unwrap();
+    let out = check(&["--config", bad.to_str().unwrap(), "config", "check"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("jobs.poll_ms: must be 10 to 60000"));
+    std::fs::write(&bad, "[connectors.x]\nkind = \"foo\"\n").unwrap();
+    let out = check(&["--config", bad.to_str().unwrap(), "config", "check"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("connectors.x.kind: unknown kind \"foo\"")
+    );
+    std::fs::write(&bad, "[jobs]\npoll_msec = 5\n").unwrap();
+    let out = check(&["--config", bad.to_str().unwrap(), "config", "check"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("jobs.poll_msec: unknown key"));
+
+    // No configuration at all: today's defaults.
+    let out = check(&["config", "check"], &[]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("listen = \"127.0.0.1:8080\"") && text.contains("sqlite://slipverify.db")
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

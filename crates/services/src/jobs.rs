@@ -7,7 +7,7 @@ use crate::auth::Caller;
 use crate::input::SlipInput;
 use crate::verify::VerifyRequest;
 use crate::Services;
-use domain::job::{Attempt, Delivery, Job, NewJob, Schedules, Stage};
+use domain::job::{Attempt, Delivery, Job, NewJob, Stage};
 use domain::{Error, Satang};
 use egress::EgressError;
 use std::sync::Arc;
@@ -317,7 +317,7 @@ impl Default for WorkerConfig {
 /// finish for up to `drain`, and hands back the rest (due at once, for any node).
 pub async fn run_worker(svc: Services, cfg: WorkerConfig, mut shutdown: watch::Receiver<bool>) {
     if cfg.concurrency == 0 {
-        tracing::info!("job worker off on this node (SLIPVERIFY_JOB_CONCURRENCY=0)");
+        tracing::info!("job worker off on this node (jobs.concurrency = 0)");
         return;
     }
     let slots = Arc::new(Semaphore::new(cfg.concurrency));
@@ -408,86 +408,5 @@ pub async fn run_worker(svc: Services, cfg: WorkerConfig, mut shutdown: watch::R
                 tracing::warn!(error = %e, "cannot hand back jobs");
             }
         }
-    }
-}
-
-/// Schedules from the environment (`SLIPVERIFY_VERIFY_RETRY_SCHEDULE`,
-/// `SLIPVERIFY_WEBHOOK_RETRY_SCHEDULE`, `SLIPVERIFY_OUTAGE_RETRY_SCHEDULE`,
-/// `SLIPVERIFY_BILLING_RETRY_SCHEDULE` as comma-separated
-/// seconds; `SLIPVERIFY_WEBHOOK_TIMEOUT_MS`, `SLIPVERIFY_JOB_LEASE_SECS`). Values other than
-/// the spec's are allowed but logged as a warning.
-pub fn schedules_from(get: impl Fn(&str) -> Option<String>) -> Result<Schedules, String> {
-    use domain::job::{parse_schedule, SPEC_VERIFY_SCHEDULE, SPEC_WEBHOOK_SCHEDULE};
-    let mut s = Schedules::default();
-    let list = |name: &str, into: &mut Vec<u64>, spec: Option<&[u64]>| -> Result<(), String> {
-        if let Some(v) = get(name) {
-            *into = parse_schedule(&v).map_err(|e| format!("{name}: {e}"))?;
-            if spec.is_some_and(|spec| spec != into.as_slice()) {
-                tracing::warn!(%name, value = %v, "retry schedule differs from the spec's");
-            }
-        }
-        Ok(())
-    };
-    list(
-        "SLIPVERIFY_VERIFY_RETRY_SCHEDULE",
-        &mut s.verify,
-        Some(&SPEC_VERIFY_SCHEDULE),
-    )?;
-    list(
-        "SLIPVERIFY_WEBHOOK_RETRY_SCHEDULE",
-        &mut s.webhook,
-        Some(&SPEC_WEBHOOK_SCHEDULE),
-    )?;
-    list("SLIPVERIFY_OUTAGE_RETRY_SCHEDULE", &mut s.outage, None)?;
-    list("SLIPVERIFY_BILLING_RETRY_SCHEDULE", &mut s.billing, None)?;
-    let number = |name: &str, min: u64, max: u64| -> Result<Option<u64>, String> {
-        match get(name) {
-            None => Ok(None),
-            Some(v) => match v.trim().parse::<u64>() {
-                Ok(n) if (min..=max).contains(&n) => Ok(Some(n)),
-                _ => Err(format!(
-                    "{name}: must be a whole number from {min} to {max}"
-                )),
-            },
-        }
-    };
-    if let Some(ms) = number("SLIPVERIFY_WEBHOOK_TIMEOUT_MS", 50, 60_000)? {
-        if ms != 5000 {
-            tracing::warn!(ms, "webhook timeout differs from the spec's 5 s");
-        }
-        s.webhook_timeout = Duration::from_millis(ms);
-    }
-    if let Some(secs) = number("SLIPVERIFY_JOB_LEASE_SECS", 5, 3600)? {
-        s.lease = Duration::from_secs(secs);
-    }
-    // The lease must outlast a webhook attempt plus a bank call, or jobs would be taken over
-    // while still running.
-    if s.lease < s.webhook_timeout * 3 {
-        return Err("SLIPVERIFY_JOB_LEASE_SECS must be at least 3 webhook timeouts".into());
-    }
-    Ok(s)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::schedules_from;
-
-    #[test]
-    fn schedules_from_env() {
-        let s = schedules_from(|_| None).unwrap();
-        assert_eq!(s.verify, vec![30, 60, 120, 240]);
-        let s = schedules_from(|k| {
-            (k == "SLIPVERIFY_VERIFY_RETRY_SCHEDULE").then(|| "1,2".to_string())
-        })
-        .unwrap();
-        assert_eq!(s.verify, vec![1, 2]);
-        assert!(schedules_from(|k| {
-            (k == "SLIPVERIFY_WEBHOOK_RETRY_SCHEDULE").then(|| "ten".to_string())
-        })
-        .is_err());
-        assert!(
-            schedules_from(|k| (k == "SLIPVERIFY_JOB_LEASE_SECS").then(|| "5".to_string()))
-                .is_err()
-        );
     }
 }

@@ -18,7 +18,7 @@ use gateway::BankGateway;
 use std::sync::Arc;
 use store::Store;
 
-/// Image-carrying requests read and decoded at once (`SLIPVERIFY_MAX_UPLOADS`).
+/// Image-carrying requests read and decoded at once (`server.max_uploads`).
 pub const DEFAULT_UPLOAD_SLOTS: usize = 8;
 
 /// Everything a request needs, shared by all handlers and background work.

@@ -297,7 +297,12 @@ pub trait Store: Send + Sync + 'static {
 
 /// Opens the store named by a URL and applies its migrations.
 pub async fn connect(url: &str) -> Result<SqlStore> {
-    let store = SqlStore::open(url).await?;
+    connect_with_pool(url, None).await
+}
+
+/// [`connect`] with `pool` connections (`None`: the backend's default).
+pub async fn connect_with_pool(url: &str, pool: Option<u32>) -> Result<SqlStore> {
+    let store = SqlStore::open(url, pool).await?;
     store.migrate().await?;
     Ok(store)
 }

@@ -224,15 +224,6 @@ pub(crate) fn unique_violation(e: sqlx::Error, what: &'static str) -> StoreError
     }
 }
 
-/// Connections per pool: `SLIPVERIFY_DB_POOL` when set, else the backend's default.
-fn pool_size(default: u32) -> u32 {
-    std::env::var("SLIPVERIFY_DB_POOL")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|n| *n > 0)
-        .unwrap_or(default)
-}
-
 impl SqlStore {
     /// Audit entries matching `filter` (one `$1` parameter), in commit order.
     async fn audit_where(&self, filter: &str, key: &str) -> Result<Vec<AuditEntry>> {
@@ -258,8 +249,9 @@ impl SqlStore {
         })
     }
 
-    /// `sqlite://FILE` (created if missing; WAL) or `postgres://...`.
-    pub async fn open(url: &str) -> Result<Self> {
+    /// `sqlite://FILE` (created if missing; WAL) or `postgres://...`, with `pool`
+    /// connections (`None`: 8 for SQLite, 16 for PostgreSQL).
+    pub async fn open(url: &str, pool: Option<u32>) -> Result<Self> {
         if url.starts_with("sqlite:") {
             let opts = SqliteConnectOptions::from_str(url)?
                 .create_if_missing(true)
@@ -272,14 +264,14 @@ impl SqlStore {
             // No ping before each acquire: a broken connection fails its query and is replaced;
             // the ping would cost a round trip on every statement.
             let pool = SqlitePoolOptions::new()
-                .max_connections(pool_size(8))
+                .max_connections(pool.unwrap_or(8))
                 .test_before_acquire(false)
                 .connect_with(opts)
                 .await?;
             Ok(Self::with_pool(Pool::Sqlite(pool)))
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let pool = PgPoolOptions::new()
-                .max_connections(pool_size(16))
+                .max_connections(pool.unwrap_or(16))
                 .test_before_acquire(false)
                 .acquire_timeout(Duration::from_secs(10))
                 .connect(url)

@@ -1,0 +1,215 @@
+//! Every key, for `docs/configuration.md`: the table there is [`markdown_table`]'s output,
+//! and a test checks that it matches and that every key of [`Config`](crate::Config) is here.
+
+use crate::load::ALIASES;
+
+/// One configuration key. `<name>` stands for a connector's name, `<bank code>` for a
+/// routing key.
+pub struct Key {
+    pub key: &'static str,
+    /// Shown when the default is not a plain value of [`Config::default`](crate::Config).
+    pub default: Option<&'static str>,
+    pub meaning: &'static str,
+}
+
+const fn k(key: &'static str, meaning: &'static str) -> Key {
+    Key {
+        key,
+        default: None,
+        meaning,
+    }
+}
+
+const fn d(key: &'static str, default: &'static str, meaning: &'static str) -> Key {
+    Key {
+        key,
+        default: Some(default),
+        meaning,
+    }
+}
+
+pub const KEYS: &[Key] = &[
+    k("server.listen", "Address `serve` listens on (`serve --listen` wins)."),
+    k("server.trusted_proxies", "Peers (addresses or CIDRs) whose `X-Forwarded-For` is believed; a list or a comma-separated string (`serve --trusted-proxy` wins)."),
+    d("server.admin_token", "none (admin API off)", "Secret. Bearer token of the admin API, at least 32 characters (`serve --admin-token` wins); or `admin_token_file`."),
+    k("server.max_uploads", "Image-carrying requests read and decoded at once, 1 to 1024."),
+    k("database.url", "`sqlite://FILE` or `postgres://USER:PASSWORD@HOST:PORT/DB` (`--database-url` wins); the password is redacted when printed."),
+    d("database.pool", "8 (SQLite), 16 (PostgreSQL)", "Connections per pool, 1 to 1000."),
+    k("jobs.poll_ms", "How often an idle job worker looks for due jobs, 10 to 60000 ms."),
+    k("jobs.concurrency", "Jobs handled at once on this node, 0 (worker off) to 4096."),
+    k("jobs.lease_secs", "How long a claimed job is reserved for its worker, 5 to 3600 s, at least 3 webhook timeouts."),
+    k("jobs.verify_retry_schedule", "Retries after \"not found\" or BBL \"pending\", seconds (a list or `\"30,60\"`); other values than the spec's are logged."),
+    k("jobs.outage_retry_schedule", "Retries after a bank outage or an internal failure, seconds."),
+    k("jobs.billing_retry_schedule", "Retries while billing cannot renew the subscription, seconds."),
+    k("webhooks.retry_schedule", "Webhook retries after the first attempt, seconds."),
+    k("webhooks.timeout_ms", "One webhook attempt, 50 to 60000 ms."),
+    d("billing.url", "none (credit ledger)", "The operator's billing endpoint; https unless the host is loopback; through `outbound.proxy`."),
+    d("billing.secret", "none", "Secret. Signs billing requests, at least 16 characters, required with `billing.url`; or `secret_file`."),
+    k("billing.timeout_ms", "Billing call timeout, 100 to 60000 ms."),
+    k("egress.allow_cidrs", "Test only: non-public ranges customer URLs may reach anyway (logged loudly)."),
+    d("egress.ca_file", "none", "Test only: a PEM file with an extra trusted root CA for customer URLs (logged loudly)."),
+    d("outbound.proxy", "none (direct)", "An http(s) proxy for every operator-configured call (connectors, billing); not for customer URLs."),
+    k("sandbox.delay_ms", "Added to every sandbox bank look-up (load and crash tests), 0 to 60000 ms."),
+    d("connectors.<name>.kind", "required", "One of `sandbox`, `easyslip`, `kbank`, `scb`, `thunder`. `sandbox` (the built-in ledger) is always defined."),
+    d("connectors.<name>.base_url", "none", "The API's base URL; https unless the host is loopback; required for easyslip, kbank, scb."),
+    d("connectors.<name>.api_key", "none", "Secret. Required for easyslip and thunder; or `api_key_file`."),
+    d("connectors.<name>.client_id", "none", "OAuth client id; required for kbank and scb."),
+    d("connectors.<name>.client_secret", "none", "Secret. OAuth client secret; required for kbank and scb; or `client_secret_file`."),
+    k("connectors.<name>.timeout_ms", "One call, 100 to 60000 ms."),
+    k("connectors.<name>.max_concurrency", "Calls in flight at once through this connector, per node, 1 to 4096."),
+    k("connectors.<name>.breaker_failures", "Consecutive failures that open the circuit breaker, 1 to 1000."),
+    k("connectors.<name>.breaker_cooldown_s", "Seconds an open breaker waits before one probe (half-open), 1 to 3600."),
+    k("routing.default", "Connectors tried in order for a bank without a route of its own."),
+    k("routing.truewallet", "Connectors tried in order for TrueMoney Wallet slips."),
+    d("routing.<bank code>", "`routing.default`", "Connectors for slips from this sending bank (a code of the bank registry, e.g. `\"004\"`): a list, or `{ connectors = [...], fallback_on_not_found = true }` to ask the next connector also when one answers \"not found\"."),
+];
+
+/// `connectors.<name>.api_key` → `SLIPVERIFY_CONNECTORS__<NAME>__API_KEY`.
+pub fn env_name(key: &str) -> String {
+    format!("SLIPVERIFY_{}", key.to_ascii_uppercase().replace('.', "__"))
+}
+
+fn alias_of(key: &str) -> Option<&'static str> {
+    ALIASES.iter().find(|(_, k)| *k == key).map(|(a, _)| *a)
+}
+
+/// The default as shown in the table: from [`Config::default`](crate::Config), else the
+/// key's own text.
+fn default_shown(key: &Key, defaults: &serde_json::Value) -> String {
+    if let Some(d) = key.default {
+        return d.to_string();
+    }
+    let mut v = defaults;
+    for part in key.key.split('.') {
+        v = match v.get(part) {
+            Some(next) => next,
+            None => return "none".into(),
+        };
+    }
+    let text = match v {
+        serde_json::Value::Object(o) if o.contains_key("connectors") => o["connectors"].to_string(),
+        other => other.to_string(),
+    };
+    format!("`{}`", text.replace(',', ", "))
+}
+
+/// The defaults as a tree, with one connector named `<name>` holding a connector's defaults.
+fn defaults_tree() -> serde_json::Value {
+    let mut v = serde_json::to_value(crate::Config::default()).expect("serializable");
+    v["connectors"]["<name>"] =
+        serde_json::to_value(crate::ConnectorConfig::default()).expect("serializable");
+    v
+}
+
+/// The table of `docs/configuration.md`.
+pub fn markdown_table() -> String {
+    let defaults = defaults_tree();
+    let mut out = String::from(
+        "| key | environment | old alias | default | meaning |\n|---|---|---|---|---|\n",
+    );
+    for key in KEYS {
+        let alias = alias_of(key.key).map_or(String::new(), |a| format!("`{a}`"));
+        out.push_str(&format!(
+            "| `{}` | `{}` | {} | {} | {} |\n",
+            key.key,
+            env_name(key.key),
+            alias,
+            default_shown(key, &defaults),
+            key.meaning
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Config, ConnectorConfig, ConnectorKind, Route, Secret};
+    use std::collections::BTreeSet;
+
+    /// Leaf keys of a serialized config; connector names become `<name>`, routing keys other
+    /// than default/truewallet `<bank code>`, and a route is one leaf.
+    fn leaves(v: &serde_json::Value, path: &str, out: &mut BTreeSet<String>) {
+        let obj = match v {
+            serde_json::Value::Object(o) if !path.starts_with("routing.") => o,
+            _ => {
+                out.insert(path.to_string());
+                return;
+            }
+        };
+        for (k, child) in obj {
+            let k = match path {
+                "connectors" => "<name>",
+                "routing" if k != "default" && k != "truewallet" => "<bank code>",
+                _ => k.as_str(),
+            };
+            let p = if path.is_empty() {
+                k.to_string()
+            } else {
+                format!("{path}.{k}")
+            };
+            leaves(child, &p, out);
+        }
+    }
+
+    #[test]
+    fn every_key_of_the_struct_is_documented() {
+        // Every optional value set, so that nothing is skipped when serialized.
+        let mut c = Config::default();
+        c.server.admin_token = Some(Secret::new("x"));
+        c.database.pool = Some(8);
+        c.billing.url = Some("https://b".into());
+        c.billing.secret = Some(Secret::new("x"));
+        c.egress.ca_file = Some("ca.pem".into());
+        c.outbound.proxy = Some(crate::CredentialUrl::new("http://p:1"));
+        c.connectors.insert(
+            "x".into(),
+            ConnectorConfig {
+                kind: Some(ConnectorKind::KBank),
+                base_url: Some("https://k".into()),
+                api_key: Some(Secret::new("k")),
+                client_id: Some("i".into()),
+                client_secret: Some(Secret::new("s")),
+                ..ConnectorConfig::default()
+            },
+        );
+        c.routing.0.insert("004".into(), Route::to(&["x"]));
+        let mut from_struct = BTreeSet::new();
+        leaves(&serde_json::to_value(&c).unwrap(), "", &mut from_struct);
+        let documented: BTreeSet<String> = KEYS.iter().map(|k| k.key.to_string()).collect();
+        assert_eq!(from_struct, documented);
+        for (_, key) in ALIASES {
+            assert!(
+                documented.contains(*key),
+                "alias of an undocumented key {key}"
+            );
+        }
+    }
+
+    const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/configuration.md");
+    const START: &str =
+        "<!-- keys:start (generated by `cargo test -p config -- --ignored write_key_table`) -->\n";
+    const END: &str = "<!-- keys:end -->";
+
+    #[test]
+    fn doc_table_matches_the_struct() {
+        let doc = std::fs::read_to_string(DOC).expect("docs/configuration.md");
+        let start = doc.find(START).expect("start marker") + START.len();
+        let end = doc.find(END).expect("end marker");
+        assert!(
+            doc[start..end] == markdown_table(),
+            "docs/configuration.md is out of date: run `cargo test -p config -- --ignored write_key_table`"
+        );
+    }
+
+    /// Rewrites the table in docs/configuration.md.
+    #[test]
+    #[ignore]
+    fn write_key_table() {
+        let doc = std::fs::read_to_string(DOC).expect("docs/configuration.md");
+        let start = doc.find(START).expect("start marker") + START.len();
+        let end = doc.find(END).expect("end marker");
+        let new = format!("{}{}{}", &doc[..start], markdown_table(), &doc[end..]);
+        std::fs::write(DOC, new).unwrap();
+    }
+}

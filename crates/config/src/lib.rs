@@ -1,0 +1,459 @@
+//! slipverify's whole configuration as typed structs, one per concern, with defaults that
+//! are the service's behaviour when nothing is configured.
+//!
+//! Layers, last wins: defaults < a TOML file (`--config FILE`, or `SLIPVERIFY_CONFIG`) <
+//! environment (`SLIPVERIFY_<SECTION>__<KEY>`, and the old flat names as aliases, the nested
+//! name winning when both are set) < command-line flags ([`Sources::set`]). Any secret `x`
+//! may be given as `x_file` instead. Unknown keys are errors at every level, whichever layer
+//! brought them; [`Config::validate`] names the offending key in dotted form. The key table
+//! in `docs/configuration.md` is generated from [`keys::KEYS`] and checked by a test.
+
+pub mod keys;
+mod lenient;
+mod load;
+mod secret;
+mod validate;
+
+pub use load::{load, ConfigError, Sources, ALIASES, ENV_CONFIG, ENV_PREFIX};
+pub use secret::{CredentialUrl, Secret, REDACTED};
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Everything slipverify reads from its configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub server: ServerConfig,
+    pub database: DatabaseConfig,
+    pub jobs: JobsConfig,
+    pub webhooks: WebhooksConfig,
+    pub billing: BillingConfig,
+    pub egress: EgressConfig,
+    pub outbound: OutboundConfig,
+    pub sandbox: SandboxConfig,
+    /// Bank-verification connectors by name; `sandbox` (the built-in ledger) always exists.
+    pub connectors: BTreeMap<String, ConnectorConfig>,
+    pub routing: Routing,
+}
+
+/// The HTTP API of `serve`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerConfig {
+    #[serde(deserialize_with = "lenient::string")]
+    pub listen: String,
+    /// Peers (addresses or CIDRs) whose `X-Forwarded-For` is believed.
+    #[serde(deserialize_with = "lenient::list")]
+    pub trusted_proxies: Vec<String>,
+    /// Turns on the admin API; at least 32 characters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub admin_token: Option<Secret>,
+    /// Image-carrying requests read and decoded at once.
+    pub max_uploads: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            listen: "127.0.0.1:8080".into(),
+            trusted_proxies: Vec::new(),
+            admin_token: None,
+            max_uploads: 8,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DatabaseConfig {
+    pub url: CredentialUrl,
+    /// Connections per pool; `None`: 8 for SQLite, 16 for PostgreSQL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool: Option<u32>,
+}
+
+impl Default for DatabaseConfig {
+    fn default() -> Self {
+        Self {
+            url: CredentialUrl::new("sqlite://slipverify.db"),
+            pool: None,
+        }
+    }
+}
+
+/// The async-job worker and its retry budgets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct JobsConfig {
+    pub poll_ms: u64,
+    /// Jobs handled at once on this node; 0 turns the worker off.
+    pub concurrency: usize,
+    pub lease_secs: u64,
+    #[serde(deserialize_with = "lenient::seconds")]
+    pub verify_retry_schedule: Vec<u64>,
+    #[serde(deserialize_with = "lenient::seconds")]
+    pub outage_retry_schedule: Vec<u64>,
+    #[serde(deserialize_with = "lenient::seconds")]
+    pub billing_retry_schedule: Vec<u64>,
+}
+
+impl Default for JobsConfig {
+    fn default() -> Self {
+        let s = domain::job::Schedules::default();
+        Self {
+            poll_ms: 500,
+            concurrency: 64,
+            lease_secs: s.lease.as_secs(),
+            verify_retry_schedule: s.verify,
+            outage_retry_schedule: s.outage,
+            billing_retry_schedule: s.billing,
+        }
+    }
+}
+
+/// Webhook delivery of async-job results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WebhooksConfig {
+    #[serde(deserialize_with = "lenient::seconds")]
+    pub retry_schedule: Vec<u64>,
+    pub timeout_ms: u64,
+}
+
+impl Default for WebhooksConfig {
+    fn default() -> Self {
+        let s = domain::job::Schedules::default();
+        Self {
+            retry_schedule: s.webhook,
+            timeout_ms: u64::try_from(s.webhook_timeout.as_millis()).unwrap_or(5000),
+        }
+    }
+}
+
+/// Who approves renewals: the credit ledger, or the operator's endpoint when `url` is set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BillingConfig {
+    #[serde(
+        deserialize_with = "lenient::opt_string",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret: Option<Secret>,
+    pub timeout_ms: u64,
+}
+
+impl Default for BillingConfig {
+    fn default() -> Self {
+        Self {
+            url: None,
+            secret: None,
+            timeout_ms: 5000,
+        }
+    }
+}
+
+/// The SSRF guard for customer URLs (image URLs, webhooks): test-only allowances.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct EgressConfig {
+    /// Non-public ranges allowed anyway (tests reaching loopback). Never in production.
+    #[serde(deserialize_with = "lenient::list")]
+    pub allow_cidrs: Vec<String>,
+    /// An extra trusted root CA (PEM). Never in production.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<PathBuf>,
+}
+
+/// Operator-configured outbound calls (connectors, billing).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct OutboundConfig {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<CredentialUrl>,
+}
+
+/// The built-in sandbox bank.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct SandboxConfig {
+    /// Added to every sandbox look-up (load and crash tests: a slow bank).
+    pub delay_ms: u64,
+}
+
+/// What a connector talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConnectorKind {
+    /// The built-in ledger.
+    Sandbox,
+    EasySlip,
+    KBank,
+    Scb,
+    Thunder,
+}
+
+impl ConnectorKind {
+    pub const ALL: [ConnectorKind; 5] = [
+        Self::Sandbox,
+        Self::EasySlip,
+        Self::KBank,
+        Self::Scb,
+        Self::Thunder,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Sandbox => "sandbox",
+            Self::EasySlip => "easyslip",
+            Self::KBank => "kbank",
+            Self::Scb => "scb",
+            Self::Thunder => "thunder",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// Banks' own APIs authenticate with OAuth client credentials.
+    pub fn is_bank(self) -> bool {
+        matches!(self, Self::KBank | Self::Scb)
+    }
+}
+
+impl Serialize for ConnectorKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ConnectorKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = lenient::string(d)?;
+        Self::parse(&s).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown kind {s:?} (one of: sandbox, easyslip, kbank, scb, thunder)"
+            ))
+        })
+    }
+}
+
+/// One `[connectors.NAME]` section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ConnectorConfig {
+    /// Required; `None` only until validation reports it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<ConnectorKind>,
+    #[serde(
+        deserialize_with = "lenient::opt_string",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub base_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_key: Option<Secret>,
+    #[serde(
+        deserialize_with = "lenient::opt_string",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub client_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<Secret>,
+    pub timeout_ms: u64,
+    /// Calls in flight at once through this connector, per node.
+    pub max_concurrency: u32,
+    /// Consecutive failures that open the circuit breaker.
+    pub breaker_failures: u32,
+    /// How long an open breaker waits before one probe (half-open).
+    pub breaker_cooldown_s: u64,
+}
+
+impl Default for ConnectorConfig {
+    fn default() -> Self {
+        Self {
+            kind: None,
+            base_url: None,
+            api_key: None,
+            client_id: None,
+            client_secret: None,
+            timeout_ms: 5000,
+            max_concurrency: 16,
+            breaker_failures: 5,
+            breaker_cooldown_s: 30,
+        }
+    }
+}
+
+impl ConnectorConfig {
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(self.timeout_ms)
+    }
+
+    pub fn breaker_cooldown(&self) -> Duration {
+        Duration::from_secs(self.breaker_cooldown_s)
+    }
+}
+
+/// The built-in ledger's connector name: always defined.
+pub const SANDBOX_CONNECTOR: &str = "sandbox";
+
+/// Connectors tried in order for one sending bank (or `default` / `truewallet`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Route {
+    #[serde(deserialize_with = "lenient::list")]
+    pub connectors: Vec<String>,
+    /// When a connector answers "not found", ask the next one too (default: only on
+    /// unavailability).
+    #[serde(default)]
+    pub fallback_on_not_found: bool,
+}
+
+impl Route {
+    pub fn to(connectors: &[&str]) -> Self {
+        Self {
+            connectors: connectors.iter().map(|s| s.to_string()).collect(),
+            fallback_on_not_found: false,
+        }
+    }
+}
+
+/// `[routing]`: sending-bank code (or `default`, `truewallet`) → route. `default` and
+/// `truewallet` are always present (`["sandbox"]` unless configured).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Routing(pub BTreeMap<String, Route>);
+
+pub const ROUTE_DEFAULT: &str = "default";
+pub const ROUTE_TRUEWALLET: &str = "truewallet";
+
+impl Default for Routing {
+    fn default() -> Self {
+        Self(BTreeMap::new()).with_builtins()
+    }
+}
+
+impl Routing {
+    fn with_builtins(mut self) -> Self {
+        for k in [ROUTE_DEFAULT, ROUTE_TRUEWALLET] {
+            self.0
+                .entry(k.to_string())
+                .or_insert_with(|| Route::to(&[SANDBOX_CONNECTOR]));
+        }
+        self
+    }
+
+    /// The route for a sending bank's code: its own, else `default`.
+    pub fn for_bank(&self, code: &str) -> &Route {
+        self.0
+            .get(code)
+            .or_else(|| self.0.get(ROUTE_DEFAULT))
+            .expect("default route is always present")
+    }
+
+    pub fn truewallet(&self) -> &Route {
+        &self.0[ROUTE_TRUEWALLET]
+    }
+}
+
+impl<'de> Deserialize<'de> for Routing {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        /// `["a", "b"]`, `"a,b"`, or `{ connectors = [...], fallback_on_not_found = … }`.
+        struct Entry(Route);
+        impl<'de> Deserialize<'de> for Entry {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                d.deserialize_any(EntryVisitor)
+            }
+        }
+        struct EntryVisitor;
+        impl<'de> serde::de::Visitor<'de> for EntryVisitor {
+            type Value = Entry;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a list of connector names, or a table with `connectors`")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Entry, E> {
+                let names = lenient::list(serde::de::value::StrDeserializer::<E>::new(v))?;
+                Ok(Entry(Route {
+                    connectors: names,
+                    fallback_on_not_found: false,
+                }))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Entry, A::Error> {
+                let names = lenient::list(serde::de::value::SeqAccessDeserializer::new(seq))?;
+                Ok(Entry(Route {
+                    connectors: names,
+                    fallback_on_not_found: false,
+                }))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Entry, A::Error> {
+                Route::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(Entry)
+            }
+        }
+        let map = BTreeMap::<String, Entry>::deserialize(d)?;
+        Ok(Routing(map.into_iter().map(|(k, e)| (k, e.0)).collect()).with_builtins())
+    }
+}
+
+impl Config {
+    /// Retry schedules, the webhook timeout and the job lease, as the job code uses them.
+    pub fn schedules(&self) -> domain::job::Schedules {
+        domain::job::Schedules {
+            verify: self.jobs.verify_retry_schedule.clone(),
+            outage: self.jobs.outage_retry_schedule.clone(),
+            billing: self.jobs.billing_retry_schedule.clone(),
+            webhook: self.webhooks.retry_schedule.clone(),
+            webhook_timeout: Duration::from_millis(self.webhooks.timeout_ms),
+            lease: Duration::from_secs(self.jobs.lease_secs),
+            ..domain::job::Schedules::default()
+        }
+    }
+
+    /// The SSRF guard's settings (the allow-list is validated by [`Config::validate`]).
+    pub fn egress_config(&self) -> Result<egress::EgressConfig, String> {
+        let nets = self
+            .egress
+            .allow_cidrs
+            .iter()
+            .map(|s| egress::parse_cidr(s).map_err(|e| format!("egress.allow_cidrs: {e}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        egress::EgressConfig::with_allowances(&nets, self.egress.ca_file.as_deref())
+    }
+
+    /// How operator-configured calls leave this node.
+    pub fn outbound_settings(&self) -> Result<egress::operator::OutboundSettings, String> {
+        let proxy = match &self.outbound.proxy {
+            None => None,
+            Some(p) => Some(
+                egress::operator::check_proxy_url(p.expose())
+                    .map_err(|e| format!("outbound.proxy: {e}"))?,
+            ),
+        };
+        Ok(egress::operator::OutboundSettings { proxy })
+    }
+
+    /// The connector named `name`, the built-in `sandbox` included.
+    pub fn connector(&self, name: &str) -> Option<ConnectorConfig> {
+        match self.connectors.get(name) {
+            Some(c) => Some(c.clone()),
+            None if name == SANDBOX_CONNECTOR => Some(ConnectorConfig {
+                kind: Some(ConnectorKind::Sandbox),
+                ..ConnectorConfig::default()
+            }),
+            None => None,
+        }
+    }
+
+    /// The effective configuration as TOML, every secret redacted.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).unwrap_or_else(|e| format!("# cannot print as TOML: {e}\n"))
+    }
+
+    /// The effective configuration as JSON, every secret redacted.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+}

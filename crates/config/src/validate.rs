@@ -1,0 +1,231 @@
+//! Ranges and cross-field rules; every problem names its key in dotted form.
+
+use crate::{Config, ConnectorKind, ROUTE_DEFAULT, ROUTE_TRUEWALLET, SANDBOX_CONNECTOR};
+use std::ops::RangeInclusive;
+
+fn range<T: PartialOrd + std::fmt::Display>(
+    out: &mut Vec<String>,
+    key: &str,
+    v: T,
+    r: RangeInclusive<T>,
+) {
+    if !r.contains(&v) {
+        out.push(format!("{key}: must be {} to {}", r.start(), r.end()));
+    }
+}
+
+fn schedule(out: &mut Vec<String>, key: &str, s: &[u64]) {
+    let text = s.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+    if let Err(e) = domain::job::parse_schedule(&text) {
+        out.push(format!("{key}: {e}"));
+    }
+}
+
+fn operator_url(out: &mut Vec<String>, key: &str, url: &str) {
+    if let Err(e) = egress::operator::check_operator_url(url) {
+        out.push(format!("{key}: {e}"));
+    }
+}
+
+impl Config {
+    /// Every problem at once, each as `dotted.key: reason`.
+    pub fn validate(&self) -> Result<(), Vec<String>> {
+        let mut out = Vec::new();
+        let s = &self.server;
+        if let Err(e) = listen_address(&s.listen) {
+            out.push(format!("server.listen: {e}"));
+        }
+        if let Err(e) = domain::ip::AllowList::parse(&s.trusted_proxies) {
+            out.push(format!("server.trusted_proxies: {e}"));
+        }
+        if s.admin_token
+            .as_ref()
+            .is_some_and(|t| t.expose().len() < 32)
+        {
+            out.push("server.admin_token: must be at least 32 characters".into());
+        }
+        range(&mut out, "server.max_uploads", s.max_uploads, 1..=1024);
+
+        if self.database.url.expose().trim().is_empty() {
+            out.push("database.url: must not be empty".into());
+        }
+        if let Some(n) = self.database.pool {
+            range(&mut out, "database.pool", n, 1..=1000);
+        }
+
+        let j = &self.jobs;
+        range(&mut out, "jobs.poll_ms", j.poll_ms, 10..=60_000);
+        range(&mut out, "jobs.concurrency", j.concurrency, 0..=4096);
+        range(&mut out, "jobs.lease_secs", j.lease_secs, 5..=3600);
+        schedule(
+            &mut out,
+            "jobs.verify_retry_schedule",
+            &j.verify_retry_schedule,
+        );
+        schedule(
+            &mut out,
+            "jobs.outage_retry_schedule",
+            &j.outage_retry_schedule,
+        );
+        schedule(
+            &mut out,
+            "jobs.billing_retry_schedule",
+            &j.billing_retry_schedule,
+        );
+        let w = &self.webhooks;
+        schedule(&mut out, "webhooks.retry_schedule", &w.retry_schedule);
+        range(&mut out, "webhooks.timeout_ms", w.timeout_ms, 50..=60_000);
+        // The lease must outlast a webhook attempt plus a bank call, or jobs would be taken
+        // over while still running.
+        if u128::from(j.lease_secs) * 1000 < u128::from(w.timeout_ms) * 3 {
+            out.push(
+                "jobs.lease_secs: must be at least 3 webhook timeouts (webhooks.timeout_ms)".into(),
+            );
+        }
+
+        let b = &self.billing;
+        if let Some(url) = &b.url {
+            operator_url(&mut out, "billing.url", url);
+            match &b.secret {
+                None => out.push("billing.secret: required with billing.url".into()),
+                Some(s) if s.expose().len() < 16 => {
+                    out.push("billing.secret: must be at least 16 characters".into())
+                }
+                Some(_) => {}
+            }
+        }
+        range(&mut out, "billing.timeout_ms", b.timeout_ms, 100..=60_000);
+
+        for c in &self.egress.allow_cidrs {
+            if let Err(e) = egress::parse_cidr(c) {
+                out.push(format!("egress.allow_cidrs: {e}"));
+            }
+        }
+        if let Some(p) = &self.egress.ca_file {
+            if !p.is_file() {
+                out.push(format!("egress.ca_file: no such file: {}", p.display()));
+            }
+        }
+        if let Some(p) = &self.outbound.proxy {
+            if let Err(e) = egress::operator::check_proxy_url(p.expose()) {
+                out.push(format!("outbound.proxy: {e}"));
+            }
+        }
+        range(
+            &mut out,
+            "sandbox.delay_ms",
+            self.sandbox.delay_ms,
+            0..=60_000,
+        );
+
+        self.validate_connectors(&mut out);
+        self.validate_routing(&mut out);
+        if out.is_empty() {
+            Ok(())
+        } else {
+            Err(out)
+        }
+    }
+
+    fn validate_connectors(&self, out: &mut Vec<String>) {
+        for (name, c) in &self.connectors {
+            let at = format!("connectors.{name}");
+            if name.is_empty()
+                || !name.chars().all(|ch| {
+                    ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_' || ch == '-'
+                })
+            {
+                // Lower case, so every connector can also be set from the environment.
+                out.push(format!(
+                    "{at}: a connector name is lower-case letters, digits, '_' or '-'"
+                ));
+            }
+            let Some(kind) = c.kind else {
+                out.push(format!(
+                    "{at}.kind: required (one of: sandbox, easyslip, kbank, scb, thunder)"
+                ));
+                continue;
+            };
+            if name == SANDBOX_CONNECTOR && kind != ConnectorKind::Sandbox {
+                out.push(format!(
+                    "{at}.kind: the name \"sandbox\" is the built-in ledger's"
+                ));
+            }
+            let required: &[&str] = match kind {
+                ConnectorKind::Sandbox => &[],
+                ConnectorKind::EasySlip => &["base_url", "api_key"],
+                ConnectorKind::KBank | ConnectorKind::Scb => {
+                    &["base_url", "client_id", "client_secret"]
+                }
+                ConnectorKind::Thunder => &["api_key"],
+            };
+            for field in required {
+                let present = match *field {
+                    "base_url" => c.base_url.is_some(),
+                    "api_key" => c.api_key.is_some(),
+                    "client_id" => c.client_id.is_some(),
+                    "client_secret" => c.client_secret.is_some(),
+                    _ => true,
+                };
+                if !present {
+                    out.push(format!(
+                        "{at}.{field}: required for kind \"{}\"",
+                        kind.as_str()
+                    ));
+                }
+            }
+            if let Some(url) = &c.base_url {
+                operator_url(out, &format!("{at}.base_url"), url);
+            }
+            range(out, &format!("{at}.timeout_ms"), c.timeout_ms, 100..=60_000);
+            range(
+                out,
+                &format!("{at}.max_concurrency"),
+                c.max_concurrency,
+                1..=4096,
+            );
+            range(
+                out,
+                &format!("{at}.breaker_failures"),
+                c.breaker_failures,
+                1..=1000,
+            );
+            range(
+                out,
+                &format!("{at}.breaker_cooldown_s"),
+                c.breaker_cooldown_s,
+                1..=3600,
+            );
+        }
+    }
+
+    fn validate_routing(&self, out: &mut Vec<String>) {
+        for (key, route) in &self.routing.0 {
+            let at = format!("routing.{key}");
+            if key != ROUTE_DEFAULT && key != ROUTE_TRUEWALLET && banks::find(key).is_none() {
+                out.push(format!(
+                    "{at}: not a bank code of the registry, \"default\" or \"truewallet\""
+                ));
+            }
+            if route.connectors.is_empty() {
+                out.push(format!("{at}: names no connector"));
+            }
+            for name in &route.connectors {
+                if self.connector(name).is_none() {
+                    out.push(format!("{at}: unknown connector {name:?}"));
+                }
+            }
+        }
+    }
+}
+
+/// `host:port`, as `serve` binds it.
+fn listen_address(s: &str) -> Result<(), String> {
+    let (host, port) = s
+        .rsplit_once(':')
+        .ok_or_else(|| format!("{s:?} is not HOST:PORT"))?;
+    if host.is_empty() || port.parse::<u16>().is_err() {
+        return Err(format!("{s:?} is not HOST:PORT"));
+    }
+    Ok(())
+}

@@ -1,0 +1,109 @@
+//! Outbound HTTP to addresses the operator configured (bank connectors, the billing endpoint,
+//! later LINE): not a customer's URL, so not put through the SSRF guard (a service on the
+//! operator's private network is normal), but held to one rule: https, unless the host is
+//! loopback, and every request goes through the configured outbound proxy.
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use url::{Host, Url};
+
+/// How operator-configured calls leave this node (`[outbound]` in the configuration).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OutboundSettings {
+    /// An http(s) proxy every operator-configured call goes through; `None`: direct.
+    pub proxy: Option<Url>,
+}
+
+/// Checks an operator-configured URL: http or https, with a host and no userinfo; plain http
+/// only to a loopback host (127.0.0.0/8, ::1, `localhost`), since anything else would carry
+/// credentials and verification answers in clear text.
+pub fn check_operator_url(raw: &str) -> Result<Url, String> {
+    let url = Url::parse(raw.trim()).map_err(|e| format!("not a URL ({e})"))?;
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("must not carry a user name or password".into());
+    }
+    let Some(host) = url.host() else {
+        return Err("must have a host".into());
+    };
+    match url.scheme() {
+        "https" => Ok(url),
+        "http" if is_loopback(&host) => Ok(url),
+        "http" => Err("must be https unless the host is loopback".into()),
+        other => Err(format!(
+            "must be https unless the host is loopback (not {other}:)"
+        )),
+    }
+}
+
+fn is_loopback(host: &Host<&str>) -> bool {
+    match host {
+        Host::Domain(d) => d.eq_ignore_ascii_case("localhost"),
+        Host::Ipv4(ip) => IpAddr::V4(*ip).is_loopback(),
+        Host::Ipv6(ip) => IpAddr::V6(*ip).is_loopback(),
+    }
+}
+
+/// A client for operator-configured calls: the proxy from `settings` (environment proxies
+/// such as `HTTPS_PROXY` are ignored, so `[outbound]` is the one place that decides), no
+/// redirects (an endpoint that moves is a configuration error, not something to follow with
+/// our credentials), `timeout` for connecting and for the whole exchange.
+pub fn operator_client(
+    settings: &OutboundSettings,
+    timeout: Duration,
+) -> Result<reqwest::Client, String> {
+    let mut builder = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(timeout)
+        .connect_timeout(timeout)
+        .redirect(reqwest::redirect::Policy::none());
+    if let Some(proxy) = &settings.proxy {
+        let proxy = reqwest::Proxy::all(proxy.as_str())
+            .map_err(|e| format!("outbound proxy {proxy}: {e}"))?;
+        builder = builder.proxy(proxy);
+    }
+    builder.build().map_err(|e| format!("outbound client: {e}"))
+}
+
+/// Checks a proxy URL for `[outbound] proxy`: http or https with a host.
+pub fn check_proxy_url(raw: &str) -> Result<Url, String> {
+    let url = Url::parse(raw.trim()).map_err(|e| format!("not a URL ({e})"))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return Err("must be an http:// or https:// proxy URL with a host".into());
+    }
+    Ok(url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn https_or_loopback() {
+        for ok in [
+            "https://api.example.com/v1",
+            "http://127.0.0.1:8080/renew",
+            "http://127.3.4.5/",
+            "http://[::1]:9/",
+            "http://localhost:3000/",
+            "http://LOCALHOST/",
+            "https://10.0.0.5/",
+        ] {
+            assert!(check_operator_url(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "http://api.example.com/",
+            "http://10.0.0.5/",
+            "http://localhost.example.com/",
+            "ftp://127.0.0.1/",
+            "https://user:pw@api.example.com/",
+            "not a url",
+        ] {
+            assert!(check_operator_url(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            check_operator_url("http://example.com/").unwrap_err(),
+            "must be https unless the host is loopback"
+        );
+    }
+}
