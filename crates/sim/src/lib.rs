@@ -407,11 +407,22 @@ fn answer(sh: &Shared, data: Value) -> Response {
     if truncated {
         let full = body.len();
         let half = Bytes::from(body.into_bytes()).slice(..full / 2);
-        let chunks: Vec<Result<Bytes, std::io::Error>> = vec![
-            Ok(half),
-            Err(std::io::Error::other("simulated cut-off")),
-        ];
-        let mut r = Response::new(Body::from_stream(futures_util::stream::iter(chunks)));
+        // Yield between the half and the error so the server flushes headers and the half
+        // first: the client must see a body that breaks off, not a refused connection.
+        let stream = futures_util::stream::unfold(0u8, move |step| {
+            let half = half.clone();
+            async move {
+                match step {
+                    0 => Some((Ok(half), 1)),
+                    1 => {
+                        tokio::task::yield_now().await;
+                        Some((Err(std::io::Error::other("simulated cut-off")), 2))
+                    }
+                    _ => None,
+                }
+            }
+        });
+        let mut r = Response::new(Body::from_stream(stream));
         r.headers_mut().insert(
             header::CONTENT_TYPE,
             header::HeaderValue::from_static("application/json"),
