@@ -7,10 +7,16 @@ use time::{Duration, OffsetDateTime};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {
-    Closed { failures: u32 },
-    Open { until: OffsetDateTime },
+    Closed {
+        failures: u32,
+    },
+    Open {
+        until: OffsetDateTime,
+    },
     /// Cooldown over. `probing` while the one probe request is in flight.
-    HalfOpen { probing: bool },
+    HalfOpen {
+        probing: bool,
+    },
 }
 
 /// Leave to send one request. Hand it back with the request's result.

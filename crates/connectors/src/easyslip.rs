@@ -22,7 +22,7 @@ use time::OffsetDateTime;
 
 enum Auth {
     Key(Secret),
-    OAuth(TokenSource),
+    Token(TokenSource),
     None,
 }
 
@@ -43,7 +43,7 @@ impl EasySlip {
     pub fn new(spec: &ConnectorSpec, client: reqwest::Client, clock: Arc<dyn Clock>) -> Self {
         let auth = match (&spec.api_key, &spec.client_id, &spec.client_secret) {
             (Some(k), _, _) => Auth::Key(k.clone()),
-            (None, Some(id), Some(secret)) => Auth::OAuth(TokenSource::new(
+            (None, Some(id), Some(secret)) => Auth::Token(TokenSource::new(
                 client.clone(),
                 &spec.base_url,
                 &spec.token,
@@ -65,7 +65,7 @@ impl EasySlip {
     /// Token requests sent so far (0 with an API key).
     pub fn token_requests(&self) -> u64 {
         match &self.auth {
-            Auth::OAuth(t) => t.requests(),
+            Auth::Token(t) => t.requests(),
             _ => 0,
         }
     }
@@ -88,7 +88,7 @@ impl EasySlip {
         match &self.auth {
             Auth::None => send(build(None)).await,
             Auth::Key(k) => send(build(Some(k.expose()))).await,
-            Auth::OAuth(src) => {
+            Auth::Token(src) => {
                 let token: Token = src.get().await?;
                 let ans = send(build(Some(token.value.expose()))).await?;
                 if ans.status != 401 {
@@ -380,7 +380,7 @@ impl Connector for EasySlip {
     }
 
     async fn check(&self) -> Result<(), String> {
-        if let Auth::OAuth(src) = &self.auth {
+        if let Auth::Token(src) = &self.auth {
             return src.force().await.map(|_| ()).map_err(|u| u.to_string());
         }
         let mut req = self

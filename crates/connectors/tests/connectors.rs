@@ -85,7 +85,11 @@ async fn dead_url() -> String {
 #[tokio::test]
 async fn first_connector_answers_and_the_rest_are_not_asked() {
     let (a, b) = (sim().await, sim().await);
-    let r = router(vec![es("a", &a), es("b", &b)], routing(&["a", "b"]), clock());
+    let r = router(
+        vec![es("a", &a), es("b", &b)],
+        routing(&["a", "b"]),
+        clock(),
+    );
     let out = r.route(&kbank()).await;
     assert_eq!(found_ref(&out.answer), Some(KBANK_REF));
     assert_eq!(out.source.as_deref(), Some("a"));
@@ -112,7 +116,11 @@ async fn falls_back_on_every_unavailable_cause() {
     for (fault, label) in cases {
         let (a, b) = (sim().await, sim().await);
         a.set(fault.clone());
-        let r = router(vec![es("a", &a), es("b", &b)], routing(&["a", "b"]), clock());
+        let r = router(
+            vec![es("a", &a), es("b", &b)],
+            routing(&["a", "b"]),
+            clock(),
+        );
         let out = r.route(&kbank()).await;
         assert_eq!(found_ref(&out.answer), Some(KBANK_REF), "{fault:?}");
         assert_eq!(out.source.as_deref(), Some("b"), "{fault:?}");
@@ -153,15 +161,21 @@ async fn falls_back_on_connection_refused() {
 #[tokio::test]
 async fn not_found_stops_unless_the_route_falls_back_on_it() {
     let (a, b) = (empty_sim().await, sim().await);
-    let r = router(vec![es("a", &a), es("b", &b)], routing(&["a", "b"]), clock());
+    let r = router(
+        vec![es("a", &a), es("b", &b)],
+        routing(&["a", "b"]),
+        clock(),
+    );
     let out = r.route(&kbank()).await;
     assert_eq!(out.answer, BankAnswer::NotFound);
     assert_eq!(out.source.as_deref(), Some("a"));
     assert_eq!(b.calls(Route::Bank), 0);
 
     let mut rt = routing(&["a", "b"]);
-    rt.by_bank
-        .insert("004".into(), RouteSpec::new(["a", "b"]).with_fallback_on_not_found());
+    rt.by_bank.insert(
+        "004".into(),
+        RouteSpec::new(["a", "b"]).with_fallback_on_not_found(),
+    );
     let r = router(vec![es("a", &a), es("b", &b)], rt, clock());
     let out = r.route(&kbank()).await;
     assert_eq!(out.source.as_deref(), Some("b"));
@@ -188,7 +202,11 @@ async fn not_found_then_outage_is_not_found() {
 #[tokio::test]
 async fn pending_is_an_answer() {
     let (a, b) = (sim().await, sim().await);
-    let r = router(vec![es("a", &a), es("b", &b)], routing(&["a", "b"]), clock());
+    let r = router(
+        vec![es("a", &a), es("b", &b)],
+        routing(&["a", "b"]),
+        clock(),
+    );
     let out = r
         .route(&SlipQuery::from_reference("002", "002PENDING0000000001"))
         .await;
@@ -201,7 +219,11 @@ async fn all_down_is_unavailable() {
     let (a, b) = (sim().await, sim().await);
     a.set(Fault::Status(503));
     b.set(Fault::Status(429));
-    let r = router(vec![es("a", &a), es("b", &b)], routing(&["a", "b"]), clock());
+    let r = router(
+        vec![es("a", &a), es("b", &b)],
+        routing(&["a", "b"]),
+        clock(),
+    );
     let out = r.route(&kbank()).await;
     assert!(matches!(out.answer, BankAnswer::Unavailable(_)), "{out:?}");
     assert_eq!(out.source, None);
@@ -274,11 +296,7 @@ async fn a_full_concurrency_cap_skips_instead_of_queueing() {
     let (a, b) = (sim().await, sim().await);
     let mut sa = es("a", &a);
     sa.max_concurrency = 1;
-    let r = Arc::new(router(
-        vec![sa, es("b", &b)],
-        routing(&["a", "b"]),
-        clock(),
-    ));
+    let r = Arc::new(router(vec![sa, es("b", &b)], routing(&["a", "b"]), clock()));
     a.set(Fault::Hold);
     let first = tokio::spawn({
         let r = r.clone();
@@ -299,7 +317,11 @@ async fn a_full_concurrency_cap_skips_instead_of_queueing() {
 #[tokio::test]
 async fn wallet_route() {
     let (a, b) = (sim().await, sim().await);
-    let r = router(vec![es("a", &a), es("b", &b)], routing(&["a", "b"]), clock());
+    let r = router(
+        vec![es("a", &a), es("b", &b)],
+        routing(&["a", "b"]),
+        clock(),
+    );
     let fx = Fixtures::example();
     let payload = fx.truewallet[0]["payload"].as_str().unwrap().to_string();
     let q = WalletQuery::new(Some(payload), "50012345678901");
@@ -317,10 +339,17 @@ async fn wallet_route() {
     assert_eq!(out.source.as_deref(), Some("b"));
 
     let unknown = WalletQuery::new(
-        Some(slip_qr::encode_truemoney_slip("P2P", "50099999999999", "22112026")),
+        Some(slip_qr::encode_truemoney_slip(
+            "P2P",
+            "50099999999999",
+            "22112026",
+        )),
         "50099999999999",
     );
-    assert_eq!(r.route_wallet(&unknown).await.answer, WalletAnswer::NotFound);
+    assert_eq!(
+        r.route_wallet(&unknown).await.answer,
+        WalletAnswer::NotFound
+    );
     assert_eq!(b.calls(Route::Wallet), 1);
 }
 

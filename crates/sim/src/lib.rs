@@ -65,7 +65,10 @@ impl Fixtures {
             if slip.get("payload").and_then(Value::as_str).is_some() {
                 continue;
             }
-            let id = slip.get("transactionId").and_then(Value::as_str).unwrap_or("");
+            let id = slip
+                .get("transactionId")
+                .and_then(Value::as_str)
+                .unwrap_or("");
             let event = slip.get("event").and_then(Value::as_str).unwrap_or("P2P");
             // `2026-11-22T...` → `22112026`, the QR's date field.
             let d = slip.get("date").and_then(Value::as_str).unwrap_or("");
@@ -494,11 +497,7 @@ async fn verify_bank(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: By
     )
 }
 
-async fn verify_wallet(
-    State(sh): State<Arc<Shared>>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
+async fn verify_wallet(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
     sh.count(Route::Wallet);
     if let Some(r) = before_answer(&sh, &headers).await {
         return r;
@@ -512,9 +511,9 @@ async fn verify_wallet(
     };
     let found = sh.config.fixtures.truewallet.iter().find(|s| {
         s.get("payload").and_then(Value::as_str) == Some(payload.as_str())
-            || id.as_deref().is_some_and(|id| {
-                s.get("transactionId").and_then(Value::as_str) == Some(id)
-            })
+            || id
+                .as_deref()
+                .is_some_and(|id| s.get("transactionId").and_then(Value::as_str) == Some(id))
     });
     let Some(slip) = found else {
         return envelope_error(404, "SLIP_NOT_FOUND");
@@ -601,7 +600,11 @@ async fn token(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -
     };
     if let Some(s) = status {
         let s = StatusCode::from_u16(s).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        return (s, axum::Json(json!({"errorCode": "SIM", "errorDesc": "forced"}))).into_response();
+        return (
+            s,
+            axum::Json(json!({"errorCode": "SIM", "errorDesc": "forced"})),
+        )
+            .into_response();
     }
     let grant_ok = std::str::from_utf8(&body)
         .ok()
@@ -612,7 +615,11 @@ async fn token(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -
             !id.is_empty()
                 && !secret.is_empty()
                 && sh.config.client_id.as_deref().is_none_or(|c| c == id)
-                && sh.config.client_secret.as_deref().is_none_or(|c| c == secret)
+                && sh
+                    .config
+                    .client_secret
+                    .as_deref()
+                    .is_none_or(|c| c == secret)
         });
     if !ok {
         return (

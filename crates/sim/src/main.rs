@@ -7,7 +7,10 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 #[derive(Parser)]
-#[command(name = "slipverify-sim", about = "Serve upstream wire formats on loopback from a fixture file")]
+#[command(
+    name = "slipverify-sim",
+    about = "Serve upstream wire formats on loopback from a fixture file"
+)]
 struct Args {
     /// Address to listen on (loopback by default; port 0 picks one).
     #[arg(long, default_value = "127.0.0.1:8089")]
