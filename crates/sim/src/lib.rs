@@ -1,0 +1,672 @@
+//! A loopback simulator of upstream wire formats, for tests and for operators trying a
+//! configuration before they have real credentials.
+//!
+//! Serves our v2 interface (`POST /v2/verify/bank`, `POST /v2/verify/truewallet`,
+//! `GET /v2/info`) from a fixture file of rawSlips, and an OAuth client-credentials token
+//! endpoint (`POST /v2/oauth/token` and `/oauth/token`, both spellings seen for KBank). Faults are
+//! switched at start or at runtime ([`Sim::set`]); every route counts its calls.
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use base64::Engine;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{watch, Notify};
+
+/// The slips the simulator knows. File format (JSON):
+/// `{"bank": [rawSlip, ...], "pending": ["transRef", ...], "truewallet": [rawWalletSlip, ...]}`.
+/// A bank slip without `payload` gets one built from `sender.bank.id` and `transRef`.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Fixtures {
+    #[serde(default)]
+    pub bank: Vec<Value>,
+    /// References answered with `SLIP_PENDING`.
+    #[serde(default)]
+    pub pending: Vec<String>,
+    #[serde(default)]
+    pub truewallet: Vec<Value>,
+}
+
+impl Fixtures {
+    pub fn from_json(text: &str) -> Result<Self, String> {
+        let mut f: Fixtures = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        for slip in &mut f.bank {
+            let has_payload = slip
+                .get("payload")
+                .and_then(Value::as_str)
+                .is_some_and(|p| !p.is_empty());
+            if has_payload {
+                continue;
+            }
+            let bank = slip
+                .pointer("/sender/bank/id")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let r = slip.get("transRef").and_then(Value::as_str).unwrap_or("");
+            // The encoder panics past 99 characters in tag 00.
+            if bank.len() + r.len() + 22 <= 99 {
+                let p = slip_qr::encode_bank_slip(bank, r);
+                if let Some(o) = slip.as_object_mut() {
+                    o.insert("payload".into(), Value::String(p));
+                }
+            }
+        }
+        for slip in &mut f.truewallet {
+            if slip.get("payload").and_then(Value::as_str).is_some() {
+                continue;
+            }
+            let id = slip
+                .get("transactionId")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let event = slip.get("event").and_then(Value::as_str).unwrap_or("P2P");
+            // `2026-11-22T...` → `22112026`, the QR's date field.
+            let d = slip.get("date").and_then(Value::as_str).unwrap_or("");
+            let ddmmyyyy = match (d.get(0..4), d.get(5..7), d.get(8..10)) {
+                (Some(y), Some(m), Some(dd)) => format!("{dd}{m}{y}"),
+                _ => continue,
+            };
+            if id.len() + event.len() + 34 <= 99 {
+                let p = slip_qr::encode_truemoney_slip(event, id, &ddmmyyyy);
+                if let Some(o) = slip.as_object_mut() {
+                    o.insert("payload".into(), Value::String(p));
+                }
+            }
+        }
+        Ok(f)
+    }
+
+    pub fn load(path: &Path) -> Result<Self, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Self::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// The example shipped with the crate (`fixtures/example.json`).
+    pub fn example() -> Self {
+        Self::from_json(include_str!("../fixtures/example.json")).unwrap_or_default()
+    }
+}
+
+/// What the simulator checks and hands out.
+#[derive(Debug, Clone)]
+pub struct SimConfig {
+    pub fixtures: Fixtures,
+    /// Bearer key the verify routes accept; `None` accepts any key (tokens are still checked).
+    pub api_key: Option<String>,
+    /// Client credentials the token endpoint accepts; `None` accepts any non-empty pair.
+    pub client_id: Option<String>,
+    pub client_secret: Option<String>,
+    /// `expires_in` of issued tokens, in seconds (sent as a string, as KBank does).
+    pub token_lifetime_s: u64,
+    /// Faults switched on from the start.
+    pub faults: Vec<Fault>,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        Self {
+            fixtures: Fixtures::example(),
+            api_key: None,
+            client_id: None,
+            client_secret: None,
+            token_lifetime_s: 1799,
+            faults: Vec::new(),
+        }
+    }
+}
+
+/// A switch. Each stays on until [`Sim::clear`] (except `RevokeTokenOnce`, spent on use).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fault {
+    /// Verify routes answer this status with an error envelope.
+    Status(u16),
+    /// Verify routes wait this long before answering.
+    Latency(Duration),
+    /// Issued tokens say they live this many seconds.
+    TokenLifetime(u64),
+    /// The next API call bearing a token gets 401, and every issued token is revoked.
+    RevokeTokenOnce,
+    /// The token endpoint answers this status.
+    TokenStatus(u16),
+    /// 200 with a body that is not JSON.
+    Malformed,
+    /// The body breaks off halfway (declared length longer than what is sent).
+    Truncated,
+    /// The slip returned carries another transRef / transactionId than asked.
+    OtherReference,
+    /// The slip returned names another sending bank.
+    OtherBank,
+    /// Verify routes wait until [`Sim::release`] (tests of concurrency caps).
+    Hold,
+}
+
+impl Fault {
+    /// `status=503`, `latency_ms=2000`, `token_lifetime=30`, `revoke`, `token_status=500`,
+    /// `malformed`, `truncated`, `other_reference`, `other_bank`, `hold`.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let (k, v) = s.split_once('=').unwrap_or((s, ""));
+        let num = || v.parse::<u64>().map_err(|_| format!("{k} needs a number"));
+        let status = || {
+            v.parse::<u16>()
+                .ok()
+                .filter(|s| (100..=999).contains(s))
+                .ok_or_else(|| format!("{k} needs an HTTP status"))
+        };
+        Ok(match k {
+            "status" => Fault::Status(status()?),
+            "latency_ms" => Fault::Latency(Duration::from_millis(num()?)),
+            "token_lifetime" => Fault::TokenLifetime(num()?),
+            "revoke" => Fault::RevokeTokenOnce,
+            "token_status" => Fault::TokenStatus(status()?),
+            "malformed" => Fault::Malformed,
+            "truncated" => Fault::Truncated,
+            "other_reference" => Fault::OtherReference,
+            "other_bank" => Fault::OtherBank,
+            "hold" => Fault::Hold,
+            _ => return Err(format!("unknown fault {k}")),
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Route {
+    Bank,
+    Wallet,
+    Token,
+    Info,
+}
+
+#[derive(Debug, Default)]
+struct Switches {
+    status: Option<u16>,
+    latency: Option<Duration>,
+    token_lifetime: Option<u64>,
+    revoke_once: bool,
+    token_status: Option<u16>,
+    malformed: bool,
+    truncated: bool,
+    other_reference: bool,
+    other_bank: bool,
+}
+
+struct Shared {
+    config: SimConfig,
+    switches: Mutex<Switches>,
+    hold: watch::Sender<bool>,
+    counts: [AtomicU64; 4],
+    arrived: Notify,
+    live_tokens: Mutex<HashSet<String>>,
+    issued: AtomicU64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Shared {
+    fn apply(&self, f: Fault) {
+        let mut s = lock(&self.switches);
+        match f {
+            Fault::Status(c) => s.status = Some(c),
+            Fault::Latency(d) => s.latency = Some(d),
+            Fault::TokenLifetime(l) => s.token_lifetime = Some(l),
+            Fault::RevokeTokenOnce => s.revoke_once = true,
+            Fault::TokenStatus(c) => s.token_status = Some(c),
+            Fault::Malformed => s.malformed = true,
+            Fault::Truncated => s.truncated = true,
+            Fault::OtherReference => s.other_reference = true,
+            Fault::OtherBank => s.other_bank = true,
+            Fault::Hold => {
+                self.hold.send_replace(true);
+            }
+        }
+    }
+
+    fn count(&self, r: Route) {
+        self.counts[r as usize].fetch_add(1, Ordering::SeqCst);
+        self.arrived.notify_waiters();
+    }
+}
+
+/// A running simulator; stops when dropped.
+pub struct Sim {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Sim {
+    /// Serve on `127.0.0.1:0`.
+    pub async fn start(config: SimConfig) -> std::io::Result<Sim> {
+        Self::start_on(config, SocketAddr::from(([127, 0, 0, 1], 0))).await
+    }
+
+    pub async fn start_on(config: SimConfig, addr: SocketAddr) -> std::io::Result<Sim> {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
+        let faults = config.faults.clone();
+        let shared = Arc::new(Shared {
+            config,
+            switches: Mutex::new(Switches::default()),
+            hold: watch::channel(false).0,
+            counts: Default::default(),
+            arrived: Notify::new(),
+            live_tokens: Mutex::new(HashSet::new()),
+            issued: AtomicU64::new(0),
+        });
+        for f in faults {
+            shared.apply(f);
+        }
+        let app = Router::new()
+            .route("/v2/verify/bank", post(verify_bank))
+            .route("/v2/verify/truewallet", post(verify_wallet))
+            .route("/v2/info", get(info))
+            .route("/v2/oauth/token", post(token))
+            .route("/oauth/token", post(token))
+            .with_state(shared.clone());
+        let task = tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, app).await {
+                tracing::error!(error = %e, "simulator stopped");
+            }
+        });
+        Ok(Sim { addr, shared, task })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:PORT`, the `base_url` to configure.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn set(&self, f: Fault) {
+        self.shared.apply(f);
+    }
+
+    /// Every switch off; held requests are let go.
+    pub fn clear(&self) {
+        *lock(&self.shared.switches) = Switches::default();
+        self.release();
+    }
+
+    /// Let requests waiting on [`Fault::Hold`] go on, and stop holding new ones.
+    pub fn release(&self) {
+        self.shared.hold.send_replace(false);
+    }
+
+    pub fn calls(&self, r: Route) -> u64 {
+        self.shared.counts[r as usize].load(Ordering::SeqCst)
+    }
+
+    /// Wait (without polling) until `r` has been called at least `n` times.
+    pub async fn wait_calls(&self, r: Route, n: u64) {
+        loop {
+            let notified = self.shared.arrived.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.calls(r) >= n {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Tokens issued so far.
+    pub fn tokens_issued(&self) -> u64 {
+        self.shared.issued.load(Ordering::SeqCst)
+    }
+}
+
+fn envelope_error(status: u16, code: &str) -> Response {
+    let s = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (
+        s,
+        axum::Json(json!({"success": false, "error": {"code": code, "message": code}})),
+    )
+        .into_response()
+}
+
+/// `None` when the caller may go on, else the 401 to send.
+fn authorize(sh: &Shared, headers: &HeaderMap) -> Option<Response> {
+    let Some(bearer) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+    else {
+        return Some(envelope_error(401, "MISSING_API_KEY"));
+    };
+    if bearer.starts_with("simtok-") {
+        let mut sw = lock(&sh.switches);
+        let mut live = lock(&sh.live_tokens);
+        if sw.revoke_once {
+            sw.revoke_once = false;
+            live.clear();
+        }
+        return (!live.contains(bearer)).then(|| envelope_error(401, "INVALID_API_KEY"));
+    }
+    match &sh.config.api_key {
+        Some(k) if k != bearer => Some(envelope_error(401, "INVALID_API_KEY")),
+        _ => None,
+    }
+}
+
+/// Faults every verify route shares, in the order a real server would meet them.
+async fn before_answer(sh: &Shared, headers: &HeaderMap) -> Option<Response> {
+    let mut held = sh.hold.subscribe();
+    // Err only if the sender is gone, which cannot happen while `sh` lives.
+    let _ = held.wait_for(|h| !*h).await;
+    let latency = lock(&sh.switches).latency;
+    if let Some(d) = latency {
+        tokio::time::sleep(d).await;
+    }
+    if let Some(r) = authorize(sh, headers) {
+        return Some(r);
+    }
+    let status = lock(&sh.switches).status;
+    if let Some(s) = status {
+        let code = if s == 429 {
+            "RATE_LIMIT_EXCEEDED"
+        } else {
+            "API_SERVER_ERROR"
+        };
+        return Some(envelope_error(s, code));
+    }
+    None
+}
+
+/// The success body, honouring the malformed and truncated switches.
+fn answer(sh: &Shared, data: Value) -> Response {
+    let (malformed, truncated) = {
+        let s = lock(&sh.switches);
+        (s.malformed, s.truncated)
+    };
+    if malformed {
+        return (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/json")],
+            "<html>upstream proxy error</html>",
+        )
+            .into_response();
+    }
+    let body = json!({"success": true, "message": "Slip verified", "data": data}).to_string();
+    if truncated {
+        let full = body.len();
+        let half = Bytes::from(body.into_bytes()).slice(..full / 2);
+        // Yield between the half and the error so the server flushes headers and the half
+        // first: the client must see a body that breaks off, not a refused connection.
+        let stream = futures_util::stream::unfold(0u8, move |step| {
+            let half = half.clone();
+            async move {
+                match step {
+                    0 => Some((Ok(half), 1)),
+                    1 => {
+                        tokio::task::yield_now().await;
+                        Some((Err(std::io::Error::other("simulated cut-off")), 2))
+                    }
+                    _ => None,
+                }
+            }
+        });
+        let mut r = Response::new(Body::from_stream(stream));
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            header::HeaderValue::from_static("application/json"),
+        );
+        r.headers_mut().insert(header::CONTENT_LENGTH, full.into());
+        return r;
+    }
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        body,
+    )
+        .into_response()
+}
+
+fn payload_of(body: &Bytes) -> Option<String> {
+    let v: Value = serde_json::from_slice(body).ok()?;
+    v.get("payload")?.as_str().map(str::to_owned)
+}
+
+fn amount_of(slip: &Value, pointer: &str) -> f64 {
+    slip.pointer(pointer).and_then(Value::as_f64).unwrap_or(0.0)
+}
+
+async fn verify_bank(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    sh.count(Route::Bank);
+    if let Some(r) = before_answer(&sh, &headers).await {
+        return r;
+    }
+    let Some(payload) = payload_of(&body) else {
+        return envelope_error(400, "VALIDATION_ERROR");
+    };
+    let parsed = slip_qr::parse_bank_slip(&payload).ok();
+    let found = sh.config.fixtures.bank.iter().find(|s| {
+        s.get("payload").and_then(Value::as_str) == Some(payload.as_str())
+            || parsed.as_ref().is_some_and(|p| {
+                s.get("transRef").and_then(Value::as_str) == Some(p.trans_ref.as_str())
+                    && s.pointer("/sender/bank/id").and_then(Value::as_str)
+                        == Some(p.sending_bank.as_str())
+            })
+    });
+    let Some(slip) = found else {
+        let pending = parsed
+            .as_ref()
+            .is_some_and(|p| sh.config.fixtures.pending.contains(&p.trans_ref));
+        return if pending {
+            envelope_error(404, "SLIP_PENDING")
+        } else {
+            envelope_error(404, "SLIP_NOT_FOUND")
+        };
+    };
+    let mut slip = slip.clone();
+    {
+        let s = lock(&sh.switches);
+        if s.other_reference {
+            let r = slip.get("transRef").and_then(Value::as_str).unwrap_or("");
+            let other = format!("{r}X");
+            slip["transRef"] = Value::String(other);
+        }
+        if s.other_bank {
+            slip["sender"]["bank"]["id"] = Value::String("999".into());
+        }
+    }
+    let amount = amount_of(&slip, "/amount/amount");
+    answer(
+        &sh,
+        json!({"remark": "", "isDuplicate": false, "amountInSlip": amount,
+               "isAmountMatched": true, "mismatches": [], "rawSlip": slip}),
+    )
+}
+
+async fn verify_wallet(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    sh.count(Route::Wallet);
+    if let Some(r) = before_answer(&sh, &headers).await {
+        return r;
+    }
+    let Some(payload) = payload_of(&body) else {
+        return envelope_error(400, "VALIDATION_ERROR");
+    };
+    let id = match slip_qr::classify(&payload) {
+        Ok(slip_qr::ParsedQr::TrueMoneySlip(t)) => Some(t.transaction_id),
+        _ => None,
+    };
+    let found = sh.config.fixtures.truewallet.iter().find(|s| {
+        s.get("payload").and_then(Value::as_str) == Some(payload.as_str())
+            || id
+                .as_deref()
+                .is_some_and(|id| s.get("transactionId").and_then(Value::as_str) == Some(id))
+    });
+    let Some(slip) = found else {
+        return envelope_error(404, "SLIP_NOT_FOUND");
+    };
+    let mut slip = slip.clone();
+    if lock(&sh.switches).other_reference {
+        let r = slip
+            .get("transactionId")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let other = format!("{r}9");
+        slip["transactionId"] = Value::String(other);
+    }
+    let amount = amount_of(&slip, "/amount");
+    answer(
+        &sh,
+        json!({"remark": "", "isDuplicate": false, "amountInSlip": amount,
+               "isAmountMatched": true, "mismatches": [], "rawSlip": slip}),
+    )
+}
+
+async fn info(State(sh): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    sh.count(Route::Info);
+    if let Some(r) = authorize(&sh, &headers) {
+        return r;
+    }
+    axum::Json(json!({"success": true, "data": {"application": {"name": "simulator"}}}))
+        .into_response()
+}
+
+/// Client id and secret from Basic auth or from form fields (both styles are in use).
+fn client_credentials(headers: &HeaderMap, body: &Bytes) -> Option<(String, String)> {
+    if let Some(basic) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Basic "))
+    {
+        let raw = base64::engine::general_purpose::STANDARD
+            .decode(basic.trim())
+            .ok()?;
+        let text = String::from_utf8(raw).ok()?;
+        let (id, secret) = text.split_once(':')?;
+        return Some((id.to_owned(), secret.to_owned()));
+    }
+    let text = std::str::from_utf8(body).ok()?;
+    let field = |name: &str| {
+        text.split('&')
+            .filter_map(|kv| kv.split_once('='))
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| form_unescape(v))
+    };
+    Some((field("client_id")?, field("client_secret")?))
+}
+
+fn form_unescape(v: &str) -> String {
+    let b = v.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < b.len() => {
+                match u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or("zz"), 16)
+                {
+                    Ok(x) => {
+                        out.push(x);
+                        i += 2;
+                    }
+                    Err(_) => out.push(b'%'),
+                }
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+async fn token(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    sh.count(Route::Token);
+    let (status, lifetime) = {
+        let s = lock(&sh.switches);
+        (s.token_status, s.token_lifetime)
+    };
+    if let Some(s) = status {
+        let s = StatusCode::from_u16(s).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        return (
+            s,
+            axum::Json(json!({"errorCode": "SIM", "errorDesc": "forced"})),
+        )
+            .into_response();
+    }
+    let grant_ok = std::str::from_utf8(&body)
+        .ok()
+        .is_some_and(|t| t.split('&').any(|kv| kv == "grant_type=client_credentials"));
+    let creds = client_credentials(&headers, &body);
+    let ok = grant_ok
+        && creds.as_ref().is_some_and(|(id, secret)| {
+            !id.is_empty()
+                && !secret.is_empty()
+                && sh.config.client_id.as_deref().is_none_or(|c| c == id)
+                && sh
+                    .config
+                    .client_secret
+                    .as_deref()
+                    .is_none_or(|c| c == secret)
+        });
+    if !ok {
+        return (
+            StatusCode::UNAUTHORIZED,
+            axum::Json(json!({"errorCode": "401", "errorDesc": "invalid client"})),
+        )
+            .into_response();
+    }
+    let n = sh.issued.fetch_add(1, Ordering::SeqCst) + 1;
+    let value = format!("simtok-{n}");
+    lock(&sh.live_tokens).insert(value.clone());
+    let lifetime = lifetime.unwrap_or(sh.config.token_lifetime_s);
+    axum::Json(json!({
+        "access_token": value,
+        "token_type": "BearerToken",
+        "expires_in": lifetime.to_string(),
+        "status": "approved",
+    }))
+    .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn faults_parse() {
+        assert_eq!(Fault::parse("status=503"), Ok(Fault::Status(503)));
+        assert_eq!(Fault::parse("hold"), Ok(Fault::Hold));
+        assert!(Fault::parse("status=x").is_err());
+        assert!(Fault::parse("nope").is_err());
+    }
+
+    #[test]
+    fn example_fixtures_get_payloads() {
+        let f = Fixtures::example();
+        assert!(!f.bank.is_empty());
+        for s in &f.bank {
+            let p = s["payload"].as_str().unwrap_or("");
+            let parsed = slip_qr::parse_bank_slip(p).expect("valid payload");
+            assert_eq!(Some(parsed.trans_ref.as_str()), s["transRef"].as_str());
+        }
+    }
+
+    #[test]
+    fn form_unescape_reads_percent() {
+        assert_eq!(form_unescape("a+b%26c"), "a b&c");
+        assert_eq!(form_unescape("100%"), "100%");
+    }
+}

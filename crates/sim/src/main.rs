@@ -1,0 +1,69 @@
+//! `slipverify-sim`: the upstream simulator on a fixed address, for trying a configuration
+//! before real credentials exist. Point a connector's `base_url` at the printed address.
+
+use clap::Parser;
+use sim::{Fault, Fixtures, Sim, SimConfig};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(
+    name = "slipverify-sim",
+    about = "Serve upstream wire formats on loopback from a fixture file"
+)]
+struct Args {
+    /// Address to listen on (loopback by default; port 0 picks one).
+    #[arg(long, default_value = "127.0.0.1:8089")]
+    bind: SocketAddr,
+    /// JSON fixture file: {"bank": [rawSlip...], "pending": [transRef...], "truewallet": [...]}.
+    /// Without it the built-in example is served.
+    #[arg(long)]
+    fixtures: Option<PathBuf>,
+    /// Bearer key the verify routes accept (any key when unset).
+    #[arg(long, env = "SIM_API_KEY")]
+    api_key: Option<String>,
+    /// Client credentials the token endpoint accepts (any pair when unset).
+    #[arg(long, env = "SIM_CLIENT_ID")]
+    client_id: Option<String>,
+    #[arg(long, env = "SIM_CLIENT_SECRET")]
+    client_secret: Option<String>,
+    /// Lifetime of issued tokens in seconds.
+    #[arg(long, default_value_t = 1799)]
+    token_lifetime: u64,
+    /// Faults switched on from the start, e.g. `--fault status=503 --fault latency_ms=2000`
+    /// (also: token_lifetime=N, revoke, token_status=N, malformed, truncated,
+    /// other_reference, other_bank, hold).
+    #[arg(long = "fault")]
+    faults: Vec<String>,
+}
+
+#[tokio::main]
+async fn main() -> Result<(), String> {
+    tracing_subscriber::fmt().with_target(false).init();
+    let args = Args::parse();
+    let fixtures = match &args.fixtures {
+        Some(p) => Fixtures::load(p)?,
+        None => Fixtures::example(),
+    };
+    let faults = args
+        .faults
+        .iter()
+        .map(|f| Fault::parse(f))
+        .collect::<Result<Vec<_>, _>>()?;
+    let sim = Sim::start_on(
+        SimConfig {
+            fixtures,
+            api_key: args.api_key,
+            client_id: args.client_id,
+            client_secret: args.client_secret,
+            token_lifetime_s: args.token_lifetime,
+            faults,
+        },
+        args.bind,
+    )
+    .await
+    .map_err(|e| format!("bind {}: {e}", args.bind))?;
+    println!("simulator listening on {}", sim.base_url());
+    tokio::signal::ctrl_c().await.map_err(|e| e.to_string())?;
+    Ok(())
+}
