@@ -5,11 +5,12 @@
 use crate::body::{json_object, Fields};
 use crate::error::ApiError;
 use crate::openapi::{
-    AuditResponse, AutoRenewChange, BranchChange, BranchResponse, CreditHistoryResponse,
-    CreditMove, ErrorBody, LedgerEntryResponse, NewBranchRequest, NewPartner, NewService, NewUser,
-    PackageChange, PackageResponse, PackagesResponse, PartnerResponse, PlanChange, PlanResponse,
-    PlansResponse, RotateKey, RotatedKeyResponse, ServiceAuditResponse, ServiceChange,
-    ServiceResponse, SubscribeRequest, UserChange, UserResponse,
+    AuditResponse, AutoRenewChange, BranchChange, BranchResponse, ConnectorsResponse,
+    CreditHistoryResponse, CreditMove, ErrorBody, LedgerEntryResponse, NewBranchRequest,
+    NewPartner, NewService, NewUser, PackageChange, PackageResponse, PackagesResponse,
+    PartnerResponse, PlanChange, PlanResponse, PlansResponse, RotateKey, RotatedKeyResponse,
+    ServiceAuditResponse, ServiceChange, ServiceResponse, SubscribeRequest, UserChange,
+    UserResponse,
 };
 use crate::views;
 use axum::body::Body;
@@ -38,6 +39,7 @@ pub(crate) fn routes() -> Router<Services> {
         .route("/users", post(create_user))
         .route("/users/{id}", patch(update_user))
         .route("/partners", post(create_partner))
+        .route("/connectors", get(list_connectors))
         .route("/plans", get(list_plans))
         .route("/plans/{name}", put(set_plan))
         .route("/packages", get(list_packages))
@@ -332,6 +334,20 @@ async fn create_partner(State(svc): State<Services>, headers: HeaderMap, body: B
     f.finish()?;
     let (p, key) = svc.create_partner(&name, &services, &permissions).await?;
     Ok(ok(views::new_partner(&p, &key)))
+}
+
+#[utoipa::path(get, path = "/admin/connectors", tag = "admin",
+    summary = "Each bank / provider connector: breaker state, last error, calls, failures, median latency (since this node started)",
+    security(("adminToken" = [])),
+    responses(
+        (status = 200, description = "Done", body = ConnectorsResponse,
+            example = json!({"success": true, "data": [{"name": "upstream", "kind": "easyslip",
+                "state": "closed", "lastError": null, "calls": 12, "failures": 0,
+                "medianLatencyMs": 84}]}))))]
+async fn list_connectors(State(svc): State<Services>, headers: HeaderMap) -> Reply {
+    admin(&svc, &headers)?;
+    let status = serde_json::to_value(svc.connector_status()).map_err(Error::internal)?;
+    Ok(ok(status))
 }
 
 #[utoipa::path(get, path = "/admin/plans", tag = "admin",

@@ -101,6 +101,7 @@ fn health() {}
         crate::admin::create_user,
         crate::admin::update_user,
         crate::admin::create_partner,
+        crate::admin::list_connectors,
         crate::admin::list_plans,
         crate::admin::set_plan,
         crate::admin::list_packages,
@@ -1413,6 +1414,23 @@ pub(crate) struct PlanView {
 }
 plain_envelope!(PlanResponse, PlanView, "the plan");
 plain_envelope!(PlansResponse, Vec<PlanView>, "every plan");
+
+/// One connector as this node sees it (counts since it started).
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ConnectorView {
+    name: String,
+    /// `sandbox`, `easyslip`, ...
+    kind: String,
+    /// `closed` (in use), `open` (skipped after consecutive failures), `half-open` (one probe).
+    state: String,
+    /// Cause and detail of the last failure; never a secret or a URL.
+    last_error: Option<String>,
+    calls: u64,
+    failures: u64,
+    median_latency_ms: Option<u64>,
+}
+plain_envelope!(ConnectorsResponse, Vec<ConnectorView>, "every connector");
 
 #[derive(ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -96,7 +96,12 @@ impl Slot {
     where
         F: std::future::Future<Output = Outcome<T>>,
     {
-        let Ok(_seat) = self.cap.clone().try_acquire_owned() else {
+        // A burst waits for a seat, but at most half a call's timeout: then the next
+        // connector is tried (bounded in time; the number of waiters is bounded by the
+        // requests in flight).
+        let Ok(Ok(_seat)) =
+            tokio::time::timeout(self.timeout / 2, self.cap.clone().acquire_owned()).await
+        else {
             return Outcome::unavailable(Cause::Saturated, "concurrency cap full");
         };
         let Some(permit) = lock(&self.breaker).try_acquire(clock.now()) else {

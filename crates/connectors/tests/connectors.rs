@@ -292,10 +292,12 @@ async fn failed_probe_reopens() {
 }
 
 #[tokio::test]
-async fn a_full_concurrency_cap_skips_instead_of_queueing() {
+async fn a_full_concurrency_cap_waits_half_a_timeout_then_skips() {
     let (a, b) = (sim().await, sim().await);
     let mut sa = es("a", &a);
     sa.max_concurrency = 1;
+    // The second lookup waits 1 s for the seat; the first is held for up to 2 s.
+    sa.timeout = std::time::Duration::from_secs(2);
     let r = Arc::new(router(vec![sa, es("b", &b)], routing(&["a", "b"]), clock()));
     a.set(Fault::Hold);
     let first = tokio::spawn({

@@ -3,6 +3,7 @@
 
 pub mod demo;
 pub mod read_cmd;
+pub mod routing;
 pub mod slip_image;
 
 use domain::Clock;
@@ -64,8 +65,15 @@ impl App {
             dyn_store.clone(),
             clock.clone(),
         ));
+        let router = Arc::new(routing::build(
+            cfg,
+            sandbox.clone(),
+            wallet.clone(),
+            clock.clone(),
+        )?);
         let mut services = Services::new(dyn_store, sandbox.clone(), clock);
         services.wallet = Some(wallet.clone());
+        services.router = Some(router);
         // Image URLs are fetched only through the SSRF guard; its test-only allowances are
         // logged loudly when set.
         services.egress = Some(

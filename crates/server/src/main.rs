@@ -56,6 +56,9 @@ enum Command {
     /// The configuration (file, environment, flags; see docs/configuration.md).
     #[command(subcommand)]
     Config(ConfigCmd),
+    /// The bank and provider connectors of the configuration.
+    #[command(subcommand)]
+    Connectors(ConnectorsCmd),
     /// Services, branches and keys.
     #[command(subcommand)]
     Admin(Admin),
@@ -87,6 +90,13 @@ enum ConfigCmd {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Subcommand)]
+enum ConnectorsCmd {
+    /// Reach each connector (a token request where there is one) and report ok or the error,
+    /// verifying nothing; one JSON line per connector, exit status 1 when any failed.
+    Check,
 }
 
 #[derive(Subcommand)]
@@ -589,6 +599,19 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             server::serve(listener, &app, shutdown_signal())
                 .await
                 .map_err(|e| e.to_string())?;
+        }
+        Command::Connectors(ConnectorsCmd::Check) => {
+            let mut failed = false;
+            for (name, result) in svc.check_connectors().await {
+                failed |= result.is_err();
+                print(match result {
+                    Ok(()) => serde_json::json!({"name": name, "ok": true}),
+                    Err(e) => serde_json::json!({"name": name, "ok": false, "error": e}),
+                });
+            }
+            if failed {
+                return Ok(ExitCode::FAILURE);
+            }
         }
         Command::Admin(Admin::Service(ServiceCmd::Create { name, quota })) => {
             let s = svc.create_service(&name, quota).await.map_err(err)?;

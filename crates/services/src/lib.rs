@@ -6,6 +6,7 @@ pub mod admin;
 pub mod auth;
 pub mod input;
 pub mod jobs;
+pub mod lookup;
 pub mod partner;
 pub mod rate;
 pub mod renewal;
@@ -25,7 +26,10 @@ pub const DEFAULT_UPLOAD_SLOTS: usize = 8;
 #[derive(Clone)]
 pub struct Services {
     pub store: Arc<dyn Store>,
+    /// The built-in sandbox ledger: test branches always, everyone when `router` is `None`.
     pub bank: Arc<dyn BankGateway>,
+    /// The connector router (`[connectors]` and `[routing]` of the configuration).
+    pub router: Option<Arc<connectors::Router>>,
     pub clock: Arc<dyn Clock>,
     pub rate: Arc<rate::RateLimiter>,
     /// Peers whose `X-Forwarded-For` is believed (empty: nobody's).
@@ -80,6 +84,7 @@ impl Services {
         Self {
             store,
             bank,
+            router: None,
             clock,
             rate,
             trusted_proxies: Arc::new(domain::ip::AllowList::none()),

@@ -36,19 +36,30 @@ impl Services {
             self.precheck_quota(caller).await?;
         }
 
-        let transfer = match self.bank.lookup(&slip.sending_bank, &slip.trans_ref).await {
-            BankAnswer::Found(t) => t,
-            BankAnswer::NotFound => {
-                return Err(Error::SlipNotFound(
-                    "the sending bank has no transfer with this reference".into(),
-                ))
-            }
-            BankAnswer::Pending => return Err(Error::SlipPending),
-            BankAnswer::Expired => return Err(Error::SlipExpired),
-            BankAnswer::Unavailable(detail) => {
-                tracing::warn!(bank = %slip.sending_bank, %detail, "bank unavailable");
-                return Err(Error::ApiServerError);
-            }
+        // Local first: a transfer this service already confirmed is answered from its stored
+        // verification; only new slips reach a connector.
+        let stored = self
+            .confirmed_before(&caller.service.id, &slip.sending_bank, &slip.trans_ref)
+            .await?;
+        let (transfer, source) = match stored {
+            Some((VerifiedTransfer::Bank(t), source)) => (t, source),
+            _ => match self
+                .ask_bank(&slip.payload, &slip.sending_bank, &slip.trans_ref)
+                .await
+            {
+                (BankAnswer::Found(t), source) => (t, source),
+                (BankAnswer::NotFound, _) => {
+                    return Err(Error::SlipNotFound(
+                        "the sending bank has no transfer with this reference".into(),
+                    ))
+                }
+                (BankAnswer::Pending, _) => return Err(Error::SlipPending),
+                (BankAnswer::Expired, _) => return Err(Error::SlipExpired),
+                (BankAnswer::Unavailable(detail), source) => {
+                    tracing::warn!(bank = %slip.sending_bank, %source, %detail, "bank unavailable");
+                    return Err(Error::ApiServerError);
+                }
+            },
         };
 
         // Read before the charge: once charged, nothing may fail the request (a client retry
@@ -69,7 +80,7 @@ impl Services {
                 verified_at: self.clock.now(),
                 job_id: req.job_id.clone(),
                 transfer: Some(VerifiedTransfer::Bank(transfer.clone())),
-                source: Some(self.bank.source().to_string()),
+                source: Some(source),
             })
             .await?;
 

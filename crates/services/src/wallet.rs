@@ -38,22 +38,30 @@ impl Services {
                 )))
             }
         };
-        let wallet = self
-            .wallet
-            .as_ref()
-            .ok_or_else(|| Error::SlipNotFound("TrueMoney slips are not enabled here".into()))?;
+        if self.router.is_none() && self.wallet.is_none() {
+            return Err(Error::SlipNotFound(
+                "TrueMoney slips are not enabled here".into(),
+            ));
+        }
         self.precheck_quota(caller).await?;
-        let transfer = match wallet.lookup(&slip.transaction_id).await {
-            WalletAnswer::Found(t) => t,
-            WalletAnswer::NotFound => {
-                return Err(Error::SlipNotFound(
-                    "the wallet has no transfer with this transaction id".into(),
-                ))
-            }
-            WalletAnswer::Unavailable(detail) => {
-                tracing::warn!(%detail, "wallet unavailable");
-                return Err(Error::ApiServerError);
-            }
+        // Local first, as for bank slips.
+        let stored = self
+            .confirmed_before(&caller.service.id, TRUEMONEY, &slip.transaction_id)
+            .await?;
+        let (transfer, source) = match stored {
+            Some((VerifiedTransfer::Wallet(t), source)) => (t, source),
+            _ => match self.ask_wallet(&slip.payload, &slip.transaction_id).await {
+                (WalletAnswer::Found(t), source) => (t, source),
+                (WalletAnswer::NotFound, _) => {
+                    return Err(Error::SlipNotFound(
+                        "the wallet has no transfer with this transaction id".into(),
+                    ))
+                }
+                (WalletAnswer::Unavailable(detail), source) => {
+                    tracing::warn!(%source, %detail, "wallet unavailable");
+                    return Err(Error::ApiServerError);
+                }
+            },
         };
         let outcome = self
             .charge_with_renewal(&VerificationRecord {
@@ -66,7 +74,7 @@ impl Services {
                 verified_at: self.clock.now(),
                 job_id: None,
                 transfer: Some(VerifiedTransfer::Wallet(transfer.clone())),
-                source: Some(wallet.source().to_string()),
+                source: Some(source),
             })
             .await?;
         let is_amount_matched = req.match_amount == Some(transfer.amount);

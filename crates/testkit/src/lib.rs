@@ -203,9 +203,56 @@ impl TestApp {
         Self::start(&url, None, |a| configure(&mut a.services)).await
     }
 
+    /// Like `spawn`, with a configuration file's text (TOML: connectors, routing, ...) on top
+    /// of the defaults; the test database is `database.url`.
+    pub async fn spawn_with_config(backend: Backend, toml: &str) -> TestApp {
+        Self::spawn_with_config_and(backend, toml, |_| {}).await
+    }
+
+    /// `spawn_with_config`, with the app configured further before it starts.
+    pub async fn spawn_with_config_and(
+        backend: Backend,
+        toml: &str,
+        configure: impl FnOnce(&mut App),
+    ) -> TestApp {
+        let db = TestDb::new(backend).await;
+        let url = db.url.clone();
+        Self::start_with(&url, Some(db), Some(toml), configure).await
+    }
+
+    /// Another node on the same database with a configuration file's text.
+    pub async fn another_node_with_config(&self, toml: &str) -> TestApp {
+        let url = self
+            ._db
+            .as_ref()
+            .map(|d| d.url.clone())
+            .expect("first node");
+        Self::start_with(&url, None, Some(toml), |_| {}).await
+    }
+
     async fn start(url: &str, db: Option<TestDb>, configure: impl FnOnce(&mut App)) -> TestApp {
+        Self::start_with(url, db, None, configure).await
+    }
+
+    async fn start_with(
+        url: &str,
+        db: Option<TestDb>,
+        toml: Option<&str>,
+        configure: impl FnOnce(&mut App),
+    ) -> TestApp {
         let clock = Arc::new(ManualClock::new(time::OffsetDateTime::now_utc()));
-        let mut app = App::open(url, clock.clone()).await.expect("open app");
+        let mut app = match toml {
+            None => App::open(url, clock.clone()).await.expect("open app"),
+            Some(text) => {
+                let path = std::env::temp_dir().join(format!("sv-{}.toml", uuid::Uuid::new_v4()));
+                std::fs::write(&path, text).expect("write config");
+                let cfg =
+                    config::load(&config::Sources::new().file(&path).set("database.url", url));
+                let _ = std::fs::remove_file(&path);
+                let cfg = cfg.unwrap_or_else(|e| panic!("test configuration: {e}"));
+                App::open_with(&cfg, clock.clone()).await.expect("open app")
+            }
+        };
         // Tests move the clock and then wait for the worker: look for due jobs often.
         app.worker.poll = std::time::Duration::from_millis(20);
         configure(&mut app);

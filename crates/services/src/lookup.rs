@@ -1,0 +1,86 @@
+//! Who is asked about a slip: the stored verification first (local first), then the
+//! connector router, or the built-in ledger when no router is configured.
+
+use crate::Services;
+use domain::model::VerifiedTransfer;
+use domain::Error;
+use gateway::{BankAnswer, WalletAnswer};
+
+impl Services {
+    /// A transfer this service already confirmed: the bank's answer for a confirmed transfer
+    /// does not change, so a repeat costs no connector call. Rows from before the transfer was
+    /// stored (migration 0011) are asked again.
+    pub(crate) async fn confirmed_before(
+        &self,
+        service_id: &str,
+        sending_bank: &str,
+        trans_ref: &str,
+    ) -> Result<Option<(VerifiedTransfer, String)>, Error> {
+        let rec = self
+            .store
+            .get_verification(service_id, sending_bank, trans_ref)
+            .await?;
+        Ok(rec.and_then(|r| {
+            let source = r.source.unwrap_or_else(|| "stored".into());
+            r.transfer.map(|t| (t, source))
+        }))
+    }
+
+    /// Asks the route of the slip's sending bank; the answer and who gave it.
+    pub(crate) async fn ask_bank(
+        &self,
+        payload: &str,
+        sending_bank: &str,
+        trans_ref: &str,
+    ) -> (BankAnswer, String) {
+        let (answer, source) = match &self.router {
+            Some(router) => {
+                let q = connectors::SlipQuery::new(payload, sending_bank, trans_ref);
+                let routed = router.route(&q).await;
+                (routed.answer, routed.source)
+            }
+            None => (
+                self.bank.lookup(sending_bank, trans_ref).await,
+                Some(self.bank.source().to_string()),
+            ),
+        };
+        (answer, source.unwrap_or_else(|| "unknown".into()))
+    }
+
+    /// Asks the TrueMoney route about a transaction id; the answer and who gave it.
+    pub(crate) async fn ask_wallet(
+        &self,
+        payload: &str,
+        transaction_id: &str,
+    ) -> (WalletAnswer, String) {
+        let (answer, source) = match (&self.router, &self.wallet) {
+            (Some(router), _) => {
+                let q = connectors::WalletQuery::new(Some(payload.to_string()), transaction_id);
+                let routed = router.route_wallet(&q).await;
+                (routed.answer, routed.source)
+            }
+            (None, Some(wallet)) => (
+                wallet.lookup(transaction_id).await,
+                Some(wallet.source().to_string()),
+            ),
+            (None, None) => (WalletAnswer::NotFound, None),
+        };
+        (answer, source.unwrap_or_else(|| "unknown".into()))
+    }
+}
+
+impl Services {
+    /// Each connector as operators see it (`GET /admin/connectors`): state, last error,
+    /// counts, median latency; never a secret.
+    pub fn connector_status(&self) -> Vec<connectors::ConnectorStatus> {
+        self.router.as_ref().map(|r| r.status()).unwrap_or_default()
+    }
+
+    /// Reaches each connector (a token request where there is one) and verifies nothing.
+    pub async fn check_connectors(&self) -> Vec<(String, Result<(), String>)> {
+        match &self.router {
+            Some(r) => r.check_all().await,
+            None => Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,342 @@
+//! Verifying real transfers through connectors, over real HTTP: one slipverify as the
+//! `easyslip` upstream of another, and the simulator (`crates/sim`) as an upstream whose
+//! faults a test switches and whose calls it counts.
+
+use serde_json::{json, Value};
+use store::Store;
+use sim::{Fault, Route, Sim, SimConfig};
+use std::time::Duration;
+use testkit::receiver::Receiver;
+use testkit::{both, post_concurrently, Backend, TestApp};
+
+const ADMIN: &str = "admin-token-for-the-connector-tests-0123456789";
+
+fn code(v: &Value) -> &str {
+    v["error"]["code"].as_str().unwrap_or("<none>")
+}
+
+/// A configuration whose default route is `route`, with one easyslip connector per
+/// (name, base_url, key).
+fn config(connectors: &[(&str, &str, &str)], route: &[&str]) -> String {
+    let mut t = format!("[server]\nadmin_token = \"{ADMIN}\"\n");
+    for (name, url, key) in connectors {
+        t.push_str(&format!(
+            "[connectors.{name}]\nkind = \"easyslip\"\nbase_url = \"{url}\"\napi_key = \"{key}\"\n\
+             timeout_ms = 2000\nbreaker_failures = 2\nbreaker_cooldown_s = 30\n"
+        ));
+    }
+    let list = route
+        .iter()
+        .map(|r| format!("\"{r}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    t.push_str(&format!(
+        "[routing]\ndefault = [{list}]\ntruewallet = [{list}]\n"
+    ));
+    t
+}
+
+async fn sim() -> Sim {
+    Sim::start(SimConfig {
+        api_key: Some("sim-key".into()),
+        ..Default::default()
+    })
+    .await
+    .expect("simulator")
+}
+
+/// The simulator's first bank slip (KBank → SCB, 1,500.50 baht).
+fn sim_payload() -> String {
+    slip_qr::encode_bank_slip("004", "013071152533APM07736")
+}
+
+async fn verify(t: &TestApp, key: &str, payload: &str) -> (u16, Value) {
+    t.post(
+        "/v2/verify/bank",
+        key,
+        json!({"payload": payload, "checkDuplicate": true}),
+    )
+    .await
+}
+
+async fn used(t: &TestApp, key: &str) -> i64 {
+    let (s, v) = t.get("/v2/info", Some(key)).await;
+    assert_eq!(s, 200, "{v}");
+    v["data"]["application"]["quota"]["used"].as_i64().unwrap()
+}
+
+async fn admin_connectors(t: &TestApp) -> Value {
+    let resp = t
+        .http
+        .get(format!("{}/admin/connectors", t.base))
+        .bearer_auth(ADMIN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    resp.json::<Value>().await.unwrap()["data"].clone()
+}
+
+#[tokio::test]
+async fn a_slipverify_is_the_easyslip_upstream_of_another() {
+    // A: the provider, on its sandbox ledger. B: routes every bank to A.
+    let a = TestApp::spawn(Backend::Sqlite).await;
+    let at = a.tenant(100).await;
+    let tr = a.transfer("004", "014", 15_050).await;
+    let b = TestApp::spawn_with_config(
+        Backend::Sqlite,
+        &config(&[("upstream", &a.base, &at.api_key)], &["upstream"]),
+    )
+    .await;
+    let bt = b.tenant(100).await;
+
+    let (s, direct) = a
+        .post(
+            "/v2/verify/bank",
+            &at.api_key,
+            json!({"payload": tr.payload}),
+        )
+        .await;
+    assert_eq!(s, 200, "{direct}");
+    let (s, via) = verify(&b, &bt.api_key, &tr.payload).await;
+    assert_eq!(s, 200, "{via}");
+    assert_eq!(via["data"]["isDuplicate"], false);
+    assert_eq!(
+        via["data"]["rawSlip"], direct["data"]["rawSlip"],
+        "the same slip"
+    );
+    assert_eq!(via["data"]["amountInSlip"], 150.5);
+    assert_eq!(used(&a, &at.api_key).await, 2, "A answered B once");
+    let rec = b
+        .app
+        .store
+        .get_verification(&bt.service_id, "004", &tr.trans_ref)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(rec.source.as_deref(), Some("upstream"));
+
+    // A repeat is answered from B's own record: no call to A.
+    let (s, again) = verify(&b, &bt.api_key, &tr.payload).await;
+    assert_eq!(s, 200, "{again}");
+    assert_eq!(again["data"]["isDuplicate"], true);
+    assert_eq!(again["data"]["rawSlip"], via["data"]["rawSlip"]);
+    assert_eq!(used(&a, &at.api_key).await, 2, "no second call to A");
+
+    // A says not found: so does B, and B charges nothing.
+    let unknown = slip_qr::encode_bank_slip("004", "20261123UNKNOWN00001");
+    let (s, v) = verify(&b, &bt.api_key, &unknown).await;
+    assert_eq!((s, code(&v)), (404, "SLIP_NOT_FOUND"), "{v}");
+    assert_eq!(used(&b, &bt.api_key).await, 2);
+
+    // TrueMoney through A's /v2/verify/truewallet.
+    let w = a
+        .app
+        .wallet
+        .create_transfer(&gateway::NewWalletTransfer {
+            amount: domain::Satang(5_000),
+            sender_name: Some("Sender".into()),
+            receiver_name: Some("Shop".into()),
+            receiver_phone: Some("0812345678".into()),
+        })
+        .await
+        .unwrap();
+    let (s, v) = b
+        .post(
+            "/v2/verify/truewallet",
+            &bt.api_key,
+            json!({"payload": w.payload}),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["data"]["amountInSlip"], 50.0);
+
+    // A goes away: a new slip cannot be confirmed, and B says so without charging.
+    let other = a.transfer("004", "014", 700).await;
+    a.stop().await;
+    let (s, v) = verify(&b, &bt.api_key, &other.payload).await;
+    assert_eq!((s, code(&v)), (500, "API_SERVER_ERROR"), "{v}");
+    // The slip B confirmed before is still answered, from B's record.
+    let (s, _) = verify(&b, &bt.api_key, &tr.payload).await;
+    assert_eq!(s, 200);
+    b.stop().await;
+}
+
+both!(
+    bad_qrs_and_repeats_never_reach_a_connector,
+    |b: Backend| async move {
+        let s = sim().await;
+        let t =
+            TestApp::spawn_with_config(b, &config(&[("sim", &s.base_url(), "sim-key")], &["sim"]))
+                .await;
+        let ten = t.tenant(100).await;
+        let good = sim_payload();
+        let mut bad_crc = good.clone();
+        let last = bad_crc.pop().unwrap();
+        bad_crc.push(if last == '0' { '1' } else { '0' });
+        let payment_qr = "00020101021129370016A000000677010111011300668123456785802TH53037646304";
+        for p in [bad_crc.as_str(), payment_qr, "hello"] {
+            let (st, v) = verify(&t, &ten.api_key, p).await;
+            assert_eq!(st, 404, "{p}: {v}");
+        }
+        assert_eq!(s.calls(Route::Bank), 0, "nothing invalid was forwarded");
+        for _ in 0..3 {
+            let (st, v) = verify(&t, &ten.api_key, &good).await;
+            assert_eq!(st, 200, "{v}");
+        }
+        assert_eq!(s.calls(Route::Bank), 1, "repeats are answered locally");
+        t.stop().await;
+    }
+);
+
+#[tokio::test]
+async fn the_next_connector_answers_when_one_is_down_and_operators_see_it() {
+    let down = sim().await;
+    down.set(Fault::Status(503));
+    let up = sim().await;
+    let t = TestApp::spawn_with_config(
+        Backend::Sqlite,
+        &config(
+            &[
+                ("first", &down.base_url(), "sim-key"),
+                ("second", &up.base_url(), "sim-key"),
+            ],
+            &["first", "second"],
+        ),
+    )
+    .await;
+    let ten = t.tenant(100).await;
+    let (s, v) = verify(&t, &ten.api_key, &sim_payload()).await;
+    assert_eq!(s, 200, "{v}");
+    let rec = t
+        .app
+        .store
+        .get_verification(&ten.service_id, "004", "013071152533APM07736")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(rec.source.as_deref(), Some("second"));
+    let status = admin_connectors(&t).await;
+    let first = status
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "first")
+        .unwrap();
+    assert_eq!(first["kind"], "easyslip");
+    assert_eq!(first["calls"], 1);
+    assert_eq!(first["failures"], 1);
+    assert_eq!(first["state"], "closed", "one failure of two: still closed");
+    assert!(
+        first["lastError"].as_str().unwrap().contains("503"),
+        "{first}"
+    );
+    assert!(
+        !status.to_string().contains("sim-key"),
+        "no secret: {status}"
+    );
+
+    // A second failure opens the first connector's breaker: it is skipped, not called.
+    let p2 = slip_qr::encode_bank_slip("014", "2026112214AbCdEfGhIjK");
+    let (s, v) = verify(&t, &ten.api_key, &p2).await;
+    assert_eq!(s, 200, "{v}");
+    let calls = down.calls(Route::Bank);
+    assert_eq!(calls, 2);
+    let status = admin_connectors(&t).await;
+    let first = status
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "first")
+        .unwrap();
+    assert_eq!(first["state"], "open", "{first}");
+
+    // Everything down: API_SERVER_ERROR, nothing charged.
+    up.set(Fault::Status(500));
+    let before = used(&t, &ten.api_key).await;
+    let unknown = slip_qr::encode_bank_slip("004", "20261123NEWREF000001");
+    let (s, v) = verify(&t, &ten.api_key, &unknown).await;
+    assert_eq!((s, code(&v)), (500, "API_SERVER_ERROR"), "{v}");
+    assert_eq!(used(&t, &ten.api_key).await, before);
+    assert_eq!(
+        down.calls(Route::Bank),
+        calls,
+        "an open breaker is not called"
+    );
+    t.stop().await;
+}
+
+both!(
+    an_async_job_waits_out_a_connector_outage,
+    |b: Backend| async move {
+        let rx = Receiver::spawn().await;
+        let s = sim().await;
+        s.set(Fault::Status(503));
+        let eg = rx.egress();
+        let t = TestApp::spawn_with_config_and(
+            b,
+            &config(&[("sim", &s.base_url(), "sim-key")], &["sim"]),
+            move |a| a.services.egress = Some(eg),
+        )
+        .await;
+        let ten = t.tenant(100).await;
+        let (st, v) = t
+            .post(
+                "/v2/verify/bank/async",
+                &ten.api_key,
+                json!({"payload": sim_payload(), "callbackUrl": rx.url("h")}),
+            )
+            .await;
+        assert_eq!(st, 202, "{v}");
+        // The first attempt meets the outage and is scheduled on the outage budget.
+        s.wait_calls(Route::Bank, 1).await;
+        let id = v["data"]["jobId"].as_str().unwrap().to_string();
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let (_, j) = t
+                .get(&format!("/v2/verify/bank/jobs/{id}"), Some(&ten.api_key))
+                .await;
+            if j["data"]["status"] == "retrying" {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "{j}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(rx.received().is_empty(), "no callback during an outage");
+        s.clear();
+        t.clock.advance(time::Duration::seconds(15));
+        let got = rx.wait_for(1).await;
+        let body = got[0].json();
+        assert_eq!(body["status"], "success", "{body}");
+        assert_eq!(body["data"]["rawSlip"]["transRef"], "013071152533APM07736");
+        assert_eq!(used(&t, &ten.api_key).await, 1);
+        t.stop().await;
+    }
+);
+
+both!(
+    two_nodes_behind_one_connector_decide_duplicates_in_the_database,
+    |b: Backend| async move {
+        let s = sim().await;
+        let cfg = config(&[("sim", &s.base_url(), "sim-key")], &["sim"]);
+        let n1 = TestApp::spawn_with_config(b, &cfg).await;
+        let n2 = n1.another_node_with_config(&cfg).await;
+        let ten = n1.tenant(1_000).await;
+        let body = json!({"payload": sim_payload(), "checkDuplicate": true});
+        let bases = [n1.base.as_str(), n2.base.as_str()];
+        let answers = post_concurrently(&bases, "/v2/verify/bank", &ten.api_key, &body, 40).await;
+        let mut firsts = 0;
+        for (st, v) in &answers {
+            assert_eq!(*st, 200, "{v}");
+            firsts += (v["data"]["isDuplicate"] == false) as i32;
+        }
+        assert_eq!(firsts, 1, "exactly one first verification");
+        assert_eq!(used(&n2, &ten.api_key).await, 40, "each charged once");
+        // Only requests that raced the first confirmation asked the connector.
+        assert!(s.calls(Route::Bank) >= 1);
+        let (st, v) = verify(&n2, &ten.api_key, &sim_payload()).await;
+        assert_eq!((st, v["data"]["isDuplicate"].as_bool()), (200, Some(true)));
+        n2.stop().await;
+        n1.stop().await;
+    }
+);
