@@ -33,10 +33,11 @@ impl Services {
         // a job: one that runs again after a crash may already be charged, and the charge
         // returns that recorded outcome instead of refusing it.
         if req.job_id.is_none() {
-            self.precheck_quota(caller).await?;
+            self.precheck_for(caller).await?;
         }
 
-        let transfer = match self.bank.lookup(&slip.sending_bank, &slip.trans_ref).await {
+        let bank = self.bank_for(caller);
+        let transfer = match bank.lookup(&slip.sending_bank, &slip.trans_ref).await {
             BankAnswer::Found(t) => t,
             BankAnswer::NotFound => {
                 return Err(Error::SlipNotFound(
@@ -59,18 +60,21 @@ impl Services {
             None
         };
         let outcome = self
-            .charge_with_renewal(&VerificationRecord {
-                service_id: caller.service.id.clone(),
-                branch_id: caller.branch.id.clone(),
-                sending_bank: slip.sending_bank.clone(),
-                trans_ref: slip.trans_ref.clone(),
-                amount: transfer.amount,
-                transferred_at: transfer.occurred_at,
-                verified_at: self.clock.now(),
-                job_id: req.job_id.clone(),
-                transfer: Some(VerifiedTransfer::Bank(transfer.clone())),
-                source: Some(self.bank.source().to_string()),
-            })
+            .record_for(
+                caller,
+                &VerificationRecord {
+                    service_id: caller.service.id.clone(),
+                    branch_id: caller.branch.id.clone(),
+                    sending_bank: slip.sending_bank.clone(),
+                    trans_ref: slip.trans_ref.clone(),
+                    amount: transfer.amount,
+                    transferred_at: transfer.occurred_at,
+                    verified_at: self.clock.now(),
+                    job_id: req.job_id.clone(),
+                    transfer: Some(VerifiedTransfer::Bank(transfer.clone())),
+                    source: Some(bank.source().to_string()),
+                },
+            )
             .await?;
 
         // Matching is a check on a verified slip, not a reason to refuse it.

@@ -39,10 +39,9 @@ impl Services {
             }
         };
         let wallet = self
-            .wallet
-            .as_ref()
+            .wallet_for(caller)
             .ok_or_else(|| Error::SlipNotFound("TrueMoney slips are not enabled here".into()))?;
-        self.precheck_quota(caller).await?;
+        self.precheck_for(caller).await?;
         let transfer = match wallet.lookup(&slip.transaction_id).await {
             WalletAnswer::Found(t) => t,
             WalletAnswer::NotFound => {
@@ -56,18 +55,21 @@ impl Services {
             }
         };
         let outcome = self
-            .charge_with_renewal(&VerificationRecord {
-                service_id: caller.service.id.clone(),
-                branch_id: caller.branch.id.clone(),
-                sending_bank: TRUEMONEY.into(),
-                trans_ref: transfer.transaction_id.clone(),
-                amount: transfer.amount,
-                transferred_at: transfer.occurred_at,
-                verified_at: self.clock.now(),
-                job_id: None,
-                transfer: Some(VerifiedTransfer::Wallet(transfer.clone())),
-                source: Some(wallet.source().to_string()),
-            })
+            .record_for(
+                caller,
+                &VerificationRecord {
+                    service_id: caller.service.id.clone(),
+                    branch_id: caller.branch.id.clone(),
+                    sending_bank: TRUEMONEY.into(),
+                    trans_ref: transfer.transaction_id.clone(),
+                    amount: transfer.amount,
+                    transferred_at: transfer.occurred_at,
+                    verified_at: self.clock.now(),
+                    job_id: None,
+                    transfer: Some(VerifiedTransfer::Wallet(transfer.clone())),
+                    source: Some(wallet.source().to_string()),
+                },
+            )
             .await?;
         let is_amount_matched = req.match_amount == Some(transfer.amount);
         let mut raw = RawWalletSlip::from_transfer(&transfer);
