@@ -197,6 +197,7 @@ async fn create_branch(State(svc): State<Services>, headers: HeaderMap, body: Bo
         is_main: f.boolean("main").unwrap_or(false),
         allow_ips: f.strings("allowIps").unwrap_or_default(),
         limit_quota: f.whole("limitQuota", 0),
+        sandbox: f.boolean("sandbox").unwrap_or(false),
     };
     f.finish()?;
     let (b, key) = svc.create_branch(&req).await?;
@@ -204,7 +205,7 @@ async fn create_branch(State(svc): State<Services>, headers: HeaderMap, body: Bo
 }
 
 #[utoipa::path(patch, path = "/admin/branches/{id}", tag = "admin",
-    summary = "Change a branch (name, active, IP allow-list, webhook, limit)",
+    summary = "Change a branch (name, active, IP allow-list, webhook, limit, test branch)",
     security(("adminToken" = [])),
     params(("id" = String, Path, description = "Branch id")),
     request_body(content((BranchChange = "application/json"))),
@@ -233,6 +234,7 @@ async fn update_branch(
         limit_quota: tri(&mut f, "limitQuota", |f| f.whole("limitQuota", 0)),
         biller_id: tri(&mut f, "billerId", |f| f.string("billerId", 1, 32))
             .map(Option::unwrap_or_default),
+        sandbox: f.boolean("sandbox"),
     };
     f.finish()?;
     let b = svc.update_branch(&id, &upd).await?;

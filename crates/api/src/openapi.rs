@@ -672,11 +672,26 @@ pub(crate) struct Quota {
     total_used: i64,
 }
 
+/// `/v2/info`'s counters: the cycle's `Quota` plus `sandboxUsed` (our addition).
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct InfoQuota {
+    used: i64,
+    /// null: no limit.
+    max: Option<i64>,
+    /// null: no limit.
+    remaining: Option<i64>,
+    total_used: i64,
+    /// Verifications by test branches, duplicates included, ever: never charged, so not in
+    /// `used` or `totalUsed` (for the application: all its test branches).
+    sandbox_used: i64,
+}
+
 #[derive(ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct InfoApplication {
     name: String,
-    quota: Quota,
+    quota: InfoQuota,
     /// The subscribed package, or null when the service has none.
     package: Option<InfoPackage>,
     /// End of the current period; null never expires.
@@ -710,7 +725,9 @@ pub(crate) struct InfoBranch {
     name: String,
     is_active: bool,
     is_main: bool,
-    quota: Quota,
+    /// A test branch: verifies on the sandbox ledger, never charged (our addition).
+    sandbox: bool,
+    quota: InfoQuota,
 }
 
 /// The account behind the service: no email is kept (always null); credit in baht.
@@ -1289,6 +1306,8 @@ pub(crate) struct NewBranchRequest {
     main: Option<bool>,
     allow_ips: Option<Vec<String>>,
     limit_quota: Option<i64>,
+    /// A test branch: sandbox ledger, never charged, duplicates apart (default false).
+    sandbox: Option<bool>,
 }
 
 /// Every field optional; null clears `webhookUrl`, `webhookSecret`, `billerId`, `limitQuota`.
@@ -1303,6 +1322,8 @@ pub(crate) struct BranchChange {
     /// The merchant biller id for v1 merchant QRs (15 digits).
     biller_id: Option<String>,
     limit_quota: Option<i64>,
+    /// Make it a test branch (`true`) or a production one (`false`).
+    sandbox: Option<bool>,
 }
 
 #[derive(ToSchema)]
@@ -1318,6 +1339,8 @@ pub(crate) struct BranchView {
     has_webhook_secret: bool,
     biller_id: Option<String>,
     limit_quota: Option<i64>,
+    /// A test branch: sandbox ledger, never charged, duplicates apart.
+    sandbox: bool,
     /// Only when the branch is created (shown once).
     api_key: Option<String>,
 }

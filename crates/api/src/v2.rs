@@ -81,15 +81,15 @@ async fn list_banks(
     security(("bearerAuth" = [])),
     responses((status = 200, description = "Quota in the current billing cycle", body = InfoResponse,
         example = json!({"success": true, "message": "Application info retrieved", "data": {
-            "application": {"name": "My shop", "quota": {"used": 12, "max": 5000, "remaining": 4988, "totalUsed": 140},
+            "application": {"name": "My shop", "quota": {"used": 12, "max": 5000, "remaining": 4988, "totalUsed": 140, "sandboxUsed": 0},
                 "package": {"name": "Standard", "quota": 5000, "durationDays": 30},
                 "expiresAt": "2026-12-22T10:00:00.000+07:00",
                 "autoRenew": {"expired": true, "quota": true,
                     "createdAt": "2026-11-22T10:00:00.000+07:00", "expiresAt": "2026-12-22T10:00:00.000+07:00"}},
             "account": {"email": null, "credit": 250.0},
             "product": {"name": "Standard"},
-            "branch": {"name": "Main", "isActive": true, "isMain": true,
-                "quota": {"used": 12, "max": null, "remaining": null, "totalUsed": 140}}}}))))]
+            "branch": {"name": "Main", "isActive": true, "isMain": true, "sandbox": false,
+                "quota": {"used": 12, "max": null, "remaining": null, "totalUsed": 140, "sandboxUsed": 0}}}}))))]
 async fn info(
     State(svc): State<Services>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
@@ -99,6 +99,8 @@ async fn info(
     // Usage in the current billing cycle, also when no request has arrived since it began.
     let (s, b) = c.quotas_at(svc.clock.now());
     let (s, b) = (&s, &b);
+    // Test branches' verifications are never charged: counted apart.
+    let (sandbox_service, sandbox_branch) = svc.sandbox_used(&c).await?;
     let sub = &c.service.subscription;
     let package = match &sub.package_id {
         Some(id) => svc.package(id).await?,
@@ -119,6 +121,7 @@ async fn info(
                     "max": s.limit,
                     "remaining": s.remaining(),
                     "totalUsed": s.total_used,
+                    "sandboxUsed": sandbox_service,
                 },
                 "package": package,
                 "expiresAt": expires,
@@ -142,11 +145,13 @@ async fn info(
                 "name": c.branch.name,
                 "isActive": c.branch.active,
                 "isMain": c.branch.is_main,
+                "sandbox": c.branch.sandbox,
                 "quota": {
                     "used": b.used,
                     "max": b.limit,
                     "remaining": b.remaining(),
                     "totalUsed": b.total_used,
+                    "sandboxUsed": sandbox_branch,
                 },
             },
         }),

@@ -76,6 +76,7 @@ pub fn branch(b: &Branch, api_key: Option<&str>) -> Value {
         "hasWebhookSecret": b.webhook_secret.is_some(),
         "billerId": b.biller_id,
         "limitQuota": b.quota.limit,
+        "sandbox": b.sandbox,
     });
     if let Some(k) = api_key {
         v["apiKey"] = json!(k);

@@ -122,6 +122,9 @@ pub struct Branch {
     pub webhook_secret: Option<String>,
     /// Biller id (15 digits) of the branch's merchant payment QRs.
     pub biller_id: Option<String>,
+    /// A test branch: verifies on the sandbox ledger, never charged, duplicates kept apart
+    /// from production.
+    pub sandbox: bool,
     pub quota: Quota,
     pub created_at: OffsetDateTime,
     /// The cycle the branch's `used` counts (cycles follow the service's billing anchor).
@@ -143,6 +146,7 @@ impl std::fmt::Debug for Branch {
                 "webhook_secret",
                 &self.webhook_secret.as_ref().map(|_| "<redacted>"),
             )
+            .field("sandbox", &self.sandbox)
             .field("quota", &self.quota)
             .finish_non_exhaustive()
     }
@@ -457,6 +461,7 @@ mod tests {
             webhook_url: None,
             webhook_secret: Some("hook-s3cr3t".into()),
             biller_id: None,
+            sandbox: false,
             quota: Quota {
                 limit: None,
                 used: 0,

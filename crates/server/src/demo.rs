@@ -1,11 +1,12 @@
 //! `serve --demo`: a first run that works with nothing set up. It creates (or reuses) a demo
-//! service with a main branch, issues a fresh key (keys are stored hashed, so an old one
-//! cannot be shown again), adds sandbox transfers and prints a ready `curl` line.
+//! service with a main branch that is a test branch (sandbox ledger, never charged), issues a
+//! fresh key (keys are stored hashed, so an old one cannot be shown again), adds sandbox
+//! transfers and prints a ready `curl` line.
 
 use crate::App;
 use domain::Satang;
 use gateway::NewSandboxTransfer;
-use services::admin::NewBranch;
+use services::admin::{BranchUpdate, NewBranch};
 
 pub const DEMO_SERVICE: &str = "Demo shop";
 
@@ -35,10 +36,23 @@ pub async fn prepare(app: &App) -> Result<Demo, String> {
         .await
         .map_err(|e| e.to_string())?;
     let api_key = match branches.iter().find(|b| b.is_main) {
-        Some(main) => svc
-            .rotate_key(&main.id, None)
-            .await
-            .map_err(|e| e.to_string())?,
+        Some(main) => {
+            // A demo database from before test branches: make its branch one now.
+            if !main.sandbox {
+                svc.update_branch(
+                    &main.id,
+                    &BranchUpdate {
+                        sandbox: Some(true),
+                        ..Default::default()
+                    },
+                )
+                .await
+                .map_err(|e| e.to_string())?;
+            }
+            svc.rotate_key(&main.id, None)
+                .await
+                .map_err(|e| e.to_string())?
+        }
         None => {
             svc.create_branch(&NewBranch {
                 service_id: service.id.clone(),
@@ -46,6 +60,7 @@ pub async fn prepare(app: &App) -> Result<Demo, String> {
                 is_main: true,
                 allow_ips: vec![],
                 limit_quota: None,
+                sandbox: true,
             })
             .await
             .map_err(|e| e.to_string())?
@@ -80,7 +95,10 @@ pub async fn prepare(app: &App) -> Result<Demo, String> {
 pub fn banner(demo: &Demo, base: &str) -> String {
     let mut s = String::new();
     s.push_str("\nslipverify demo is ready.\n\n");
-    s.push_str(&format!("  API key (shown once): {}\n\n", demo.api_key));
+    s.push_str(&format!("  API key (shown once): {}\n", demo.api_key));
+    s.push_str(
+        "  Its branch is a test branch: it verifies on the sandbox ledger and is never charged.\n\n",
+    );
     s.push_str("  Sandbox transfers:\n");
     for (bank, amount, payload) in &demo.transfers {
         let note = if bank == "002" {

@@ -74,6 +74,9 @@ impl App {
         let mut services = Services::new(dyn_store, sandbox.clone(), clock);
         services.wallet = Some(wallet.clone());
         services.router = Some(router);
+        // Test branches always verify on the built-in ledgers, whatever answers production.
+        services.sandbox_bank = sandbox.clone();
+        services.sandbox_wallet = Some(wallet.clone());
         // Image URLs are fetched only through the SSRF guard; its test-only allowances are
         // logged loudly when set.
         services.egress = Some(

@@ -385,6 +385,9 @@ enum BranchCmd {
         /// Branch-specific limit (default: none, only the service limit applies).
         #[arg(long)]
         limit_quota: Option<i64>,
+        /// A test branch: always the sandbox ledger, never charged, duplicates kept apart.
+        #[arg(long, default_value_t = false, action = clap::ArgAction::Set)]
+        sandbox: bool,
     },
     /// Change a branch's settings.
     Update(BranchUpdateArgs),
@@ -413,6 +416,9 @@ struct BranchUpdateArgs {
     /// The branch's own limit per cycle, or `none` (only the service's limit applies).
     #[arg(long)]
     quota: Option<String>,
+    /// `true` makes it a test branch (sandbox ledger, never charged), `false` a production one.
+    #[arg(long)]
+    sandbox: Option<bool>,
 }
 
 #[derive(Subcommand)]
@@ -799,6 +805,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             main,
             allow_ip,
             limit_quota,
+            sandbox,
         })) => {
             let (b, key) = svc
                 .create_branch(&NewBranch {
@@ -807,6 +814,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                     is_main: main,
                     allow_ips: allow_ip,
                     limit_quota,
+                    sandbox,
                 })
                 .await
                 .map_err(err)?;
@@ -828,6 +836,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                             .as_deref()
                             .map(|q| parse_limit("quota", q))
                             .transpose()?,
+                        sandbox: a.sandbox,
                     },
                 )
                 .await

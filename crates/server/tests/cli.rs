@@ -80,6 +80,62 @@ fn admin_flow(url: &str) {
     let bid = br["id"].as_str().unwrap();
     assert_eq!(br["apiKey"].as_str().unwrap().len(), 36);
     assert_eq!(br["allowIps"], json!(["10.0.0.0/8", "127.0.0.1"]));
+    assert_eq!(br["sandbox"], false, "production unless asked");
+    let test = json_ok(
+        url,
+        &[
+            "admin",
+            "branch",
+            "create",
+            "--service",
+            sid,
+            "--name",
+            "QA",
+            "--sandbox",
+            "true",
+        ],
+    );
+    assert_eq!(test["sandbox"], true);
+    let tid = test["id"].as_str().unwrap();
+    let flipped = json_ok(
+        url,
+        &[
+            "admin",
+            "branch",
+            "update",
+            "--branch",
+            tid,
+            "--sandbox",
+            "false",
+        ],
+    );
+    assert_eq!(flipped["sandbox"], false);
+    let flipped = json_ok(
+        url,
+        &[
+            "admin",
+            "branch",
+            "update",
+            "--branch",
+            tid,
+            "--sandbox",
+            "true",
+        ],
+    );
+    assert_eq!(flipped["sandbox"], true);
+    let bad = run(
+        url,
+        &[
+            "admin",
+            "branch",
+            "update",
+            "--branch",
+            tid,
+            "--sandbox",
+            "maybe",
+        ],
+    );
+    assert_eq!(bad.status.code(), Some(2), "not a boolean");
     let second = run(
         url,
         &[
@@ -336,6 +392,25 @@ async fn demo_prints_a_working_curl_line() {
         assert_eq!(first["data"]["isDuplicate"], false, "round {round}");
         let again: Value = post().await.unwrap().json().await.unwrap();
         assert_eq!(again["data"]["isDuplicate"], true);
+        // The demo branch is a test branch: nothing was charged, both were counted apart.
+        let info_url = url_part.replace("/v2/verify/bank", "/v2/info");
+        let info: Value = client
+            .get(&info_url)
+            .bearer_auth(key)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let d = &info["data"];
+        assert_eq!(d["branch"]["sandbox"], true, "{info}");
+        assert_eq!(d["application"]["quota"]["used"], 0, "{info}");
+        assert_eq!(
+            d["branch"]["quota"]["sandboxUsed"],
+            2 * (round + 1),
+            "{info}"
+        );
         let _ = child.kill();
         let _ = child.wait();
     }

@@ -21,6 +21,8 @@ pub struct NewBranch {
     /// Empty means `*` (all addresses).
     pub allow_ips: Vec<String>,
     pub limit_quota: Option<i64>,
+    /// A test branch (sandbox ledger, never charged).
+    pub sandbox: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -36,6 +38,8 @@ pub struct BranchUpdate {
     pub biller_id: Option<String>,
     /// `Some(None)` removes the branch's own limit.
     pub limit_quota: Option<Option<i64>>,
+    /// Makes the branch a test branch (`true`) or a production one.
+    pub sandbox: Option<bool>,
 }
 
 /// Changes to a service; `None` leaves a field as it is.
@@ -143,6 +147,7 @@ impl Services {
             webhook_url: None,
             webhook_secret: None,
             biller_id: None,
+            sandbox: req.sandbox,
             quota: Quota {
                 limit: req.limit_quota,
                 used: 0,
@@ -205,6 +210,7 @@ impl Services {
             webhook_secret: clear_empty(&upd.webhook_secret),
             biller_id: clear_empty(&upd.biller_id),
             limit_quota: upd.limit_quota,
+            sandbox: upd.sandbox,
         };
         self.store
             .update_branch(id, &patch)

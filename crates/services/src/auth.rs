@@ -55,8 +55,9 @@ impl Services {
         if !branch.active {
             return Err(Error::BranchInactive);
         }
-        // An expired service with auto-renew on renews here (or says why it cannot).
-        let service = self.usable_service(service).await?;
+        // An expired service with auto-renew on renews here (or says why it cannot); never
+        // for a test branch.
+        let service = self.usable_service_for(service, &branch).await?;
         Ok(Caller { service, branch })
     }
 }

@@ -184,7 +184,7 @@ impl Services {
         let billing_down = |e: Error| Attempt::BillingUnavailable {
             message: e.public_message(),
         };
-        let service = match self.usable_service(service).await {
+        let service = match self.usable_service_for(service, &branch).await {
             Ok(s) => s,
             Err(e @ Error::RenewalTemporarilyUnavailable) => return (billing_down(e), secret),
             Err(e @ Error::Internal(_)) => return (outage(e), secret),

@@ -10,6 +10,7 @@ pub mod lookup;
 pub mod partner;
 pub mod rate;
 pub mod renewal;
+pub mod sandbox;
 pub mod subscriptions;
 pub mod verify;
 pub mod wallet;
@@ -26,10 +27,14 @@ pub const DEFAULT_UPLOAD_SLOTS: usize = 8;
 #[derive(Clone)]
 pub struct Services {
     pub store: Arc<dyn Store>,
-    /// The built-in sandbox ledger: test branches always, everyone when `router` is `None`.
+    /// The built-in sandbox ledger; answers production only when `router` is `None` (tests
+    /// that build `Services` by hand).
     pub bank: Arc<dyn BankGateway>,
-    /// The connector router (`[connectors]` and `[routing]` of the configuration).
+    /// The connector router (`[connectors]` and `[routing]` of the configuration): answers
+    /// production branches.
     pub router: Option<Arc<connectors::Router>>,
+    /// The built-in sandbox bank ledger: always answers test branches.
+    pub sandbox_bank: Arc<dyn BankGateway>,
     pub clock: Arc<dyn Clock>,
     pub rate: Arc<rate::RateLimiter>,
     /// Peers whose `X-Forwarded-For` is believed (empty: nobody's).
@@ -43,8 +48,11 @@ pub struct Services {
     /// Slots for requests carrying an image: at most this many image bodies are held and
     /// decoded at once (each is up to 4 MB), so memory stays bounded under a burst.
     pub uploads: Arc<tokio::sync::Semaphore>,
-    /// TrueMoney Wallet look-ups; `None` refuses TrueMoney slips.
+    /// TrueMoney Wallet look-ups for production branches; `None` refuses TrueMoney slips.
+    /// Ask `wallet_for(caller)`.
     pub wallet: Option<Arc<dyn gateway::WalletGateway>>,
+    /// The built-in sandbox wallet ledger for test branches; `None` refuses their wallet slips.
+    pub sandbox_wallet: Option<Arc<dyn gateway::WalletGateway>>,
     /// Wakes this node's job worker when a job is submitted.
     pub jobs_wake: Arc<tokio::sync::Notify>,
     /// Who approves renewals: the credit ledger (default) or an external endpoint.
@@ -83,6 +91,8 @@ impl Services {
         let rate = Arc::new(rate::RateLimiter::for_backend(store.backend()));
         Self {
             store,
+            // Until a router is configured, the one gateway given is the sandbox ledger.
+            sandbox_bank: bank.clone(),
             bank,
             router: None,
             clock,
@@ -93,6 +103,7 @@ impl Services {
             schedules: Arc::new(domain::job::Schedules::default()),
             jobs_wake: Arc::new(tokio::sync::Notify::new()),
             wallet: None,
+            sandbox_wallet: None,
             uploads: Arc::new(tokio::sync::Semaphore::new(DEFAULT_UPLOAD_SLOTS)),
             billing: Arc::new(billing::LedgerBilling),
             renewals: Arc::default(),

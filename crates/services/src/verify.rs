@@ -33,18 +33,18 @@ impl Services {
         // a job: one that runs again after a crash may already be charged, and the charge
         // returns that recorded outcome instead of refusing it.
         if req.job_id.is_none() {
-            self.precheck_quota(caller).await?;
+            self.precheck_for(caller).await?;
         }
 
         // Local first: a transfer this service already confirmed is answered from its stored
         // verification; only new slips reach a connector.
         let stored = self
-            .confirmed_before(&caller.service.id, &slip.sending_bank, &slip.trans_ref)
+            .confirmed_before(caller, &slip.sending_bank, &slip.trans_ref)
             .await?;
         let (transfer, source) = match stored {
             Some((VerifiedTransfer::Bank(t), source)) => (t, source),
             _ => match self
-                .ask_bank(&slip.payload, &slip.sending_bank, &slip.trans_ref)
+                .ask_bank(caller, &slip.payload, &slip.sending_bank, &slip.trans_ref)
                 .await
             {
                 (BankAnswer::Found(t), source) => (t, source),
@@ -70,18 +70,21 @@ impl Services {
             None
         };
         let outcome = self
-            .charge_with_renewal(&VerificationRecord {
-                service_id: caller.service.id.clone(),
-                branch_id: caller.branch.id.clone(),
-                sending_bank: slip.sending_bank.clone(),
-                trans_ref: slip.trans_ref.clone(),
-                amount: transfer.amount,
-                transferred_at: transfer.occurred_at,
-                verified_at: self.clock.now(),
-                job_id: req.job_id.clone(),
-                transfer: Some(VerifiedTransfer::Bank(transfer.clone())),
-                source: Some(source),
-            })
+            .record_for(
+                caller,
+                &VerificationRecord {
+                    service_id: caller.service.id.clone(),
+                    branch_id: caller.branch.id.clone(),
+                    sending_bank: slip.sending_bank.clone(),
+                    trans_ref: slip.trans_ref.clone(),
+                    amount: transfer.amount,
+                    transferred_at: transfer.occurred_at,
+                    verified_at: self.clock.now(),
+                    job_id: req.job_id.clone(),
+                    transfer: Some(VerifiedTransfer::Bank(transfer.clone())),
+                    source: Some(source),
+                },
+            )
             .await?;
 
         // Matching is a check on a verified slip, not a reason to refuse it.

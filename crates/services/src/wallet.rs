@@ -38,19 +38,22 @@ impl Services {
                 )))
             }
         };
-        if self.router.is_none() && self.wallet.is_none() {
+        if self.wallet_for(caller).is_none() && (caller.branch.sandbox || self.router.is_none()) {
             return Err(Error::SlipNotFound(
                 "TrueMoney slips are not enabled here".into(),
             ));
         }
-        self.precheck_quota(caller).await?;
+        self.precheck_for(caller).await?;
         // Local first, as for bank slips.
         let stored = self
-            .confirmed_before(&caller.service.id, TRUEMONEY, &slip.transaction_id)
+            .confirmed_before(caller, TRUEMONEY, &slip.transaction_id)
             .await?;
         let (transfer, source) = match stored {
             Some((VerifiedTransfer::Wallet(t), source)) => (t, source),
-            _ => match self.ask_wallet(&slip.payload, &slip.transaction_id).await {
+            _ => match self
+                .ask_wallet(caller, &slip.payload, &slip.transaction_id)
+                .await
+            {
                 (WalletAnswer::Found(t), source) => (t, source),
                 (WalletAnswer::NotFound, _) => {
                     return Err(Error::SlipNotFound(
@@ -64,18 +67,21 @@ impl Services {
             },
         };
         let outcome = self
-            .charge_with_renewal(&VerificationRecord {
-                service_id: caller.service.id.clone(),
-                branch_id: caller.branch.id.clone(),
-                sending_bank: TRUEMONEY.into(),
-                trans_ref: transfer.transaction_id.clone(),
-                amount: transfer.amount,
-                transferred_at: transfer.occurred_at,
-                verified_at: self.clock.now(),
-                job_id: None,
-                transfer: Some(VerifiedTransfer::Wallet(transfer.clone())),
-                source: Some(source),
-            })
+            .record_for(
+                caller,
+                &VerificationRecord {
+                    service_id: caller.service.id.clone(),
+                    branch_id: caller.branch.id.clone(),
+                    sending_bank: TRUEMONEY.into(),
+                    trans_ref: transfer.transaction_id.clone(),
+                    amount: transfer.amount,
+                    transferred_at: transfer.occurred_at,
+                    verified_at: self.clock.now(),
+                    job_id: None,
+                    transfer: Some(VerifiedTransfer::Wallet(transfer.clone())),
+                    source: Some(source),
+                },
+            )
             .await?;
         let is_amount_matched = req.match_amount == Some(transfer.amount);
         let mut raw = RawWalletSlip::from_transfer(&transfer);

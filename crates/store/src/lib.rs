@@ -9,6 +9,7 @@ mod charge;
 mod jobs;
 mod migrate;
 mod quota_ops;
+mod sandbox;
 mod sql;
 
 use async_trait::async_trait;
@@ -105,6 +106,8 @@ pub struct BranchPatch {
     pub webhook_secret: Option<Option<String>>,
     /// `Some(None)`: no biller id.
     pub biller_id: Option<Option<String>>,
+    /// A test branch: sandbox ledger, never charged, duplicates kept apart.
+    pub sandbox: Option<bool>,
 }
 
 #[async_trait]
@@ -211,6 +214,21 @@ pub trait Store: Send + Sync + 'static {
         sending_bank: &str,
         trans_ref: &str,
     ) -> Result<Option<VerificationRecord>>;
+
+    /// Records a test branch's verification in the test space (`sandbox_verifications`),
+    /// charging nothing; `first_verification` is true for exactly one test verification of a
+    /// slip within a service. A job is counted once however often it runs. Production's
+    /// `verifications` is neither read nor written.
+    async fn record_sandbox_verification(&self, rec: &VerificationRecord) -> Result<ChargeOutcome>;
+    /// The first test verification of a slip in a service, if any.
+    async fn get_sandbox_verification(
+        &self,
+        service_id: &str,
+        sending_bank: &str,
+        trans_ref: &str,
+    ) -> Result<Option<VerificationRecord>>;
+    /// Test verifications (duplicates included, ever) of the service and of the branch.
+    async fn sandbox_used(&self, service_id: &str, branch_id: &str) -> Result<(i64, i64)>;
 
     /// Inserts submitted jobs in one transaction: all of a batch or none.
     async fn insert_jobs(&self, jobs: &[domain::job::Job]) -> Result<()>;

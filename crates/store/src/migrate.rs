@@ -31,6 +31,7 @@ macro_rules! for_backend {
             9 => "0009_owner_verified_biller.sql",
             10 => "0010_billing.sql",
             11 => "0011_stored_transfer_and_default_burst.sql",
+            12 => "0012_test_branches.sql",
         )
     };
 }

@@ -73,7 +73,8 @@ macro_rules! branch_cols {
         "b.id AS b_id, b.service_id AS b_service, b.name AS b_name, \
      b.is_main AS b_main, b.active AS b_active, b.allow_ips AS b_ips, b.webhook_url AS b_url, \
      b.webhook_secret AS b_secret, b.biller_id AS b_biller, b.limit_quota AS b_limit, b.used_quota AS b_used, \
-     b.total_used_quota AS b_total, b.created_at AS b_created, b.cycle_start AS b_cycle"
+     b.total_used_quota AS b_total, b.created_at AS b_created, b.cycle_start AS b_cycle, \
+     b.sandbox AS b_sandbox"
     };
 }
 
@@ -149,6 +150,7 @@ macro_rules! branch_from_row {
             webhook_url: r.try_get("b_url")?,
             webhook_secret: r.try_get("b_secret")?,
             biller_id: r.try_get("b_biller")?,
+            sandbox: r.try_get("b_sandbox")?,
             quota: Quota {
                 limit: r.try_get("b_limit")?,
                 used: r.try_get("b_used")?,
@@ -504,8 +506,8 @@ impl Store for SqlStore {
             sqlx::query(
                 "INSERT INTO branches (id, service_id, name, is_main, active, api_key_hash, \
                  allow_ips, webhook_url, webhook_secret, limit_quota, used_quota, \
-                 total_used_quota, created_at, cycle_start) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+                 total_used_quota, created_at, cycle_start, sandbox) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
             )
             .bind(&b.id)
             .bind(&b.service_id)
@@ -521,6 +523,7 @@ impl Store for SqlStore {
             .bind(b.quota.total_used)
             .bind(to_millis(b.created_at))
             .bind(to_millis(b.cycle_start))
+            .bind(b.sandbox)
             .execute(p)
             .await
             .map_err(|e| unique_violation(e, "the service already has a main branch"))?;
@@ -571,7 +574,8 @@ impl Store for SqlStore {
                  webhook_url = CASE WHEN $5 THEN $6 ELSE webhook_url END, \
                  webhook_secret = CASE WHEN $7 THEN $8 ELSE webhook_secret END, \
                  limit_quota = CASE WHEN $9 THEN $10 ELSE limit_quota END, \
-                 biller_id = CASE WHEN $11 THEN $12 ELSE biller_id END \
+                 biller_id = CASE WHEN $11 THEN $12 ELSE biller_id END, \
+                 sandbox = COALESCE($13, sandbox) \
                  WHERE id = $1",
             )
             .bind(id)
@@ -586,6 +590,7 @@ impl Store for SqlStore {
             .bind(limit)
             .bind(set_biller)
             .bind(biller)
+            .bind(patch.sandbox)
             .execute(p)
             .await?;
         });
@@ -936,38 +941,40 @@ impl Store for SqlStore {
         sending_bank: &str,
         trans_ref: &str,
     ) -> Result<Option<VerificationRecord>> {
-        on_pool!(self, p => {
-            let row = sqlx::query(
-                "SELECT branch_id, amount_satang, transferred_at, verified_at, transfer_json, source \
-                 FROM verifications \
-                 WHERE service_id = $1 AND sending_bank = $2 AND trans_ref = $3",
-            )
-            .bind(service_id)
-            .bind(sending_bank)
-            .bind(trans_ref)
-            .fetch_optional(p)
-            .await?;
-            match row {
-                Some(r) => Ok(Some(VerificationRecord {
-                    service_id: service_id.to_string(),
-                    branch_id: r.try_get(0)?,
-                    sending_bank: sending_bank.to_string(),
-                    trans_ref: trans_ref.to_string(),
-                    amount: Satang(r.try_get(1)?),
-                    transferred_at: from_millis(r.try_get(2)?),
-                    verified_at: from_millis(r.try_get(3)?),
-                    job_id: None,
-                    transfer: match r.try_get::<Option<String>, _>(4)? {
-                        Some(j) => Some(domain::model::VerifiedTransfer::from_json(&j).map_err(
-                            |e| StoreError::Corrupt(format!("verifications.transfer_json: {e}")),
-                        )?),
-                        None => None,
-                    },
-                    source: r.try_get(5)?,
-                })),
-                None => Ok(None),
-            }
-        })
+        use crate::sandbox::{get, Space};
+        get(
+            &self.pool,
+            Space::Production,
+            service_id,
+            sending_bank,
+            trans_ref,
+        )
+        .await
+    }
+
+    async fn record_sandbox_verification(&self, rec: &VerificationRecord) -> Result<ChargeOutcome> {
+        crate::sandbox::record(&self.pool, rec).await
+    }
+
+    async fn get_sandbox_verification(
+        &self,
+        service_id: &str,
+        sending_bank: &str,
+        trans_ref: &str,
+    ) -> Result<Option<VerificationRecord>> {
+        use crate::sandbox::{get, Space};
+        get(
+            &self.pool,
+            Space::Sandbox,
+            service_id,
+            sending_bank,
+            trans_ref,
+        )
+        .await
+    }
+
+    async fn sandbox_used(&self, service_id: &str, branch_id: &str) -> Result<(i64, i64)> {
+        crate::sandbox::used(&self.pool, service_id, branch_id).await
     }
 
     async fn insert_jobs(&self, jobs: &[domain::job::Job]) -> Result<()> {

@@ -52,6 +52,7 @@ fn branch(id: &str, service_id: &str, main: bool, limit: Option<i64>) -> Branch 
         webhook_url: None,
         webhook_secret: None,
         biller_id: None,
+        sandbox: false,
         quota: Quota {
             limit,
             used: 0,
@@ -191,8 +192,10 @@ both!(services_and_branches, |b: Backend| async move {
         webhook_secret: Some(Some("s3cret".into())),
         limit_quota: Some(Some(9)),
         biller_id: Some(Some("099400016550100".into())),
+        sandbox: Some(true),
     };
     let updated = s.update_branch("b3", &patch).await.unwrap().unwrap();
+    assert!(updated.sandbox);
     assert_eq!(updated.biller_id.as_deref(), Some("099400016550100"));
     assert_eq!(updated.name, "Renamed");
     assert!(!updated.active);

@@ -3,9 +3,9 @@
 //! faults a test switches and whose calls it counts.
 
 use serde_json::{json, Value};
-use store::Store;
 use sim::{Fault, Route, Sim, SimConfig};
 use std::time::Duration;
+use store::Store;
 use testkit::receiver::Receiver;
 use testkit::{both, post_concurrently, Backend, TestApp};
 

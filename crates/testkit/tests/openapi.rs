@@ -490,6 +490,22 @@ async fn documented_examples_match_the_server() {
     let tr2 = t.transfer("004", "014", 9900).await;
     let unknown = "5b1f7a3e-9c1d-4d8e-8f4a-2b6c7d8e9f01";
     let key = Some(ten.api_key.as_str());
+    // A test branch answers /v2/info in the same documented shape (our additions included).
+    let (_, test_key) = t
+        .app
+        .services
+        .create_branch(&services::admin::NewBranch {
+            service_id: ten.service_id.clone(),
+            name: "QA".into(),
+            sandbox: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let schemas = &doc["components"]["schemas"];
+    assert!(schemas["InfoBranch"]["properties"]["sandbox"].is_object());
+    assert!(schemas["InfoQuota"]["properties"]["sandboxUsed"].is_object());
+    assert!(schemas["BranchView"]["properties"]["sandbox"].is_object());
     let case = Case::new;
     const V2_ERROR: &[&str] = &["/success", "/error/code", "/error/message"];
     const V1_ERROR: &[&str] = &["/status", "/message", "/data"];
@@ -509,6 +525,16 @@ async fn documented_examples_match_the_server() {
         )
         .exact(V2_ERROR),
         case("/v2/info", "get", 200, None, "/v2/info", key, None).exact(&["/success", "/message"]),
+        case(
+            "/v2/info",
+            "get",
+            200,
+            None,
+            "/v2/info",
+            Some(&test_key),
+            None,
+        )
+        .exact(&["/success", "/message"]),
         case(
             "/v2/info",
             "get",
@@ -729,6 +755,22 @@ async fn admin_answers_fit_the_document() {
         k,
         Some(json!({ "serviceId": sid, "name": "Main", "main": true })),
     );
+    let (f, _) = check(
+        &t,
+        &doc,
+        &Case::new(
+            "/admin/branches",
+            "post",
+            200,
+            None,
+            "/admin/branches",
+            k,
+            Some(json!({ "serviceId": sid, "name": "QA", "sandbox": true })),
+        )
+        .schema_only(),
+    )
+    .await;
+    failures.extend(f);
     let (f, b) = check(&t, &doc, &branch.schema_only()).await;
     failures.extend(f);
     let bid = b["data"]["id"].as_str().unwrap_or("none").to_string();
@@ -761,7 +803,7 @@ async fn admin_answers_fit_the_document() {
             None,
             &format!("/admin/branches/{bid}"),
             k,
-            Some(json!({ "active": true })),
+            Some(json!({ "active": true, "sandbox": false })),
         ),
         Case::new(
             "/admin/branches/{id}/rotate-key",

@@ -375,18 +375,16 @@ fn v1_slip(raw: &RawSlip) -> Result<Value, V1Error> {
     Ok(v)
 }
 
-/// `duplicate_slip` with the slip's first verification in this service, if there was one.
+/// `duplicate_slip` with the slip's first verification in this service (in the caller's
+/// space: production or test), if there was one.
 async fn earlier(
     svc: &Services,
     c: &Caller,
     bank: &str,
     trans_ref: &str,
 ) -> Result<Option<V1Error>, V1Error> {
-    let rec = svc
-        .store
-        .get_verification(&c.service.id, bank, trans_ref)
-        .await
-        .map_err(domain::Error::from)?;
+    // The caller's own space: a test branch sees only test verifications, and the reverse.
+    let rec = svc.recorded_verification(c, bank, trans_ref).await?;
     let Some(r) = rec else { return Ok(None) };
     let verified_at = json!(format_bangkok(r.verified_at));
     // The slip as its first verification answered it, plus when that was; rows recorded

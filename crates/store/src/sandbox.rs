@@ -1,0 +1,149 @@
+//! Test branches' verifications: recorded apart from production (`sandbox_verifications`),
+//! never charged. The primary key decides first vs duplicate within a service's test space,
+//! as `verifications` does for production; no counter of the charge writer is touched.
+
+use crate::sql::{on_pool, Pool};
+use crate::{ChargeOutcome, Result, StoreError, VerificationRecord};
+use domain::clock::{from_millis, to_millis};
+use domain::Satang;
+use sqlx::Row;
+
+/// Which table holds a space's verifications.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Space {
+    Production,
+    Sandbox,
+}
+
+/// Records a test verification: inserts the slip if it is the service's first test
+/// verification of it, counts it on the branch, and for a job remembers the outcome so a
+/// job that runs again (its worker crashed) gets the same answer and is counted once.
+pub(crate) async fn record(pool: &Pool, rec: &VerificationRecord) -> Result<ChargeOutcome> {
+    // Lock order as in the charge writer: branch row, then job row.
+    let (begin, lock) = match pool {
+        Pool::Sqlite(_) => ("BEGIN IMMEDIATE", ""),
+        Pool::Pg(_) => ("BEGIN", " FOR UPDATE"),
+    };
+    let branch_sql = format!("SELECT id FROM branches WHERE id = $1 AND service_id = $2{lock}");
+    let job_sql = format!("SELECT charged_first FROM jobs WHERE id = $1{lock}");
+    on_pool!(pool: pool, p => {
+        let mut tx = p.begin_with(begin).await?;
+        if sqlx::query(&branch_sql)
+            .bind(&rec.branch_id)
+            .bind(&rec.service_id)
+            .fetch_optional(&mut *tx)
+            .await?
+            .is_none()
+        {
+            return Err(StoreError::Conflict("no such branch in the service"));
+        }
+        if let Some(job) = &rec.job_id {
+            let before: Option<Option<bool>> = sqlx::query(&job_sql)
+                .bind(job)
+                .fetch_optional(&mut *tx)
+                .await?
+                .map(|r| r.try_get(0))
+                .transpose()?;
+            if let Some(Some(first)) = before {
+                return Ok(ChargeOutcome { first_verification: first });
+            }
+        }
+        let first = sqlx::query(
+            "INSERT INTO sandbox_verifications (service_id, sending_bank, trans_ref, branch_id, \
+             amount_satang, transferred_at, verified_at, transfer_json, source) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+             ON CONFLICT (service_id, sending_bank, trans_ref) DO NOTHING RETURNING service_id",
+        )
+        .bind(&rec.service_id)
+        .bind(&rec.sending_bank)
+        .bind(&rec.trans_ref)
+        .bind(&rec.branch_id)
+        .bind(rec.amount.0)
+        .bind(to_millis(rec.transferred_at))
+        .bind(to_millis(rec.verified_at))
+        .bind(rec.transfer.as_ref().map(|t| t.to_json()))
+        .bind(&rec.source)
+        .fetch_optional(&mut *tx)
+        .await?
+        .is_some();
+        sqlx::query("UPDATE branches SET sandbox_used = sandbox_used + 1 WHERE id = $1")
+            .bind(&rec.branch_id)
+            .execute(&mut *tx)
+            .await?;
+        if let Some(job) = &rec.job_id {
+            sqlx::query("UPDATE jobs SET charged_first = $2 WHERE id = $1")
+                .bind(job)
+                .bind(first)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(ChargeOutcome { first_verification: first })
+    })
+}
+
+/// Test verifications of the whole service and of one of its branches, duplicates included.
+pub(crate) async fn used(pool: &Pool, service_id: &str, branch_id: &str) -> Result<(i64, i64)> {
+    on_pool!(pool: pool, p => {
+        // SUM of BIGINT is NUMERIC on PostgreSQL: cast back.
+        let r = sqlx::query(
+            "SELECT CAST(COALESCE(SUM(sandbox_used), 0) AS BIGINT), \
+             CAST(COALESCE(SUM(CASE WHEN id = $2 THEN sandbox_used ELSE 0 END), 0) AS BIGINT) \
+             FROM branches WHERE service_id = $1",
+        )
+        .bind(service_id)
+        .bind(branch_id)
+        .fetch_one(p)
+        .await?;
+        Ok((r.try_get(0)?, r.try_get(1)?))
+    })
+}
+
+/// The recorded (first) verification of a slip in a service, in one space.
+pub(crate) async fn get(
+    pool: &Pool,
+    space: Space,
+    service_id: &str,
+    sending_bank: &str,
+    trans_ref: &str,
+) -> Result<Option<VerificationRecord>> {
+    let sql = match space {
+        Space::Production => {
+            "SELECT branch_id, amount_satang, transferred_at, verified_at, transfer_json, source \
+             FROM verifications WHERE service_id = $1 AND sending_bank = $2 AND trans_ref = $3"
+        }
+        Space::Sandbox => {
+            "SELECT branch_id, amount_satang, transferred_at, verified_at, transfer_json, source \
+             FROM sandbox_verifications \
+             WHERE service_id = $1 AND sending_bank = $2 AND trans_ref = $3"
+        }
+    };
+    on_pool!(pool: pool, p => {
+        let row = sqlx::query(sql)
+            .bind(service_id)
+            .bind(sending_bank)
+            .bind(trans_ref)
+            .fetch_optional(p)
+            .await?;
+        match row {
+            Some(r) => Ok(Some(VerificationRecord {
+                service_id: service_id.to_string(),
+                branch_id: r.try_get(0)?,
+                sending_bank: sending_bank.to_string(),
+                trans_ref: trans_ref.to_string(),
+                amount: Satang(r.try_get(1)?),
+                transferred_at: from_millis(r.try_get(2)?),
+                verified_at: from_millis(r.try_get(3)?),
+                job_id: None,
+                transfer: match r.try_get::<Option<String>, _>(4)? {
+                    Some(j) => Some(domain::model::VerifiedTransfer::from_json(&j).map_err(
+                        |e| StoreError::Corrupt(format!("transfer_json: {e}")),
+                    )?),
+                    None => None,
+                },
+                source: r.try_get(5)?,
+            })),
+            None => Ok(None),
+        }
+    })
+}
