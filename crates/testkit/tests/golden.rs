@@ -236,7 +236,8 @@ both!(
             .unwrap()
             .unwrap();
         assert_eq!(rec.transfer, Some(VerifiedTransfer::Wallet(Box::new(w))));
-        assert_eq!(rec.source.as_deref(), Some("sandbox-wallet"));
+        // The source is the name of the connector that answered (the built-in one: `sandbox`).
+        assert_eq!(rec.source.as_deref(), Some("sandbox"));
         t.stop().await;
     }
 );
