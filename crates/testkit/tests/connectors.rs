@@ -340,3 +340,41 @@ both!(
         n1.stop().await;
     }
 );
+
+both!(
+    a_test_branch_stays_on_the_ledger_beside_a_routed_production_branch,
+    |b: Backend| async move {
+        let s = sim().await;
+        let t =
+            TestApp::spawn_with_config(b, &config(&[("sim", &s.base_url(), "sim-key")], &["sim"]))
+                .await;
+        let prod = t.tenant(100).await;
+        let (test_branch, test_key) = t.branch(&prod.service_id, "Dev", None).await;
+        t.app
+            .services
+            .update_branch(
+                &test_branch,
+                &services::admin::BranchUpdate {
+                    sandbox: Some(true),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        // A sandbox-ledger transfer: the test branch confirms it without asking the simulator.
+        let tr = t.transfer("004", "014", 1_000).await;
+        let (st, v) = verify(&t, &test_key, &tr.payload).await;
+        assert_eq!(st, 200, "{v}");
+        assert_eq!(s.calls(Route::Bank), 0);
+        // Production asks its route, which has never heard of it.
+        let (st, v) = verify(&t, &prod.api_key, &tr.payload).await;
+        assert_eq!((st, code(&v)), (404, "SLIP_NOT_FOUND"), "{v}");
+        assert_eq!(s.calls(Route::Bank), 1);
+        // And the simulator's slip is not on the test branch's ledger.
+        let (st, v) = verify(&t, &test_key, &sim_payload()).await;
+        assert_eq!((st, code(&v)), (404, "SLIP_NOT_FOUND"), "{v}");
+        assert_eq!(s.calls(Route::Bank), 1);
+        assert_eq!(used(&t, &prod.api_key).await, 0, "nothing charged");
+        t.stop().await;
+    }
+);
