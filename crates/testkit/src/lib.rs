@@ -186,7 +186,7 @@ impl TestApp {
             .as_ref()
             .map(|d| d.url.clone())
             .expect("first node");
-        Self::start(&url, None, |_| {}).await
+        Self::start_with(&url, None, None, |_| {}, Some(self.clock.clone())).await
     }
 
     /// Another node on the same database whose services are configured first (e.g. trusted
@@ -200,7 +200,8 @@ impl TestApp {
             .as_ref()
             .map(|d| d.url.clone())
             .expect("first node");
-        Self::start(&url, None, |a| configure(&mut a.services)).await
+        let clock = Some(self.clock.clone());
+        Self::start_with(&url, None, None, |a| configure(&mut a.services), clock).await
     }
 
     /// Like `spawn`, with a configuration file's text (TOML: connectors, routing, ...) on top
@@ -217,7 +218,7 @@ impl TestApp {
     ) -> TestApp {
         let db = TestDb::new(backend).await;
         let url = db.url.clone();
-        Self::start_with(&url, Some(db), Some(toml), configure).await
+        Self::start_with(&url, Some(db), Some(toml), configure, None).await
     }
 
     /// Another node on the same database with a configuration file's text.
@@ -227,11 +228,12 @@ impl TestApp {
             .as_ref()
             .map(|d| d.url.clone())
             .expect("first node");
-        Self::start_with(&url, None, Some(toml), |_| {}).await
+        let clock = Some(self.clock.clone());
+        Self::start_with(&url, None, Some(toml), |_| {}, clock).await
     }
 
     async fn start(url: &str, db: Option<TestDb>, configure: impl FnOnce(&mut App)) -> TestApp {
-        Self::start_with(url, db, None, configure).await
+        Self::start_with(url, db, None, configure, None).await
     }
 
     async fn start_with(
@@ -239,8 +241,12 @@ impl TestApp {
         db: Option<TestDb>,
         toml: Option<&str>,
         configure: impl FnOnce(&mut App),
+        // Nodes of one test share one clock, as real nodes share one time: a second node
+        // started later must not run ahead of the first (shared rate limits, leases).
+        clock: Option<Arc<ManualClock>>,
     ) -> TestApp {
-        let clock = Arc::new(ManualClock::new(time::OffsetDateTime::now_utc()));
+        let clock =
+            clock.unwrap_or_else(|| Arc::new(ManualClock::new(time::OffsetDateTime::now_utc())));
         let mut app = match toml {
             None => App::open(url, clock.clone()).await.expect("open app"),
             Some(text) => {
