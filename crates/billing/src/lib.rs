@@ -62,11 +62,21 @@ impl Billing for LedgerBilling {
 /// Answer: 2xx `{"approved": true, "reference": "..."}` approves; 2xx `{"approved": false}`
 /// or 402 declines; anything else (other statuses, bad JSON, timeout, no connection) is
 /// "unavailable". Redirects are not followed.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct HttpBilling {
     url: String,
     secret: String,
     client: reqwest::Client,
+}
+
+/// By hand: the signing secret must never reach a log line.
+impl std::fmt::Debug for HttpBilling {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpBilling")
+            .field("url", &self.url)
+            .field("secret", &"[redacted]")
+            .finish_non_exhaustive()
+    }
 }
 
 impl HttpBilling {
@@ -183,5 +193,21 @@ impl Billing for HttpBilling {
             Some(false) => Decision::Declined("billing declined".into()),
             None => Decision::Unavailable("answer has no approved field".into()),
         }
+    }
+}
+
+#[cfg(test)]
+mod debug_tests {
+    #[test]
+    fn debug_never_shows_the_secret() {
+        let b = super::HttpBilling::new(
+            "https://billing.example.com/approve",
+            "billing-secret-value",
+            std::time::Duration::from_secs(1),
+        )
+        .unwrap();
+        let text = format!("{b:?}");
+        assert!(!text.contains("billing-secret-value"), "{text}");
+        assert!(text.contains("[redacted]"));
     }
 }
