@@ -129,7 +129,7 @@ impl KBank {
                 Err(e) => Outcome::unavailable(Cause::Malformed, e),
             };
         }
-        if self.not_found_codes.iter().any(|c| *c == code) {
+        if self.not_found_codes.contains(&code) {
             return Outcome::NotFound;
         }
         Outcome::unavailable(Cause::Malformed, format!("statusCode {code}"))
