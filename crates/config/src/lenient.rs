@@ -123,3 +123,8 @@ impl<'de> Visitor<'de> for SecondsVisitor {
 pub fn seconds<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u64>, D::Error> {
     d.deserialize_any(SecondsVisitor)
 }
+
+/// [`list`], for an optional key whose absence means "the kind's default".
+pub fn opt_list<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    list(d).map(Some)
+}

@@ -8,9 +8,11 @@
 //! Runtime types only: the configuration crate parses files into [`ConnectorSpec`] and
 //! [`RoutingSpec`].
 
+pub mod bankwire;
 pub mod breaker;
 mod easyslip;
 mod http;
+mod kbank;
 mod outcome;
 mod router;
 mod sandbox;
@@ -21,8 +23,11 @@ use async_trait::async_trait;
 use domain::model::{Transfer, WalletTransfer};
 
 pub use easyslip::EasySlip;
+pub use kbank::KBank;
 pub use outcome::{Cause, Outcome, Unavailable};
-pub use router::{Attempt, BreakerState, ConnectorStatus, Routed, Router, RouterBuilder};
+pub use router::{
+    Attempt, BreakerState, ConnectorCheck, ConnectorStatus, Routed, Router, RouterBuilder,
+};
 pub use sandbox::SandboxConnector;
 pub use spec::{
     ClientAuth, ConnectorSpec, Kind, RouteSpec, RoutingSpec, Secret, TokenSpec, BODY_CAP,
@@ -93,4 +98,8 @@ pub trait Connector: Send + Sync + 'static {
     async fn lookup_wallet(&self, q: &WalletQuery) -> Outcome<WalletTransfer>;
     /// Reach the source (a token request where there is one); verifies no slip.
     async fn check(&self) -> Result<(), String>;
+    /// Whether calls present a client certificate (mTLS), for `connectors check`.
+    fn client_certificate(&self) -> bool {
+        false
+    }
 }

@@ -45,6 +45,8 @@ pub enum Kind {
     EasySlip,
     /// The built-in ledger, through [`crate::SandboxConnector`].
     Sandbox,
+    /// KBank's slip verification API (verslip), OAuth client credentials, optional mTLS.
+    KBank,
 }
 
 impl Kind {
@@ -52,6 +54,7 @@ impl Kind {
         match self {
             Kind::EasySlip => "easyslip",
             Kind::Sandbox => "sandbox",
+            Kind::KBank => "kbank",
         }
     }
 
@@ -59,6 +62,7 @@ impl Kind {
         match s {
             "easyslip" => Some(Kind::EasySlip),
             "sandbox" => Some(Kind::Sandbox),
+            "kbank" => Some(Kind::KBank),
             _ => None,
         }
     }
@@ -82,6 +86,8 @@ pub struct TokenSpec {
     /// (banks.md 1.2, [U]) — hence a setting.
     pub path: String,
     pub client_auth: ClientAuth,
+    /// Sent with every token request (KBank's sandbox wants `x-test-mode`, `env-id`).
+    pub headers: Vec<(String, String)>,
 }
 
 impl Default for TokenSpec {
@@ -89,6 +95,7 @@ impl Default for TokenSpec {
         Self {
             path: "/v2/oauth/token".into(),
             client_auth: ClientAuth::Basic,
+            headers: Vec::new(),
         }
     }
 }
@@ -111,6 +118,14 @@ pub struct ConnectorSpec {
     /// Consecutive failures that open the breaker.
     pub breaker_failures: u32,
     pub breaker_cooldown: Duration,
+    /// Bank-API status codes that mean "no such transfer" (KBank default `["8404"]`); every
+    /// other non-success code is unavailable, so a genuine payment is never refused on a guess.
+    pub not_found_codes: Vec<String>,
+    /// Accept an answer about another reference than asked (KBank's sandbox answers one fixed
+    /// fixture). Never for production: it turns off the router's mismatch check.
+    pub sandbox_fixture: bool,
+    /// Sent with every verify request (KBank's sandbox: `x-test-mode: true`, maybe `env-id`).
+    pub headers: Vec<(String, String)>,
 }
 
 impl ConnectorSpec {
@@ -129,6 +144,13 @@ impl ConnectorSpec {
             max_concurrency: 16,
             breaker_failures: 5,
             breaker_cooldown: Duration::from_secs(30),
+            // banks.md 1.5: ITMX "Transaction Reference does not exist" [U for verslip].
+            not_found_codes: match kind {
+                Kind::KBank => vec!["8404".into()],
+                _ => Vec::new(),
+            },
+            sandbox_fixture: false,
+            headers: Vec::new(),
         }
     }
 
