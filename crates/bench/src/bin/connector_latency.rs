@@ -166,7 +166,7 @@ fn make_fixtures(
     slips: &std::path::Path,
     n: usize,
 ) -> Result<(), String> {
-    let mut bank = Vec::new();
+    let (mut bank, mut kbank) = (Vec::new(), Vec::new());
     let mut lines = String::new();
     for i in 0..n {
         let trans_ref = format!("2026112310BENCH{i:07}");
@@ -185,7 +185,20 @@ fn make_fixtures(
                     "bank": {"type": "BANKAC", "account": "xxx-x-x3109-x"}},
                 "merchantId": null}
         }));
+        kbank.push(json!({
+            "language": "TH", "transRef": trans_ref, "sendingBank": "004", "receivingBank": "014",
+            "transDate": "20261123", "transTime": "10:15:07",
+            "sender": {"displayName": "นาย ทดสอบ", "name": "MR. TEST",
+                "proxy": {"type": null, "value": null},
+                "account": {"type": "BANKAC", "value": "xxx-x-x0209-x"}},
+            "receiver": {"displayName": "ร้าน ทดลอง", "name": "TEST SHOP",
+                "proxy": {"type": "", "value": ""},
+                "account": {"type": "BANKAC", "value": "xxx-x-x3109-x"}},
+            "amount": 100 + i % 900, "paidLocalAmount": 100 + i % 900,
+            "paidLocalCurrency": "764", "countryCode": "TH", "transFeeAmount": 0,
+            "ref1": "", "ref2": "", "ref3": "", "toMerchantId": ""
+        }));
     }
     std::fs::write(slips, lines).map_err(|e| e.to_string())?;
-    std::fs::write(fixtures, json!({"bank": bank}).to_string()).map_err(|e| e.to_string())
+    std::fs::write(fixtures, json!({"bank": bank, "kbank": kbank}).to_string()).map_err(|e| e.to_string())
 }
