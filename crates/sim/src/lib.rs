@@ -23,6 +23,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{watch, Notify};
 
+mod scb;
+pub use scb::ScbSim;
+
 /// The slips the simulator knows. File format (JSON):
 /// `{"bank": [rawSlip, ...], "pending": ["transRef", ...], "truewallet": [rawWalletSlip, ...]}`.
 /// A bank slip without `payload` gets one built from `sender.bank.id` and `transRef`.
@@ -110,6 +113,8 @@ pub struct SimConfig {
     pub token_lifetime_s: u64,
     /// Faults switched on from the start.
     pub faults: Vec<Fault>,
+    /// SCB routes: what an unknown reference gets.
+    pub scb: ScbSim,
 }
 
 impl Default for SimConfig {
@@ -121,6 +126,7 @@ impl Default for SimConfig {
             client_secret: None,
             token_lifetime_s: 1799,
             faults: Vec::new(),
+            scb: ScbSim::default(),
         }
     }
 }
@@ -184,7 +190,14 @@ pub enum Route {
     Wallet,
     Token,
     Info,
+    /// SCB `POST /v1/oauth/token`.
+    ScbToken,
+    /// SCB `GET /v1/payment/billpayment/transactions/{transRef}`.
+    ScbVerify,
 }
+
+/// One counter per [`Route`] variant.
+const ROUTES: usize = 6;
 
 #[derive(Debug, Default)]
 struct Switches {
@@ -203,7 +216,7 @@ struct Shared {
     config: SimConfig,
     switches: Mutex<Switches>,
     hold: watch::Sender<bool>,
-    counts: [AtomicU64; 4],
+    counts: [AtomicU64; ROUTES],
     arrived: Notify,
     live_tokens: Mutex<HashSet<String>>,
     issued: AtomicU64,
@@ -279,6 +292,7 @@ impl Sim {
             .route("/v2/info", get(info))
             .route("/v2/oauth/token", post(token))
             .route("/oauth/token", post(token))
+            .merge(scb::routes())
             .with_state(shared.clone());
         let task = tokio::spawn(async move {
             if let Err(e) = axum::serve(listener, app).await {

@@ -58,6 +58,7 @@ async fn main() -> Result<(), String> {
             client_secret: args.client_secret,
             token_lifetime_s: args.token_lifetime,
             faults,
+            ..SimConfig::default()
         },
         args.bind,
     )
