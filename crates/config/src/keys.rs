@@ -52,9 +52,11 @@ pub const KEYS: &[Key] = &[
     k("sandbox.delay_ms", "Added to every sandbox bank look-up (load and crash tests), 0 to 60000 ms."),
     d("connectors.<name>.kind", "required", "One of `sandbox`, `easyslip`, `kbank`, `scb`, `thunder`. `sandbox` (the built-in ledger) is always defined."),
     d("connectors.<name>.base_url", "none", "The API's base URL; https unless the host is loopback; required for easyslip, kbank, scb."),
-    d("connectors.<name>.api_key", "none", "Secret. Required for easyslip and thunder; or `api_key_file`."),
-    d("connectors.<name>.client_id", "none", "OAuth client id; required for kbank and scb."),
-    d("connectors.<name>.client_secret", "none", "Secret. OAuth client secret; required for kbank and scb; or `client_secret_file`."),
+    d("connectors.<name>.api_key", "none", "Secret. Required for easyslip, thunder and scb (SCB's API key, also sent as `resourceOwnerId`); or `api_key_file`."),
+    d("connectors.<name>.client_id", "none", "OAuth client id; required for kbank."),
+    d("connectors.<name>.client_secret", "none", "Secret. OAuth client secret; required for kbank; or `client_secret_file`."),
+    d("connectors.<name>.api_secret", "none", "Secret. SCB's API secret; required for scb; or `api_secret_file`."),
+    d("connectors.<name>.not_found_codes", "none (scb: none)", "Upstream status codes that mean \"not found\" (a list or `\"1104,1105\"`); any other error code is unavailable and the next connector is asked. SCB's code is undocumented: list it once confirmed (see docs/connectors.md)."),
     k("connectors.<name>.timeout_ms", "One call, 100 to 60000 ms."),
     k("connectors.<name>.max_concurrency", "Calls in flight at once through this connector, per node, 1 to 4096."),
     k("connectors.<name>.breaker_failures", "Consecutive failures that open the circuit breaker, 1 to 1000."),
@@ -170,6 +172,8 @@ mod tests {
                 api_key: Some(Secret::new("k")),
                 client_id: Some("i".into()),
                 client_secret: Some(Secret::new("s")),
+                api_secret: Some(Secret::new("s")),
+                not_found_codes: Some(vec!["1104".into()]),
                 ..ConnectorConfig::default()
             },
         );

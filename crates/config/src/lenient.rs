@@ -91,6 +91,10 @@ pub fn list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
     d.deserialize_any(ListVisitor)
 }
 
+pub fn opt_list<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    list(d).map(Some)
+}
+
 struct SecondsVisitor;
 
 impl<'de> Visitor<'de> for SecondsVisitor {

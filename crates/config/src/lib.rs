@@ -263,6 +263,17 @@ pub struct ConnectorConfig {
     pub client_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_secret: Option<Secret>,
+    /// SCB's API secret (`applicationSecret` of its token request).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_secret: Option<Secret>,
+    /// Upstream codes that mean "not found" (as text, e.g. `"1104"`); `None`: the kind's
+    /// default (none for scb, whose code is undocumented).
+    #[serde(
+        default,
+        deserialize_with = "lenient::opt_list",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub not_found_codes: Option<Vec<String>>,
     pub timeout_ms: u64,
     /// Calls in flight at once through this connector, per node.
     pub max_concurrency: u32,
@@ -280,6 +291,8 @@ impl Default for ConnectorConfig {
             api_key: None,
             client_id: None,
             client_secret: None,
+            api_secret: None,
+            not_found_codes: None,
             timeout_ms: 5000,
             max_concurrency: 16,
             breaker_failures: 5,

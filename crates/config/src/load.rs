@@ -51,7 +51,13 @@ pub const ALIASES: &[(&str, &str)] = &[
 ];
 
 /// Keys whose values are secrets; each may be given as `<key>_file` instead.
-pub(crate) const SECRET_KEYS: &[&str] = &["admin_token", "secret", "api_key", "client_secret"];
+pub(crate) const SECRET_KEYS: &[&str] = &[
+    "admin_token",
+    "secret",
+    "api_key",
+    "client_secret",
+    "api_secret",
+];
 
 /// Where the configuration comes from.
 #[derive(Debug, Clone, Default)]

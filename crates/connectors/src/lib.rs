@@ -14,6 +14,7 @@ mod http;
 mod outcome;
 mod router;
 mod sandbox;
+mod scb;
 mod spec;
 pub mod token;
 
@@ -24,6 +25,7 @@ pub use easyslip::EasySlip;
 pub use outcome::{Cause, Outcome, Unavailable};
 pub use router::{Attempt, BreakerState, ConnectorStatus, Routed, Router, RouterBuilder};
 pub use sandbox::SandboxConnector;
+pub use scb::Scb;
 pub use spec::{
     ClientAuth, ConnectorSpec, Kind, RouteSpec, RoutingSpec, Secret, TokenSpec, BODY_CAP,
 };

@@ -5,7 +5,7 @@
 use crate::breaker::{self, Breaker, Permit};
 use crate::outcome::{Cause, Outcome, Unavailable};
 use crate::spec::{ConnectorSpec, Kind, RouteSpec, RoutingSpec};
-use crate::{Connector, EasySlip, SlipQuery, WalletQuery};
+use crate::{Connector, EasySlip, Scb, SlipQuery, WalletQuery};
 use async_trait::async_trait;
 use domain::model::{Transfer, WalletTransfer};
 use domain::Clock;
@@ -248,6 +248,9 @@ impl RouterBuilder {
                     self.client.clone(),
                     self.clock.clone(),
                 )),
+                (None, Kind::Scb) => {
+                    Arc::new(Scb::new(&spec, self.client.clone(), self.clock.clone()))
+                }
             };
             if slots.contains_key(&spec.name) {
                 return Err(format!("connector {} is defined twice", spec.name));

@@ -45,6 +45,8 @@ pub enum Kind {
     EasySlip,
     /// The built-in ledger, through [`crate::SandboxConnector`].
     Sandbox,
+    /// SCB's `billpayment/transactions` API ([`crate::Scb`]).
+    Scb,
 }
 
 impl Kind {
@@ -52,6 +54,7 @@ impl Kind {
         match self {
             Kind::EasySlip => "easyslip",
             Kind::Sandbox => "sandbox",
+            Kind::Scb => "scb",
         }
     }
 
@@ -59,6 +62,7 @@ impl Kind {
         match s {
             "easyslip" => Some(Kind::EasySlip),
             "sandbox" => Some(Kind::Sandbox),
+            "scb" => Some(Kind::Scb),
             _ => None,
         }
     }
@@ -111,6 +115,10 @@ pub struct ConnectorSpec {
     /// Consecutive failures that open the breaker.
     pub breaker_failures: u32,
     pub breaker_cooldown: Duration,
+    /// SCB's API secret (its token request's `applicationSecret`).
+    pub api_secret: Option<Secret>,
+    /// Upstream codes that mean "not found"; `None`: the kind's default.
+    pub not_found_codes: Option<Vec<String>>,
 }
 
 impl ConnectorSpec {
@@ -129,6 +137,8 @@ impl ConnectorSpec {
             max_concurrency: 16,
             breaker_failures: 5,
             breaker_cooldown: Duration::from_secs(30),
+            api_secret: None,
+            not_found_codes: None,
         }
     }
 

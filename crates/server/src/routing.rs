@@ -22,6 +22,7 @@ pub fn build(
         let kind = match c.kind {
             Some(ConnectorKind::EasySlip) => Kind::EasySlip,
             Some(ConnectorKind::Sandbox) => Kind::Sandbox,
+            Some(ConnectorKind::Scb) => Kind::Scb,
             Some(other) => {
                 return Err(format!(
                     "{}: the {other:?} connector is not available in this version",
@@ -38,6 +39,8 @@ pub fn build(
         if let (Some(id), Some(secret)) = (&c.client_id, &c.client_secret) {
             spec = spec.with_client(id.clone(), secret.expose());
         }
+        spec.api_secret = c.api_secret.as_ref().map(|s| s.expose().into());
+        spec.not_found_codes = c.not_found_codes.clone();
         spec.timeout = c.timeout();
         spec.max_concurrency = c.max_concurrency.max(1) as usize;
         spec.breaker_failures = c.breaker_failures.max(1);
