@@ -279,6 +279,7 @@ fn to_transfer(w: WireSlip, asked_payload: &str) -> Result<Transfer, Unavailable
         sender: party(w.sender),
         receiver: party(w.receiver),
         receiver_merchant_id,
+        bank_data: None,
     })
 }
 

@@ -8,6 +8,7 @@
 //! Runtime types only: the configuration crate parses files into [`ConnectorSpec`] and
 //! [`RoutingSpec`].
 
+pub mod bankwire;
 pub mod breaker;
 mod easyslip;
 mod http;

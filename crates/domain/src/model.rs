@@ -240,6 +240,11 @@ pub struct Transfer {
     pub sender: Party,
     pub receiver: Party,
     pub receiver_merchant_id: Option<String>,
+    /// The bank's own `data` object as it answered (bank-API connectors only). Kept because
+    /// the wire shape has no place for some of it (proxies, kbankTxnId-era fields), and an
+    /// operator disputing a slip wants the bank's words. Optional: older stored JSON lacks it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bank_data: Option<serde_json::Value>,
 }
 
 // ---- wire shape of a verified slip (spec 2.1) -------------------------------------------------
@@ -597,7 +602,8 @@ impl RawWalletSlip {
 /// Internal storage format — keep it stable; add fields only as optional ones:
 /// `{"kind": "bank", "transRef", "payload", "occurredAtMs" (Unix ms), "countryCode",
 /// "amountSatang", "feeSatang", "ref1", "ref2", "ref3", "sender" and "receiver" as
-/// {"bankCode", "nameTh", "nameEn"?, "accountType", "account"}, "receiverMerchantId" (or null)}`,
+/// {"bankCode", "nameTh", "nameEn"?, "accountType", "account"}, "receiverMerchantId" (or null),
+/// "bankData"? (the bank API's raw `data` object)}`,
 /// or `{"kind": "wallet", "transactionId", "event", "payload", "occurredAtMs", "amountSatang",
 /// "senderName", "senderPhone", "receiverName", "receiverPhone"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -658,6 +664,7 @@ mod stored_transfer_tests {
             sender: p("004"),
             receiver: p("014"),
             receiver_merchant_id: None,
+            bank_data: None,
         }));
         let json = t.to_json();
         assert_eq!(

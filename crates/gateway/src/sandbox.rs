@@ -123,6 +123,7 @@ impl SandboxBank {
                     ),
                 },
                 receiver_merchant_id: None,
+                bank_data: None,
             };
             match self.store.insert_sandbox_transfer(&t).await {
                 Ok(()) => return Ok(t),

@@ -190,6 +190,7 @@ macro_rules! transfer_from_row {
                 account: r.try_get("receiver_account")?,
             },
             receiver_merchant_id: r.try_get("merchant_id")?,
+            bank_data: None,
         }
     }};
 }

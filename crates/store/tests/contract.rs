@@ -373,6 +373,7 @@ fn sample_transfer() -> Transfer {
             account: "xxx-x-x5678-x".into(),
         },
         receiver_merchant_id: Some("M1".into()),
+        bank_data: None,
     }
 }
 
@@ -404,6 +405,7 @@ both!(sandbox_ledger, |b: Backend| async move {
             account: "xxx-x-x5678-x".into(),
         },
         receiver_merchant_id: Some("M1".into()),
+        bank_data: None,
     };
     s.insert_sandbox_transfer(&t).await.unwrap();
     assert_eq!(
