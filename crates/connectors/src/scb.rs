@@ -4,7 +4,7 @@
 //! headers and `{"applicationKey","applicationSecret"}` → `status.code == 1000`,
 //! `data.accessToken`, `data.expiresIn`. Verify: `GET {base}/v1/payment/billpayment/
 //! transactions/{transRef}?sendingBank=NNN` with the bearer token and the same two headers →
-//! `status.code == 1000` and KBank's `data` shape, mapped by [`crate::bankwire`].
+//! `status.code == 1000` and KBank's `data` shape, mapped by [`crate::bankwire`] (shared with KBank).
 //!
 //! SCB's "not found" code for this endpoint is unknown (banks.md 2.4, [U]): only the codes the
 //! operator lists in `not_found_codes` mean not found; every other non-1000 code is
@@ -259,10 +259,12 @@ impl Connector for Scb {
             Err(u) => return Outcome::Unavailable(u),
         };
         match self.read(&ans) {
-            Outcome::Found(data) => match crate::bankwire::to_transfer(&data, &q.payload) {
-                Ok(t) => Outcome::Found(t),
-                Err(u) => Outcome::Unavailable(u),
-            },
+            Outcome::Found(data) => {
+                match crate::bankwire::transfer_from_bank_data(&data, &q.payload) {
+                    Ok(t) => Outcome::Found(t),
+                    Err(e) => Outcome::unavailable(Cause::Malformed, e),
+                }
+            }
             Outcome::NotFound => Outcome::NotFound,
             Outcome::Pending => Outcome::Pending,
             Outcome::Expired => Outcome::Expired,

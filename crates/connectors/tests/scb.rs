@@ -139,8 +139,13 @@ async fn golden_mapping_of_a_full_transfer_with_string_amounts() {
             account: "xxx-x-x3109-x".into(),
         },
         receiver_merchant_id: None,
+        bank_data: t.bank_data.clone(),
     };
     assert_eq!(t, &want);
+    // SCB's own words are kept, string amounts and all.
+    let data = t.bank_data.as_ref().expect("bank data kept");
+    assert_eq!(data["amount"], "1500.50");
+    assert_eq!(data["sender"]["proxy"]["type"], serde_json::Value::Null);
 
     // Amounts as numbers read the same.
     let t2 = r.route(&q(REF_NUMBERS)).await;
@@ -234,7 +239,9 @@ async fn a_401_causes_exactly_one_refresh() {
 async fn fifty_concurrent_verifications_with_an_expired_token_refresh_once() {
     let s = sim().await;
     let clock = clock();
-    let r = Arc::new(router(vec![scb("a", &s)], &["a"], clock.clone()));
+    let mut spec = scb("a", &s);
+    spec.max_concurrency = 64; // all fifty in flight at once
+    let r = Arc::new(router(vec![spec], &["a"], clock.clone()));
     found(&r.route(&q(REF)).await.answer);
     clock.advance(time::Duration::seconds(3600));
     let spawn_all = |r: &Arc<Router>| -> Vec<_> {
