@@ -91,10 +91,6 @@ pub fn list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
     d.deserialize_any(ListVisitor)
 }
 
-pub fn opt_list<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
-    list(d).map(Some)
-}
-
 struct SecondsVisitor;
 
 impl<'de> Visitor<'de> for SecondsVisitor {
@@ -126,4 +122,9 @@ impl<'de> Visitor<'de> for SecondsVisitor {
 /// A retry schedule in seconds: `[30, 60, 120]` or `"30,60,120"`.
 pub fn seconds<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u64>, D::Error> {
     d.deserialize_any(SecondsVisitor)
+}
+
+/// [`list`], for an optional key whose absence means "the kind's default".
+pub fn opt_list<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    list(d).map(Some)
 }

@@ -266,14 +266,6 @@ pub struct ConnectorConfig {
     /// SCB's API secret (`applicationSecret` of its token request).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub api_secret: Option<Secret>,
-    /// Upstream codes that mean "not found" (as text, e.g. `"1104"`); `None`: the kind's
-    /// default (none for scb, whose code is undocumented).
-    #[serde(
-        default,
-        deserialize_with = "lenient::opt_list",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub not_found_codes: Option<Vec<String>>,
     pub timeout_ms: u64,
     /// Calls in flight at once through this connector, per node.
     pub max_concurrency: u32,
@@ -281,6 +273,45 @@ pub struct ConnectorConfig {
     pub breaker_failures: u32,
     /// How long an open breaker waits before one probe (half-open).
     pub breaker_cooldown_s: u64,
+    /// mTLS: a PEM file with the client certificate (chain), presented to the bank.
+    #[serde(
+        deserialize_with = "lenient::opt_string",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub client_cert: Option<String>,
+    /// mTLS: the client certificate's private key, PEM text (a secret: usually
+    /// `client_key_file`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_key: Option<Secret>,
+    /// A PEM file with an extra root CA trusted for this connector only (a UAT host or the
+    /// simulator in HTTPS mode).
+    #[serde(
+        deserialize_with = "lenient::opt_string",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub ca_file: Option<String>,
+    /// Path of the OAuth token endpoint, appended to `base_url`.
+    #[serde(
+        deserialize_with = "lenient::opt_string",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub token_path: Option<String>,
+    /// Bank status codes meaning "no such transfer"; absent: the kind's default.
+    #[serde(
+        deserialize_with = "lenient::opt_list",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub not_found_codes: Option<Vec<String>>,
+    /// Accept answers about another reference than asked (KBank's sandbox serves one fixture).
+    pub sandbox_fixture: bool,
+    /// KBank sandbox headers: `x-test-mode: true` on every call, `env-id: OAUTH2` on tokens.
+    pub test_mode: bool,
+    /// `env-id` header on verify calls (KBank sandbox; sources disagree on the value).
+    #[serde(
+        deserialize_with = "lenient::opt_string",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub verify_env_id: Option<String>,
 }
 
 impl Default for ConnectorConfig {
@@ -292,11 +323,18 @@ impl Default for ConnectorConfig {
             client_id: None,
             client_secret: None,
             api_secret: None,
-            not_found_codes: None,
             timeout_ms: 5000,
             max_concurrency: 16,
             breaker_failures: 5,
             breaker_cooldown_s: 30,
+            client_cert: None,
+            client_key: None,
+            ca_file: None,
+            token_path: None,
+            not_found_codes: None,
+            sandbox_fixture: false,
+            test_mode: false,
+            verify_env_id: None,
         }
     }
 }

@@ -57,6 +57,7 @@ pub(crate) const SECRET_KEYS: &[&str] = &[
     "api_key",
     "client_secret",
     "api_secret",
+    "client_key",
 ];
 
 /// Where the configuration comes from.

@@ -174,6 +174,29 @@ impl Config {
                     ));
                 }
             }
+            if c.client_cert.is_some() != c.client_key.is_some() {
+                out.push(format!(
+                    "{at}.client_cert: client_cert and client_key go together (mTLS)"
+                ));
+            }
+            if (c.client_cert.is_some() || c.sandbox_fixture || c.test_mode)
+                && kind != ConnectorKind::KBank
+            {
+                // Only kbank reads them today; silently ignoring them would mislead.
+                out.push(format!(
+                    "{at}: client_cert, sandbox_fixture and test_mode apply to kind \"kbank\" only"
+                ));
+            }
+            if let Some(codes) = &c.not_found_codes {
+                if codes.iter().any(|c| c.trim().is_empty()) {
+                    out.push(format!("{at}.not_found_codes: an empty code"));
+                }
+            }
+            if let Some(p) = &c.token_path {
+                if !p.starts_with('/') {
+                    out.push(format!("{at}.token_path: must start with '/'"));
+                }
+            }
             if let Some(url) = &c.base_url {
                 operator_url(out, &format!("{at}.base_url"), url);
             }

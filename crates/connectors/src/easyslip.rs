@@ -22,7 +22,7 @@ use time::OffsetDateTime;
 
 enum Auth {
     Key(Secret),
-    Token(TokenSource),
+    Token(Box<TokenSource>),
     None,
 }
 
@@ -43,7 +43,7 @@ impl EasySlip {
     pub fn new(spec: &ConnectorSpec, client: reqwest::Client, clock: Arc<dyn Clock>) -> Self {
         let auth = match (&spec.api_key, &spec.client_id, &spec.client_secret) {
             (Some(k), _, _) => Auth::Key(k.clone()),
-            (None, Some(id), Some(secret)) => Auth::Token(TokenSource::new(
+            (None, Some(id), Some(secret)) => Auth::Token(Box::new(TokenSource::new(
                 client.clone(),
                 &spec.base_url,
                 &spec.token,
@@ -51,7 +51,7 @@ impl EasySlip {
                 secret.clone(),
                 spec.timeout,
                 clock,
-            )),
+            ))),
             _ => Auth::None,
         };
         Self {

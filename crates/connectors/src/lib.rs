@@ -12,6 +12,7 @@ pub mod bankwire;
 pub mod breaker;
 mod easyslip;
 mod http;
+mod kbank;
 mod outcome;
 mod router;
 mod sandbox;
@@ -23,8 +24,11 @@ use async_trait::async_trait;
 use domain::model::{Transfer, WalletTransfer};
 
 pub use easyslip::EasySlip;
+pub use kbank::KBank;
 pub use outcome::{Cause, Outcome, Unavailable};
-pub use router::{Attempt, BreakerState, ConnectorStatus, Routed, Router, RouterBuilder};
+pub use router::{
+    Attempt, BreakerState, ConnectorCheck, ConnectorStatus, Routed, Router, RouterBuilder,
+};
 pub use sandbox::SandboxConnector;
 pub use scb::Scb;
 pub use spec::{
@@ -96,4 +100,8 @@ pub trait Connector: Send + Sync + 'static {
     async fn lookup_wallet(&self, q: &WalletQuery) -> Outcome<WalletTransfer>;
     /// Reach the source (a token request where there is one); verifies no slip.
     async fn check(&self) -> Result<(), String>;
+    /// Whether calls present a client certificate (mTLS), for `connectors check`.
+    fn client_certificate(&self) -> bool {
+        false
+    }
 }

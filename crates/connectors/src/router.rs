@@ -5,7 +5,7 @@
 use crate::breaker::{self, Breaker, Permit};
 use crate::outcome::{Cause, Outcome, Unavailable};
 use crate::spec::{ConnectorSpec, Kind, RouteSpec, RoutingSpec};
-use crate::{Connector, EasySlip, Scb, SlipQuery, WalletQuery};
+use crate::{Connector, EasySlip, KBank, Scb, SlipQuery, WalletQuery};
 use async_trait::async_trait;
 use domain::model::{Transfer, WalletTransfer};
 use domain::Clock;
@@ -42,6 +42,19 @@ pub struct ConnectorStatus {
     pub median_latency_ms: Option<u64>,
 }
 
+/// One connector's `check`: reached or why not, and whether a client certificate went with it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectorCheck {
+    pub name: String,
+    pub kind: String,
+    /// `Ok` when the source answered (a token was issued); the error never holds a secret.
+    pub result: Result<(), String>,
+    /// A client certificate is configured and went with the call: with a server that
+    /// requires one (KBank production), a successful check proves it was accepted.
+    pub client_certificate: bool,
+}
+
 /// Who was asked and what each said, in order (for logs).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attempt {
@@ -69,6 +82,8 @@ struct Slot {
     failures: AtomicU64,
     last_error: Mutex<Option<String>>,
     latencies: Mutex<VecDeque<u64>>,
+    /// Skip the "answered for another reference" check (`sandbox_fixture`).
+    any_reference: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -251,6 +266,14 @@ impl RouterBuilder {
                 (None, Kind::Scb) => {
                     Arc::new(Scb::new(&spec, self.client.clone(), self.clock.clone()))
                 }
+                // Without a client identity: one with mTLS is built by the caller and added
+                // with `connector` (its client differs).
+                (None, Kind::KBank) => Arc::new(KBank::new(
+                    &spec,
+                    self.client.clone(),
+                    self.clock.clone(),
+                    false,
+                )),
             };
             if slots.contains_key(&spec.name) {
                 return Err(format!("connector {} is defined twice", spec.name));
@@ -270,7 +293,11 @@ impl RouterBuilder {
                 failures: AtomicU64::new(0),
                 last_error: Mutex::new(None),
                 latencies: Mutex::new(VecDeque::with_capacity(LATENCY_WINDOW)),
+                any_reference: spec.sandbox_fixture,
             };
+            if spec.sandbox_fixture {
+                tracing::warn!(connector = %spec.name, "sandbox_fixture: answers about another reference are accepted; never use this in production");
+            }
             order.push(spec.name.clone());
             slots.insert(spec.name, Arc::new(slot));
         }
@@ -300,7 +327,14 @@ impl Router {
         let r = self
             .walk(route, |slot| async move {
                 // Checked inside `ask` so a mismatch counts against the breaker.
-                let call = async { check_bank(slot.connector.lookup_bank(q).await, q) };
+                let call = async {
+                    let out = slot.connector.lookup_bank(q).await;
+                    if slot.any_reference {
+                        out
+                    } else {
+                        check_bank(out, q)
+                    }
+                };
                 slot.ask(&*self.clock, call).await
             })
             .await;
@@ -410,6 +444,23 @@ impl Router {
             out.push((name.clone(), r));
         }
         out
+    }
+
+    /// [`Router::check_all`] with each connector's kind and client-certificate use.
+    pub async fn check_report(&self) -> Vec<ConnectorCheck> {
+        let results = self.check_all().await;
+        results
+            .into_iter()
+            .map(|(name, result)| {
+                let slot = self.slots.get(&name);
+                ConnectorCheck {
+                    kind: slot.map_or("", |s| s.kind).to_string(),
+                    client_certificate: slot.is_some_and(|s| s.connector.client_certificate()),
+                    name,
+                    result,
+                }
+            })
+            .collect()
     }
 }
 

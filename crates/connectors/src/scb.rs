@@ -176,7 +176,7 @@ impl Scb {
             base_url: spec.base_url.clone(),
             api_key,
             timeout: spec.timeout,
-            not_found_codes: spec.not_found_codes.clone().unwrap_or_default(),
+            not_found_codes: spec.not_found_codes.clone(),
         }
     }
 

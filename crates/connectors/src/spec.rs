@@ -45,6 +45,8 @@ pub enum Kind {
     EasySlip,
     /// The built-in ledger, through [`crate::SandboxConnector`].
     Sandbox,
+    /// KBank's slip verification API (verslip), OAuth client credentials, optional mTLS.
+    KBank,
     /// SCB's `billpayment/transactions` API ([`crate::Scb`]).
     Scb,
 }
@@ -54,6 +56,7 @@ impl Kind {
         match self {
             Kind::EasySlip => "easyslip",
             Kind::Sandbox => "sandbox",
+            Kind::KBank => "kbank",
             Kind::Scb => "scb",
         }
     }
@@ -62,6 +65,7 @@ impl Kind {
         match s {
             "easyslip" => Some(Kind::EasySlip),
             "sandbox" => Some(Kind::Sandbox),
+            "kbank" => Some(Kind::KBank),
             "scb" => Some(Kind::Scb),
             _ => None,
         }
@@ -86,6 +90,8 @@ pub struct TokenSpec {
     /// (banks.md 1.2, [U]) — hence a setting.
     pub path: String,
     pub client_auth: ClientAuth,
+    /// Sent with every token request (KBank's sandbox wants `x-test-mode`, `env-id`).
+    pub headers: Vec<(String, String)>,
 }
 
 impl Default for TokenSpec {
@@ -93,6 +99,7 @@ impl Default for TokenSpec {
         Self {
             path: "/v2/oauth/token".into(),
             client_auth: ClientAuth::Basic,
+            headers: Vec::new(),
         }
     }
 }
@@ -117,8 +124,14 @@ pub struct ConnectorSpec {
     pub breaker_cooldown: Duration,
     /// SCB's API secret (its token request's `applicationSecret`).
     pub api_secret: Option<Secret>,
-    /// Upstream codes that mean "not found"; `None`: the kind's default.
-    pub not_found_codes: Option<Vec<String>>,
+    /// Bank-API status codes that mean "no such transfer" (KBank default `["8404"]`); every
+    /// other non-success code is unavailable, so a genuine payment is never refused on a guess.
+    pub not_found_codes: Vec<String>,
+    /// Accept an answer about another reference than asked (KBank's sandbox answers one fixed
+    /// fixture). Never for production: it turns off the router's mismatch check.
+    pub sandbox_fixture: bool,
+    /// Sent with every verify request (KBank's sandbox: `x-test-mode: true`, maybe `env-id`).
+    pub headers: Vec<(String, String)>,
 }
 
 impl ConnectorSpec {
@@ -138,7 +151,13 @@ impl ConnectorSpec {
             breaker_failures: 5,
             breaker_cooldown: Duration::from_secs(30),
             api_secret: None,
-            not_found_codes: None,
+            // banks.md 1.5: ITMX "Transaction Reference does not exist" [U for verslip].
+            not_found_codes: match kind {
+                Kind::KBank => vec!["8404".into()],
+                _ => Vec::new(),
+            },
+            sandbox_fixture: false,
+            headers: Vec::new(),
         }
     }
 

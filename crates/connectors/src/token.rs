@@ -32,6 +32,7 @@ pub struct TokenSource {
     client_id: String,
     client_secret: Secret,
     auth: ClientAuth,
+    headers: Vec<(String, String)>,
     timeout: Duration,
     clock: Arc<dyn Clock>,
     cached: Mutex<Option<Cached>>,
@@ -86,6 +87,7 @@ impl TokenSource {
             client_id,
             client_secret,
             auth: spec.client_auth,
+            headers: spec.headers.clone(),
             timeout,
             clock,
             cached: Mutex::new(None),
@@ -174,6 +176,9 @@ impl TokenSource {
             .post(&self.url)
             .timeout(self.timeout)
             .header("accept", "application/json");
+        for (k, v) in &self.headers {
+            req = req.header(k.as_str(), v.as_str());
+        }
         let mut form = vec![("grant_type", "client_credentials")];
         match self.auth {
             ClientAuth::Basic => {

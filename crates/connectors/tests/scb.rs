@@ -157,7 +157,7 @@ async fn golden_mapping_of_a_full_transfer_with_string_amounts() {
 async fn not_found_only_when_the_code_is_configured() {
     let s = sim().await; // answers 404 / 1104 for an unknown reference
     let mut configured = scb("a", &s);
-    configured.not_found_codes = Some(vec!["1104".into()]);
+    configured.not_found_codes = vec!["1104".into()];
     let r = router(vec![configured], &["a"], clock());
     assert_eq!(
         r.route(&q("20261122NOSUCHREF0000000")).await.answer,
@@ -182,7 +182,7 @@ async fn an_unknown_code_asks_the_next_connector() {
         .await;
         let next = Sim::start(SimConfig::default()).await.unwrap();
         let mut a = scb("a", &s);
-        a.not_found_codes = Some(vec!["1104".into()]);
+        a.not_found_codes = vec!["1104".into()];
         let r = router(vec![a, es("b", &next)], &["a", "b"], clock());
         let out = r
             .route(&SlipQuery::from_reference("004", "013071152533APM07736"))

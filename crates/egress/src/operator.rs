@@ -52,6 +52,39 @@ pub fn operator_client(
     settings: &OutboundSettings,
     timeout: Duration,
 ) -> Result<reqwest::Client, String> {
+    operator_client_with_identity(settings, timeout, &OperatorTls::default())
+}
+
+/// Per-connector TLS additions: a client identity for mTLS and an extra trusted root.
+#[derive(Clone, Default)]
+pub struct OperatorTls {
+    /// PEM: the certificate (chain) and the private key, in one buffer.
+    pub identity_pem: Option<Vec<u8>>,
+    /// PEM: one or more root CA certificates trusted besides the public roots.
+    pub extra_roots_pem: Option<Vec<u8>>,
+}
+
+// The identity holds a private key: never printed.
+impl std::fmt::Debug for OperatorTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OperatorTls")
+            .field(
+                "identity",
+                &self.identity_pem.as_ref().map(|_| "<redacted>"),
+            )
+            .field("extra_roots", &self.extra_roots_pem.is_some())
+            .finish()
+    }
+}
+
+/// [`operator_client`] with `tls` added: the same proxy and redirect rules, plus a client
+/// certificate (a bank requiring two-way TLS) and/or an extra root CA. Errors name the part
+/// that could not be read, never its contents.
+pub fn operator_client_with_identity(
+    settings: &OutboundSettings,
+    timeout: Duration,
+    tls: &OperatorTls,
+) -> Result<reqwest::Client, String> {
     let mut builder = reqwest::Client::builder()
         .no_proxy()
         .timeout(timeout)
@@ -61,6 +94,21 @@ pub fn operator_client(
         let proxy = reqwest::Proxy::all(proxy.as_str())
             .map_err(|e| format!("outbound proxy {proxy}: {e}"))?;
         builder = builder.proxy(proxy);
+    }
+    if let Some(pem) = &tls.identity_pem {
+        let id = reqwest::Identity::from_pem(pem)
+            .map_err(|_| "client certificate and key: not a PEM certificate and private key")?;
+        builder = builder.identity(id);
+    }
+    if let Some(pem) = &tls.extra_roots_pem {
+        let roots = reqwest::Certificate::from_pem_bundle(pem)
+            .map_err(|_| "extra root CA: not a PEM certificate")?;
+        if roots.is_empty() {
+            return Err("extra root CA: no certificate in the file".into());
+        }
+        for r in roots {
+            builder = builder.add_root_certificate(r);
+        }
     }
     builder.build().map_err(|e| format!("outbound client: {e}"))
 }

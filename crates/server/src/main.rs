@@ -608,12 +608,21 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Command::Connectors(ConnectorsCmd::Check) => {
             let mut failed = false;
-            for (name, result) in svc.check_connectors().await {
-                failed |= result.is_err();
-                print(match result {
-                    Ok(()) => serde_json::json!({"name": name, "ok": true}),
-                    Err(e) => serde_json::json!({"name": name, "ok": false, "error": e}),
-                });
+            for c in svc.check_connectors().await {
+                failed |= c.result.is_err();
+                let mut line = match c.result {
+                    Ok(()) => serde_json::json!({"name": c.name, "ok": true}),
+                    Err(e) => serde_json::json!({"name": c.name, "ok": false, "error": e}),
+                };
+                // Only where it applies, so the other kinds' lines stay as they were.
+                if c.client_certificate {
+                    line["clientCertificate"] = serde_json::json!(if line["ok"] == true {
+                        "presented"
+                    } else {
+                        "configured"
+                    });
+                }
+                print(line);
             }
             if failed {
                 return Ok(ExitCode::FAILURE);

@@ -2,8 +2,12 @@
 //! `connectors` specs; the built-in ledgers are the connector `sandbox`.
 
 use config::{Config, ConnectorKind};
-use connectors::{ConnectorSpec, Kind, RouteSpec, Router, RoutingSpec, SandboxConnector};
+use connectors::{
+    Connector, ConnectorSpec, EasySlip, KBank, Kind, RouteSpec, Router, RoutingSpec,
+    SandboxConnector, Scb,
+};
 use domain::Clock;
+use egress::operator::OperatorTls;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,11 +21,14 @@ pub fn build(
     clock: Arc<dyn Clock>,
 ) -> Result<Router, String> {
     let mut specs = Vec::new();
+    // Connectors with their own TLS settings (mTLS, an extra root) get their own client.
+    let mut own_tls: HashMap<String, (OperatorTls, bool)> = HashMap::new();
     for (name, c) in &cfg.connectors {
         let at = |key: &str| format!("connectors.{name}.{key}");
         let kind = match c.kind {
             Some(ConnectorKind::EasySlip) => Kind::EasySlip,
             Some(ConnectorKind::Sandbox) => Kind::Sandbox,
+            Some(ConnectorKind::KBank) => Kind::KBank,
             Some(ConnectorKind::Scb) => Kind::Scb,
             Some(other) => {
                 return Err(format!(
@@ -40,11 +47,48 @@ pub fn build(
             spec = spec.with_client(id.clone(), secret.expose());
         }
         spec.api_secret = c.api_secret.as_ref().map(|s| s.expose().into());
-        spec.not_found_codes = c.not_found_codes.clone();
         spec.timeout = c.timeout();
         spec.max_concurrency = c.max_concurrency.max(1) as usize;
         spec.breaker_failures = c.breaker_failures.max(1);
         spec.breaker_cooldown = c.breaker_cooldown();
+        if let Some(p) = &c.token_path {
+            spec.token.path = p.clone();
+        }
+        if let Some(codes) = &c.not_found_codes {
+            spec.not_found_codes = codes.iter().map(|c| c.trim().to_string()).collect();
+        }
+        spec.sandbox_fixture = c.sandbox_fixture;
+        if c.test_mode {
+            // banks.md 1.2/1.3 [S]: the sandbox wants these; production ignores nothing else.
+            spec.headers.push(("x-test-mode".into(), "true".into()));
+            spec.token.headers = vec![
+                ("x-test-mode".into(), "true".into()),
+                ("env-id".into(), "OAUTH2".into()),
+            ];
+        }
+        if let Some(env) = &c.verify_env_id {
+            spec.headers.push(("env-id".into(), env.clone()));
+        }
+        let mut tls = OperatorTls::default();
+        if let (Some(cert), Some(key)) = (&c.client_cert, &c.client_key) {
+            let mut pem = std::fs::read(cert)
+                .map_err(|e| format!("{}: cannot read {cert}: {e}", at("client_cert")))?;
+            if !pem.ends_with(b"\n") {
+                pem.push(b'\n');
+            }
+            pem.extend_from_slice(key.expose().as_bytes());
+            pem.push(b'\n');
+            tls.identity_pem = Some(pem);
+        }
+        if let Some(ca) = &c.ca_file {
+            let pem = std::fs::read(ca)
+                .map_err(|e| format!("{}: cannot read {ca}: {e}", at("ca_file")))?;
+            tls.extra_roots_pem = Some(pem);
+        }
+        if tls.identity_pem.is_some() || tls.extra_roots_pem.is_some() {
+            let has_cert = tls.identity_pem.is_some();
+            own_tls.insert(name.clone(), (tls, has_cert));
+        }
         specs.push(spec);
     }
     let route = |r: &config::Route| RouteSpec {
@@ -69,10 +113,29 @@ pub fn build(
         .max()
         .unwrap_or(Duration::from_secs(5));
     let client = egress::operator::operator_client(&cfg.outbound_settings()?, longest)?;
-    let mut builder =
-        Router::builder(client, clock).sandbox(SandboxConnector::new(sandbox, Some(wallet)));
+    let mut builder = Router::builder(client, clock.clone())
+        .sandbox(SandboxConnector::new(sandbox, Some(wallet)));
+    let outbound = cfg.outbound_settings()?;
     for spec in specs {
-        builder = builder.spec(spec);
+        let Some((tls, has_cert)) = own_tls.remove(&spec.name) else {
+            builder = builder.spec(spec);
+            continue;
+        };
+        let client = egress::operator::operator_client_with_identity(&outbound, longest, &tls)
+            .map_err(|e| {
+                let key = if has_cert { "client_cert" } else { "ca_file" };
+                format!("connectors.{}.{key}: {e}", spec.name)
+            })?;
+        let connector: Arc<dyn Connector> = match spec.kind {
+            Kind::KBank => Arc::new(KBank::new(&spec, client, clock.clone(), has_cert)),
+            Kind::EasySlip => Arc::new(EasySlip::new(&spec, client, clock.clone())),
+            Kind::Scb => Arc::new(Scb::new(&spec, client, clock.clone())),
+            Kind::Sandbox => {
+                builder = builder.spec(spec);
+                continue;
+            }
+        };
+        builder = builder.connector(spec, connector);
     }
     builder.build(routing)
 }

@@ -89,9 +89,9 @@ impl Services {
     }
 
     /// Reaches each connector (a token request where there is one) and verifies nothing.
-    pub async fn check_connectors(&self) -> Vec<(String, Result<(), String>)> {
+    pub async fn check_connectors(&self) -> Vec<connectors::ConnectorCheck> {
         match &self.router {
-            Some(r) => r.check_all().await,
+            Some(r) => r.check_report().await,
             None => Vec::new(),
         }
     }

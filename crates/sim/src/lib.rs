@@ -27,7 +27,8 @@ mod scb;
 pub use scb::ScbSim;
 
 /// The slips the simulator knows. File format (JSON):
-/// `{"bank": [rawSlip, ...], "pending": ["transRef", ...], "truewallet": [rawWalletSlip, ...]}`.
+/// `{"bank": [rawSlip, ...], "pending": ["transRef", ...], "truewallet": [rawWalletSlip, ...],
+/// "kbank": [verslip data, ...]}`.
 /// A bank slip without `payload` gets one built from `sender.bank.id` and `transRef`.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct Fixtures {
@@ -38,6 +39,9 @@ pub struct Fixtures {
     pub pending: Vec<String>,
     #[serde(default)]
     pub truewallet: Vec<Value>,
+    /// KBank verslip `data` objects (banks.md 1.4), found by `sendingBank` + `transRef`.
+    #[serde(default)]
+    pub kbank: Vec<Value>,
 }
 
 impl Fixtures {
@@ -154,11 +158,16 @@ pub enum Fault {
     OtherBank,
     /// Verify routes wait until [`Sim::release`] (tests of concurrency caps).
     Hold,
+    /// The KBank route answers HTTP 200 with this `statusCode` (e.g. `6501`, `8404`).
+    KBankCode(String),
+    /// The KBank route answers its first fixture whatever is asked (the real sandbox does).
+    KBankFixed,
 }
 
 impl Fault {
     /// `status=503`, `latency_ms=2000`, `token_lifetime=30`, `revoke`, `token_status=500`,
-    /// `malformed`, `truncated`, `other_reference`, `other_bank`, `hold`.
+    /// `malformed`, `truncated`, `other_reference`, `other_bank`, `hold`, `kbank_code=6501`,
+    /// `kbank_fixed`.
     pub fn parse(s: &str) -> Result<Self, String> {
         let (k, v) = s.split_once('=').unwrap_or((s, ""));
         let num = || v.parse::<u64>().map_err(|_| format!("{k} needs a number"));
@@ -179,6 +188,8 @@ impl Fault {
             "other_reference" => Fault::OtherReference,
             "other_bank" => Fault::OtherBank,
             "hold" => Fault::Hold,
+            "kbank_code" if !v.is_empty() => Fault::KBankCode(v.to_string()),
+            "kbank_fixed" => Fault::KBankFixed,
             _ => return Err(format!("unknown fault {k}")),
         })
     }
@@ -190,6 +201,7 @@ pub enum Route {
     Wallet,
     Token,
     Info,
+    KBank,
     /// SCB `POST /v1/oauth/token`.
     ScbToken,
     /// SCB `GET /v1/payment/billpayment/transactions/{transRef}`.
@@ -197,7 +209,7 @@ pub enum Route {
 }
 
 /// One counter per [`Route`] variant.
-const ROUTES: usize = 6;
+const ROUTES: usize = 7;
 
 #[derive(Debug, Default)]
 struct Switches {
@@ -210,6 +222,8 @@ struct Switches {
     truncated: bool,
     other_reference: bool,
     other_bank: bool,
+    kbank_code: Option<String>,
+    kbank_fixed: bool,
 }
 
 struct Shared {
@@ -220,6 +234,8 @@ struct Shared {
     arrived: Notify,
     live_tokens: Mutex<HashSet<String>>,
     issued: AtomicU64,
+    /// HTTPS mode: [accepted with a client certificate, refused].
+    handshakes: [AtomicU64; 2],
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -242,6 +258,8 @@ impl Shared {
             Fault::Hold => {
                 self.hold.send_replace(true);
             }
+            Fault::KBankCode(c) => s.kbank_code = Some(c),
+            Fault::KBankFixed => s.kbank_fixed = true,
         }
     }
 
@@ -256,6 +274,7 @@ pub struct Sim {
     addr: SocketAddr,
     shared: Arc<Shared>,
     task: tokio::task::JoinHandle<()>,
+    https: bool,
 }
 
 impl Drop for Sim {
@@ -271,8 +290,33 @@ impl Sim {
     }
 
     pub async fn start_on(config: SimConfig, addr: SocketAddr) -> std::io::Result<Sim> {
+        Self::serve(config, addr, None).await
+    }
+
+    /// Serve HTTPS on `127.0.0.1:0`, **requiring** a client certificate signed by the test
+    /// client CA (KBank production's two-way TLS, banks.md 1.3). Returns the PEMs a client
+    /// needs; connect to `https://localhost:PORT` ([`Sim::base_url`]).
+    pub async fn start_https(config: SimConfig) -> std::io::Result<(Sim, SimPki)> {
+        Self::start_https_on(config, SocketAddr::from(([127, 0, 0, 1], 0))).await
+    }
+
+    pub async fn start_https_on(
+        config: SimConfig,
+        addr: SocketAddr,
+    ) -> std::io::Result<(Sim, SimPki)> {
+        let (pki, server) = tls::generate().map_err(std::io::Error::other)?;
+        let sim = Self::serve(config, addr, Some(server)).await?;
+        Ok((sim, pki))
+    }
+
+    async fn serve(
+        config: SimConfig,
+        addr: SocketAddr,
+        tls: Option<rustls::ServerConfig>,
+    ) -> std::io::Result<Sim> {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
+        let https = tls.is_some();
         let faults = config.faults.clone();
         let shared = Arc::new(Shared {
             config,
@@ -282,6 +326,7 @@ impl Sim {
             arrived: Notify::new(),
             live_tokens: Mutex::new(HashSet::new()),
             issued: AtomicU64::new(0),
+            handshakes: Default::default(),
         });
         for f in faults {
             shared.apply(f);
@@ -292,23 +337,57 @@ impl Sim {
             .route("/v2/info", get(info))
             .route("/v2/oauth/token", post(token))
             .route("/oauth/token", post(token))
+            .route(KBANK_VERIFY, post(verify_kbank))
             .merge(scb::routes())
             .with_state(shared.clone());
-        let task = tokio::spawn(async move {
-            if let Err(e) = axum::serve(listener, app).await {
-                tracing::error!(error = %e, "simulator stopped");
+        let task = match tls {
+            None => tokio::spawn(async move {
+                if let Err(e) = axum::serve(listener, app).await {
+                    tracing::error!(error = %e, "simulator stopped");
+                }
+            }),
+            Some(config) => {
+                let listener = tls::TlsListener {
+                    tcp: listener,
+                    acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(config)),
+                    shared: shared.clone(),
+                };
+                tokio::spawn(async move {
+                    if let Err(e) = axum::serve(listener, app).await {
+                        tracing::error!(error = %e, "simulator stopped");
+                    }
+                })
             }
-        });
-        Ok(Sim { addr, shared, task })
+        };
+        Ok(Sim {
+            addr,
+            shared,
+            task,
+            https,
+        })
     }
 
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }
 
-    /// `http://127.0.0.1:PORT`, the `base_url` to configure.
+    /// `http://127.0.0.1:PORT` (or `https://localhost:PORT` in HTTPS mode, the name the
+    /// server certificate carries), the `base_url` to configure.
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        if self.https {
+            format!("https://localhost:{}", self.addr.port())
+        } else {
+            format!("http://{}", self.addr)
+        }
+    }
+
+    /// HTTPS mode: handshakes completed with a client certificate (every accepted one: the
+    /// server requires it), and handshakes refused (no certificate, or not ours).
+    pub fn tls_handshakes(&self) -> (u64, u64) {
+        (
+            self.shared.handshakes[0].load(Ordering::SeqCst),
+            self.shared.handshakes[1].load(Ordering::SeqCst),
+        )
     }
 
     pub fn set(&self, f: Fault) {
@@ -346,6 +425,137 @@ impl Sim {
     /// Tokens issued so far.
     pub fn tokens_issued(&self) -> u64 {
         self.shared.issued.load(Ordering::SeqCst)
+    }
+}
+
+/// Test PKI of the HTTPS mode, all PEM.
+#[derive(Clone)]
+pub struct SimPki {
+    /// The root that signed the server's certificate: the client's extra trusted root.
+    pub ca_pem: String,
+    /// A client certificate the server accepts, and its key.
+    pub client_cert_pem: String,
+    pub client_key_pem: String,
+    /// A self-signed client certificate the server refuses, and its key.
+    pub stranger_cert_pem: String,
+    pub stranger_key_pem: String,
+}
+
+// Holds private keys (test ones, but the habit matters).
+impl std::fmt::Debug for SimPki {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimPki").finish_non_exhaustive()
+    }
+}
+
+mod tls {
+    use super::{Shared, SimPki};
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+    use std::net::SocketAddr;
+    use std::sync::atomic::Ordering;
+    use std::sync::Arc;
+
+    fn ca(name: &str) -> Result<(rcgen::Certificate, KeyPair), String> {
+        let key = KeyPair::generate().map_err(|e| e.to_string())?;
+        let mut p = CertificateParams::new(Vec::<String>::new()).map_err(|e| e.to_string())?;
+        p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        p.distinguished_name
+            .push(rcgen::DnType::CommonName, name.to_string());
+        let cert = p.self_signed(&key).map_err(|e| e.to_string())?;
+        Ok((cert, key))
+    }
+
+    /// A server CA and leaf for `localhost`/`127.0.0.1`, a client CA and a client leaf, and
+    /// a stranger (self-signed) client; the server config requires a client certificate.
+    pub(super) fn generate() -> Result<(SimPki, rustls::ServerConfig), String> {
+        let e = |e: rcgen::Error| e.to_string();
+        let (server_ca, server_ca_key) = ca("sim server CA")?;
+        let leaf_key = KeyPair::generate().map_err(e)?;
+        let leaf = CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
+            .map_err(e)?
+            .signed_by(&leaf_key, &server_ca, &server_ca_key)
+            .map_err(e)?;
+        let (client_ca, client_ca_key) = ca("sim client CA")?;
+        let client_key = KeyPair::generate().map_err(e)?;
+        let client = CertificateParams::new(vec!["slipverify-client".to_owned()])
+            .map_err(e)?
+            .signed_by(&client_key, &client_ca, &client_ca_key)
+            .map_err(e)?;
+        let stranger_key = KeyPair::generate().map_err(e)?;
+        let stranger = CertificateParams::new(vec!["stranger".to_owned()])
+            .map_err(e)?
+            .self_signed(&stranger_key)
+            .map_err(e)?;
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut roots = rustls::RootCertStore::empty();
+        roots
+            .add(CertificateDer::from(client_ca.der().to_vec()))
+            .map_err(|e| e.to_string())?;
+        let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+            Arc::new(roots),
+            provider.clone(),
+        )
+        .build()
+        .map_err(|e| e.to_string())?;
+        let config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| e.to_string())?
+            .with_client_cert_verifier(verifier)
+            .with_single_cert(
+                vec![CertificateDer::from(leaf.der().to_vec())],
+                PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf_key.serialize_der())),
+            )
+            .map_err(|e| e.to_string())?;
+        Ok((
+            SimPki {
+                ca_pem: server_ca.pem(),
+                client_cert_pem: client.pem(),
+                client_key_pem: client_key.serialize_pem(),
+                stranger_cert_pem: stranger.pem(),
+                stranger_key_pem: stranger_key.serialize_pem(),
+            },
+            config,
+        ))
+    }
+
+    /// A TLS listener for `axum::serve`: handshakes happen in `accept`, counted.
+    pub(super) struct TlsListener {
+        pub tcp: tokio::net::TcpListener,
+        pub acceptor: tokio_rustls::TlsAcceptor,
+        pub shared: Arc<Shared>,
+    }
+
+    impl axum::serve::Listener for TlsListener {
+        type Io = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
+        type Addr = SocketAddr;
+
+        async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+            loop {
+                let Ok((tcp, peer)) = self.tcp.accept().await else {
+                    continue;
+                };
+                match self.acceptor.accept(tcp).await {
+                    Ok(tls) => {
+                        // The verifier refuses handshakes without a certificate, so every
+                        // accepted one presented a certificate signed by the client CA.
+                        let presented = tls.get_ref().1.peer_certificates().is_some();
+                        let i = if presented { 0 } else { 1 };
+                        self.shared.handshakes[i].fetch_add(1, Ordering::SeqCst);
+                        self.shared.arrived.notify_waiters();
+                        return (tls, peer);
+                    }
+                    Err(_) => {
+                        self.shared.handshakes[1].fetch_add(1, Ordering::SeqCst);
+                        self.shared.arrived.notify_waiters();
+                    }
+                }
+            }
+        }
+
+        fn local_addr(&self) -> std::io::Result<Self::Addr> {
+            self.tcp.local_addr()
+        }
     }
 }
 
@@ -408,6 +618,11 @@ async fn before_answer(sh: &Shared, headers: &HeaderMap) -> Option<Response> {
 
 /// The success body, honouring the malformed and truncated switches.
 fn answer(sh: &Shared, data: Value) -> Response {
+    let body = json!({"success": true, "message": "Slip verified", "data": data}).to_string();
+    answer_body(sh, body)
+}
+
+fn answer_body(sh: &Shared, body: String) -> Response {
     let (malformed, truncated) = {
         let s = lock(&sh.switches);
         (s.malformed, s.truncated)
@@ -420,7 +635,6 @@ fn answer(sh: &Shared, data: Value) -> Response {
         )
             .into_response();
     }
-    let body = json!({"success": true, "message": "Slip verified", "data": data}).to_string();
     if truncated {
         let full = body.len();
         let half = Bytes::from(body.into_bytes()).slice(..full / 2);
@@ -509,6 +723,74 @@ async fn verify_bank(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: By
         json!({"remark": "", "isDuplicate": false, "amountInSlip": amount,
                "isAmountMatched": true, "mismatches": [], "rawSlip": slip}),
     )
+}
+
+/// KBank's verify path (banks.md 1.3).
+pub const KBANK_VERIFY: &str = "/v1/verslip/kbank/verify";
+
+/// KBank verslip: `{"rqUID", "rqDt", "data": {"sendingBank", "transRef"}}` → HTTP 200 with
+/// `statusCode` `0000` and the fixture's `data`, or `8404` when no fixture matches.
+async fn verify_kbank(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    sh.count(Route::KBank);
+    if let Some(r) = before_answer(&sh, &headers).await {
+        return r;
+    }
+    let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let field = |k: &str| req.pointer(&format!("/data/{k}")).and_then(Value::as_str);
+    let (Some(bank), Some(r), Some(rq_uid)) = (
+        field("sendingBank"),
+        field("transRef"),
+        req.get("rqUID").and_then(Value::as_str),
+    ) else {
+        return (
+            StatusCode::BAD_REQUEST,
+            axum::Json(json!({"status": {"code": "8400", "message": "Bad Request"}})),
+        )
+            .into_response();
+    };
+    let envelope = |code: &str, message: &str, data: Option<Value>| {
+        let mut v = json!({"rqUID": rq_uid, "kbankTxnId": "rrt-sim", "statusCode": code,
+                           "statusMessage": message});
+        if let Some(d) = data {
+            v["data"] = d;
+        }
+        v.to_string()
+    };
+    let (code, fixed, other_ref, other_bank) = {
+        let s = lock(&sh.switches);
+        (
+            s.kbank_code.clone(),
+            s.kbank_fixed,
+            s.other_reference,
+            s.other_bank,
+        )
+    };
+    if let Some(c) = code {
+        return answer_body(&sh, envelope(&c, "SIMULATED", None));
+    }
+    let kb = &sh.config.fixtures.kbank;
+    let found = if fixed {
+        kb.first()
+    } else {
+        kb.iter().find(|d| {
+            d.get("transRef").and_then(Value::as_str) == Some(r)
+                && d.get("sendingBank").and_then(Value::as_str) == Some(bank)
+        })
+    };
+    let Some(data) = found else {
+        return answer_body(
+            &sh,
+            envelope("8404", "Transaction Reference does not exist", None),
+        );
+    };
+    let mut data = data.clone();
+    if other_ref {
+        data["transRef"] = Value::String(format!("{r}X"));
+    }
+    if other_bank {
+        data["sendingBank"] = Value::String("999".into());
+    }
+    answer_body(&sh, envelope("0000", "SUCCESS", Some(data)))
 }
 
 async fn verify_wallet(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {

@@ -35,6 +35,11 @@ struct Args {
     /// other_reference, other_bank, hold).
     #[arg(long = "fault")]
     faults: Vec<String>,
+    /// Serve HTTPS requiring a client certificate (KBank's two-way TLS); the test CA, a client
+    /// certificate and its key are written to this directory (ca.pem, client.pem,
+    /// client-key.pem) for the connector's `ca_file`, `client_cert`, `client_key_file`.
+    #[arg(long)]
+    https_dir: Option<PathBuf>,
 }
 
 #[tokio::main]
@@ -50,19 +55,31 @@ async fn main() -> Result<(), String> {
         .iter()
         .map(|f| Fault::parse(f))
         .collect::<Result<Vec<_>, _>>()?;
-    let sim = Sim::start_on(
-        SimConfig {
-            fixtures,
-            api_key: args.api_key,
-            client_id: args.client_id,
-            client_secret: args.client_secret,
-            token_lifetime_s: args.token_lifetime,
-            faults,
-            ..SimConfig::default()
+    let config = SimConfig {
+        fixtures,
+        api_key: args.api_key,
+        client_id: args.client_id,
+        client_secret: args.client_secret,
+        token_lifetime_s: args.token_lifetime,
+        faults,
+        ..SimConfig::default()
+    };
+    let sim = match &args.https_dir {
+        None => Sim::start_on(config, args.bind).await,
+        Some(dir) => match Sim::start_https_on(config, args.bind).await {
+            Ok((sim, pki)) => {
+                let write = |name: &str, text: &str| {
+                    std::fs::write(dir.join(name), text)
+                        .map_err(|e| format!("{}: {e}", dir.join(name).display()))
+                };
+                write("ca.pem", &pki.ca_pem)?;
+                write("client.pem", &pki.client_cert_pem)?;
+                write("client-key.pem", &pki.client_key_pem)?;
+                Ok(sim)
+            }
+            Err(e) => Err(e),
         },
-        args.bind,
-    )
-    .await
+    }
     .map_err(|e| format!("bind {}: {e}", args.bind))?;
     println!("simulator listening on {}", sim.base_url());
     tokio::signal::ctrl_c().await.map_err(|e| e.to_string())?;
