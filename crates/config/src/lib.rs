@@ -263,6 +263,9 @@ pub struct ConnectorConfig {
     pub client_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_secret: Option<Secret>,
+    /// SCB's API secret (`applicationSecret` of its token request).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_secret: Option<Secret>,
     pub timeout_ms: u64,
     /// Calls in flight at once through this connector, per node.
     pub max_concurrency: u32,
@@ -319,6 +322,7 @@ impl Default for ConnectorConfig {
             api_key: None,
             client_id: None,
             client_secret: None,
+            api_secret: None,
             timeout_ms: 5000,
             max_concurrency: 16,
             breaker_failures: 5,

@@ -56,6 +56,7 @@ pub(crate) const SECRET_KEYS: &[&str] = &[
     "secret",
     "api_key",
     "client_secret",
+    "api_secret",
     "client_key",
 ];
 

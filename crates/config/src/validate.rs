@@ -154,9 +154,8 @@ impl Config {
             let required: &[&str] = match kind {
                 ConnectorKind::Sandbox => &[],
                 ConnectorKind::EasySlip => &["base_url", "api_key"],
-                ConnectorKind::KBank | ConnectorKind::Scb => {
-                    &["base_url", "client_id", "client_secret"]
-                }
+                ConnectorKind::KBank => &["base_url", "client_id", "client_secret"],
+                ConnectorKind::Scb => &["base_url", "api_key", "api_secret"],
                 ConnectorKind::Thunder => &["api_key"],
             };
             for field in required {
@@ -165,6 +164,7 @@ impl Config {
                     "api_key" => c.api_key.is_some(),
                     "client_id" => c.client_id.is_some(),
                     "client_secret" => c.client_secret.is_some(),
+                    "api_secret" => c.api_secret.is_some(),
                     _ => true,
                 };
                 if !present {

@@ -194,13 +194,20 @@ fn secrets_are_redacted_in_debug_and_output() {
             "SLIPVERIFY_DATABASE_URL",
             "postgres://app:db-password@db/sv",
         ),
-        ("SLIPVERIFY_CONNECTORS__X__KIND", "scb"),
-        ("SLIPVERIFY_CONNECTORS__X__BASE_URL", "https://scb.example"),
+        ("SLIPVERIFY_CONNECTORS__X__KIND", "kbank"),
+        (
+            "SLIPVERIFY_CONNECTORS__X__BASE_URL",
+            "https://kbank.example",
+        ),
         ("SLIPVERIFY_CONNECTORS__X__CLIENT_ID", "cid"),
         (
             "SLIPVERIFY_CONNECTORS__X__CLIENT_SECRET",
             "client-secret-value",
         ),
+        ("SLIPVERIFY_CONNECTORS__Y__KIND", "scb"),
+        ("SLIPVERIFY_CONNECTORS__Y__BASE_URL", "https://scb.example"),
+        ("SLIPVERIFY_CONNECTORS__Y__API_KEY", "scb-key-value"),
+        ("SLIPVERIFY_CONNECTORS__Y__API_SECRET", "scb-secret-value"),
     ]))
     .unwrap();
     for text in [format!("{c:?}"), c.to_toml(), c.to_json()] {
@@ -209,6 +216,8 @@ fn secrets_are_redacted_in_debug_and_output() {
             "billing-secret-1234567",
             "db-password",
             "client-secret-value",
+            "scb-key-value",
+            "scb-secret-value",
         ] {
             assert!(!text.contains(secret), "{secret} shown in {text}");
         }
@@ -229,9 +238,9 @@ fn unknown_keys_are_errors_from_file_and_env() {
     assert!(e.starts_with("jobs.poll: unknown key"), "{e}");
     let e = err(Sources::new().env([
         ("SLIPVERIFY_CONNECTORS__U__KIND", "sandbox"),
-        ("SLIPVERIFY_CONNECTORS__U__API_SECRET", "x"),
+        ("SLIPVERIFY_CONNECTORS__U__API_TOKEN", "x"),
     ]));
-    assert!(e.starts_with("connectors.u.api_secret: unknown key"), "{e}");
+    assert!(e.starts_with("connectors.u.api_token: unknown key"), "{e}");
     let f = file(
         "route-unknown.toml",
         "[routing]\n\"004\" = { connectors = [\"sandbox\"], fallback = true }\n",
@@ -330,8 +339,8 @@ client_secret = "s"
 [connectors.scb]
 kind = "scb"
 base_url = "https://scb.example"
-client_id = "id"
-client_secret = "s"
+api_key = "k"
+api_secret = "s"
 [routing]
 "004" = ["kbank", "upstream"]
 "014" = { connectors = ["scb", "upstream"], fallback_on_not_found = true }
@@ -358,4 +367,36 @@ proxy = "http://proxy.internal:3128"
     // What `config check` prints loads back to the same configuration (secrets aside).
     let again = load(&Sources::new().file(file("printed.toml", &c.to_toml())));
     assert!(again.is_ok(), "{:?}", again.err());
+}
+
+#[test]
+fn scb_needs_its_key_and_secret_and_reads_the_secret_from_a_file() {
+    let e = err(Sources::new().env([
+        ("SLIPVERIFY_CONNECTORS__S__KIND", "scb"),
+        ("SLIPVERIFY_CONNECTORS__S__CLIENT_ID", "id"),
+    ]));
+    for want in [
+        "connectors.s.base_url: required for kind \"scb\"",
+        "connectors.s.api_key: required for kind \"scb\"",
+        "connectors.s.api_secret: required for kind \"scb\"",
+    ] {
+        assert!(e.contains(want), "{want} not in {e}");
+    }
+    let secret = file("scb-secret", "scb-secret-from-file\n");
+    let c = load(&Sources::new().env([
+        ("SLIPVERIFY_CONNECTORS__S__KIND", "scb"),
+        ("SLIPVERIFY_CONNECTORS__S__BASE_URL", "https://scb.example"),
+        ("SLIPVERIFY_CONNECTORS__S__API_KEY", "k"),
+        (
+            "SLIPVERIFY_CONNECTORS__S__API_SECRET_FILE",
+            secret.to_str().unwrap(),
+        ),
+    ]))
+    .unwrap();
+    let s = &c.connectors["s"];
+    assert_eq!(s.kind, Some(ConnectorKind::Scb));
+    assert_eq!(
+        s.api_secret.as_ref().unwrap().expose(),
+        "scb-secret-from-file"
+    );
 }

@@ -16,6 +16,7 @@ mod kbank;
 mod outcome;
 mod router;
 mod sandbox;
+mod scb;
 mod spec;
 pub mod token;
 
@@ -29,6 +30,7 @@ pub use router::{
     Attempt, BreakerState, ConnectorCheck, ConnectorStatus, Routed, Router, RouterBuilder,
 };
 pub use sandbox::SandboxConnector;
+pub use scb::Scb;
 pub use spec::{
     ClientAuth, ConnectorSpec, Kind, RouteSpec, RoutingSpec, Secret, TokenSpec, BODY_CAP,
 };

@@ -5,7 +5,7 @@
 use crate::breaker::{self, Breaker, Permit};
 use crate::outcome::{Cause, Outcome, Unavailable};
 use crate::spec::{ConnectorSpec, Kind, RouteSpec, RoutingSpec};
-use crate::{Connector, EasySlip, KBank, SlipQuery, WalletQuery};
+use crate::{Connector, EasySlip, KBank, Scb, SlipQuery, WalletQuery};
 use async_trait::async_trait;
 use domain::model::{Transfer, WalletTransfer};
 use domain::Clock;
@@ -263,6 +263,9 @@ impl RouterBuilder {
                     self.client.clone(),
                     self.clock.clone(),
                 )),
+                (None, Kind::Scb) => {
+                    Arc::new(Scb::new(&spec, self.client.clone(), self.clock.clone()))
+                }
                 // Without a client identity: one with mTLS is built by the caller and added
                 // with `connector` (its client differs).
                 (None, Kind::KBank) => Arc::new(KBank::new(

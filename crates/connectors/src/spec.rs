@@ -47,6 +47,8 @@ pub enum Kind {
     Sandbox,
     /// KBank's slip verification API (verslip), OAuth client credentials, optional mTLS.
     KBank,
+    /// SCB's `billpayment/transactions` API ([`crate::Scb`]).
+    Scb,
 }
 
 impl Kind {
@@ -55,6 +57,7 @@ impl Kind {
             Kind::EasySlip => "easyslip",
             Kind::Sandbox => "sandbox",
             Kind::KBank => "kbank",
+            Kind::Scb => "scb",
         }
     }
 
@@ -63,6 +66,7 @@ impl Kind {
             "easyslip" => Some(Kind::EasySlip),
             "sandbox" => Some(Kind::Sandbox),
             "kbank" => Some(Kind::KBank),
+            "scb" => Some(Kind::Scb),
             _ => None,
         }
     }
@@ -118,6 +122,8 @@ pub struct ConnectorSpec {
     /// Consecutive failures that open the breaker.
     pub breaker_failures: u32,
     pub breaker_cooldown: Duration,
+    /// SCB's API secret (its token request's `applicationSecret`).
+    pub api_secret: Option<Secret>,
     /// Bank-API status codes that mean "no such transfer" (KBank default `["8404"]`); every
     /// other non-success code is unavailable, so a genuine payment is never refused on a guess.
     pub not_found_codes: Vec<String>,
@@ -144,6 +150,7 @@ impl ConnectorSpec {
             max_concurrency: 16,
             breaker_failures: 5,
             breaker_cooldown: Duration::from_secs(30),
+            api_secret: None,
             // banks.md 1.5: ITMX "Transaction Reference does not exist" [U for verslip].
             not_found_codes: match kind {
                 Kind::KBank => vec!["8404".into()],

@@ -39,6 +39,16 @@ pub struct TokenSource {
     generation: AtomicU64,
     /// Token requests sent (for status and tests).
     requests: AtomicU64,
+    /// A bank's own token request instead of OAuth client credentials (SCB).
+    custom: Option<Box<dyn TokenRequest>>,
+}
+
+/// A token request that is not OAuth client credentials (SCB wants JSON credentials and its
+/// own headers). The cache, single flight and 401 refresh stay [`TokenSource`]'s.
+#[async_trait::async_trait]
+pub trait TokenRequest: Send + Sync + 'static {
+    /// One request: the token, and its lifetime in seconds when the answer names one.
+    async fn request(&self) -> Result<(Secret, Option<i64>), Unavailable>;
 }
 
 impl std::fmt::Debug for TokenSource {
@@ -83,7 +93,28 @@ impl TokenSource {
             cached: Mutex::new(None),
             generation: AtomicU64::new(0),
             requests: AtomicU64::new(0),
+            custom: None,
         }
+    }
+
+    /// A cache around a bank's own token request.
+    pub fn custom(
+        client: reqwest::Client,
+        request: impl TokenRequest,
+        timeout: Duration,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        let mut s = Self::new(
+            client,
+            "",
+            &TokenSpec::default(),
+            String::new(),
+            Secret::new(""),
+            timeout,
+            clock,
+        );
+        s.custom = Some(Box::new(request));
+        s
     }
 
     pub fn requests(&self) -> u64 {
@@ -120,6 +151,26 @@ impl TokenSource {
 
     async fn fetch_into(&self, slot: &mut Option<Cached>) -> Result<Token, Unavailable> {
         self.requests.fetch_add(1, Ordering::Relaxed);
+        let (value, lifetime) = match &self.custom {
+            Some(r) => r.request().await?,
+            None => self.client_credentials().await?,
+        };
+        let lifetime = lifetime
+            .filter(|s| *s > 0)
+            .unwrap_or(DEFAULT_LIFETIME_S)
+            .min(86_400 * 365);
+        let margin = (lifetime / 10).min(60);
+        let generation = self.generation.fetch_add(1, Ordering::Relaxed) + 1;
+        let token = Token { value, generation };
+        *slot = Some(Cached {
+            token: token.clone(),
+            renew_at: self.clock.now() + time::Duration::seconds(lifetime - margin),
+        });
+        Ok(token)
+    }
+
+    /// The OAuth client-credentials request: the token and the lifetime it names.
+    async fn client_credentials(&self) -> Result<(Secret, Option<i64>), Unavailable> {
         let mut req = self
             .client
             .post(&self.url)
@@ -168,21 +219,8 @@ impl TokenSource {
             Some(serde_json::Value::Number(n)) => n.as_i64(),
             Some(serde_json::Value::String(s)) => s.trim().parse::<i64>().ok(),
             _ => None,
-        }
-        .filter(|s| *s > 0)
-        .unwrap_or(DEFAULT_LIFETIME_S)
-        .min(86_400 * 365);
-        let margin = (lifetime / 10).min(60);
-        let generation = self.generation.fetch_add(1, Ordering::Relaxed) + 1;
-        let token = Token {
-            value: Secret::new(value),
-            generation,
         };
-        *slot = Some(Cached {
-            token: token.clone(),
-            renew_at: self.clock.now() + time::Duration::seconds(lifetime - margin),
-        });
-        Ok(token)
+        Ok((Secret::new(value), lifetime))
     }
 }
 

@@ -4,7 +4,7 @@
 use config::{Config, ConnectorKind};
 use connectors::{
     Connector, ConnectorSpec, EasySlip, KBank, Kind, RouteSpec, Router, RoutingSpec,
-    SandboxConnector,
+    SandboxConnector, Scb,
 };
 use domain::Clock;
 use egress::operator::OperatorTls;
@@ -29,6 +29,7 @@ pub fn build(
             Some(ConnectorKind::EasySlip) => Kind::EasySlip,
             Some(ConnectorKind::Sandbox) => Kind::Sandbox,
             Some(ConnectorKind::KBank) => Kind::KBank,
+            Some(ConnectorKind::Scb) => Kind::Scb,
             Some(other) => {
                 return Err(format!(
                     "{}: the {other:?} connector is not available in this version",
@@ -45,6 +46,7 @@ pub fn build(
         if let (Some(id), Some(secret)) = (&c.client_id, &c.client_secret) {
             spec = spec.with_client(id.clone(), secret.expose());
         }
+        spec.api_secret = c.api_secret.as_ref().map(|s| s.expose().into());
         spec.timeout = c.timeout();
         spec.max_concurrency = c.max_concurrency.max(1) as usize;
         spec.breaker_failures = c.breaker_failures.max(1);
@@ -127,6 +129,7 @@ pub fn build(
         let connector: Arc<dyn Connector> = match spec.kind {
             Kind::KBank => Arc::new(KBank::new(&spec, client, clock.clone(), has_cert)),
             Kind::EasySlip => Arc::new(EasySlip::new(&spec, client, clock.clone())),
+            Kind::Scb => Arc::new(Scb::new(&spec, client, clock.clone())),
             Kind::Sandbox => {
                 builder = builder.spec(spec);
                 continue;

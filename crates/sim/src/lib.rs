@@ -23,6 +23,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{watch, Notify};
 
+mod scb;
+pub use scb::ScbSim;
+
 /// The slips the simulator knows. File format (JSON):
 /// `{"bank": [rawSlip, ...], "pending": ["transRef", ...], "truewallet": [rawWalletSlip, ...],
 /// "kbank": [verslip data, ...]}`.
@@ -114,6 +117,8 @@ pub struct SimConfig {
     pub token_lifetime_s: u64,
     /// Faults switched on from the start.
     pub faults: Vec<Fault>,
+    /// SCB routes: what an unknown reference gets.
+    pub scb: ScbSim,
 }
 
 impl Default for SimConfig {
@@ -125,6 +130,7 @@ impl Default for SimConfig {
             client_secret: None,
             token_lifetime_s: 1799,
             faults: Vec::new(),
+            scb: ScbSim::default(),
         }
     }
 }
@@ -196,7 +202,14 @@ pub enum Route {
     Token,
     Info,
     KBank,
+    /// SCB `POST /v1/oauth/token`.
+    ScbToken,
+    /// SCB `GET /v1/payment/billpayment/transactions/{transRef}`.
+    ScbVerify,
 }
+
+/// One counter per [`Route`] variant.
+const ROUTES: usize = 7;
 
 #[derive(Debug, Default)]
 struct Switches {
@@ -217,7 +230,7 @@ struct Shared {
     config: SimConfig,
     switches: Mutex<Switches>,
     hold: watch::Sender<bool>,
-    counts: [AtomicU64; 5],
+    counts: [AtomicU64; ROUTES],
     arrived: Notify,
     live_tokens: Mutex<HashSet<String>>,
     issued: AtomicU64,
@@ -325,6 +338,7 @@ impl Sim {
             .route("/v2/oauth/token", post(token))
             .route("/oauth/token", post(token))
             .route(KBANK_VERIFY, post(verify_kbank))
+            .merge(scb::routes())
             .with_state(shared.clone());
         let task = match tls {
             None => tokio::spawn(async move {

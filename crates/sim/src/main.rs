@@ -62,6 +62,7 @@ async fn main() -> Result<(), String> {
         client_secret: args.client_secret,
         token_lifetime_s: args.token_lifetime,
         faults,
+        ..SimConfig::default()
     };
     let sim = match &args.https_dir {
         None => Sim::start_on(config, args.bind).await,
