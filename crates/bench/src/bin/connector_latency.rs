@@ -200,5 +200,6 @@ fn make_fixtures(
         }));
     }
     std::fs::write(slips, lines).map_err(|e| e.to_string())?;
-    std::fs::write(fixtures, json!({"bank": bank, "kbank": kbank}).to_string()).map_err(|e| e.to_string())
+    std::fs::write(fixtures, json!({"bank": bank, "kbank": kbank}).to_string())
+        .map_err(|e| e.to_string())
 }
