@@ -1,4 +1,4 @@
-//! The `scb` kind against the simulator's SCB routes over real HTTP on loopback. No sleeps:
+//! The `scb` kind against the simulator's SCB routes over real HTTP on loopback (and one test over HTTPS). No sleeps:
 //! the simulator counts calls and holds requests until released; token expiry follows an
 //! injected clock.
 
@@ -335,4 +335,42 @@ fn secrets_do_not_print() {
     s.api_secret = Some("api-s3cr3t".into());
     let text = format!("{s:?}");
     assert!(!text.contains("s3cr3t"), "{text}");
+}
+
+/// Over real HTTPS: the simulator's TLS mode (which also demands a client certificate, so the
+/// client presents the one its test CA issued; SCB itself is not known to require one).
+#[tokio::test]
+async fn the_scb_kind_over_https() {
+    use egress::operator::{operator_client_with_identity, OperatorTls, OutboundSettings};
+    let (s, pki) = Sim::start_https(SimConfig {
+        fixtures: Fixtures::from_json(FIXTURES).expect("fixtures"),
+        client_id: Some(KEY.into()),
+        client_secret: Some(SECRET.into()),
+        ..SimConfig::default()
+    })
+    .await
+    .expect("simulator starts");
+    assert!(s.base_url().starts_with("https://"), "{}", s.base_url());
+    let tls = OperatorTls {
+        identity_pem: Some(
+            format!("{}\n{}\n", pki.client_cert_pem, pki.client_key_pem).into_bytes(),
+        ),
+        extra_roots_pem: Some(pki.ca_pem.clone().into_bytes()),
+    };
+    let client =
+        operator_client_with_identity(&OutboundSettings::default(), Duration::from_secs(10), &tls)
+            .expect("client");
+    let mut spec = scb("scb", &s);
+    spec.not_found_codes = vec!["1104".into()];
+    let r = Router::builder(client, clock() as Arc<dyn Clock>)
+        .spec(spec)
+        .build(routing(&["scb"]))
+        .expect("router builds");
+    let out = r.route(&q(REF)).await;
+    assert_eq!(found(&out.answer).amount, Satang(150_050));
+    assert_eq!(
+        r.route(&q("20261122NOSUCHREF0000000")).await.answer,
+        BankAnswer::NotFound
+    );
+    assert_eq!(s.calls(Route::ScbToken), 1, "one token over TLS, reused");
 }
