@@ -6,7 +6,7 @@
 //! endpoint (`POST /v2/oauth/token` and `/oauth/token`, both spellings seen for KBank). Faults are
 //! switched at start or at runtime ([`Sim::set`]); every route counts its calls.
 
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -636,30 +636,7 @@ fn answer_body(sh: &Shared, body: String) -> Response {
             .into_response();
     }
     if truncated {
-        let full = body.len();
-        let half = Bytes::from(body.into_bytes()).slice(..full / 2);
-        // Yield between the half and the error so the server flushes headers and the half
-        // first: the client must see a body that breaks off, not a refused connection.
-        let stream = futures_util::stream::unfold(0u8, move |step| {
-            let half = half.clone();
-            async move {
-                match step {
-                    0 => Some((Ok(half), 1)),
-                    1 => {
-                        tokio::task::yield_now().await;
-                        Some((Err(std::io::Error::other("simulated cut-off")), 2))
-                    }
-                    _ => None,
-                }
-            }
-        });
-        let mut r = Response::new(Body::from_stream(stream));
-        r.headers_mut().insert(
-            header::CONTENT_TYPE,
-            header::HeaderValue::from_static("application/json"),
-        );
-        r.headers_mut().insert(header::CONTENT_LENGTH, full.into());
-        return r;
+        return scb::cut_off(body);
     }
     (
         StatusCode::OK,

@@ -212,7 +212,7 @@ fn answer(sh: &Shared, data: Value) -> Response {
 
 /// A 200 whose body breaks off halfway (the declared length is the full one). Yields between
 /// the half and the error so the client sees a cut body, not a refused connection.
-fn cut_off(body: String) -> Response {
+pub(crate) fn cut_off(body: String) -> Response {
     let full = body.len();
     let half = Bytes::from(body.into_bytes()).slice(..full / 2);
     let stream = futures_util::stream::unfold(0u8, move |step| {
