@@ -66,7 +66,10 @@ enum Command {
     #[command(subcommand)]
     Sandbox(Sandbox),
     /// Explain a QR payload: the parsed slip as JSON, or why it is not one (exit status 1).
-    Qr { payload: String },
+    Qr {
+        /// The QR payload text, as read from the slip.
+        payload: String,
+    },
     /// Read slip QRs from image files or folders: one line per image.
     Read {
         /// Image files or folders (read recursively).
@@ -101,12 +104,16 @@ enum ConnectorsCmd {
 
 #[derive(Subcommand)]
 enum Admin {
+    /// Services (applications): create, change, subscribe, auto-renew.
     #[command(subcommand)]
     Service(ServiceCmd),
+    /// Users: the owners of services; ban and unban.
     #[command(subcommand)]
     User(UserCmd),
+    /// Partners: who may manage services' quotas through the partner API.
     #[command(subcommand)]
     Partner(PartnerCmd),
+    /// Plans: requests per second and burst per branch.
     #[command(subcommand)]
     Plan(PlanCmd),
     /// Packages: what a subscription buys (quota per cycle, duration, price).
@@ -119,13 +126,17 @@ enum Admin {
     /// subscriptions, renewals and auto-renew changes (`--service`).
     #[command(group(clap::ArgGroup::new("of").required(true).args(["branch", "service"])))]
     Audit {
+        /// A branch's quota changes (its id).
         #[arg(long)]
         branch: Option<String>,
+        /// A service's subscriptions, renewals and auto-renew changes (its id).
         #[arg(long)]
         service: Option<String>,
     },
+    /// Branches: each with its own API key, IP allow-list, quota and webhook.
     #[command(subcommand)]
     Branch(BranchCmd),
+    /// API keys: rotate a branch's key, with an optional grace period.
     #[command(subcommand)]
     Key(KeyCmd),
 }
@@ -134,6 +145,7 @@ enum Admin {
 enum ServiceCmd {
     /// Create a service (application).
     Create {
+        /// The service's name.
         #[arg(long)]
         name: String,
         /// Verifications per billing cycle for the whole service.
@@ -144,6 +156,7 @@ enum ServiceCmd {
     Update(ServiceUpdateArgs),
     /// Subscribe a service to a package: a new period (quota, cycle, expiry) starts now.
     Subscribe {
+        /// The service's id.
         #[arg(long)]
         service: String,
         /// Package name or id (see `admin package list`).
@@ -168,6 +181,7 @@ enum ServiceCmd {
 #[derive(Args)]
 #[command(group(clap::ArgGroup::new("switch").required(true).args(["on", "off"])))]
 struct AutoRenewArgs {
+    /// The service's id.
     #[arg(long)]
     service: String,
     /// Turn auto-renewal on (both triggers unless one of the -only flags is given).
@@ -189,6 +203,7 @@ enum PackageCmd {
     /// Create a package, or change the terms of the one with this name (current periods
     /// keep theirs; the next period uses the new ones).
     Set {
+        /// The package's name.
         #[arg(long)]
         name: String,
         /// Verifications per billing cycle.
@@ -209,16 +224,19 @@ enum PackageCmd {
 enum CreditCmd {
     /// Add credit (a positive amount).
     Topup {
+        /// The service's id.
         #[arg(long)]
         service: String,
         /// Baht, e.g. 500.00.
         #[arg(long)]
         amount: String,
+        /// Why (recorded in the ledger).
         #[arg(long)]
         note: Option<String>,
     },
     /// Correct the credit either way; the balance never goes below zero.
     Adjust {
+        /// The service's id.
         #[arg(long)]
         service: String,
         /// Baht, e.g. -100.00 or 25.50.
@@ -230,6 +248,7 @@ enum CreditCmd {
     },
     /// The balance and every movement, oldest first.
     History {
+        /// The service's id.
         #[arg(long)]
         service: String,
     },
@@ -248,8 +267,10 @@ fn parse_signed_amount(v: &str) -> Result<Satang, String> {
 
 #[derive(Args)]
 struct ServiceUpdateArgs {
+    /// The service's id.
     #[arg(long)]
     service: String,
+    /// A new name.
     #[arg(long)]
     name: Option<String>,
     /// Verifications per billing cycle, or `none` for no limit.
@@ -281,6 +302,7 @@ struct ServiceUpdateArgs {
 enum PlanCmd {
     /// Create or change a plan.
     Set {
+        /// The plan's name.
         #[arg(long)]
         name: String,
         /// Requests per second per branch.
@@ -298,6 +320,7 @@ enum PlanCmd {
 enum PartnerCmd {
     /// Create a partner; prints its apiKey and secret once.
     Create {
+        /// The partner's name.
         #[arg(long)]
         name: String,
         /// A service the partner may manage; repeatable.
@@ -313,11 +336,13 @@ enum PartnerCmd {
 enum UserCmd {
     /// Create a user (an owner of services).
     Create {
+        /// The user's name.
         #[arg(long)]
         name: String,
     },
     /// Ban or unban a user: a banned user's services answer USER_BANNED.
     Update {
+        /// The user's id.
         #[arg(long)]
         user: String,
         /// true or false.
@@ -373,10 +398,13 @@ fn parse_expiry(v: &str) -> Result<Option<time::OffsetDateTime>, String> {
 enum BranchCmd {
     /// Create a branch; prints its API key once.
     Create {
+        /// The service's id.
         #[arg(long)]
         service: String,
+        /// The branch's name.
         #[arg(long)]
         name: String,
+        /// The service's main branch (at most one per service).
         #[arg(long)]
         main: bool,
         /// `*`, an address or a CIDR; repeatable. Default: `*`.
@@ -395,10 +423,13 @@ enum BranchCmd {
 
 #[derive(Args)]
 struct BranchUpdateArgs {
+    /// The branch's id.
     #[arg(long)]
     branch: String,
+    /// A new name.
     #[arg(long)]
     name: Option<String>,
+    /// `false` turns the branch off: its key answers BRANCH_INACTIVE.
     #[arg(long)]
     active: Option<bool>,
     /// Replaces the allow-list; repeatable.
@@ -425,6 +456,7 @@ struct BranchUpdateArgs {
 enum KeyCmd {
     /// Issue a new API key for a branch; the old key stops working at once.
     Rotate {
+        /// The branch's id.
         #[arg(long)]
         branch: String,
         /// Keep the old key working this long (e.g. 30m, 24h, 7d; at most 7 days).
@@ -449,8 +481,10 @@ enum Sandbox {
         /// Also write a PNG slip image carrying the QR.
         #[arg(long)]
         image: Option<PathBuf>,
+        /// The sender's name on the transfer.
         #[arg(long)]
         sender_name: Option<String>,
+        /// The receiver's name on the transfer.
         #[arg(long)]
         receiver_name: Option<String>,
         /// Receiver account number (digits).
@@ -468,8 +502,10 @@ enum Sandbox {
         /// Also write a PNG slip image carrying the QR.
         #[arg(long)]
         image: Option<PathBuf>,
+        /// The sender's name on the transfer.
         #[arg(long)]
         sender_name: Option<String>,
+        /// The receiver's name on the transfer.
         #[arg(long)]
         receiver_name: Option<String>,
         /// Receiver phone number, e.g. 0812345678 (shown masked).
@@ -950,5 +986,35 @@ async fn shutdown_signal() {
     tokio::select! {
         _ = ctrl_c => {},
         _ = term => {},
+    }
+}
+
+#[cfg(test)]
+mod cli_help {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// Every command, group and option explains itself in `--help` (clap shows a blank
+    /// otherwise).
+    #[test]
+    fn every_command_and_option_has_help() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for sub in cmd.get_subcommands() {
+                let p = format!("{path} {}", sub.get_name());
+                if sub.get_about().is_none() {
+                    missing.push(p.clone());
+                }
+                for arg in sub.get_arguments() {
+                    let builtin = matches!(arg.get_id().as_str(), "help" | "version");
+                    if !builtin && !arg.is_global_set() && arg.get_help().is_none() {
+                        missing.push(format!("{p} --{}", arg.get_id()));
+                    }
+                }
+                walk(sub, &p, missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "slipverify", &mut missing);
+        assert!(missing.is_empty(), "no help text: {missing:#?}");
     }
 }
