@@ -55,7 +55,7 @@
 //! | `ProtocolNotAllowed` | `URL_PROTOCOL_NOT_ALLOWED` |
 //! | `InvalidIpRange` | `URL_INVALID_IP_RANGE` |
 //! | `InvalidUrl` | the API's generic request-validation error (unparseable URL, no host, userinfo) |
-//! | `Unreachable(_)`, `TooManyRedirects` | `IMAGE_URL_UNREACHABLE` |
+//! | `Unreachable(_)`, `Timeout`, `Status(_)`, `TooManyRedirects` | `IMAGE_URL_UNREACHABLE` |
 //! | `TooLarge` | `IMAGE_SIZE_TOO_LARGE` |
 //! | `Setup(_)` | internal error (client construction or a bad header supplied by our own code) |
 
@@ -168,9 +168,16 @@ pub enum EgressError {
     /// Unparseable, no host, or carries userinfo.
     #[error("invalid URL")]
     InvalidUrl,
-    /// DNS failure, connect failure, timeout, or a 4xx/5xx answer.
+    /// DNS failure or connect failure (the detail is for logs, never for callers' clients).
     #[error("unreachable: {0}")]
     Unreachable(String),
+    /// No complete answer within the time allowed.
+    #[error("timed out")]
+    Timeout,
+    /// The server answered with a status that is not a success (4xx, 5xx, or a 3xx that
+    /// was not followed).
+    #[error("HTTP {0}")]
+    Status(u16),
     /// The body exceeded the caller's limit.
     #[error("response body too large")]
     TooLarge,
@@ -397,7 +404,7 @@ impl Egress {
 
     /// GETs `url`, following at most `max_redirects` redirects (each re-checked),
     /// and reads at most `max_bytes` of body, enforced while streaming.
-    /// A 4xx/5xx answer is [`EgressError::Unreachable`].
+    /// A 4xx/5xx answer is [`EgressError::Status`].
     pub async fn get_limited(&self, url: &str, max_bytes: usize) -> Result<Fetched, EgressError> {
         let url = self.parse(url)?;
         let mut resp = self.follow.get(url).send().await.map_err(map_reqwest)?;
@@ -405,16 +412,10 @@ impl Egress {
         if status.is_redirection() {
             // Only reached when reqwest declined to follow (e.g. no Location,
             // or a non-http(s) target).
-            return Err(EgressError::Unreachable(format!(
-                "HTTP {} redirect not followed",
-                status.as_u16()
-            )));
+            return Err(EgressError::Status(status.as_u16()));
         }
         if !status.is_success() {
-            return Err(EgressError::Unreachable(format!(
-                "HTTP {}",
-                status.as_u16()
-            )));
+            return Err(EgressError::Status(status.as_u16()));
         }
         if resp.content_length().is_some_and(|n| n > max_bytes as u64) {
             return Err(EgressError::TooLarge);
@@ -499,7 +500,7 @@ fn map_reqwest(err: reqwest::Error) -> EgressError {
         source = e.source();
     }
     if err.is_timeout() {
-        return EgressError::Unreachable("timeout".into());
+        return EgressError::Timeout;
     }
     let err = err.without_url();
     let mut msg = err.to_string();

@@ -91,7 +91,7 @@ async fn http_errors_are_unreachable() {
         assert!(
             matches!(
                 eg.get_limited(&srv.url(path), MB).await.unwrap_err(),
-                EgressError::Unreachable(_)
+                EgressError::Status(_)
             ),
             "{path}"
         );
@@ -155,7 +155,7 @@ async fn redirect_targets_are_rechecked() {
     // reqwest itself declines to follow a redirect to a non-http(s) scheme and
     // hands back the 3xx, which is not a success: unreachable, nothing read.
     let err = eg.get_limited(&srv.url("/to-file"), MB).await.unwrap_err();
-    assert!(matches!(err, EgressError::Unreachable(_)), "{err:?}");
+    assert!(matches!(err, EgressError::Status(_)), "{err:?}");
     // A redirect to a decimal spelling of 127.0.0.1 is parsed as an IP literal
     // and re-checked; with the default config even the first hop is refused.
     let err = default_egress()
@@ -182,7 +182,7 @@ async fn slow_endpoint_times_out() {
     .unwrap();
     let started = std::time::Instant::now();
     let err = eg.get_limited(&srv.url("/slow"), MB).await.unwrap_err();
-    assert!(matches!(err, EgressError::Unreachable(_)), "{err:?}");
+    assert!(matches!(err, EgressError::Timeout), "{err:?}");
     assert!(started.elapsed() < Duration::from_secs(3));
     // post_bytes has its own per-call timeout.
     let started = std::time::Instant::now();
@@ -195,7 +195,7 @@ async fn slow_endpoint_times_out() {
         )
         .await
         .unwrap_err();
-    assert!(matches!(err, EgressError::Unreachable(_)), "{err:?}");
+    assert!(matches!(err, EgressError::Timeout), "{err:?}");
     assert!(started.elapsed() < Duration::from_secs(3));
 }
 

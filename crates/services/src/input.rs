@@ -64,11 +64,12 @@ impl Services {
                             EgressError::InvalidUrl => {
                                 Error::Validation("url: is not a valid URL".into())
                             }
-                            EgressError::Unreachable(_) | EgressError::TooManyRedirects => {
-                                Error::ImageUrlUnreachable(
-                                    "the image URL could not be fetched".into(),
-                                )
-                            }
+                            EgressError::Unreachable(_)
+                            | EgressError::Timeout
+                            | EgressError::Status(_)
+                            | EgressError::TooManyRedirects => Error::ImageUrlUnreachable(
+                                "the image URL could not be fetched".into(),
+                            ),
                             other => Error::internal(other),
                         })?;
                 read_image(fetched.body, Error::InvalidImageType, kind).await

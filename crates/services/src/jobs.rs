@@ -256,7 +256,7 @@ impl Services {
                         EgressError::ProtocolNotAllowed | EgressError::InvalidUrl => {
                             "the URL is not a valid https URL"
                         }
-                        EgressError::Unreachable(d) if d == "timeout" => "timed out",
+                        EgressError::Timeout => "timed out",
                         _ => "connection failed",
                     }
                     .into(),
