@@ -114,7 +114,7 @@ fn health() {}
         openapi_json,
         docs_page,
     ),
-    modifiers(&SecuritySchemes, &ErrorExamples, &SuccessExamples),
+    modifiers(&SecuritySchemes, &IdempotencyKeys, &ErrorExamples, &SuccessExamples),
     tags(
         (name = "health", description = "Liveness"),
         (name = "v2", description = "Verification (Bearer API key of a branch)"),
@@ -177,6 +177,71 @@ impl Modify for SecuritySchemes {
     }
 }
 
+// ---- Idempotency-Key ------------------------------------------------------------------------
+
+/// The routes that take `Idempotency-Key` (docs/idempotency.md).
+pub(crate) const IDEMPOTENT_ROUTES: [&str; 5] = [
+    "/v2/verify/bank",
+    "/v2/verify/truewallet",
+    "/v2/verify/bank/async",
+    "/v2/verify/bank/batch",
+    "/api/v1/verify",
+];
+
+/// Adds the `Idempotency-Key` header and its 409 / 422 answers to the POSTs of
+/// `IDEMPOTENT_ROUTES`, in one place rather than in five attributes.
+struct IdempotencyKeys;
+
+impl Modify for IdempotencyKeys {
+    fn modify(&self, doc: &mut Document) {
+        use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        use utoipa::openapi::Required;
+        for path in IDEMPOTENT_ROUTES {
+            let Some(op) = doc.paths.paths.get_mut(path).and_then(|i| i.post.as_mut()) else {
+                panic!("openapi: {path} has no POST to take Idempotency-Key");
+            };
+            let param = ParameterBuilder::new()
+                .name("Idempotency-Key")
+                .parameter_in(ParameterIn::Header)
+                .required(Required::False)
+                .description(Some(
+                    "1-255 visible ASCII characters, per branch, kept 24 h. The same key with the same request (compared on the parsed fields and image bytes) answers the stored answer (2xx and 4xx; header `Idempotent-Replayed: true`) without a new charge; while the first still runs → 409; the same key with another request → 422.",
+                ))
+                .schema(Some(
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .min_length(Some(1))
+                        .max_length(Some(255)),
+                ))
+                .build();
+            op.parameters.get_or_insert_with(Vec::new).push(param);
+            let v1 = path.starts_with("/api/v1/");
+            for (status, code) in [
+                (409, "IDEMPOTENCY_KEY_IN_USE"),
+                (422, "IDEMPOTENCY_KEY_REUSED"),
+            ] {
+                let code = if v1 {
+                    code.to_ascii_lowercase()
+                } else {
+                    code.to_string()
+                };
+                let entry = op
+                    .responses
+                    .responses
+                    .entry(status.to_string())
+                    .or_insert_with(|| RefOr::T(Response::new("")));
+                if let RefOr::T(r) = entry {
+                    if !r.description.is_empty() {
+                        r.description.push_str(", ");
+                    }
+                    r.description.push_str(&code);
+                }
+            }
+        }
+    }
+}
+
 // ---- error examples -----------------------------------------------------------------------
 
 /// One sample of every domain error, by code: the source of the v2 examples (and, through
@@ -227,6 +292,8 @@ fn samples() -> Vec<Error> {
         Error::QuotaBelowUsage(
             "the new limit 5 would be below the used quota 7 of this cycle".into(),
         ),
+        Error::IdempotencyKeyInUse,
+        Error::IdempotencyKeyReused,
         Error::Internal(String::new()),
     ]
 }
@@ -365,6 +432,7 @@ fn reason(status: u16) -> &'static str {
         403 => "Not allowed",
         404 => "Not found",
         409 => "Conflict",
+        422 => "Unprocessable request",
         429 => "Too many requests (`Retry-After`, `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset`)",
         _ => "Server or bank error",
     }
