@@ -300,3 +300,43 @@ both!(
         t.stop().await;
     }
 );
+
+// TrueMoney and v1 JSON: the same key answers the same answer once charged.
+both!(
+    truewallet_and_v1_take_the_key_too,
+    |b: Backend| async move {
+        let t = TestApp::spawn(b).await;
+        let ten = t.tenant(100).await;
+        let key = ten.api_key.as_str();
+        let w = t
+            .app
+            .wallet
+            .create_transfer(&gateway::NewWalletTransfer {
+                amount: domain::Satang(5025),
+                sender_name: None,
+                receiver_name: None,
+                receiver_phone: Some("0812345678".into()),
+            })
+            .await
+            .unwrap();
+        let body = json!({"payload": w.payload, "checkDuplicate": true});
+        let (s, replayed, first) = post_keyed(&t, "/v2/verify/truewallet", key, "w-1", &body).await;
+        assert_eq!((s, replayed), (200, false), "{first}");
+        let (s, replayed, again) = post_keyed(&t, "/v2/verify/truewallet", key, "w-1", &body).await;
+        assert_eq!((s, replayed, &again), (200, true, &first));
+        assert_eq!(used(&t, key).await, 1);
+
+        let tr = t.transfer("004", "014", 15050).await;
+        let body = json!({"payload": tr.payload, "checkDuplicate": true});
+        let (s, replayed, first) = post_keyed(&t, "/api/v1/verify", key, "v1-1", &body).await;
+        assert_eq!((s, replayed), (200, false), "{first}");
+        let (s, replayed, again) = post_keyed(&t, "/api/v1/verify", key, "v1-1", &body).await;
+        assert_eq!(
+            (s, replayed, &again),
+            (200, true, &first),
+            "not duplicate_slip"
+        );
+        assert_eq!(used(&t, key).await, 2);
+        t.stop().await;
+    }
+);
