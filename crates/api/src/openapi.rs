@@ -122,7 +122,7 @@ fn health() {}
         (name = "v2 bank accounts", description = "Receiving accounts of the calling key's branch"),
         (name = "partner", description = "Signed partner API: X-API-Key, X-Branch-Key, X-Timestamp, X-Nonce, X-Signature = hex HMAC-SHA256(secret, METHOD\\nPATH\\nTIMESTAMP\\nNONCE\\nSHA256_HEX(body)), PATH without /v2"),
         (name = "v1", description = "The older interface: `{status: 200, data}` / `{status, message: <code>, data?}`"),
-        (name = "admin", description = "Operator API; 404 unless `serve --admin-token` is set"),
+        (name = "admin", description = "Operator API; 404 unless the server has an admin token (`SLIPVERIFY_ADMIN_TOKEN` or `server.admin_token_file`)"),
         (name = "documentation", description = "This document"),
     ),
 )]
@@ -150,7 +150,9 @@ impl Modify for SecuritySchemes {
         );
         c.add_security_scheme(
             "adminToken",
-            bearer("The server's admin token (`serve --admin-token`)"),
+            bearer(
+                "The server's admin token (`SLIPVERIFY_ADMIN_TOKEN` or `server.admin_token_file`)",
+            ),
         );
         for (name, header, what) in [
             ("partnerKey", "X-API-Key", "Partner key (64 hex characters)"),
