@@ -6,8 +6,9 @@ use crate::openapi::{
     BankAccountResponse, BankAccountUpdate, BankAccountsResponse, DeletedResponse, ErrorBody,
     NewBankAccount as NewAccountBody,
 };
+use crate::path::Path;
 use crate::v2::{caller, ok};
-use axum::extract::{ConnectInfo, Path, State};
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::get;
 use axum::{Json, Router};

@@ -12,9 +12,10 @@ use crate::openapi::{
     ServiceAuditResponse, ServiceChange, ServiceResponse, SubscribeRequest, UserChange,
     UserResponse,
 };
+use crate::path::Path;
 use crate::views;
 use axum::body::Body;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::routing::{get, patch, post, put};
 use axum::{Json, Router};
@@ -195,7 +196,14 @@ async fn create_branch(State(svc): State<Services>, headers: HeaderMap, body: Bo
         service_id: f.string("serviceId", 1, 64).unwrap_or_default(),
         name: f.string("name", 1, 100).unwrap_or_default(),
         is_main: f.boolean("main").unwrap_or(false),
-        allow_ips: f.strings("allowIps").unwrap_or_default(),
+        allow_ips: match f.strings("allowIps") {
+            // Absent means `*`; an explicit empty list is refused, as in a PATCH.
+            Some(l) if l.is_empty() => {
+                f.v.fail("allowIps", services::admin::EMPTY_ALLOW_LIST);
+                l
+            }
+            l => l.unwrap_or_default(),
+        },
         limit_quota: f.whole("limitQuota", 0),
         sandbox: f.boolean("sandbox").unwrap_or(false),
     };

@@ -21,7 +21,13 @@ pub(crate) fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, Error> {
         return Ok(Map::new());
     }
     match serde_json::from_slice::<Value>(bytes) {
-        Ok(Value::Object(m)) => Ok(m),
+        Ok(Value::Object(m)) => {
+            let mut v = Validation::new();
+            for (k, val) in &m {
+                find_nul(k, val, &mut v);
+            }
+            v.into_result().map(|()| m)
+        }
         Ok(_) => Err(Error::Validation("body: must be a JSON object".into())),
         Err(_) => Err(Error::Validation("body: is not valid JSON".into())),
     }
@@ -198,5 +204,58 @@ pub(crate) async fn slot_for_url(
         Some(s) => Some(s),
         None if is_url => svc.uploads.clone().acquire_owned().await.ok(),
         None => None,
+    }
+}
+
+/// Why a text holding U+0000 is refused: PostgreSQL text cannot store it, and no field needs it.
+pub(crate) const NUL_REASON: &str = "must not contain the character U+0000";
+
+/// `name: must not contain ...` when `text` holds U+0000 (path ids, query and form fields).
+pub(crate) fn no_nul(name: &str, text: &str) -> Result<(), Error> {
+    if text.contains('\0') {
+        return Err(Error::Validation(format!("{name}: {NUL_REASON}")));
+    }
+    Ok(())
+}
+
+/// Every string (and key) of a JSON body, at any depth, checked for U+0000 in one place, so no
+/// field can reach the database with it; failures name the field (`accounts[0].name`).
+fn find_nul(path: &str, value: &Value, v: &mut Validation) {
+    if path.contains('\0') {
+        v.fail("body", "field names must not contain the character U+0000");
+        return;
+    }
+    match value {
+        Value::String(s) if s.contains('\0') => v.fail(path, NUL_REASON),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                find_nul(&format!("{path}[{i}]"), item, v);
+            }
+        }
+        Value::Object(m) => {
+            for (k, item) in m {
+                find_nul(&format!("{path}.{k}"), item, v);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_object;
+
+    #[test]
+    fn nul_anywhere_names_the_field() {
+        let e = parse_object(br#"{"name":"x\u0000","a":[{"b":"\u0000"}],"ok":"y"}"#).unwrap_err();
+        let msg = e.public_message();
+        assert!(
+            msg.contains("name: must not contain the character U+0000"),
+            "{msg}"
+        );
+        assert!(msg.contains("a[0].b: must not contain"), "{msg}");
+        assert!(!msg.contains("ok:"), "{msg}");
+        assert!(parse_object(br#"{"k\u0000":1}"#).is_err());
+        assert!(parse_object(br#"{"name":"x"}"#).is_ok());
     }
 }

@@ -7,9 +7,10 @@ use crate::openapi::{
     AsyncRequest, BatchAcceptedResponse, BatchRequest, ErrorBody, JobAcceptedResponse, JobResponse,
     VerifyForm,
 };
+use crate::path::Path;
 use crate::v2::{caller, json_request, ok, Submitted};
 use crate::views;
-use axum::extract::{ConnectInfo, Path, State};
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -58,24 +59,31 @@ async fn submit_one(
     State(svc): State<Services>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     req: axum::extract::Request,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<axum::response::Response, ApiError> {
     let c = caller(&svc, req.headers(), peer).await?;
+    let key = crate::idempotency::key(req.headers())?;
     // Held through submission: images are read when the job is submitted.
     let slot = crate::body::upload_slot(&svc, req.headers()).await;
     let mut sub = crate::v2::submitted(req).await?;
-    let _slot = crate::body::slot_for_url(&svc, slot, matches!(sub.input, SlipInput::Url(_))).await;
-    let callback = sub.callback_url.take();
-    let done = svc
-        .submit_jobs(&c, vec![slip(sub)], callback, false)
-        .await?;
-    let id = done.job_ids.first().cloned().unwrap_or_default();
-    Ok((
-        StatusCode::ACCEPTED,
-        ok(
-            "Job accepted",
-            json!({ "jobId": id, "batchId": null, "status": "queued" }),
-        ),
-    ))
+    let key = key.map(|k| (k, crate::v2::fingerprint("v2.verify.bank.async", &sub)));
+    let svc = &svc;
+    Ok(crate::idempotency::once(svc, c, key, |c| async move {
+        let _slot =
+            crate::body::slot_for_url(svc, slot, matches!(sub.input, SlipInput::Url(_))).await;
+        let callback = sub.callback_url.take();
+        let done = svc
+            .submit_jobs(&c, vec![slip(sub)], callback, false)
+            .await?;
+        let id = done.job_ids.first().cloned().unwrap_or_default();
+        Ok::<_, ApiError>((
+            StatusCode::ACCEPTED,
+            ok(
+                "Job accepted",
+                json!({ "jobId": id, "batchId": null, "status": "queued" }),
+            ),
+        ))
+    })
+    .await)
 }
 
 #[utoipa::path(post, path = "/v2/verify/bank/batch", tag = "v2 async",
@@ -90,8 +98,9 @@ async fn submit_batch(
     State(svc): State<Services>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     req: axum::extract::Request,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<axum::response::Response, ApiError> {
     let c = caller(&svc, req.headers(), peer).await?;
+    let key = crate::idempotency::key(req.headers())?;
     let slot = crate::body::upload_slot(&svc, req.headers()).await;
     // The whole batch is one JSON body of at most `MAX_BODY_BYTES` (slips with large Base64
     // images belong in single async submissions or behind URLs).
@@ -140,21 +149,37 @@ async fn submit_batch(
         })?;
         slips.push(slip(sub));
     }
-    // URLs are fetched one after another at submission: one slot for the batch.
-    let any_url = slips.iter().any(|s| matches!(s.input, SlipInput::Url(_)));
-    let _slot = crate::body::slot_for_url(&svc, slot, any_url).await;
-    let done = svc.submit_jobs(&c, slips, callback, true).await?;
-    Ok((
-        StatusCode::ACCEPTED,
-        ok(
-            "Batch accepted",
-            json!({
-                "batchId": done.batch_id,
-                "jobIds": done.job_ids,
-                "count": done.job_ids.len(),
-            }),
-        ),
-    ))
+    let key = key.map(|k| {
+        let mut f = crate::idempotency::Fingerprint::new("v2.verify.bank.batch");
+        f.opt("callbackUrl", callback.as_deref());
+        for s in &slips {
+            f.input(&s.input)
+                .flag("checkDuplicate", s.check_duplicate)
+                .flag("matchAccount", s.match_account)
+                .amount("matchAmount", s.match_amount)
+                .opt("remark", s.remark.as_deref());
+        }
+        (k, f.finish())
+    });
+    let svc = &svc;
+    Ok(crate::idempotency::once(svc, c, key, |c| async move {
+        // URLs are fetched one after another at submission: one slot for the batch.
+        let any_url = slips.iter().any(|s| matches!(s.input, SlipInput::Url(_)));
+        let _slot = crate::body::slot_for_url(svc, slot, any_url).await;
+        let done = svc.submit_jobs(&c, slips, callback, true).await?;
+        Ok::<_, ApiError>((
+            StatusCode::ACCEPTED,
+            ok(
+                "Batch accepted",
+                json!({
+                    "batchId": done.batch_id,
+                    "jobIds": done.job_ids,
+                    "count": done.job_ids.len(),
+                }),
+            ),
+        ))
+    })
+    .await)
 }
 
 #[utoipa::path(get, path = "/v2/verify/bank/jobs/{job_id}", tag = "v2 async",

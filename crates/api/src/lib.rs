@@ -6,8 +6,10 @@ mod admin;
 mod b2b;
 mod body;
 mod error;
+mod idempotency;
 mod jobs;
 mod openapi;
+mod path;
 mod v1;
 mod v2;
 pub mod views;
@@ -58,6 +60,32 @@ pub fn router(services: Services) -> Router {
         .layer(trace)
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+        // Outermost: a client's id reaches logs and answers only if it is plainly safe.
+        .layer(axum::middleware::map_request(safe_request_id))
+}
+
+/// Longest client `X-Request-Id` kept.
+const MAX_REQUEST_ID: usize = 128;
+
+/// Drops a client's `X-Request-Id` unless it is one line of at most 128 of `[A-Za-z0-9._:-]`,
+/// so nobody can forge log fields through it; the request then gets a fresh id.
+async fn safe_request_id(mut req: axum::extract::Request) -> axum::extract::Request {
+    let ids = req.headers().get_all("x-request-id");
+    let mut it = ids.iter();
+    let safe = match (it.next(), it.next()) {
+        (Some(v), None) => {
+            let b = v.as_bytes();
+            !b.is_empty()
+                && b.len() <= MAX_REQUEST_ID
+                && b.iter()
+                    .all(|c| c.is_ascii_alphanumeric() || b"._:-".contains(c))
+        }
+        _ => true,
+    };
+    if !safe || ids.iter().count() > 1 {
+        req.headers_mut().remove("x-request-id");
+    }
+    req
 }
 
 /// Liveness: answers without touching the database or needing a key.

@@ -34,11 +34,25 @@ pub(crate) async fn caller(
     let auth = headers
         .get(axum::http::header::AUTHORIZATION)
         .map(|v| v.to_str().unwrap_or("\u{0}"));
-    let forwarded_for = headers.get("x-forwarded-for").and_then(|v| v.to_str().ok());
-    let c = svc.authenticate(auth, peer.ip(), forwarded_for).await?;
+    let forwarded_for = forwarded_for(headers);
+    let c = svc
+        .authenticate(auth, peer.ip(), forwarded_for.as_deref())
+        .await?;
     // Before any body is read: a refused request costs nothing but this check.
     svc.rate_check(&c).await?;
     Ok(c)
+}
+
+/// Every `X-Forwarded-For` line as one list, in order (RFC 9110 5.3): a proxy that appends
+/// its own line must not leave the client's line to be read alone. A line that is not text
+/// becomes a malformed hop, which stops the walk from the right there.
+fn forwarded_for(headers: &HeaderMap) -> Option<String> {
+    let lines: Vec<&str> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .map(|v| v.to_str().unwrap_or("?"))
+        .collect();
+    (!lines.is_empty()).then(|| lines.join(","))
 }
 
 pub(crate) fn ok(message: &str, data: Value) -> Json<Value> {
@@ -308,6 +322,7 @@ pub(crate) async fn multipart_request(
             image = Some(buf);
         } else {
             let s = String::from_utf8(buf).map_err(|_| bad("text fields must be UTF-8"))?;
+            crate::body::no_nul(&name, &s)?;
             text.insert(name, Value::String(s));
         }
     }
@@ -386,24 +401,43 @@ async fn verify_bank(
     State(svc): State<Services>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     req: axum::extract::Request,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<axum::response::Response, ApiError> {
     let c = caller(&svc, req.headers(), peer).await?;
+    let key = crate::idempotency::key(req.headers())?;
     let slot = crate::body::upload_slot(&svc, req.headers()).await;
     let sub = crate::v2::submitted(req).await?;
-    let slot = crate::body::slot_for_url(&svc, slot, matches!(sub.input, SlipInput::Url(_))).await;
-    let payload = svc.slip_payload(sub.input).await?;
-    drop(slot);
-    let verify = VerifyRequest {
-        payload,
-        check_duplicate: sub.check_duplicate,
-        match_amount: sub.match_amount,
-        remark: sub.remark,
-        match_account: sub.match_account,
-        job_id: None,
-    };
-    let data = svc.verify_bank(&c, &verify).await?;
-    Ok(ok(
-        "Slip verified",
-        serde_json::to_value(data).map_err(domain::Error::internal)?,
-    ))
+    let key = key.map(|k| (k, fingerprint("v2.verify.bank", &sub)));
+    let svc = &svc;
+    Ok(crate::idempotency::once(svc, c, key, |c| async move {
+        let slot =
+            crate::body::slot_for_url(svc, slot, matches!(sub.input, SlipInput::Url(_))).await;
+        let payload = svc.slip_payload(sub.input).await?;
+        drop(slot);
+        let verify = VerifyRequest {
+            payload,
+            check_duplicate: sub.check_duplicate,
+            match_amount: sub.match_amount,
+            remark: sub.remark,
+            match_account: sub.match_account,
+            job_id: None,
+        };
+        let data = svc.verify_bank(&c, &verify).await?;
+        Ok::<_, ApiError>(ok(
+            "Slip verified",
+            serde_json::to_value(data).map_err(domain::Error::internal)?,
+        ))
+    })
+    .await)
+}
+
+/// The parsed request as the idempotency key compares it.
+pub(crate) fn fingerprint(route: &str, sub: &Submitted) -> String {
+    let mut f = crate::idempotency::Fingerprint::new(route);
+    f.input(&sub.input)
+        .flag("checkDuplicate", sub.check_duplicate)
+        .flag("matchAccount", sub.match_account)
+        .amount("matchAmount", sub.match_amount)
+        .opt("remark", sub.remark.as_deref())
+        .opt("callbackUrl", sub.callback_url.as_deref());
+    f.finish()
 }

@@ -5,8 +5,7 @@ use crate::openapi::{ErrorBody, VerifyBody, VerifyForm, WalletResponse};
 use crate::v2::{caller, ok};
 use axum::extract::{ConnectInfo, State};
 use axum::routing::post;
-use axum::{Json, Router};
-use serde_json::Value;
+use axum::Router;
 use services::input::SlipKind;
 use services::verify::VerifyRequest;
 use services::Services;
@@ -36,29 +35,35 @@ async fn verify_truewallet(
     State(svc): State<Services>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     req: axum::extract::Request,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<axum::response::Response, ApiError> {
     let c = caller(&svc, req.headers(), peer).await?;
+    let key = crate::idempotency::key(req.headers())?;
     let slot = crate::body::upload_slot(&svc, req.headers()).await;
     let sub = crate::v2::submitted(req).await?;
-    let slot = crate::body::slot_for_url(
-        &svc,
-        slot,
-        matches!(sub.input, services::input::SlipInput::Url(_)),
-    )
-    .await;
-    let payload = svc.slip_payload_of(sub.input, SlipKind::TrueMoney).await?;
-    drop(slot);
-    let verify = VerifyRequest {
-        payload,
-        check_duplicate: sub.check_duplicate,
-        match_amount: sub.match_amount,
-        remark: sub.remark,
-        match_account: false,
-        job_id: None,
-    };
-    let data = svc.verify_truewallet(&c, &verify).await?;
-    Ok(ok(
-        "Slip verified",
-        serde_json::to_value(data).map_err(domain::Error::internal)?,
-    ))
+    let key = key.map(|k| (k, crate::v2::fingerprint("v2.verify.truewallet", &sub)));
+    let svc = &svc;
+    Ok(crate::idempotency::once(svc, c, key, |c| async move {
+        let slot = crate::body::slot_for_url(
+            svc,
+            slot,
+            matches!(sub.input, services::input::SlipInput::Url(_)),
+        )
+        .await;
+        let payload = svc.slip_payload_of(sub.input, SlipKind::TrueMoney).await?;
+        drop(slot);
+        let verify = VerifyRequest {
+            payload,
+            check_duplicate: sub.check_duplicate,
+            match_amount: sub.match_amount,
+            remark: sub.remark,
+            match_account: false,
+            job_id: None,
+        };
+        let data = svc.verify_truewallet(&c, &verify).await?;
+        Ok::<_, ApiError>(ok(
+            "Slip verified",
+            serde_json::to_value(data).map_err(domain::Error::internal)?,
+        ))
+    })
+    .await)
 }

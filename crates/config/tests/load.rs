@@ -400,3 +400,20 @@ fn scb_needs_its_key_and_secret_and_reads_the_secret_from_a_file() {
         "scb-secret-from-file"
     );
 }
+
+/// The admin token stays off the command line: from the environment or from a file.
+#[test]
+fn admin_token_from_env_or_file() {
+    let token = "an-admin-token-of-at-least-32-characters";
+    let c = load(&Sources::new().env([("SLIPVERIFY_ADMIN_TOKEN", token)])).unwrap();
+    assert_eq!(c.server.admin_token.as_ref().unwrap().expose(), token);
+    let f = file("admin-token", &format!("{token}\n"));
+    let c =
+        load(&Sources::new().env([("SLIPVERIFY_SERVER__ADMIN_TOKEN_FILE", f.to_str().unwrap())]))
+            .unwrap();
+    assert_eq!(c.server.admin_token.as_ref().unwrap().expose(), token);
+    let toml = format!("[server]\nadmin_token_file = {:?}\n", f.to_str().unwrap());
+    let cf = file("admin-token-file.toml", &toml);
+    let c = load(&Sources::new().file(&cf)).unwrap();
+    assert_eq!(c.server.admin_token.as_ref().unwrap().expose(), token);
+}

@@ -98,6 +98,12 @@ pub enum Error {
     /// Partner API: an adjustment would put the limit below this cycle's usage.
     #[error("{0}")]
     QuotaBelowUsage(String),
+    /// `Idempotency-Key`: the request that holds this key is still running; retry later.
+    #[error("a request with this Idempotency-Key is still in progress; retry later")]
+    IdempotencyKeyInUse,
+    /// `Idempotency-Key`: this key was used for a different request (fields or image).
+    #[error("this Idempotency-Key was used for a different request")]
+    IdempotencyKeyReused,
     /// The inner text is for the log only; the client sees a generic message.
     #[error("internal server error")]
     Internal(String),
@@ -142,6 +148,8 @@ impl Error {
             Error::PermissionDenied(_) => "PERMISSION_DENIED",
             Error::BranchAccessDenied => "BRANCH_ACCESS_DENIED",
             Error::QuotaBelowUsage(_) => "QUOTA_BELOW_USAGE",
+            Error::IdempotencyKeyInUse => "IDEMPOTENCY_KEY_IN_USE",
+            Error::IdempotencyKeyReused => "IDEMPOTENCY_KEY_REUSED",
             Error::Internal(_) => "INTERNAL_SERVER_ERROR",
         }
     }
@@ -159,7 +167,8 @@ impl Error {
             | Error::InvalidCallbackUrl
             | Error::InvalidBankCode
             | Error::InvalidExtraVerify(_) => 400,
-            Error::BankAccountDuplicate => 409,
+            Error::BankAccountDuplicate | Error::IdempotencyKeyInUse => 409,
+            Error::IdempotencyKeyReused => 422,
             Error::MissingApiKey
             | Error::InvalidApiKey
             | Error::InvalidTimestamp

@@ -9,6 +9,11 @@ use sha2::{Digest, Sha256};
 /// least this long, so a replay inside the window is always caught).
 pub const TIMESTAMP_TOLERANCE_SECS: i64 = 300;
 
+/// How long a used nonce is remembered. A timestamp is compared in whole seconds, so a request
+/// first seen at `t` (timestamp up to `floor(t) + 300`) passes the check until just before
+/// `t + 601`: both ends of the window plus the second lost to truncation.
+pub const NONCE_KEEP_SECS: i64 = 2 * TIMESTAMP_TOLERANCE_SECS + 1;
+
 /// The permissions a partner can hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Permission {

@@ -49,7 +49,8 @@ enum Command {
         #[arg(long = "trusted-proxy", value_delimiter = ',')]
         trusted_proxy: Vec<String>,
         /// Turns on the admin API (`/admin/...`) with this bearer token (at least 32
-        /// characters); wins over `server.admin_token`.
+        /// characters); wins over `server.admin_token`. Prefer `SLIPVERIFY_ADMIN_TOKEN` or
+        /// `server.admin_token_file`: a flag shows in the process list.
         #[arg(long)]
         admin_token: Option<String>,
     },

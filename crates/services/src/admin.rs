@@ -171,7 +171,11 @@ impl Services {
             check_name(&mut v, n);
         }
         let allow_ips = match &upd.allow_ips {
-            Some(list) if list.is_empty() => Some(AllowList::allow_all()),
+            // Fail closed: an empty list never silently means "everyone" (decisions.md).
+            Some(list) if list.is_empty() => {
+                v.fail("allowIps", EMPTY_ALLOW_LIST);
+                None
+            }
             Some(list) => match AllowList::parse(list) {
                 Ok(l) => Some(l),
                 Err(e) => {
@@ -337,3 +341,7 @@ impl Services {
         }
     }
 }
+
+/// Why `allowIps: []` is refused: opening a branch to every address is always the literal `*`.
+pub const EMPTY_ALLOW_LIST: &str =
+    "must not be empty: list addresses or CIDRs, or [\"*\"] to allow every address";

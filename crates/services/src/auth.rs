@@ -13,6 +13,8 @@ use std::net::IpAddr;
 pub struct Caller {
     pub service: Service,
     pub branch: Branch,
+    /// The request's `Idempotency-Key`, once claimed: its charge is recorded on the key.
+    pub idempotency: Option<crate::idempotency::IdemClaim>,
 }
 
 impl Caller {
@@ -58,7 +60,11 @@ impl Services {
         // An expired service with auto-renew on renews here (or says why it cannot); never
         // for a test branch.
         let service = self.usable_service_for(service, &branch).await?;
-        Ok(Caller { service, branch })
+        Ok(Caller {
+            service,
+            branch,
+            idempotency: None,
+        })
     }
 }
 

@@ -76,7 +76,14 @@ impl Services {
             .map_err(|_| Error::InvalidCallbackUrl)?;
 
         let now = self.clock.now();
-        let batch_id = batch.then(|| uuid::Uuid::new_v4().to_string());
+        // Under an `Idempotency-Key` the ids derive from the key: a retry after a crash
+        // between the insert and the answer inserts nothing new (`ON CONFLICT (id)`) and
+        // answers with the same ids.
+        let id_for = |what: &str, i: usize| match &caller.idempotency {
+            Some(c) => keyed_id(&caller.branch.id, &c.key, what, i),
+            None => uuid::Uuid::new_v4().to_string(),
+        };
+        let batch_id = batch.then(|| id_for("batch", 0));
         let mut jobs = Vec::with_capacity(slips.len());
         for (i, slip) in slips.into_iter().enumerate() {
             let payload = match self.submitted_payload(slip.input).await {
@@ -91,7 +98,7 @@ impl Services {
                 Err(e) => return Err(e),
             };
             jobs.push(Job::new(
-                uuid::Uuid::new_v4().to_string(),
+                id_for("job", i),
                 batch_id.clone(),
                 caller.service.id.clone(),
                 caller.branch.id.clone(),
@@ -190,7 +197,11 @@ impl Services {
             Err(e @ Error::Internal(_)) => return (outage(e), secret),
             Err(e) => return (refused(e), secret),
         };
-        let caller = Caller { service, branch };
+        let caller = Caller {
+            service,
+            branch,
+            idempotency: None,
+        };
         let req = VerifyRequest {
             payload: job.payload.clone(),
             check_duplicate: job.check_duplicate,
@@ -409,4 +420,20 @@ pub async fn run_worker(svc: Services, cfg: WorkerConfig, mut shutdown: watch::R
             }
         }
     }
+}
+
+/// A UUID (v4 layout) derived from a branch's idempotency key: the same key, the same ids.
+fn keyed_id(branch_id: &str, key: &str, what: &str, i: usize) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for part in [branch_id, key, what, &i.to_string()] {
+        h.update((part.len() as u64).to_be_bytes());
+        h.update(part.as_bytes());
+    }
+    let digest = h.finalize();
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    uuid::Builder::from_random_bytes(bytes)
+        .into_uuid()
+        .to_string()
 }

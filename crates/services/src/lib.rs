@@ -4,6 +4,7 @@
 pub mod accounts;
 pub mod admin;
 pub mod auth;
+pub mod idempotency;
 pub mod input;
 pub mod jobs;
 pub mod lookup;
@@ -60,7 +61,14 @@ pub struct Services {
     /// One renewal attempt per service at a time on this node (the database decides
     /// between nodes).
     pub renewals: Arc<renewal::RenewalLocks>,
+    /// Test hook: awaited right after a verification's charge is committed, before its answer
+    /// exists (a test stops the node there: the crash the idempotency key must survive).
+    pub after_charge: Option<AfterCharge>,
 }
+
+/// See `Services::after_charge`.
+pub type AfterCharge =
+    Arc<dyn Fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> + Send + Sync>;
 
 impl Services {
     /// Checks the admin API's bearer token (compared as SHA-256 digests, in constant time).
@@ -107,6 +115,7 @@ impl Services {
             uploads: Arc::new(tokio::sync::Semaphore::new(DEFAULT_UPLOAD_SLOTS)),
             billing: Arc::new(billing::LedgerBilling),
             renewals: Arc::default(),
+            after_charge: None,
         }
     }
 }

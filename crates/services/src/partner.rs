@@ -76,8 +76,8 @@ impl Services {
         if !partner::verify(&p.secret, &canonical, sig) {
             return Err(Error::InvalidSignature);
         }
-        // Kept twice the tolerance: a replay is refused for as long as its timestamp passes.
-        let forget = now - time::Duration::seconds(2 * partner::TIMESTAMP_TOLERANCE_SECS);
+        // A replay is refused for as long as its timestamp passes (`NONCE_KEEP_SECS`).
+        let forget = now - time::Duration::seconds(partner::NONCE_KEEP_SECS);
         if !self.store.use_nonce(&p.id, nonce, now, forget).await? {
             return Err(Error::InvalidNonce);
         }

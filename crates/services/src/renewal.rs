@@ -145,6 +145,7 @@ impl Services {
                 let c = Caller {
                     service: s,
                     branch: caller.branch.clone(),
+                    idempotency: caller.idempotency.clone(),
                 };
                 let (sq, bq) = c.quotas_at(self.clock.now());
                 if can_charge(&sq, &bq) {

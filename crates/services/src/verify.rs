@@ -32,7 +32,9 @@ impl Services {
         // Cheap refusal before asking the bank; the charge below is the one that counts. Not for
         // a job: one that runs again after a crash may already be charged, and the charge
         // returns that recorded outcome instead of refusing it.
-        if req.job_id.is_none() {
+        // The same for a keyed request taken over from a node that died: it may be charged.
+        let maybe_charged = caller.idempotency.as_ref().is_some_and(|c| c.takeover);
+        if req.job_id.is_none() && !maybe_charged {
             self.precheck_for(caller).await?;
         }
 
@@ -81,11 +83,15 @@ impl Services {
                     transferred_at: transfer.occurred_at,
                     verified_at: self.clock.now(),
                     job_id: req.job_id.clone(),
+                    idempotency_key: caller.idempotency.as_ref().map(|c| c.key.clone()),
                     transfer: Some(VerifiedTransfer::Bank(transfer.clone())),
                     source: Some(source),
                 },
             )
             .await?;
+        if let Some(hook) = &self.after_charge {
+            hook().await;
+        }
 
         // Matching is a check on a verified slip, not a reason to refuse it.
         let matched = accounts.map(|a| crate::accounts::matched_account(&a, &transfer.receiver));

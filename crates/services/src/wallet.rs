@@ -43,7 +43,10 @@ impl Services {
                 "TrueMoney slips are not enabled here".into(),
             ));
         }
-        self.precheck_for(caller).await?;
+        // Not for a keyed request taken over from a node that died: it may be charged.
+        if !caller.idempotency.as_ref().is_some_and(|c| c.takeover) {
+            self.precheck_for(caller).await?;
+        }
         // Local first, as for bank slips.
         let stored = self
             .confirmed_before(caller, TRUEMONEY, &slip.transaction_id)
@@ -78,6 +81,7 @@ impl Services {
                     transferred_at: transfer.occurred_at,
                     verified_at: self.clock.now(),
                     job_id: None,
+                    idempotency_key: caller.idempotency.as_ref().map(|c| c.key.clone()),
                     transfer: Some(VerifiedTransfer::Wallet(transfer.clone())),
                     source: Some(source),
                 },

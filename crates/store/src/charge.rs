@@ -175,9 +175,39 @@ async fn apply(pool: &Pool, recs: &[&VerificationRecord]) -> Result<Vec<Result<C
                 charged_before.push((r.try_get(0)?, r.try_get(1)?));
             }
         }
+        // The same for requests under an `Idempotency-Key` (a node died after charging one).
+        let keyed: Vec<(&str, &str)> = recs
+            .iter()
+            .filter_map(|r| Some((r.branch_id.as_str(), r.idempotency_key.as_deref()?)))
+            .collect();
+        let mut keyed_before: Vec<(String, String, bool)> = Vec::new();
+        if !keyed.is_empty() {
+            let cond = (0..keyed.len())
+                .map(|i| format!("(branch_id = ${} AND idem_key = ${})", 2 * i + 1, 2 * i + 2))
+                .collect::<Vec<_>>()
+                .join(" OR ");
+            let sql = format!(
+                "SELECT branch_id, idem_key, charged_first FROM idempotency_keys \
+                 WHERE ({cond}) AND charged_first IS NOT NULL"
+            );
+            let mut q = sqlx::query(&sql);
+            for (b, k) in &keyed {
+                q = q.bind(*b).bind(*k);
+            }
+            for r in q.fetch_all(&mut *tx).await? {
+                keyed_before.push((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?));
+            }
+        }
         let before_outcome = |rec: &VerificationRecord| {
-            rec.job_id.as_deref().and_then(|j| {
+            let job = rec.job_id.as_deref().and_then(|j| {
                 charged_before.iter().find(|(id, _)| id == j).map(|(_, f)| *f)
+            });
+            job.or_else(|| {
+                let k = rec.idempotency_key.as_deref()?;
+                keyed_before
+                    .iter()
+                    .find(|(b, kk, _)| *b == rec.branch_id && kk == k)
+                    .map(|(_, _, f)| *f)
             })
         };
 
@@ -190,10 +220,7 @@ async fn apply(pool: &Pool, recs: &[&VerificationRecord]) -> Result<Vec<Result<C
             .iter()
             .enumerate()
             .map(|(i, r)| {
-                let job = r.job_id.as_deref()?;
-                recs[..i]
-                    .iter()
-                    .position(|o| o.job_id.as_deref() == Some(job))
+                recs[..i].iter().position(|o| charged_once_together(o, r))
             })
             .collect();
         let mut charges = Vec::with_capacity(recs.len());
@@ -336,6 +363,19 @@ async fn apply(pool: &Pool, recs: &[&VerificationRecord]) -> Result<Vec<Result<C
                 _ => None,
             })
             .collect();
+        for ((rec, g), outcome) in recs.iter().zip(&granted).zip(&outcomes) {
+            if let (Some(key), true, Ok(o)) = (&rec.idempotency_key, *g, outcome) {
+                sqlx::query(
+                    "UPDATE idempotency_keys SET charged_first = $3 \
+                     WHERE branch_id = $1 AND idem_key = $2",
+                )
+                .bind(&rec.branch_id)
+                .bind(key)
+                .bind(o.first_verification)
+                .execute(&mut *tx)
+                .await?;
+            }
+        }
         if !charged_jobs.is_empty() {
             let cases = (0..charged_jobs.len())
                 .map(|i| format!("WHEN ${} THEN CAST(${} AS BOOLEAN)", 2 * i + 1, 2 * i + 2))
@@ -357,4 +397,14 @@ async fn apply(pool: &Pool, recs: &[&VerificationRecord]) -> Result<Vec<Result<C
         tx.commit().await?;
         Ok(outcomes)
     })
+}
+
+/// Two charges that may happen only once between them: the same job, or the same branch's
+/// `Idempotency-Key`.
+fn charged_once_together(a: &VerificationRecord, b: &VerificationRecord) -> bool {
+    let same_job = a.job_id.is_some() && a.job_id == b.job_id;
+    let same_key = a.idempotency_key.is_some()
+        && a.idempotency_key == b.idempotency_key
+        && a.branch_id == b.branch_id;
+    same_job || same_key
 }

@@ -108,7 +108,8 @@ pub(crate) async fn insert(pool: &Pool, jobs: &[Job]) -> Result<()> {
             let sql = format!(
                 "INSERT INTO jobs (id, batch_id, seq, service_id, branch_id, payload, \
                  check_duplicate, match_amount, remark, callback_url, status, stage, due_at, \
-                 created_at, expires_at, webhook_state, updated_at, match_account) VALUES {values}"
+                 created_at, expires_at, webhook_state, updated_at, match_account) VALUES {values} \
+                 ON CONFLICT (id) DO NOTHING"
             );
             let mut q = sqlx::query(&sql);
             for (i, j) in chunk.iter().enumerate() {

@@ -6,6 +6,7 @@
 mod accounts;
 mod billing;
 mod charge;
+mod idempotency;
 mod jobs;
 mod migrate;
 mod quota_ops;
@@ -20,6 +21,7 @@ use domain::Satang;
 use time::OffsetDateTime;
 
 pub use billing::{PeriodOutcome, PeriodStart};
+pub use idempotency::{IdemBegin, IdemKey};
 pub use sql::SqlStore;
 
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +41,9 @@ pub enum StoreError {
     WriteFailed(String),
     #[error("stored data is invalid: {0}")]
     Corrupt(String),
+    /// The database file could not be created.
+    #[error("database file: {0}")]
+    Io(String),
 }
 
 impl From<StoreError> for domain::Error {
@@ -65,6 +70,9 @@ pub struct VerificationRecord {
     /// The async job this verification belongs to: a job is charged at most once, however
     /// often it runs (a crashed worker's job runs again).
     pub job_id: Option<String>,
+    /// The request's `Idempotency-Key` (of `branch_id`): charged at most once, like a job, so
+    /// a retry after its node died between the charge and the answer is not charged again.
+    pub idempotency_key: Option<String>,
     /// The transfer the bank or wallet confirmed (`verifications.transfer_json`); `None` for
     /// rows recorded before migration 0011.
     pub transfer: Option<domain::model::VerifiedTransfer>,
@@ -229,6 +237,24 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<Option<VerificationRecord>>;
     /// Test verifications (duplicates included, ever) of the service and of the branch.
     async fn sandbox_used(&self, service_id: &str, branch_id: &str) -> Result<(i64, i64)>;
+
+    /// `Idempotency-Key`: forgets keys created before `forget_before`, then claims the key for
+    /// this request (lease until `lease_until`) or says why not (`IdemBegin`).
+    async fn idempotency_begin(
+        &self,
+        key: &IdemKey<'_>,
+        now: OffsetDateTime,
+        lease_until: OffsetDateTime,
+        forget_before: OffsetDateTime,
+    ) -> Result<IdemBegin>;
+    /// Stores a request's answer under its key (`Some`), or gives the key's lease back
+    /// (`None`, a 5xx: nothing stored, a retry runs again).
+    async fn idempotency_finish(
+        &self,
+        branch_id: &str,
+        key: &str,
+        answer: Option<(u16, &str)>,
+    ) -> Result<()>;
 
     /// Inserts submitted jobs in one transaction: all of a batch or none.
     async fn insert_jobs(&self, jobs: &[domain::job::Job]) -> Result<()>;

@@ -32,6 +32,7 @@ macro_rules! for_backend {
             10 => "0010_billing.sql",
             11 => "0011_stored_transfer_and_default_burst.sql",
             12 => "0012_test_branches.sql",
+            13 => "0013_idempotency_keys.sql",
         )
     };
 }

@@ -135,6 +135,7 @@ pub(crate) async fn get(
                 transferred_at: from_millis(r.try_get(2)?),
                 verified_at: from_millis(r.try_get(3)?),
                 job_id: None,
+                idempotency_key: None,
                 transfer: match r.try_get::<Option<String>, _>(4)? {
                     Some(j) => Some(domain::model::VerifiedTransfer::from_json(&j).map_err(
                         |e| StoreError::Corrupt(format!("transfer_json: {e}")),

@@ -252,7 +252,7 @@ impl SqlStore {
         })
     }
 
-    /// `sqlite://FILE` (created if missing; WAL) or `postgres://...`, with `pool`
+    /// `sqlite://FILE` (created if missing, 0600; WAL) or `postgres://...`, with `pool`
     /// connections (`None`: 8 for SQLite, 16 for PostgreSQL).
     pub async fn open(url: &str, pool: Option<u32>) -> Result<Self> {
         if url.starts_with("sqlite:") {
@@ -264,6 +264,7 @@ impl SqlStore {
                 .synchronous(SqliteSynchronous::Normal)
                 .busy_timeout(Duration::from_secs(10))
                 .foreign_keys(true);
+            create_private(opts.get_filename())?;
             // No ping before each acquire: a broken connection fails its query and is replaced;
             // the ping would cost a round trip on every statement.
             let pool = SqlitePoolOptions::new()
@@ -953,6 +954,25 @@ impl Store for SqlStore {
         .await
     }
 
+    async fn idempotency_begin(
+        &self,
+        key: &crate::IdemKey<'_>,
+        now: OffsetDateTime,
+        lease_until: OffsetDateTime,
+        forget_before: OffsetDateTime,
+    ) -> Result<crate::IdemBegin> {
+        crate::idempotency::begin(&self.pool, key, now, lease_until, forget_before).await
+    }
+
+    async fn idempotency_finish(
+        &self,
+        branch_id: &str,
+        key: &str,
+        answer: Option<(u16, &str)>,
+    ) -> Result<()> {
+        crate::idempotency::finish(&self.pool, branch_id, key, answer).await
+    }
+
     async fn record_sandbox_verification(&self, rec: &VerificationRecord) -> Result<ChargeOutcome> {
         crate::sandbox::record(&self.pool, rec).await
     }
@@ -1067,5 +1087,34 @@ impl Store for SqlStore {
                 None => Ok(None),
             }
         })
+    }
+}
+
+/// Creates a missing SQLite database file readable by its owner only (it holds partner and
+/// webhook secrets), whatever the umask. SQLite gives the `-wal` and `-shm` files the mode of
+/// the database file, so they are 0600 too. An existing file is left as the operator set it.
+fn create_private(path: &std::path::Path) -> Result<()> {
+    let name = path.to_string_lossy();
+    if name.is_empty() || name == ":memory:" || path.exists() {
+        return Ok(());
+    }
+    let mut open = std::fs::OpenOptions::new();
+    open.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        open.mode(0o600);
+        match open.open(path) {
+            Ok(_) => std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+                .map_err(|e| StoreError::Io(e.to_string())),
+            // Another process created it first: fine, SQLite opens it.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+            Err(e) => Err(StoreError::Io(e.to_string())),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = open;
+        Ok(())
     }
 }

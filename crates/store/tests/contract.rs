@@ -73,6 +73,7 @@ fn record(service_id: &str, branch_id: &str, trans_ref: &str) -> VerificationRec
         transferred_at: at(5),
         verified_at: at(6),
         job_id: None,
+        idempotency_key: None,
         transfer: None,
         source: None,
     }
@@ -569,6 +570,7 @@ both!(
         let rec = |r: &str, when: OffsetDateTime| VerificationRecord {
             verified_at: when,
             job_id: None,
+            idempotency_key: None,
             ..record("s1", "b1", r)
         };
         s.charge_and_record(&rec("R1", at(10))).await.unwrap();
@@ -804,3 +806,27 @@ both!(
         s.close().await;
     }
 );
+
+/// The SQLite file and its WAL hold partner and webhook secrets: owner-only, whatever the umask
+/// (tests run with the usual 022, under which a plain create gives 0644).
+#[cfg(unix)]
+#[tokio::test]
+async fn sqlite_files_are_created_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let db = TestDb::new(Backend::Sqlite).await;
+    let store = SqlStore::open(&db.url, None).await.unwrap();
+    store.migrate().await.unwrap();
+    store
+        .create_service(&service("perm", Some(1)))
+        .await
+        .unwrap();
+    let file = db.url.trim_start_matches("sqlite://").to_string();
+    for suffix in ["", "-wal", "-shm"] {
+        let path = format!("{file}{suffix}");
+        let mode = std::fs::metadata(&path)
+            .unwrap_or_else(|e| panic!("{path}: {e}"))
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "{path} is {:o}", mode & 0o777);
+    }
+}

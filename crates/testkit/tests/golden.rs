@@ -164,6 +164,7 @@ both!(
                 transferred_at: tr.occurred_at,
                 verified_at: verified,
                 job_id: None,
+                idempotency_key: None,
                 transfer: None,
                 source: None,
             })

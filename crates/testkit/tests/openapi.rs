@@ -1041,3 +1041,39 @@ async fn partner_answers_fit_the_document() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     t.stop().await;
 }
+
+/// `Idempotency-Key` is documented on every route that takes it, with its 409 and 422.
+#[tokio::test]
+async fn idempotency_key_is_documented() {
+    let t = TestApp::spawn(Backend::Sqlite).await;
+    let doc = fetch_doc(&t).await;
+    for (path, v1) in [
+        ("/v2/verify/bank", false),
+        ("/v2/verify/truewallet", false),
+        ("/v2/verify/bank/async", false),
+        ("/v2/verify/bank/batch", false),
+        ("/api/v1/verify", true),
+    ] {
+        let op = &doc["paths"][path]["post"];
+        let params = op["parameters"].as_array().expect(path);
+        assert!(
+            params
+                .iter()
+                .any(|p| p["name"] == "Idempotency-Key" && p["in"] == "header"),
+            "{path}"
+        );
+        for (status, code) in [
+            ("409", "IDEMPOTENCY_KEY_IN_USE"),
+            ("422", "IDEMPOTENCY_KEY_REUSED"),
+        ] {
+            let code = if v1 {
+                code.to_ascii_lowercase()
+            } else {
+                code.to_string()
+            };
+            let examples = &op["responses"][status]["content"]["application/json"]["examples"];
+            assert!(examples.get(&code).is_some(), "{path} {status} {code}");
+        }
+    }
+    t.stop().await;
+}

@@ -346,3 +346,34 @@ both!(refused_requests, |b: Backend| async move {
         .is_empty());
     t.stop().await;
 });
+
+// A timestamp is compared in whole seconds: sent at a whole second with the newest timestamp
+// allowed (+300 s), it still passes 600.4 s later, so its nonce must still be remembered.
+both!(
+    replay_at_the_far_end_of_the_window,
+    |b: Backend| async move {
+        let t = TestApp::spawn(b).await;
+        let ten = t.tenant(100).await;
+        let p = partner(&t, std::slice::from_ref(&ten.service_id), "quota:read").await;
+        let br = ten.branch_id.as_str();
+        let whole = t.clock.now().unix_timestamp() + 1;
+        t.clock
+            .set(time::OffsetDateTime::from_unix_timestamp(whole).unwrap());
+        let nonce = uuid::Uuid::new_v4().to_string();
+        let req = || Req {
+            ts: Some(whole + 300),
+            nonce: Some(nonce.clone()),
+            ..Req::new("GET", Q, "", br)
+        };
+        let (s, _) = send(&t, &p, req()).await;
+        assert_eq!(s, 200);
+        t.clock.advance(time::Duration::milliseconds(600_400));
+        let (s, v) = send(&t, &p, req()).await;
+        assert_eq!((s, code(&v)), (401, "INVALID_NONCE"));
+        // Once the timestamp itself is stale the answer says so.
+        t.clock.advance(time::Duration::milliseconds(700));
+        let (s, v) = send(&t, &p, req()).await;
+        assert_eq!((s, code(&v)), (401, "INVALID_TIMESTAMP"));
+        t.stop().await;
+    }
+);

@@ -131,6 +131,9 @@ pub(crate) fn v1_error(e: &Error) -> (u16, &'static str, Option<Value>) {
         Error::ApiServerError => (500, "api_server_error", None),
         // v1 has no renewal code: "backend issue, retry later", with v2's 503.
         Error::RenewalTemporarilyUnavailable => (503, "api_server_error", None),
+        // v1 spells codes in lower case; the statuses are v2's.
+        Error::IdempotencyKeyInUse => (409, "idempotency_key_in_use", None),
+        Error::IdempotencyKeyReused => (422, "idempotency_key_reused", None),
         Error::Internal(_) => (500, "server_error", None),
     }
 }

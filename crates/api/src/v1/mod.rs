@@ -117,6 +117,9 @@ async fn verify_get(
     let Ok(Query(pairs)) = query else {
         return Err(one_error("query", "is not a valid query string"));
     };
+    for (name, value) in &pairs {
+        crate::body::no_nul(name, value)?;
+    }
     let first = |name: &str| {
         pairs
             .iter()
@@ -154,14 +157,25 @@ async fn verify_post(
     State(svc): State<Services>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     req: axum::extract::Request,
-) -> Result<Json<Value>, V1Error> {
+) -> Result<axum::response::Response, V1Error> {
     let c = caller(&svc, req.headers(), peer).await?;
+    let key = crate::idempotency::key(req.headers())?;
     // Held until the image is read, as in v2: a burst of uploads waits for slots.
     let slot = crate::body::upload_slot(&svc, req.headers()).await;
     let request = request_input(req).await?;
-    let slot =
-        crate::body::slot_for_url(&svc, slot, matches!(request.input, SlipInput::Url(_))).await;
-    verify(&svc, &c, request, slot).await
+    let key = key.map(|k| {
+        let mut f = crate::idempotency::Fingerprint::new("v1.verify");
+        f.input(&request.input)
+            .flag("checkDuplicate", request.check_duplicate);
+        (k, f.finish())
+    });
+    let svc = &svc;
+    Ok(crate::idempotency::once(svc, c, key, |c| async move {
+        let slot =
+            crate::body::slot_for_url(svc, slot, matches!(request.input, SlipInput::Url(_))).await;
+        verify(svc, &c, request, slot).await
+    })
+    .await)
 }
 
 /// The slip of a POST: a multipart form or a JSON body.
@@ -288,6 +302,7 @@ async fn multipart_input(req: axum::extract::Request) -> Result<Request, V1Error
             file = Some(buf);
         } else {
             let s = String::from_utf8(buf).map_err(|_| one_error(&name, "must be UTF-8 text"))?;
+            crate::body::no_nul(&name, &s)?;
             text.push((name, s));
         }
     }
@@ -334,7 +349,10 @@ async fn verify(
             domain::Error::SlipNotFound("not a bank slip".into()).into()
         }
     })?;
-    if req.check_duplicate {
+    // A keyed retry taken over from a node that died may be charged already: its slip is
+    // then recorded, and the charge (not this check) answers it as the first run would have.
+    let taken_over = c.idempotency.as_ref().is_some_and(|i| i.takeover);
+    if req.check_duplicate && !taken_over {
         // Before the bank and the charge: a re-sent slip costs no quota.
         if let Some(dup) = earlier(svc, c, &slip.sending_bank, &slip.trans_ref).await? {
             return Err(dup);

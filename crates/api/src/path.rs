@@ -1,0 +1,24 @@
+//! The one path-id extractor: `Path(id): Path<String>` as with axum's, but a bad id becomes
+//! `VALIDATION_ERROR` naming the parameter (U+0000 included: PostgreSQL text cannot hold it).
+
+use crate::error::ApiError;
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use domain::Error;
+
+pub(crate) struct Path<T>(pub T);
+
+impl<S: Send + Sync> FromRequestParts<S> for Path<String> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let bad = |why: &str| ApiError(Error::Validation(format!("path: {why}")));
+        let axum::extract::Path(pairs) =
+            axum::extract::Path::<Vec<(String, String)>>::from_request_parts(parts, state)
+                .await
+                .map_err(|_| bad("is not valid UTF-8"))?;
+        let (name, value) = pairs.into_iter().next().ok_or_else(|| bad("is missing"))?;
+        crate::body::no_nul(&name, &value)?;
+        Ok(Path(value))
+    }
+}

@@ -1,0 +1,101 @@
+//! `Idempotency-Key` on the verification routes (issue 18, docs/idempotency.md): keys are per
+//! branch and kept 24 h; the database decides which request of a key runs (`store`
+//! `idempotency_begin`). The charge of a keyed request is recorded on its key in the charge's
+//! own transaction, so a retry after a crash between the charge and the answer is not charged
+//! again.
+
+use crate::auth::Caller;
+use crate::Services;
+use domain::Error;
+use store::{IdemBegin, IdemKey};
+
+/// How long a key is remembered.
+pub const KEEP: time::Duration = time::Duration::hours(24);
+
+/// How long a running request holds its key before a retry may take it over (its node is
+/// presumed dead). Longer than any request runs: body deadline (30 s), image fetch and decode,
+/// the connectors' timeouts and fallback.
+pub const LEASE: time::Duration = time::Duration::seconds(120);
+
+/// The key a request runs under (set on the `Caller`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdemClaim {
+    pub key: String,
+    /// A request ran under this key before and its node died: it may have been charged, and
+    /// the quota pre-check must not refuse what the charge will answer from its record.
+    pub takeover: bool,
+}
+
+/// What to do with a keyed request.
+#[derive(Debug)]
+pub enum Claimed {
+    Run(IdemClaim),
+    /// The answer stored for this key: status and JSON body.
+    Stored {
+        status: u16,
+        body: String,
+    },
+}
+
+/// `Idempotency-Key`: 1 to 255 visible ASCII characters.
+pub fn check_key(key: &str) -> Result<(), Error> {
+    let ok = (1..=255).contains(&key.len()) && key.bytes().all(|b| b.is_ascii_graphic());
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::Validation(
+            "Idempotency-Key: must be 1 to 255 visible ASCII characters".into(),
+        ))
+    }
+}
+
+impl Services {
+    /// Claims `key` of the caller's branch for a request whose parsed form hashes to
+    /// `fingerprint`; `IDEMPOTENCY_KEY_IN_USE` while another runs, `IDEMPOTENCY_KEY_REUSED`
+    /// for a different request.
+    pub async fn idempotency_begin(
+        &self,
+        caller: &Caller,
+        key: &str,
+        fingerprint: &str,
+    ) -> Result<Claimed, Error> {
+        check_key(key)?;
+        let now = self.clock.now();
+        let k = IdemKey {
+            branch_id: &caller.branch.id,
+            key,
+            fingerprint,
+        };
+        match self
+            .store
+            .idempotency_begin(&k, now, now + LEASE, now - KEEP)
+            .await?
+        {
+            IdemBegin::Run { takeover } => Ok(Claimed::Run(IdemClaim {
+                key: key.to_string(),
+                takeover,
+            })),
+            IdemBegin::Stored { status, body } => Ok(Claimed::Stored { status, body }),
+            IdemBegin::Running => Err(Error::IdempotencyKeyInUse),
+            IdemBegin::Reused => Err(Error::IdempotencyKeyReused),
+        }
+    }
+
+    /// Stores the answer of a keyed request (2xx and 4xx), or gives the key back at once for
+    /// a 5xx. A failure here is logged: the client has its answer, and the key's lease ends.
+    pub async fn idempotency_finish(
+        &self,
+        caller: &Caller,
+        claim: &IdemClaim,
+        answer: (u16, &str),
+    ) {
+        let stored = (answer.0 < 500).then_some(answer);
+        if let Err(e) = self
+            .store
+            .idempotency_finish(&caller.branch.id, &claim.key, stored)
+            .await
+        {
+            tracing::warn!(error = %e, "idempotency: answer not stored");
+        }
+    }
+}

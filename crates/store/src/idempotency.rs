@@ -1,0 +1,142 @@
+//! `Idempotency-Key` rows (migration 0013): the database decides which request of a key runs.
+//! `begin` sweeps expired rows, then `INSERT … ON CONFLICT DO NOTHING`; a request that finds a
+//! row gets its stored answer, "running", or "reused" (another request); a running row whose
+//! lease passed (its node died) is taken over by one retry, decided by a guarded UPDATE.
+
+use crate::sql::{on_pool, Pool};
+use crate::Result;
+use domain::clock::to_millis;
+use sqlx::Row;
+use time::OffsetDateTime;
+
+/// What a request with an `Idempotency-Key` should do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IdemBegin {
+    /// Run it. `takeover`: a request before it ran under this key and its node died; it may
+    /// have been charged (the charge writer looks at `charged_first`).
+    Run { takeover: bool },
+    /// The answer of the request that ran under this key.
+    Stored { status: u16, body: String },
+    /// The request that holds the key is still running (its lease has not passed).
+    Running,
+    /// The key was used for a different request.
+    Reused,
+}
+
+/// The key's row as `begin` needs it.
+pub struct IdemKey<'a> {
+    pub branch_id: &'a str,
+    pub key: &'a str,
+    pub fingerprint: &'a str,
+}
+
+pub(crate) async fn begin(
+    pool: &Pool,
+    k: &IdemKey<'_>,
+    now: OffsetDateTime,
+    lease_until: OffsetDateTime,
+    forget_before: OffsetDateTime,
+) -> Result<IdemBegin> {
+    on_pool!(pool: pool, p => {
+        // The sweep: keys are kept 24 h; the index on created_at keeps this cheap.
+        sqlx::query("DELETE FROM idempotency_keys WHERE created_at < $1")
+            .bind(to_millis(forget_before))
+            .execute(p)
+            .await?;
+        let inserted = sqlx::query(
+            "INSERT INTO idempotency_keys (branch_id, idem_key, fingerprint, created_at, lease_until) \
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (branch_id, idem_key) DO NOTHING",
+        )
+        .bind(k.branch_id)
+        .bind(k.key)
+        .bind(k.fingerprint)
+        .bind(to_millis(now))
+        .bind(to_millis(lease_until))
+        .execute(p)
+        .await?
+        .rows_affected();
+        if inserted == 1 {
+            return Ok(IdemBegin::Run { takeover: false });
+        }
+        let Some(row) = sqlx::query(
+            "SELECT fingerprint, status, body, lease_until FROM idempotency_keys \
+             WHERE branch_id = $1 AND idem_key = $2",
+        )
+        .bind(k.branch_id)
+        .bind(k.key)
+        .fetch_optional(p)
+        .await?
+        else {
+            // Swept between the two statements: as good as running; the client retries.
+            return Ok(IdemBegin::Running);
+        };
+        let fingerprint: String = row.try_get(0)?;
+        if fingerprint != k.fingerprint {
+            return Ok(IdemBegin::Reused);
+        }
+        let status: Option<i64> = row.try_get(1)?;
+        let body: Option<String> = row.try_get(2)?;
+        if let (Some(status), Some(body)) = (status, body) {
+            return Ok(IdemBegin::Stored { status: status as u16, body });
+        }
+        let lease: i64 = row.try_get(3)?;
+        if lease > to_millis(now) {
+            return Ok(IdemBegin::Running);
+        }
+        // The holder died (or gave its lease back after a 5xx): one retry takes over, the
+        // lease it read being the guard.
+        let taken = sqlx::query(
+            "UPDATE idempotency_keys SET lease_until = $3 \
+             WHERE branch_id = $1 AND idem_key = $2 AND status IS NULL AND lease_until = $4",
+        )
+        .bind(k.branch_id)
+        .bind(k.key)
+        .bind(to_millis(lease_until))
+        .bind(lease)
+        .execute(p)
+        .await?
+        .rows_affected();
+        Ok(if taken == 1 {
+            IdemBegin::Run { takeover: true }
+        } else {
+            IdemBegin::Running
+        })
+    })
+}
+
+/// Stores the answer (`Some`), or gives the lease back at once (`None`, a 5xx: not stored, the
+/// client may retry now; the row keeps `charged_first`).
+pub(crate) async fn finish(
+    pool: &Pool,
+    branch_id: &str,
+    key: &str,
+    answer: Option<(u16, &str)>,
+) -> Result<()> {
+    on_pool!(pool: pool, p => {
+        match answer {
+            Some((status, body)) => {
+                sqlx::query(
+                    "UPDATE idempotency_keys SET status = $3, body = $4 \
+                     WHERE branch_id = $1 AND idem_key = $2",
+                )
+                .bind(branch_id)
+                .bind(key)
+                .bind(i64::from(status))
+                .bind(body)
+                .execute(p)
+                .await?;
+            }
+            None => {
+                sqlx::query(
+                    "UPDATE idempotency_keys SET lease_until = 0 \
+                     WHERE branch_id = $1 AND idem_key = $2 AND status IS NULL",
+                )
+                .bind(branch_id)
+                .bind(key)
+                .execute(p)
+                .await?;
+            }
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,342 @@
+//! `Idempotency-Key` (issue 18, docs/idempotency.md) over HTTP on SQLite and PostgreSQL: one
+//! charge per key, the stored answer for a retry, 409 while the first runs, 422 for another
+//! request under the same key, and a retry on another node after the first node died between
+//! the charge and the answer.
+
+use serde_json::{json, Value};
+use std::sync::Arc;
+use testkit::receiver::Receiver;
+use testkit::{both, Backend, TestApp};
+
+fn code(v: &Value) -> &str {
+    v["error"]["code"].as_str().unwrap_or("<none>")
+}
+
+async fn used(t: &TestApp, key: &str) -> i64 {
+    let (s, v) = t.get("/v2/info", Some(key)).await;
+    assert_eq!(s, 200, "{v}");
+    v["data"]["application"]["quota"]["used"].as_i64().unwrap()
+}
+
+/// POSTs JSON with an `Idempotency-Key`; status, replayed?, body.
+async fn post_keyed(
+    t: &TestApp,
+    path: &str,
+    api_key: &str,
+    idem: &str,
+    body: &Value,
+) -> (u16, bool, Value) {
+    let r = t
+        .http
+        .post(format!("{}{path}", t.base))
+        .bearer_auth(api_key)
+        .header("idempotency-key", idem)
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    read(r).await
+}
+
+async fn read(r: reqwest::Response) -> (u16, bool, Value) {
+    let s = r.status().as_u16();
+    let replayed = r.headers().get("idempotent-replayed").is_some();
+    (s, replayed, r.json().await.unwrap())
+}
+
+async fn post_image(
+    t: &TestApp,
+    path: &str,
+    api_key: &str,
+    idem: &str,
+    field: &str,
+    png: &[u8],
+) -> (u16, bool, Value) {
+    // Every form gets a fresh random boundary: the raw bodies differ.
+    let form = reqwest::multipart::Form::new().part(
+        field.to_string(),
+        reqwest::multipart::Part::bytes(png.to_vec()).file_name("slip.png"),
+    );
+    let r = t
+        .http
+        .post(format!("{}{path}", t.base))
+        .bearer_auth(api_key)
+        .header("idempotency-key", idem)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    read(r).await
+}
+
+both!(
+    one_charge_and_the_stored_answer_per_key,
+    |b: Backend| async move {
+        let t = TestApp::spawn(b).await;
+        let ten = t.tenant(100).await;
+        let key = ten.api_key.as_str();
+        let tr = t.transfer("004", "014", 15050).await;
+        let body = json!({"payload": tr.payload, "checkDuplicate": true, "remark": "r"});
+
+        let (s, replayed, first) = post_keyed(&t, "/v2/verify/bank", key, "k-1", &body).await;
+        assert_eq!((s, replayed), (200, false), "{first}");
+        assert_eq!(used(&t, key).await, 1);
+        let (s, replayed, again) = post_keyed(&t, "/v2/verify/bank", key, "k-1", &body).await;
+        assert_eq!((s, replayed), (200, true));
+        assert_eq!(again, first, "the stored answer, not a duplicate's");
+        assert_eq!(used(&t, key).await, 1, "no new charge");
+        // Without the key the same slip is a new (charged) verification.
+        let (s, v) = t.post("/v2/verify/bank", key, body.clone()).await;
+        assert_eq!((s, v["data"]["isDuplicate"].as_bool()), (200, Some(true)));
+        assert_eq!(used(&t, key).await, 2);
+
+        // The same key for another request: 422, nothing charged.
+        let other = json!({"payload": tr.payload, "checkDuplicate": true, "remark": "other"});
+        let (s, _, v) = post_keyed(&t, "/v2/verify/bank", key, "k-1", &other).await;
+        assert_eq!((s, code(&v)), (422, "IDEMPOTENCY_KEY_REUSED"), "{v}");
+        // ...or for another route.
+        let (s, _, v) = post_keyed(
+            &t,
+            "/api/v1/verify",
+            key,
+            "k-1",
+            &json!({"payload": tr.payload}),
+        )
+        .await;
+        assert_eq!(
+            (s, v["message"].as_str()),
+            (422, Some("idempotency_key_reused")),
+            "{v}"
+        );
+        assert_eq!(used(&t, key).await, 2);
+
+        // A 4xx is stored too.
+        let (s, replayed, v) = post_keyed(
+            &t,
+            "/v2/verify/bank",
+            key,
+            "k-404",
+            &json!({"payload": "not a slip"}),
+        )
+        .await;
+        assert_eq!((s, replayed, code(&v)), (404, false, "SLIP_NOT_FOUND"));
+        let (s, replayed, v2) = post_keyed(
+            &t,
+            "/v2/verify/bank",
+            key,
+            "k-404",
+            &json!({"payload": "not a slip"}),
+        )
+        .await;
+        assert_eq!((s, replayed, &v2), (404, true, &v));
+
+        // Keys are per branch: another branch's k-1 is its own.
+        let (_, key2) = t.branch(&ten.service_id, "Second", None).await;
+        let (s, replayed, _) = post_keyed(&t, "/v2/verify/bank", &key2, "k-1", &other).await;
+        assert_eq!((s, replayed), (200, false));
+
+        // Kept 24 h: then the key is free for anything.
+        t.clock
+            .advance(time::Duration::hours(24) + time::Duration::seconds(1));
+        let (s, replayed, v) = post_keyed(&t, "/v2/verify/bank", key, "k-1", &other).await;
+        assert_eq!((s, replayed), (200, false), "{v}");
+
+        // A key that is not 1-255 visible ASCII characters is refused before anything runs.
+        let long = "k".repeat(256);
+        let (s, _, v) = post_keyed(&t, "/v2/verify/bank", key, &long, &body).await;
+        assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"));
+        assert!(v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Idempotency-Key:"));
+        t.stop().await;
+    }
+);
+
+// Compared on the parsed request: a multipart retry (new boundary) and the same image as
+// Base64 JSON are the same request.
+both!(
+    the_parsed_request_is_compared_not_the_bytes,
+    |b: Backend| async move {
+        let t = TestApp::spawn(b).await;
+        let ten = t.tenant(100).await;
+        let key = ten.api_key.as_str();
+        let tr = t.transfer("004", "014", 20000).await;
+        let png = server::slip_image::png_bytes(&tr.payload, "004").unwrap();
+        let (s, replayed, first) =
+            post_image(&t, "/v2/verify/bank", key, "img", "image", &png).await;
+        assert_eq!((s, replayed), (200, false), "{first}");
+        let (s, replayed, again) =
+            post_image(&t, "/v2/verify/bank", key, "img", "image", &png).await;
+        assert_eq!((s, replayed, &again), (200, true, &first));
+        use base64::Engine;
+        let b64 = base64::engine::general_purpose::STANDARD.encode(&png);
+        let (s, replayed, as_json) =
+            post_keyed(&t, "/v2/verify/bank", key, "img", &json!({"base64": b64})).await;
+        assert_eq!((s, replayed, &as_json), (200, true, &first));
+        // Another image under the same key is another request.
+        let tr2 = t.transfer("004", "014", 30000).await;
+        let png2 = server::slip_image::png_bytes(&tr2.payload, "004").unwrap();
+        let (s, _, v) = post_image(&t, "/v2/verify/bank", key, "img", "image", &png2).await;
+        assert_eq!((s, code(&v)), (422, "IDEMPOTENCY_KEY_REUSED"));
+        // v1's multipart form, the same way.
+        let (s, replayed, v1) = post_image(&t, "/api/v1/verify", key, "v1-img", "file", &png).await;
+        assert_eq!((s, replayed), (200, false), "{v1}");
+        let (s, replayed, v1b) =
+            post_image(&t, "/api/v1/verify", key, "v1-img", "file", &png).await;
+        assert_eq!((s, replayed, &v1b), (200, true, &v1));
+        assert_eq!(used(&t, key).await, 2, "one charge per key");
+        t.stop().await;
+    }
+);
+
+// The node dies after the charge and before the answer (the test hook holds the request
+// there for ever, as a killed process would: nothing after the charge runs). The retry on
+// another node waits for the lease (409), then runs: one charge — with the last unit of
+// quota — and the answer the first would have given.
+both!(
+    a_retry_after_the_node_died_is_charged_once,
+    |b: Backend| async move {
+        let charged = Arc::new(tokio::sync::Notify::new());
+        let signal = charged.clone();
+        let dying = TestApp::spawn_with(b, move |s| {
+            s.after_charge = Some(Arc::new(move || {
+                let signal = signal.clone();
+                Box::pin(async move {
+                    signal.notify_one();
+                    std::future::pending::<()>().await
+                })
+            }))
+        })
+        .await;
+        let other = dying.another_node().await;
+        let ten = dying.tenant(1).await;
+        let tr = dying.transfer("004", "014", 15050).await;
+        let body = json!({"payload": tr.payload, "checkDuplicate": true});
+        let url = format!("{}/v2/verify/bank", dying.base);
+        let (http, api_key, sent) = (dying.http.clone(), ten.api_key.clone(), body.clone());
+        let lost = tokio::spawn(async move {
+            http.post(url)
+                .bearer_auth(api_key)
+                .header("idempotency-key", "order-17")
+                .json(&sent)
+                .send()
+                .await
+        });
+        tokio::time::timeout(std::time::Duration::from_secs(60), charged.notified())
+            .await
+            .expect("the first request reaches the charge");
+        assert_eq!(used(&other, &ten.api_key).await, 1, "charged");
+
+        let (s, _, v) =
+            post_keyed(&other, "/v2/verify/bank", &ten.api_key, "order-17", &body).await;
+        assert_eq!((s, code(&v)), (409, "IDEMPOTENCY_KEY_IN_USE"), "{v}");
+        other
+            .clock
+            .advance(services::idempotency::LEASE + time::Duration::seconds(1));
+        let (s, replayed, v) =
+            post_keyed(&other, "/v2/verify/bank", &ten.api_key, "order-17", &body).await;
+        assert_eq!((s, replayed), (200, false), "{v}");
+        assert_eq!(v["data"]["rawSlip"]["transRef"], tr.trans_ref);
+        assert_eq!(
+            v["data"]["isDuplicate"], false,
+            "the first run's answer, not a duplicate's"
+        );
+        assert_eq!(used(&other, &ten.api_key).await, 1, "one charge");
+        let (s, replayed, again) =
+            post_keyed(&other, "/v2/verify/bank", &ten.api_key, "order-17", &body).await;
+        assert_eq!((s, replayed, &again), (200, true, &v));
+        // Without a key the quota (1) is gone: the retry above really was not charged.
+        let (s, v) = other
+            .post("/v2/verify/bank", &ten.api_key, body.clone())
+            .await;
+        assert_eq!((s, code(&v)), (403, "QUOTA_EXCEEDED"));
+        lost.abort();
+        other.stop().await;
+        // The dying node's request never ends; its server is dropped with the test.
+        drop(dying);
+    }
+);
+
+// Async and batch submissions: the same key answers the same job ids and inserts no new jobs
+// (their ids derive from the key, so even a retry after a crash finds the jobs inserted).
+both!(
+    async_and_batch_answer_the_same_jobs,
+    |b: Backend| async move {
+        let rx = Receiver::spawn().await;
+        let eg = rx.egress();
+        let t = TestApp::spawn_with_app(b, move |a| {
+            a.services.egress = Some(eg);
+            a.worker.concurrency = 0;
+        })
+        .await;
+        let ten = t.tenant(100).await;
+        let key = ten.api_key.as_str();
+        let tr = t.transfer("004", "014", 15050).await;
+        let one = json!({"payload": tr.payload, "callbackUrl": rx.url("h")});
+        let (s, replayed, first) = post_keyed(&t, "/v2/verify/bank/async", key, "a-1", &one).await;
+        assert_eq!((s, replayed), (202, false), "{first}");
+        let (s, replayed, again) = post_keyed(&t, "/v2/verify/bank/async", key, "a-1", &one).await;
+        assert_eq!((s, replayed, &again), (202, true, &first));
+        let batch = json!({"slips": [{"payload": tr.payload}, {"payload": tr.payload}], "callbackUrl": rx.url("h")});
+        let (s, _, b1) = post_keyed(&t, "/v2/verify/bank/batch", key, "b-1", &batch).await;
+        assert_eq!(s, 202, "{b1}");
+        let (s, replayed, b2) = post_keyed(&t, "/v2/verify/bank/batch", key, "b-1", &batch).await;
+        assert_eq!((s, replayed, &b2), (202, true, &b1));
+        let rows = {
+            use store::Store;
+            t.app
+                .store
+                .job_counts()
+                .await
+                .unwrap()
+                .iter()
+                .map(|(_, n)| n)
+                .sum::<i64>()
+        };
+        assert_eq!(rows, 3, "one job per slip, however often submitted");
+        let (s, _, v) = post_keyed(&t, "/v2/verify/bank/batch", key, "a-1", &batch).await;
+        assert_eq!((s, code(&v)), (422, "IDEMPOTENCY_KEY_REUSED"));
+        t.stop().await;
+    }
+);
+
+// TrueMoney and v1 JSON: the same key answers the same answer once charged.
+both!(
+    truewallet_and_v1_take_the_key_too,
+    |b: Backend| async move {
+        let t = TestApp::spawn(b).await;
+        let ten = t.tenant(100).await;
+        let key = ten.api_key.as_str();
+        let w = t
+            .app
+            .wallet
+            .create_transfer(&gateway::NewWalletTransfer {
+                amount: domain::Satang(5025),
+                sender_name: None,
+                receiver_name: None,
+                receiver_phone: Some("0812345678".into()),
+            })
+            .await
+            .unwrap();
+        let body = json!({"payload": w.payload, "checkDuplicate": true});
+        let (s, replayed, first) = post_keyed(&t, "/v2/verify/truewallet", key, "w-1", &body).await;
+        assert_eq!((s, replayed), (200, false), "{first}");
+        let (s, replayed, again) = post_keyed(&t, "/v2/verify/truewallet", key, "w-1", &body).await;
+        assert_eq!((s, replayed, &again), (200, true, &first));
+        assert_eq!(used(&t, key).await, 1);
+
+        let tr = t.transfer("004", "014", 15050).await;
+        let body = json!({"payload": tr.payload, "checkDuplicate": true});
+        let (s, replayed, first) = post_keyed(&t, "/api/v1/verify", key, "v1-1", &body).await;
+        assert_eq!((s, replayed), (200, false), "{first}");
+        let (s, replayed, again) = post_keyed(&t, "/api/v1/verify", key, "v1-1", &body).await;
+        assert_eq!(
+            (s, replayed, &again),
+            (200, true, &first),
+            "not duplicate_slip"
+        );
+        assert_eq!(used(&t, key).await, 2);
+        t.stop().await;
+    }
+);
