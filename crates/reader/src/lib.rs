@@ -25,6 +25,11 @@ pub struct Limits {
     pub max_bytes: usize,
     /// Largest accepted width × height, read from the header before decoding.
     pub max_pixels: u64,
+    /// Time for the QR search of one image, counted from the start of the read (image decoding
+    /// included). No new detector pass starts after it; the first pass always runs.
+    pub scan_time: std::time::Duration,
+    /// Most detector passes (one decoder on one prepared image) spent on one image.
+    pub scan_passes: u32,
 }
 
 impl Default for Limits {
@@ -32,6 +37,8 @@ impl Default for Limits {
         Limits {
             max_bytes: 4 * 1024 * 1024,
             max_pixels: 40_000_000,
+            scan_time: std::time::Duration::from_millis(80),
+            scan_passes: 12,
         }
     }
 }
@@ -376,13 +383,7 @@ fn map_image_err(e: image::ImageError) -> ReadError {
 
 /// All QR texts found in the image, best first (duplicates removed).
 pub fn read_qr(bytes: &[u8], limits: &Limits) -> Result<Vec<String>, ReadError> {
-    let gray = decode_gray(bytes, limits)?;
-    let found = catch_unwind(AssertUnwindSafe(|| strategies::run(&gray))).unwrap_or_default();
-    if found.is_empty() {
-        Err(ReadError::NoQr)
-    } else {
-        Ok(found)
-    }
+    read_qr_explained(bytes, limits).map(|(found, _)| found)
 }
 
 /// Like [`read_qr`], also naming the preprocessing strategy that succeeded (for benchmarks).
@@ -390,9 +391,12 @@ pub fn read_qr_explained(
     bytes: &[u8],
     limits: &Limits,
 ) -> Result<(Vec<String>, &'static str), ReadError> {
+    let mut budget = strategies::Budget::new(limits);
     let gray = decode_gray(bytes, limits)?;
-    let (found, name) = catch_unwind(AssertUnwindSafe(|| strategies::run_named(&gray)))
-        .unwrap_or((Vec::new(), "panic"));
+    let (found, name) = catch_unwind(AssertUnwindSafe(|| {
+        strategies::run_named(&gray, &mut budget)
+    }))
+    .unwrap_or((Vec::new(), "panic"));
     if found.is_empty() {
         Err(ReadError::NoQr)
     } else {
@@ -560,7 +564,8 @@ mod timing {
             };
             let _ = kind;
             let t = Instant::now();
-            let (found, how) = super::strategies::run_named(&gray);
+            let (found, how) =
+                super::strategies::run_named(&gray, &mut super::strategies::Budget::new(&limits));
             let t_scan = t.elapsed();
             eprintln!(
                 "{name:24} {:>4}x{:<4} image-decode {:6.1} into_luma8 {:5.1} decode_gray {:6.1} | scan {:6.1} ms ({how}, {}) ; mean |old-new| {diff:.2}",

@@ -1,15 +1,20 @@
 //! Preprocessing strategies, tried in order until one yields a QR code.
 
 use std::borrow::Cow;
+use std::time::{Duration, Instant};
 
 use image::imageops::FilterType;
 use image::GrayImage;
 use rxing::{BarcodeFormat, DecodeHints};
 
+use crate::Limits;
+
 /// Longest side we feed to the detectors first: only phone photos (up to 3000×4600) shrink.
 const WORK_SIDE: u32 = 2400;
 /// Images whose short side is below this get upscaled tries (thumbnails).
 const SMALL_SIDE: u32 = 1000;
+/// Chat-app thumbnails (a whole slip in ~300 px, ~2 px per module) get a cubic ×3 upscale.
+const TINY_SIDE: u32 = 600;
 /// Largest image scanned at full resolution as the last resort (phone photos are ~14 Mpx).
 const FULL_RES_MAX_PIXELS: u64 = 16_000_000;
 /// Short side from which the cheap first pass scans a 2×2-averaged copy (thumbnails, whose
@@ -20,37 +25,131 @@ const DARK_MEAN: u64 = 100;
 
 type Prep = fn(&GrayImage) -> Option<GrayImage>;
 
-/// The strategies after the plain image, in order. Each maps the working image (already
-/// downscaled to at most `WORK_SIDE`) to a new image to scan, or `None` when it does not apply.
-const STRATEGIES: &[(&str, Prep)] = &[
+/// One preprocessing strategy: its name when rxing reads the result, its name when only the
+/// fallback rqrr does (benchmarks count both), and the preparation.
+struct Strategy {
+    name: &'static str,
+    rqrr_name: &'static str,
+    prep: Prep,
+}
+
+/// The strategies after the plain image, ordered by measured yield per unit of cost on the
+/// shared corpus and the hard families (`docs/benchmarks.md`, "Reader, round two"). Each maps
+/// the working image (already downscaled to at most `WORK_SIDE`) to a new image to scan, or
+/// `None` when it does not apply.
+const STRATEGIES: &[Strategy] = &[
     // Dark mode: the QR is light-on-dark and both detectors look for dark finder patterns.
-    ("inverted", |g| Some(invert(g))),
-    // Noisy / moiré photos: averaging 2×2 blocks low-passes the noise and screen pattern.
-    ("half", |g| {
-        (g.width().min(g.height()) > 800).then(|| box_downscale(g, 2))
-    }),
+    Strategy {
+        name: "inverted",
+        rqrr_name: "inverted+rqrr",
+        prep: |g| Some(invert(g)),
+    },
+    // Thumbnails: 1-2 px modules are too thin for finder-pattern scanning. A cubic (Catmull-Rom)
+    // ×3 upscale restores module edges before the decoder binarises; cheap on small images.
+    Strategy {
+        name: "cubic3",
+        rqrr_name: "cubic3+rqrr",
+        prep: |g| (g.width().min(g.height()) < TINY_SIDE).then(|| upscale_cubic(g, 3)),
+    },
     // Thermal receipts: dots the printer missed speckle the modules with light holes that
     // break finder-pattern runs; a closing of the dark parts fills holes up to 4 px wide.
-    ("close", |g| Some(close_dark(g, 2))),
-    // Thumbnails: 1-2 px modules are too thin for finder-pattern scanning; smooth ×2 helps.
-    ("bilinear2", |g| {
-        (g.width().min(g.height()) < SMALL_SIDE).then(|| resize(g, 2, FilterType::Triangle))
-    }),
+    Strategy {
+        name: "close",
+        rqrr_name: "close+rqrr",
+        prep: |g| Some(close_dark(g, 2)),
+    },
+    // Noisy / moiré photos: averaging 2×2 blocks low-passes the noise and screen pattern.
+    Strategy {
+        name: "half",
+        rqrr_name: "half+rqrr",
+        prep: |g| (g.width().min(g.height()) > 800).then(|| box_downscale(g, 2)),
+    },
+    // Small photographed screens, too small to halve: a 3×3 box blur suppresses the sub-pixel
+    // stripes and moiré bands that break the finder-pattern runs.
+    Strategy {
+        name: "smooth",
+        rqrr_name: "smooth+rqrr",
+        prep: |g| (g.width().min(g.height()) <= 800).then(|| box_blur3(g)),
+    },
+    // Thumbnails between TINY_SIDE and SMALL_SIDE: a smooth ×2.
+    Strategy {
+        name: "bilinear2",
+        rqrr_name: "bilinear2+rqrr",
+        prep: |g| {
+            let short = g.width().min(g.height());
+            (TINY_SIDE..SMALL_SIDE)
+                .contains(&short)
+                .then(|| resize(g, 2, FilterType::Triangle))
+        },
+    },
     // Uneven light: binarize against a large-window local mean instead of the decoders' own.
-    ("local-mean", |g| Some(local_mean_threshold(g, 0))),
+    Strategy {
+        name: "local-mean",
+        rqrr_name: "local-mean+rqrr",
+        prep: |g| Some(local_mean_threshold(g, 0)),
+    },
     // Noise / blur: one global Otsu threshold does not fragment modules like local ones can.
-    ("otsu", |g| Some(otsu_threshold(g))),
+    Strategy {
+        name: "otsu",
+        rqrr_name: "otsu+rqrr",
+        prep: |g| Some(otsu_threshold(g)),
+    },
 ];
 
-/// Try the plain image then every strategy, returning the texts of the first one that finds
-/// any QR code together with the strategy's name.
-pub(crate) fn run_named(full: &GrayImage) -> (Vec<String>, &'static str) {
+/// What the QR search of one image may spend: a number of detector passes (one decoder on one
+/// prepared image) and a time from the start of the read. The first pass always runs, so a
+/// slow decode of a big image still gets one try; after that no pass starts once either is
+/// spent. A pass already running is not interrupted (decoders cannot be), so the time bound is
+/// "budget + one pass", which the cheap passes first keep small.
+pub(crate) struct Budget {
+    start: Instant,
+    time: Duration,
+    passes_left: u32,
+    used: u32,
+}
+
+impl Budget {
+    pub(crate) fn new(limits: &Limits) -> Budget {
+        Budget {
+            start: Instant::now(),
+            time: limits.scan_time,
+            passes_left: limits.scan_passes.max(1),
+            used: 0,
+        }
+    }
+
+    /// Whether nothing more may be spent (checked before paying for a preparation too).
+    fn spent(&self) -> bool {
+        self.passes_left == 0 || (self.used > 0 && self.start.elapsed() >= self.time)
+    }
+
+    /// Take one pass if the budget allows it.
+    fn take(&mut self) -> bool {
+        if self.spent() {
+            self.passes_left = 0;
+            return false;
+        }
+        self.passes_left -= 1;
+        self.used += 1;
+        true
+    }
+
+    /// Passes spent so far.
+    #[cfg(test)]
+    pub(crate) fn used(&self) -> u32 {
+        self.used
+    }
+}
+
+/// Try the plain image then every strategy within `budget`, returning the texts of the first
+/// one that finds any QR code together with the strategy's name.
+pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, &'static str) {
     let work = fit(full, WORK_SIDE);
     let work: &GrayImage = &work;
-    let plain_name = if work.dimensions() == full.dimensions() {
-        "as-is"
+    let (plain_name, plain_rqrr) = if work.dimensions() == full.dimensions() {
+        ("as-is", "as-is+rqrr")
     } else {
-        "fit"
+        ("fit", "fit+rqrr")
     };
     let dark = is_dark(work);
     // Cheap pass: rxing's binarizer is most of a scan and costs per pixel, so first try rxing
@@ -58,7 +157,7 @@ pub(crate) fn run_named(full: &GrayImage) -> (Vec<String>, &'static str) {
     // goes through the full sequence below, unchanged, at the full working resolution.
     // (Without TryHarder rxing is only ~15 % faster and misses ~1 slip in 5: not worth it.)
     // Dark mode is inverted (on the small copy) so the finder patterns are dark.
-    if work.width().min(work.height()) >= CHEAP_HALF_MIN_SIDE {
+    if work.width().min(work.height()) >= CHEAP_HALF_MIN_SIDE && budget.take() {
         let mut half = box_downscale(work, 2);
         if dark {
             half.iter_mut().for_each(|p| *p = 255 - *p);
@@ -68,25 +167,28 @@ pub(crate) fn run_named(full: &GrayImage) -> (Vec<String>, &'static str) {
             return (found, if dark { "inverted-half" } else { "half-first" });
         }
     }
-    if dark {
+    if dark && !budget.spent() {
         // Dark-mode slips: inverted before the plain image.
-        let found = scan(&invert(work));
+        let (found, by_rqrr) = scan(&invert(work), budget);
         if !found.is_empty() {
-            return (found, "inverted");
+            return (found, if by_rqrr { "inverted+rqrr" } else { "inverted" });
         }
     }
-    let found = scan(work);
+    let (found, by_rqrr) = scan(work, budget);
     if !found.is_empty() {
-        return (found, plain_name);
+        return (found, if by_rqrr { plain_rqrr } else { plain_name });
     }
-    for (name, prep) in STRATEGIES {
-        if dark && *name == "inverted" {
+    for s in STRATEGIES {
+        if dark && s.name == "inverted" {
             continue;
         }
-        if let Some(img) = prep(work) {
-            let found = scan(&img);
+        if budget.spent() {
+            return (Vec::new(), "budget");
+        }
+        if let Some(img) = (s.prep)(work) {
+            let (found, by_rqrr) = scan(&img, budget);
             if !found.is_empty() {
-                return (found, name);
+                return (found, if by_rqrr { s.rqrr_name } else { s.name });
             }
         }
     }
@@ -94,16 +196,22 @@ pub(crate) fn run_named(full: &GrayImage) -> (Vec<String>, &'static str) {
     // Capped so a hostile 40 Mpx upload cannot cost seconds of scanning.
     let pixels = u64::from(full.width()) * u64::from(full.height());
     if work.dimensions() != full.dimensions() && pixels <= FULL_RES_MAX_PIXELS {
-        let found = scan(full);
+        let (found, by_rqrr) = scan(full, budget);
         if !found.is_empty() {
-            return (found, "full-res");
+            return (found, if by_rqrr { "full-res+rqrr" } else { "full-res" });
         }
     }
-    (Vec::new(), "none")
+    (Vec::new(), if budget.spent() { "budget" } else { "none" })
 }
 
+#[cfg(test)]
 pub(crate) fn run(full: &GrayImage) -> Vec<String> {
-    run_named(full).0
+    let limits = Limits {
+        scan_time: Duration::MAX,
+        scan_passes: u32::MAX,
+        ..Limits::default()
+    };
+    run_named(full, &mut Budget::new(&limits)).0
 }
 
 fn is_dark(g: &GrayImage) -> bool {
@@ -111,13 +219,19 @@ fn is_dark(g: &GrayImage) -> bool {
     n > 0 && g.iter().map(|&p| u64::from(p)).sum::<u64>() / n < DARK_MEAN
 }
 
-/// Both decoders on one image: rxing (zxing port) first, rqrr only if rxing finds nothing.
-fn scan(g: &GrayImage) -> Vec<String> {
-    let found = scan_rxing(g, true);
-    if !found.is_empty() {
-        return found;
+/// Both decoders on one image, one budget pass each: rxing (zxing port) first, rqrr only if
+/// rxing finds nothing. The flag says whether rqrr was the one that read it.
+fn scan(g: &GrayImage, budget: &mut Budget) -> (Vec<String>, bool) {
+    if budget.take() {
+        let found = scan_rxing(g, true);
+        if !found.is_empty() {
+            return (found, false);
+        }
     }
-    scan_rqrr(g)
+    if budget.take() {
+        return (scan_rqrr(g), true);
+    }
+    (Vec::new(), false)
 }
 
 fn scan_rxing(g: &GrayImage, try_harder: bool) -> Vec<String> {
@@ -240,6 +354,35 @@ fn rank_filter(g: &GrayImage, r: u32, max: bool) -> GrayImage {
             out[y * w + x] = (y0..y1)
                 .map(|yy| tmp[yy * w + x])
                 .fold(tmp[y * w + x], pick);
+        }
+    }
+    GrayImage::from_raw(w as u32, h as u32, out).expect("buffer size matches")
+}
+
+/// Catmull-Rom upscale by `f`: sharper module edges than bilinear, no ringing worth the name
+/// at this contrast, and the decoders binarise afterwards.
+fn upscale_cubic(g: &GrayImage, f: u32) -> GrayImage {
+    resize(g, f, FilterType::CatmullRom)
+}
+
+/// 3×3 box blur (separable, edges clamped).
+fn box_blur3(g: &GrayImage) -> GrayImage {
+    let (w, h) = (g.width() as usize, g.height() as usize);
+    let src = g.as_raw();
+    let mut tmp = vec![0u16; w * h];
+    for y in 0..h {
+        let row = &src[y * w..][..w];
+        for x in 0..w {
+            let (a, c) = (row[x.saturating_sub(1)], row[(x + 1).min(w - 1)]);
+            tmp[y * w + x] = u16::from(a) + u16::from(row[x]) + u16::from(c);
+        }
+    }
+    let mut out = vec![0u8; w * h];
+    for y in 0..h {
+        let (up, down) = (y.saturating_sub(1), (y + 1).min(h - 1));
+        for x in 0..w {
+            let s = tmp[up * w + x] + tmp[y * w + x] + tmp[down * w + x];
+            out[y * w + x] = ((s + 4) / 9) as u8;
         }
     }
     GrayImage::from_raw(w as u32, h as u32, out).expect("buffer size matches")
