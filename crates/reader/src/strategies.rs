@@ -13,7 +13,7 @@ use crate::Limits;
 const WORK_SIDE: u32 = 2400;
 /// Images whose short side is below this get upscaled tries (thumbnails).
 const SMALL_SIDE: u32 = 1000;
-/// Chat-app thumbnails (a whole slip in ~300 px, ~2 px per module) get a cubic ×3 upscale.
+/// Chat-app thumbnails (a whole slip in ~300 px, ~2 px per module) get a cubic upscale.
 const TINY_SIDE: u32 = 600;
 /// Largest image scanned at full resolution as the last resort (phone photos are ~14 Mpx).
 const FULL_RES_MAX_PIXELS: u64 = 16_000_000;
@@ -45,11 +45,15 @@ const STRATEGIES: &[Strategy] = &[
         prep: |g| Some(invert(g)),
     },
     // Thumbnails: 1-2 px modules are too thin for finder-pattern scanning. A cubic (Catmull-Rom)
-    // ×3 upscale restores module edges before the decoder binarises; cheap on small images.
+    // upscale (×3 below 400 px, ×2 up to TINY_SIDE) restores module edges before the decoder
+    // binarises; cheap on small images.
     Strategy {
-        name: "cubic3",
-        rqrr_name: "cubic3+rqrr",
-        prep: |g| (g.width().min(g.height()) < TINY_SIDE).then(|| upscale_cubic(g, 3)),
+        name: "cubic",
+        rqrr_name: "cubic+rqrr",
+        prep: |g| {
+            let short = g.width().min(g.height());
+            (short < TINY_SIDE).then(|| upscale_cubic(g, if short < 400 { 3 } else { 2 }))
+        },
     },
     // Thermal receipts: dots the printer missed speckle the modules with light holes that
     // break finder-pattern runs; a closing of the dark parts fills holes up to 4 px wide.
@@ -99,13 +103,17 @@ const STRATEGIES: &[Strategy] = &[
 /// What the QR search of one image may spend: a number of detector passes (one decoder on one
 /// prepared image) and a time from the start of the read. The first pass always runs, so a
 /// slow decode of a big image still gets one try; after that no pass starts once either is
-/// spent. A pass already running is not interrupted (decoders cannot be), so the time bound is
-/// "budget + one pass", which the cheap passes first keep small.
+/// spent. A running pass cannot be interrupted (the decoders have no hook), so a pass is also
+/// skipped when the slowest rate seen so far on this image (ns per pixel) predicts it would
+/// end after the deadline: big upscaled or full-resolution passes then give way to smaller
+/// ones instead of overrunning.
 pub(crate) struct Budget {
     start: Instant,
     time: Duration,
     passes_left: u32,
     used: u32,
+    /// Slowest observed detector cost on this image, in nanoseconds per pixel.
+    ns_per_px: f64,
 }
 
 impl Budget {
@@ -115,6 +123,7 @@ impl Budget {
             time: limits.scan_time,
             passes_left: limits.scan_passes.max(1),
             used: 0,
+            ns_per_px: 0.0,
         }
     }
 
@@ -123,15 +132,37 @@ impl Budget {
         self.passes_left == 0 || (self.used > 0 && self.start.elapsed() >= self.time)
     }
 
-    /// Take one pass if the budget allows it.
-    fn take(&mut self) -> bool {
+    /// Whether a pass over `pixels` may start: budget left, and (after the first pass) its
+    /// predicted end before the deadline.
+    fn affords(&self, pixels: u64) -> bool {
         if self.spent() {
-            self.passes_left = 0;
+            return false;
+        }
+        let left = self.time.saturating_sub(self.start.elapsed());
+        self.used == 0 || self.ns_per_px * pixels as f64 <= left.as_nanos() as f64
+    }
+
+    /// Take one pass over `pixels` if the budget allows it.
+    fn take(&mut self, pixels: u64) -> bool {
+        if !self.affords(pixels) {
             return false;
         }
         self.passes_left -= 1;
         self.used += 1;
         true
+    }
+
+    /// Run one detector pass over `g` if the budget allows it, learning its cost.
+    fn pass<T>(&mut self, g: &GrayImage, detect: impl FnOnce(&GrayImage) -> T) -> Option<T> {
+        let pixels = u64::from(g.width()) * u64::from(g.height());
+        if !self.take(pixels) {
+            return None;
+        }
+        let t = Instant::now();
+        let out = detect(g);
+        let rate = t.elapsed().as_nanos() as f64 / pixels.max(1) as f64;
+        self.ns_per_px = self.ns_per_px.max(rate);
+        Some(out)
     }
 
     /// Passes spent so far.
@@ -157,12 +188,14 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
     // goes through the full sequence below, unchanged, at the full working resolution.
     // (Without TryHarder rxing is only ~15 % faster and misses ~1 slip in 5: not worth it.)
     // Dark mode is inverted (on the small copy) so the finder patterns are dark.
-    if work.width().min(work.height()) >= CHEAP_HALF_MIN_SIDE && budget.take() {
+    if work.width().min(work.height()) >= CHEAP_HALF_MIN_SIDE {
         let mut half = box_downscale(work, 2);
         if dark {
             half.iter_mut().for_each(|p| *p = 255 - *p);
         }
-        let found = scan_rxing(&half, true);
+        let found = budget
+            .pass(&half, |g| scan_rxing(g, true))
+            .unwrap_or_default();
         if !found.is_empty() {
             return (found, if dark { "inverted-half" } else { "half-first" });
         }
@@ -184,6 +217,10 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
         }
         if budget.spent() {
             return (Vec::new(), "budget");
+        }
+        // Not even one pass over an image this size fits: skip the preparation's cost too.
+        if !budget.affords(u64::from(work.width()) * u64::from(work.height())) {
+            continue;
         }
         if let Some(img) = (s.prep)(work) {
             let (found, by_rqrr) = scan(&img, budget);
@@ -222,16 +259,11 @@ fn is_dark(g: &GrayImage) -> bool {
 /// Both decoders on one image, one budget pass each: rxing (zxing port) first, rqrr only if
 /// rxing finds nothing. The flag says whether rqrr was the one that read it.
 fn scan(g: &GrayImage, budget: &mut Budget) -> (Vec<String>, bool) {
-    if budget.take() {
-        let found = scan_rxing(g, true);
-        if !found.is_empty() {
-            return (found, false);
-        }
+    let found = budget.pass(g, |g| scan_rxing(g, true)).unwrap_or_default();
+    if !found.is_empty() {
+        return (found, false);
     }
-    if budget.take() {
-        return (scan_rqrr(g), true);
-    }
-    (Vec::new(), false)
+    (budget.pass(g, scan_rqrr).unwrap_or_default(), true)
 }
 
 fn scan_rxing(g: &GrayImage, try_harder: bool) -> Vec<String> {
@@ -333,36 +365,104 @@ fn close_dark(g: &GrayImage, r: u32) -> GrayImage {
     rank_filter(&dilated, r, true)
 }
 
-/// Separable square min (`max == false`) or max filter of radius `r`.
+/// Separable square min (`max == false`) or max filter of radius `r`: each pass combines whole
+/// rows element by element (vectorises), `2r` row operations per pass.
 fn rank_filter(g: &GrayImage, r: u32, max: bool) -> GrayImage {
     let (w, h) = (g.width() as usize, g.height() as usize);
     let r = r as usize;
     let pick = |a: u8, b: u8| if max { a.max(b) } else { a.min(b) };
+    let combine = |dst: &mut [u8], src: &[u8]| {
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = pick(*d, s);
+        }
+    };
     let src = g.as_raw();
-    let mut tmp = vec![0u8; w * h];
+    // Horizontal: out[x] = pick over src[x-r..=x+r] (clamped), built from shifted copies.
+    let mut tmp = src.clone();
     for y in 0..h {
         let row = &src[y * w..][..w];
-        for x in 0..w {
-            let (x0, x1) = (x.saturating_sub(r), (x + r + 1).min(w));
-            tmp[y * w + x] = row[x0..x1].iter().copied().fold(row[x], pick);
+        let dst = &mut tmp[y * w..][..w];
+        for d in 1..=r.min(w.saturating_sub(1)) {
+            combine(&mut dst[..w - d], &row[d..]);
+            combine(&mut dst[d..], &row[..w - d]);
         }
     }
-    let mut out = vec![0u8; w * h];
+    // Vertical: the same with whole rows.
+    let mut out = tmp.clone();
     for y in 0..h {
         let (y0, y1) = (y.saturating_sub(r), (y + r + 1).min(h));
-        for x in 0..w {
-            out[y * w + x] = (y0..y1)
-                .map(|yy| tmp[yy * w + x])
-                .fold(tmp[y * w + x], pick);
+        let (head, tail) = out.split_at_mut(y * w);
+        let _ = head;
+        let dst = &mut tail[..w];
+        for yy in y0..y1 {
+            if yy != y {
+                combine(dst, &tmp[yy * w..][..w]);
+            }
         }
     }
     GrayImage::from_raw(w as u32, h as u32, out).expect("buffer size matches")
 }
 
-/// Catmull-Rom upscale by `f`: sharper module edges than bilinear, no ringing worth the name
-/// at this contrast, and the decoders binarise afterwards.
+/// Catmull-Rom upscale by an integer factor `f`: sharper module edges than bilinear, and the
+/// decoders binarise afterwards. Separable, with the `f` phases' weights computed once (the
+/// general `image` resampler recomputes them per pixel and costs ~10× more).
 fn upscale_cubic(g: &GrayImage, f: u32) -> GrayImage {
-    resize(g, f, FilterType::CatmullRom)
+    let (w, h, f) = (g.width() as usize, g.height() as usize, f.max(1) as usize);
+    if w == 0 || h == 0 {
+        return g.clone();
+    }
+    let kernel = |x: f32| {
+        let x = x.abs();
+        if x < 1.0 {
+            1.5 * x * x * x - 2.5 * x * x + 1.0
+        } else if x < 2.0 {
+            -0.5 * x * x * x + 2.5 * x * x - 4.0 * x + 2.0
+        } else {
+            0.0
+        }
+    };
+    // Output pixel `o = i·f + p` samples the source at `i + (p + 0.5)/f - 0.5`: four taps from
+    // `i + base(p) - 1`, where base is -1 or 0.
+    let phases: Vec<(isize, [f32; 4])> = (0..f)
+        .map(|p| {
+            let pos = (p as f32 + 0.5) / f as f32 - 0.5;
+            let base = pos.floor();
+            let t = pos - base;
+            (
+                base as isize,
+                [kernel(1.0 + t), kernel(t), kernel(1.0 - t), kernel(2.0 - t)],
+            )
+        })
+        .collect();
+    let clamp = |i: isize, n: usize| i.clamp(0, n as isize - 1) as usize;
+    let (ow, oh) = (w * f, h * f);
+    let src = g.as_raw();
+    let mut tmp = vec![0f32; ow * h];
+    for y in 0..h {
+        let row = &src[y * w..][..w];
+        let out = &mut tmp[y * ow..][..ow];
+        for i in 0..w {
+            for (p, (base, k)) in phases.iter().enumerate() {
+                let at = |d: isize| f32::from(row[clamp(i as isize + base + d, w)]);
+                out[i * f + p] = k[0] * at(-1) + k[1] * at(0) + k[2] * at(1) + k[3] * at(2);
+            }
+        }
+    }
+    let mut out = vec![0u8; ow * oh];
+    for i in 0..h {
+        for (p, (base, k)) in phases.iter().enumerate() {
+            let rows: [&[f32]; 4] = std::array::from_fn(|d| {
+                &tmp[clamp(i as isize + base + d as isize - 1, h) * ow..][..ow]
+            });
+            let dst = &mut out[(i * f + p) * ow..][..ow];
+            for (x, d) in dst.iter_mut().enumerate() {
+                let v =
+                    k[0] * rows[0][x] + k[1] * rows[1][x] + k[2] * rows[2][x] + k[3] * rows[3][x];
+                *d = v.round().clamp(0.0, 255.0) as u8;
+            }
+        }
+    }
+    GrayImage::from_raw(ow as u32, oh as u32, out).expect("buffer size matches")
 }
 
 /// 3×3 box blur (separable, edges clamped).
