@@ -241,16 +241,6 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
     (Vec::new(), if budget.spent() { "budget" } else { "none" })
 }
 
-#[cfg(test)]
-pub(crate) fn run(full: &GrayImage) -> Vec<String> {
-    let limits = Limits {
-        scan_time: Duration::MAX,
-        scan_passes: u32::MAX,
-        ..Limits::default()
-    };
-    run_named(full, &mut Budget::new(&limits)).0
-}
-
 fn is_dark(g: &GrayImage) -> bool {
     let n = u64::from(g.width()) * u64::from(g.height());
     n > 0 && g.iter().map(|&p| u64::from(p)).sum::<u64>() / n < DARK_MEAN
@@ -618,6 +608,196 @@ mod tests {
         assert_eq!(c.get_pixel(3, 3).0, [255]);
         assert_eq!(c.get_pixel(12, 8).0, [255]);
         assert_eq!(c.get_pixel(4, 4).0, [0]);
+    }
+
+    fn unlimited() -> Limits {
+        Limits {
+            scan_time: Duration::MAX,
+            scan_passes: u32::MAX,
+            ..Limits::default()
+        }
+    }
+
+    /// A slip QR drawn at `module` px per module (area-averaged from 8 px), on a white page
+    /// `page` times the QR's size, QR in the lower right like a real slip.
+    fn thumbnail(payload: &str, module: f32, page: f32) -> GrayImage {
+        let code =
+            qrcode::QrCode::with_error_correction_level(payload.as_bytes(), qrcode::EcLevel::M)
+                .unwrap();
+        let n = code.width() as u32;
+        let side = (n + 8) * 8;
+        let big_side = (side as f32 * page) as u32;
+        let mut big = GrayImage::from_pixel(big_side, big_side, image::Luma([255]));
+        let off = big_side - side - 16;
+        for (i, c) in code.to_colors().iter().enumerate() {
+            if *c == qrcode::Color::Dark {
+                let (mx, my) = (i as u32 % n + 4, i as u32 / n + 4);
+                for y in 0..8 {
+                    for x in 0..8 {
+                        big.put_pixel(off + mx * 8 + x, off + my * 8 + y, image::Luma([0]));
+                    }
+                }
+            }
+        }
+        // Grey bars for the slip's text above the QR.
+        for row in 0..6 {
+            for y in (40 + row * 60..60 + row * 60).filter(|&y| y + 8 < off) {
+                for x in 40..big_side - 40 - row * 30 {
+                    big.put_pixel(x, y, image::Luma([90]));
+                }
+            }
+        }
+        let out = (big_side as f32 * module / 8.0).round() as u32;
+        image::imageops::resize(&big, out, out, FilterType::Triangle)
+    }
+
+    fn slip_payload() -> String {
+        slip_qr::encode_bank_slip("006", "KTB2611231234567890ABCD")
+    }
+
+    #[test]
+    fn pass_budget_caps_detector_passes_exactly() {
+        // A blank page has no QR: every strategy runs until the budget stops it.
+        let g = GrayImage::from_pixel(300, 400, image::Luma([230]));
+        let mut all = Budget::new(&unlimited());
+        assert!(run_named(&g, &mut all).0.is_empty());
+        let total = all.used();
+        assert!(total >= 10, "{total} passes without a budget");
+        for cap in [1, 2, 3, 5, total - 1] {
+            let mut b = Budget::new(&Limits {
+                scan_passes: cap,
+                ..unlimited()
+            });
+            let (found, how) = run_named(&g, &mut b);
+            assert!(found.is_empty());
+            assert_eq!(b.used(), cap);
+            assert_eq!(how, "budget");
+        }
+    }
+
+    #[test]
+    fn zero_time_still_gets_exactly_one_pass() {
+        let g = GrayImage::from_pixel(300, 400, image::Luma([230]));
+        let mut b = Budget::new(&Limits {
+            scan_time: Duration::ZERO,
+            ..unlimited()
+        });
+        assert!(run_named(&g, &mut b).0.is_empty());
+        assert_eq!(b.used(), 1);
+    }
+
+    #[test]
+    fn a_pass_predicted_to_overrun_is_skipped() {
+        let mut b = Budget::new(&Limits {
+            scan_time: Duration::from_secs(3600),
+            ..unlimited()
+        });
+        // Pretend the first pass showed a cost of one second per pixel.
+        assert!(b.take(1));
+        b.ns_per_px = 1e9;
+        assert!(b.affords(1000));
+        assert!(!b.affords(10_000));
+        assert!(!b.take(10_000));
+        assert_eq!(b.used(), 1);
+    }
+
+    #[test]
+    fn a_later_strategy_is_cut_off_by_the_pass_budget() {
+        // A 2 px/module thumbnail read only after the plain passes: a budget of the plain passes
+        // alone misses it, the default finds it.
+        let payload = slip_payload();
+        let g = thumbnail(&payload, 1.2, 4.0);
+        let mut all = Budget::new(&unlimited());
+        assert_eq!(run_named(&g, &mut all), (vec![payload], "cubic"));
+        let mut tight = Budget::new(&Limits {
+            scan_passes: 2,
+            ..unlimited()
+        });
+        assert!(run_named(&g, &mut tight).0.is_empty());
+    }
+
+    #[test]
+    fn cubic_reads_two_px_per_module_thumbnails() {
+        let payload = slip_payload();
+        // 1.2 px/module: neither decoder reads it as it is, nor after a bilinear ×2.
+        let g = thumbnail(&payload, 1.2, 4.0);
+        assert!(scan_rxing(&g, true).is_empty() && scan_rqrr(&g).is_empty());
+        assert!(scan_rxing(&resize(&g, 2, FilterType::Triangle), true).is_empty());
+        for module in [1.2f32, 1.4, 1.6, 1.8, 2.0, 2.2] {
+            let g = thumbnail(&payload, module, 4.0);
+            let up = upscale_cubic(&g, 3);
+            assert_eq!(up.dimensions(), (g.width() * 3, g.height() * 3));
+            assert_eq!(
+                scan_rxing(&up, true),
+                vec![payload.clone()],
+                "{module} px/module"
+            );
+        }
+    }
+
+    #[test]
+    fn cubic_upscale_keeps_flat_areas_and_steps() {
+        let g = GrayImage::from_fn(6, 4, |x, _| image::Luma([if x < 3 { 20 } else { 220 }]));
+        let up = upscale_cubic(&g, 3);
+        assert_eq!(up.dimensions(), (18, 12));
+        // Far from the edge, the levels are exact; across it, monotone.
+        assert_eq!(up.get_pixel(0, 5).0, [20]);
+        assert_eq!(up.get_pixel(17, 5).0, [220]);
+        let row: Vec<u8> = (0..18).map(|x| up.get_pixel(x, 5).0[0]).collect();
+        assert!(
+            row.windows(2)
+                .all(|w| i32::from(w[0]) <= i32::from(w[1]) + 25),
+            "{row:?}"
+        );
+    }
+
+    #[test]
+    fn rank_filter_matches_naive() {
+        let g = GrayImage::from_fn(23, 17, |x, y| {
+            image::Luma([((x * 53 + y * 97 + x * y) % 251) as u8])
+        });
+        for r in [1u32, 2, 3] {
+            for max in [false, true] {
+                let fast = rank_filter(&g, r, max);
+                for (x, y, p) in fast.enumerate_pixels() {
+                    let (r, xi, yi) = (r as i64, x as i64, y as i64);
+                    let mut want = g.get_pixel(x, y).0[0];
+                    for yy in (yi - r).max(0)..=(yi + r).min(16) {
+                        for xx in (xi - r).max(0)..=(xi + r).min(22) {
+                            let v = g.get_pixel(xx as u32, yy as u32).0[0];
+                            want = if max { want.max(v) } else { want.min(v) };
+                        }
+                    }
+                    assert_eq!(p.0[0], want, "r {r} max {max} at {x},{y}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn box_blur3_averages_the_neighbourhood() {
+        let mut g = GrayImage::from_pixel(5, 5, image::Luma([0]));
+        g.put_pixel(2, 2, image::Luma([90]));
+        let b = box_blur3(&g);
+        assert_eq!(b.get_pixel(2, 2).0, [10]);
+        assert_eq!(b.get_pixel(1, 1).0, [10]);
+        assert_eq!(b.get_pixel(0, 0).0, [0]);
+    }
+
+    #[test]
+    fn smooth_reads_a_striped_screen_photo() {
+        // Sub-pixel-like vertical stripes every 3 px over a 4 px/module QR: too strong for the
+        // decoders' own binariser, gone after a 3×3 average.
+        let payload = slip_payload();
+        let base = thumbnail(&payload, 4.0, 1.6);
+        let striped = GrayImage::from_fn(base.width(), base.height(), |x, y| {
+            let v = f64::from(base.get_pixel(x, y).0[0]);
+            let k = if x % 3 == 0 { 1.0 } else { 0.3 };
+            image::Luma([(v * k + 30.0 * (1.0 - k)).round() as u8])
+        });
+        assert!(scan_rxing(&striped, true).is_empty());
+        let out = scan_rxing(&box_blur3(&striped), true);
+        assert_eq!(out, vec![payload]);
     }
 
     #[test]
