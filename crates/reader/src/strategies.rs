@@ -20,16 +20,16 @@ const FULL_RES_MAX_PIXELS: u64 = 16_000_000;
 /// Short side from which the cheap first pass scans a 2×2-averaged copy (thumbnails, whose
 /// modules are 1–2 px, skip it).
 const CHEAP_HALF_MIN_SIDE: u32 = 700;
+/// Largest image the fallback decoder rqrr is tried on.
+const RQRR_MAX_PIXELS: u64 = 800_000;
 /// Mean luminance below which the image is taken for dark mode and tried inverted first.
 const DARK_MEAN: u64 = 100;
 
 type Prep = fn(&GrayImage) -> Option<GrayImage>;
 
-/// One preprocessing strategy: its name when rxing reads the result, its name when only the
-/// fallback rqrr does (benchmarks count both), and the preparation.
+/// One preprocessing strategy (its name is reported to benchmarks) and its preparation.
 struct Strategy {
     name: &'static str,
-    rqrr_name: &'static str,
     prep: Prep,
 }
 
@@ -38,47 +38,36 @@ struct Strategy {
 /// the working image (already downscaled to at most `WORK_SIDE`) to a new image to scan, or
 /// `None` when it does not apply.
 const STRATEGIES: &[Strategy] = &[
-    // Dark mode: the QR is light-on-dark and both detectors look for dark finder patterns.
+    // Thermal receipts: dots the printer missed speckle the modules with light holes that
+    // break finder-pattern runs; a closing of the dark parts fills holes up to 4 px wide.
     Strategy {
-        name: "inverted",
-        rqrr_name: "inverted+rqrr",
-        prep: |g| Some(invert(g)),
+        name: "close",
+        prep: |g| Some(close_dark(g, 2)),
     },
     // Thumbnails: 1-2 px modules are too thin for finder-pattern scanning. A cubic (Catmull-Rom)
     // upscale (×3 below 400 px, ×2 up to TINY_SIDE) restores module edges before the decoder
     // binarises; cheap on small images.
     Strategy {
         name: "cubic",
-        rqrr_name: "cubic+rqrr",
         prep: |g| {
             let short = g.width().min(g.height());
             (short < TINY_SIDE).then(|| upscale_cubic(g, if short < 400 { 3 } else { 2 }))
         },
     },
-    // Thermal receipts: dots the printer missed speckle the modules with light holes that
-    // break finder-pattern runs; a closing of the dark parts fills holes up to 4 px wide.
-    Strategy {
-        name: "close",
-        rqrr_name: "close+rqrr",
-        prep: |g| Some(close_dark(g, 2)),
-    },
     // Noisy / moiré photos: averaging 2×2 blocks low-passes the noise and screen pattern.
     Strategy {
         name: "half",
-        rqrr_name: "half+rqrr",
         prep: |g| (g.width().min(g.height()) > 800).then(|| box_downscale(g, 2)),
     },
     // Small photographed screens, too small to halve: a 3×3 box blur suppresses the sub-pixel
     // stripes and moiré bands that break the finder-pattern runs.
     Strategy {
         name: "smooth",
-        rqrr_name: "smooth+rqrr",
         prep: |g| (g.width().min(g.height()) <= 800).then(|| box_blur3(g)),
     },
     // Thumbnails between TINY_SIDE and SMALL_SIDE: a smooth ×2.
     Strategy {
         name: "bilinear2",
-        rqrr_name: "bilinear2+rqrr",
         prep: |g| {
             let short = g.width().min(g.height());
             (TINY_SIDE..SMALL_SIDE)
@@ -86,18 +75,31 @@ const STRATEGIES: &[Strategy] = &[
                 .then(|| resize(g, 2, FilterType::Triangle))
         },
     },
+    // A light-on-dark QR on a page too light to count as dark mode (dark-mode images are
+    // inverted first anyway, so this rarely pays: late).
+    Strategy {
+        name: "inverted",
+        prep: |g| Some(invert(g)),
+    },
     // Uneven light: binarize against a large-window local mean instead of the decoders' own.
     Strategy {
         name: "local-mean",
-        rqrr_name: "local-mean+rqrr",
         prep: |g| Some(local_mean_threshold(g, 0)),
     },
     // Noise / blur: one global Otsu threshold does not fragment modules like local ones can.
     Strategy {
         name: "otsu",
-        rqrr_name: "otsu+rqrr",
         prep: |g| Some(otsu_threshold(g)),
     },
+];
+
+/// rqrr's passes, after every rxing one: the plain image (inverted in dark mode) and its
+/// closing.
+const RQRR_TAIL: &[(&str, fn(&GrayImage, bool) -> GrayImage)] = &[
+    ("rqrr", |g, dark| if dark { invert(g) } else { g.clone() }),
+    ("close+rqrr", |g, dark| {
+        close_dark(&if dark { invert(g) } else { g.clone() }, 2)
+    }),
 ];
 
 /// What the QR search of one image may spend: a number of detector passes (one decoder on one
@@ -177,10 +179,10 @@ impl Budget {
 pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, &'static str) {
     let work = fit(full, WORK_SIDE);
     let work: &GrayImage = &work;
-    let (plain_name, plain_rqrr) = if work.dimensions() == full.dimensions() {
-        ("as-is", "as-is+rqrr")
+    let plain_name = if work.dimensions() == full.dimensions() {
+        "as-is"
     } else {
-        ("fit", "fit+rqrr")
+        "fit"
     };
     let dark = is_dark(work);
     // Cheap pass: rxing's binarizer is most of a scan and costs per pixel, so first try rxing
@@ -202,14 +204,14 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
     }
     if dark && !budget.spent() {
         // Dark-mode slips: inverted before the plain image.
-        let (found, by_rqrr) = scan(&invert(work), budget);
+        let found = scan(&invert(work), budget);
         if !found.is_empty() {
-            return (found, if by_rqrr { "inverted+rqrr" } else { "inverted" });
+            return (found, "dark");
         }
     }
-    let (found, by_rqrr) = scan(work, budget);
+    let found = scan(work, budget);
     if !found.is_empty() {
-        return (found, if by_rqrr { plain_rqrr } else { plain_name });
+        return (found, plain_name);
     }
     for s in STRATEGIES {
         if dark && s.name == "inverted" {
@@ -223,9 +225,22 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
             continue;
         }
         if let Some(img) = (s.prep)(work) {
-            let (found, by_rqrr) = scan(&img, budget);
+            let found = scan(&img, budget);
             if !found.is_empty() {
-                return (found, if by_rqrr { s.rqrr_name } else { s.name });
+                return (found, s.name);
+            }
+        }
+    }
+    // rqrr reads a few images rxing misses (low-contrast dark mode, some thermal prints) but
+    // costs 5–10× an rxing pass per pixel and never wins on big images: last, small ones only.
+    if u64::from(work.width()) * u64::from(work.height()) <= RQRR_MAX_PIXELS {
+        for (name, prep) in RQRR_TAIL {
+            if budget.spent() {
+                break;
+            }
+            let img = prep(work, dark);
+            if let Some(found) = budget.pass(&img, scan_rqrr).filter(|f| !f.is_empty()) {
+                return (found, name);
             }
         }
     }
@@ -233,9 +248,9 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
     // Capped so a hostile 40 Mpx upload cannot cost seconds of scanning.
     let pixels = u64::from(full.width()) * u64::from(full.height());
     if work.dimensions() != full.dimensions() && pixels <= FULL_RES_MAX_PIXELS {
-        let (found, by_rqrr) = scan(full, budget);
+        let found = scan(full, budget);
         if !found.is_empty() {
-            return (found, if by_rqrr { "full-res+rqrr" } else { "full-res" });
+            return (found, "full-res");
         }
     }
     (Vec::new(), if budget.spent() { "budget" } else { "none" })
@@ -246,14 +261,9 @@ fn is_dark(g: &GrayImage) -> bool {
     n > 0 && g.iter().map(|&p| u64::from(p)).sum::<u64>() / n < DARK_MEAN
 }
 
-/// Both decoders on one image, one budget pass each: rxing (zxing port) first, rqrr only if
-/// rxing finds nothing. The flag says whether rqrr was the one that read it.
-fn scan(g: &GrayImage, budget: &mut Budget) -> (Vec<String>, bool) {
-    let found = budget.pass(g, |g| scan_rxing(g, true)).unwrap_or_default();
-    if !found.is_empty() {
-        return (found, false);
-    }
-    (budget.pass(g, scan_rqrr).unwrap_or_default(), true)
+/// One rxing pass over `g` within the budget (rqrr has its own passes, last).
+fn scan(g: &GrayImage, budget: &mut Budget) -> Vec<String> {
+    budget.pass(g, |g| scan_rxing(g, true)).unwrap_or_default()
 }
 
 fn scan_rxing(g: &GrayImage, try_harder: bool) -> Vec<String> {
@@ -428,13 +438,20 @@ fn upscale_cubic(g: &GrayImage, f: u32) -> GrayImage {
     let (ow, oh) = (w * f, h * f);
     let src = g.as_raw();
     let mut tmp = vec![0f32; ow * h];
+    // Each source row padded by two clamped pixels on both sides: no bounds logic per tap.
+    let mut padded = vec![0f32; w + 4];
     for y in 0..h {
         let row = &src[y * w..][..w];
+        for (j, p) in padded.iter_mut().enumerate() {
+            *p = f32::from(row[clamp(j as isize - 2, w)]);
+        }
         let out = &mut tmp[y * ow..][..ow];
-        for i in 0..w {
-            for (p, (base, k)) in phases.iter().enumerate() {
-                let at = |d: isize| f32::from(row[clamp(i as isize + base + d, w)]);
-                out[i * f + p] = k[0] * at(-1) + k[1] * at(0) + k[2] * at(1) + k[3] * at(2);
+        for (p, (base, k)) in phases.iter().enumerate() {
+            // Taps for output i·f + p start at padded index i + base + 1.
+            let start = (base + 1) as usize;
+            for (i, o) in out.iter_mut().skip(p).step_by(f).enumerate() {
+                let t = &padded[i + start..i + start + 4];
+                *o = k[0] * t[0] + k[1] * t[1] + k[2] * t[2] + k[3] * t[3];
             }
         }
     }
