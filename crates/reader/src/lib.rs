@@ -26,7 +26,8 @@ pub struct Limits {
     /// Largest accepted width × height, read from the header before decoding.
     pub max_pixels: u64,
     /// Time for the QR search of one image, counted from the start of the read (image decoding
-    /// included). No new detector pass starts after it; the first pass always runs.
+    /// included). No new detector pass starts after it, nor one predicted to end after it;
+    /// the first two passes (half size and plain) always run.
     pub scan_time: std::time::Duration,
     /// Most detector passes (one decoder on one prepared image) spent on one image.
     pub scan_passes: u32,
