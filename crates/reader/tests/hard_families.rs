@@ -734,7 +734,12 @@ fn score(family: &str) -> (usize, Vec<String>) {
     let samples = generate(family);
     let distinct: std::collections::HashSet<_> = samples.iter().map(|s| &s.payload).collect();
     assert_eq!(distinct.len(), samples.len(), "{family}: payloads repeat");
-    let limits = Limits::default();
+    // The default pass budget, but no time limit: counts must not depend on the machine's load
+    // (the time budget is the benchmarks' business, `scripts/bench-hard-families`).
+    let limits = Limits {
+        scan_time: std::time::Duration::from_secs(3600),
+        ..Limits::default()
+    };
     let (mut ok, mut failed) = (0, Vec::new());
     for s in &samples {
         let texts = read_qr(&s.bytes, &limits).unwrap_or_default();
@@ -769,6 +774,7 @@ fn at_least(family: &str, floor: usize) {
 // the same files (`scripts/bench-hard-families`):
 //   rotated 12 / 12, dark 12 / 12, tiny 12 / 12, thermal 12 / 2 (3 before the `close`
 //   strategy), moire 12 / 9.
+// Added 2026-11-23 (issue 20), ours / zxing-cpp / WeChat: thumb 11 / 9 / 12, screen 12 / 12 / 12.
 
 #[test]
 fn rotated_floor() {
@@ -797,12 +803,12 @@ fn moire_floor() {
 
 #[test]
 fn thumb_floor() {
-    at_least("thumb", 0);
+    at_least("thumb", 10);
 }
 
 #[test]
 fn screen_floor() {
-    at_least("screen", 0);
+    at_least("screen", 11);
 }
 
 /// No QR at all: nothing may come out, whatever the size.
