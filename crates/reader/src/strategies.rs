@@ -13,7 +13,7 @@ use crate::Limits;
 const WORK_SIDE: u32 = 2400;
 /// Images whose short side is below this get upscaled tries (thumbnails).
 const SMALL_SIDE: u32 = 1000;
-/// Chat-app thumbnails (a whole slip in ~300 px, ~2 px per module) get a cubic upscale.
+/// Chat-app thumbnails (a whole slip in ~300 px, ~2 px per module) get a Lanczos upscale.
 const TINY_SIDE: u32 = 600;
 /// Largest image scanned at full resolution as the last resort (phone photos are ~14 Mpx).
 const FULL_RES_MAX_PIXELS: u64 = 16_000_000;
@@ -46,14 +46,14 @@ const STRATEGIES: &[Strategy] = &[
         name: "close",
         prep: |g| Some(close_dark(g, 2)),
     },
-    // Thumbnails: 1-2 px modules are too thin for finder-pattern scanning. A cubic (Catmull-Rom)
-    // upscale (×3 below 400 px, ×2 up to TINY_SIDE) restores module edges before the decoder
+    // Thumbnails: 1-2 px modules are too thin for finder-pattern scanning. A Lanczos-3 upscale
+    // (×3 below 400 px, ×2 up to TINY_SIDE) restores module edges before the decoder
     // binarises; cheap on small images.
     Strategy {
-        name: "cubic",
+        name: "lanczos",
         prep: |g| {
             let short = g.width().min(g.height());
-            (short < TINY_SIDE).then(|| upscale_cubic(g, if short < 400 { 3 } else { 2 }))
+            (short < TINY_SIDE).then(|| upscale_lanczos(g, if short < 400 { 3 } else { 2 }))
         },
     },
     // Noisy / moiré photos: averaging 2×2 blocks low-passes the noise and screen pattern.
@@ -406,68 +406,80 @@ fn rank_filter(g: &GrayImage, r: u32, max: bool) -> GrayImage {
     GrayImage::from_raw(w as u32, h as u32, out).expect("buffer size matches")
 }
 
-/// Catmull-Rom upscale by an integer factor `f`: sharper module edges than bilinear, and the
-/// decoders binarise afterwards. Separable, with the `f` phases' weights computed once (the
-/// general `image` resampler recomputes them per pixel and costs ~10× more).
-fn upscale_cubic(g: &GrayImage, f: u32) -> GrayImage {
+/// Lanczos-3 upscale by an integer factor `f`: on 1.2–2 px/module thumbnails its sharper
+/// kernel restores module edges that bilinear and even Catmull-Rom leave too soft for the
+/// finder-pattern runs (measured in `docs/benchmarks.md`); the decoders binarise afterwards.
+/// Separable, with the `f` phases' weights computed once (the general `image` resampler
+/// recomputes them per pixel and costs ~10× more).
+fn upscale_lanczos(g: &GrayImage, f: u32) -> GrayImage {
+    const A: isize = 3;
     let (w, h, f) = (g.width() as usize, g.height() as usize, f.max(1) as usize);
     if w == 0 || h == 0 {
         return g.clone();
     }
+    let sinc = |x: f32| {
+        if x.abs() < 1e-6 {
+            1.0
+        } else {
+            let px = std::f32::consts::PI * x;
+            px.sin() / px
+        }
+    };
     let kernel = |x: f32| {
-        let x = x.abs();
-        if x < 1.0 {
-            1.5 * x * x * x - 2.5 * x * x + 1.0
-        } else if x < 2.0 {
-            -0.5 * x * x * x + 2.5 * x * x - 4.0 * x + 2.0
+        if x.abs() < A as f32 {
+            sinc(x) * sinc(x / A as f32)
         } else {
             0.0
         }
     };
-    // Output pixel `o = i·f + p` samples the source at `i + (p + 0.5)/f - 0.5`: four taps from
-    // `i + base(p) - 1`, where base is -1 or 0.
-    let phases: Vec<(isize, [f32; 4])> = (0..f)
+    // Output pixel `o = i·f + p` samples the source at `i + (p + 0.5)/f - 0.5`: 2A taps from
+    // `i + base(p) - A + 1`, weights normalised to sum 1.
+    let taps = (2 * A) as usize;
+    let phases: Vec<(isize, Vec<f32>)> = (0..f)
         .map(|p| {
             let pos = (p as f32 + 0.5) / f as f32 - 0.5;
             let base = pos.floor();
             let t = pos - base;
-            (
-                base as isize,
-                [kernel(1.0 + t), kernel(t), kernel(1.0 - t), kernel(2.0 - t)],
-            )
+            let k: Vec<f32> = (0..2 * A).map(|j| kernel(t - (j - A + 1) as f32)).collect();
+            let sum: f32 = k.iter().sum();
+            (base as isize, k.into_iter().map(|v| v / sum).collect())
         })
         .collect();
     let clamp = |i: isize, n: usize| i.clamp(0, n as isize - 1) as usize;
+    let pad = A as usize + 1;
     let (ow, oh) = (w * f, h * f);
     let src = g.as_raw();
     let mut tmp = vec![0f32; ow * h];
-    // Each source row padded by two clamped pixels on both sides: no bounds logic per tap.
-    let mut padded = vec![0f32; w + 4];
+    // Each source row padded by clamped pixels on both sides: no bounds logic per tap.
+    let mut padded = vec![0f32; w + 2 * pad];
     for y in 0..h {
         let row = &src[y * w..][..w];
         for (j, p) in padded.iter_mut().enumerate() {
-            *p = f32::from(row[clamp(j as isize - 2, w)]);
+            *p = f32::from(row[clamp(j as isize - pad as isize, w)]);
         }
         let out = &mut tmp[y * ow..][..ow];
         for (p, (base, k)) in phases.iter().enumerate() {
-            // Taps for output i·f + p start at padded index i + base + 1.
-            let start = (base + 1) as usize;
+            // Taps for output i·f + p start at padded index i + base - A + 1 + pad.
+            let start = (base - A + 1 + pad as isize) as usize;
             for (i, o) in out.iter_mut().skip(p).step_by(f).enumerate() {
-                let t = &padded[i + start..i + start + 4];
-                *o = k[0] * t[0] + k[1] * t[1] + k[2] * t[2] + k[3] * t[3];
+                let t = &padded[i + start..i + start + taps];
+                *o = t.iter().zip(k).map(|(a, b)| a * b).sum();
             }
         }
     }
     let mut out = vec![0u8; ow * oh];
+    let mut acc = vec![0f32; ow];
     for i in 0..h {
         for (p, (base, k)) in phases.iter().enumerate() {
-            let rows: [&[f32]; 4] = std::array::from_fn(|d| {
-                &tmp[clamp(i as isize + base + d as isize - 1, h) * ow..][..ow]
-            });
+            acc.fill(0.0);
+            for (j, &kj) in k.iter().enumerate() {
+                let r = clamp(i as isize + base - A + 1 + j as isize, h);
+                for (a, &v) in acc.iter_mut().zip(&tmp[r * ow..][..ow]) {
+                    *a += kj * v;
+                }
+            }
             let dst = &mut out[(i * f + p) * ow..][..ow];
-            for (x, d) in dst.iter_mut().enumerate() {
-                let v =
-                    k[0] * rows[0][x] + k[1] * rows[1][x] + k[2] * rows[2][x] + k[3] * rows[3][x];
+            for (d, &v) in dst.iter_mut().zip(&acc) {
                 *d = v.round().clamp(0.0, 255.0) as u8;
             }
         }
@@ -729,7 +741,7 @@ mod tests {
         let payload = slip_payload();
         let g = thumbnail(&payload, 1.2, 4.0);
         let mut all = Budget::new(&unlimited());
-        assert_eq!(run_named(&g, &mut all), (vec![payload], "cubic"));
+        assert_eq!(run_named(&g, &mut all), (vec![payload], "lanczos"));
         let mut tight = Budget::new(&Limits {
             scan_passes: 2,
             ..unlimited()
@@ -738,7 +750,7 @@ mod tests {
     }
 
     #[test]
-    fn cubic_reads_two_px_per_module_thumbnails() {
+    fn lanczos_reads_two_px_per_module_thumbnails() {
         let payload = slip_payload();
         // 1.2 px/module: neither decoder reads it as it is, nor after a bilinear ×2.
         let g = thumbnail(&payload, 1.2, 4.0);
@@ -746,7 +758,7 @@ mod tests {
         assert!(scan_rxing(&resize(&g, 2, FilterType::Triangle), true).is_empty());
         for module in [1.2f32, 1.4, 1.6, 1.8, 2.0, 2.2] {
             let g = thumbnail(&payload, module, 4.0);
-            let up = upscale_cubic(&g, 3);
+            let up = upscale_lanczos(&g, 3);
             assert_eq!(up.dimensions(), (g.width() * 3, g.height() * 3));
             assert_eq!(
                 scan_rxing(&up, true),
@@ -757,9 +769,9 @@ mod tests {
     }
 
     #[test]
-    fn cubic_upscale_keeps_flat_areas_and_steps() {
+    fn lanczos_upscale_keeps_flat_areas_and_steps() {
         let g = GrayImage::from_fn(6, 4, |x, _| image::Luma([if x < 3 { 20 } else { 220 }]));
-        let up = upscale_cubic(&g, 3);
+        let up = upscale_lanczos(&g, 3);
         assert_eq!(up.dimensions(), (18, 12));
         // Far from the edge, the levels are exact; across it, monotone.
         assert_eq!(up.get_pixel(0, 5).0, [20]);
