@@ -28,6 +28,8 @@ const RQRR_MAX_PIXELS: u64 = 800_000;
 const DARK_MEAN: u64 = 100;
 
 type Prep = fn(&GrayImage) -> Option<GrayImage>;
+/// A preparation for an rqrr pass: the working image and whether it is dark mode.
+type RqrrPrep = fn(&GrayImage, bool) -> GrayImage;
 
 /// One preprocessing strategy (its name is reported to benchmarks) and its preparation.
 struct Strategy {
@@ -97,7 +99,7 @@ const STRATEGIES: &[Strategy] = &[
 
 /// rqrr's passes, after every rxing one: the plain image (inverted in dark mode) and its
 /// closing.
-const RQRR_TAIL: &[(&str, fn(&GrayImage, bool) -> GrayImage)] = &[
+const RQRR_TAIL: &[(&str, RqrrPrep)] = &[
     ("rqrr", |g, dark| if dark { invert(g) } else { g.clone() }),
     ("close+rqrr", |g, dark| {
         close_dark(&if dark { invert(g) } else { g.clone() }, 2)
