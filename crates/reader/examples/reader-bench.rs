@@ -41,12 +41,12 @@ fn main() {
         .iter()
         .enumerate()
         .filter(|(i, a)| {
-            !a.starts_with("--")
-                && !(*i > 0
-                    && matches!(
-                        args[i - 1].as_str(),
-                        "--json" | "--scan-ms" | "--scan-passes"
-                    ))
+            let is_option_value = *i > 0
+                && matches!(
+                    args[i - 1].as_str(),
+                    "--json" | "--scan-ms" | "--scan-passes"
+                );
+            !a.starts_with("--") && !is_option_value
         })
         .map(|(_, a)| a)
         .collect();
