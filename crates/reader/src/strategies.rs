@@ -108,12 +108,12 @@ const RQRR_TAIL: &[(&str, RqrrPrep)] = &[
 
 /// What the QR search of one image may spend: a number of detector passes (one decoder on one
 /// prepared image) and a time from the start of the read. The first `FREE_PASSES` passes (the
-/// cheap half-size one and the plain working image, which read 97 % of the corpus) ignore the
-/// time, so a slow decode or a loaded machine never costs an ordinary slip its plain read;
-/// after them no pass starts once either limit is spent. A running pass cannot be interrupted (the decoders have no hook), so a pass is also
-/// skipped when the slowest rate seen so far on this image (ns per pixel) predicts it would
-/// end after the deadline: big upscaled or full-resolution passes then give way to smaller
-/// ones instead of overrunning.
+/// cheap half-size one and the plain working image, which read every corpus slip we read)
+/// ignore the time, so a slow decode or a loaded machine never costs an ordinary slip its
+/// plain read; after them no pass starts once either limit is spent. A running pass cannot be
+/// interrupted (the decoders have no hook), so a pass is also skipped when the slowest rate
+/// seen so far on this image (ns per pixel) predicts it would end after the deadline: big
+/// upscaled or full-resolution passes then give way to smaller ones instead of overrunning.
 pub(crate) struct Budget {
     start: Instant,
     time: Duration,
