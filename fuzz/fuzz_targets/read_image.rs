@@ -9,6 +9,7 @@ fuzz_target!(|data: &[u8]| {
     let limits = reader::Limits {
         max_bytes: 1 << 20,
         max_pixels: 4_000_000,
+        ..Default::default()
     };
     if let Ok(texts) = reader::read_qr(data, &limits) {
         for t in texts {

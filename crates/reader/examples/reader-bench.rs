@@ -1,7 +1,10 @@
 //! Benchmark: decode every corpus image single-threaded, print per-family decoded/total and
 //! median ms per image (image decoding included, like qr_anchor.py). Writes nothing to disk.
 //!
-//! Usage: reader-bench [CORPUS_DIR] [--verbose]
+//! Usage: reader-bench [CORPUS_DIR] [--verbose] [--json OUT] [--scan-ms N] [--scan-passes N]
+//!
+//! `--json` writes `{file: {ok, ms, how}}` for `scripts/reader-compare.py`; `--scan-ms` and
+//! `--scan-passes` override the reader's default scan budget (`reader::Limits`).
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -21,21 +24,43 @@ fn median(v: &mut [f64]) -> f64 {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let verbose = args.iter().any(|a| a == "--verbose");
-    let dir = args
+    let opt = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1).cloned())
+    };
+    let json_out = opt("--json");
+    let mut limits = reader::Limits::default();
+    if let Some(ms) = opt("--scan-ms") {
+        limits.scan_time = std::time::Duration::from_millis(ms.parse().expect("--scan-ms N"));
+    }
+    if let Some(n) = opt("--scan-passes") {
+        limits.scan_passes = n.parse().expect("--scan-passes N");
+    }
+    let values: Vec<&String> = args
         .iter()
-        .find(|a| !a.starts_with("--"))
-        .cloned()
-        .unwrap_or_else(|| {
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/slips").to_string()
-        });
+        .enumerate()
+        .filter(|(i, a)| {
+            let is_option_value = *i > 0
+                && matches!(
+                    args[i - 1].as_str(),
+                    "--json" | "--scan-ms" | "--scan-passes"
+                );
+            !a.starts_with("--") && !is_option_value
+        })
+        .map(|(_, a)| a)
+        .collect();
+    let dir = values.first().map(|s| s.to_string()).unwrap_or_else(|| {
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/slips").to_string()
+    });
     let manifest: serde_json::Value = serde_json::from_slice(
         &std::fs::read(format!("{dir}/manifest.json")).expect("read manifest.json"),
     )
     .expect("parse manifest.json");
-    let limits = reader::Limits::default();
     let mut per: BTreeMap<String, (usize, usize, Vec<f64>)> = BTreeMap::new();
     let mut strategies: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut all = Vec::new();
+    let mut records = serde_json::Map::new();
     for m in manifest.as_array().expect("manifest is an array") {
         let file = m["file"].as_str().expect("file");
         let payload = m["payload"].as_str().expect("payload");
@@ -50,13 +75,17 @@ fn main() {
                 *strategies.entry(s).or_default() += 1;
             }
         }
+        let how = match &res {
+            Ok((_, s)) => s.to_string(),
+            Err(e) => format!("{e:?}"),
+        };
         if verbose {
-            let how = match &res {
-                Ok((_, s)) => s.to_string(),
-                Err(e) => format!("{e:?}"),
-            };
             eprintln!("{file:28} {family:6} {ok:5} {how:12} {ms:8.1} ms");
         }
+        records.insert(
+            file.to_string(),
+            serde_json::json!({"ok": ok, "ms": ms, "how": how}),
+        );
         let e = per.entry(family.to_string()).or_default();
         e.0 += usize::from(ok);
         e.1 += 1;
@@ -77,4 +106,7 @@ fn main() {
     );
     let s: Vec<String> = strategies.iter().map(|(k, v)| format!("{k}={v}")).collect();
     println!("winning strategy: {}", s.join(" "));
+    if let Some(path) = json_out {
+        std::fs::write(path, serde_json::Value::Object(records).to_string()).expect("write --json");
+    }
 }

@@ -1,50 +1,187 @@
 //! Preprocessing strategies, tried in order until one yields a QR code.
 
 use std::borrow::Cow;
+use std::time::{Duration, Instant};
 
 use image::imageops::FilterType;
 use image::GrayImage;
 use rxing::{BarcodeFormat, DecodeHints};
 
+use crate::Limits;
+
 /// Longest side we feed to the detectors first: only phone photos (up to 3000×4600) shrink.
 const WORK_SIDE: u32 = 2400;
 /// Images whose short side is below this get upscaled tries (thumbnails).
 const SMALL_SIDE: u32 = 1000;
+/// Chat-app thumbnails (a whole slip in ~300 px, ~2 px per module) get a Lanczos upscale.
+const TINY_SIDE: u32 = 600;
 /// Largest image scanned at full resolution as the last resort (phone photos are ~14 Mpx).
 const FULL_RES_MAX_PIXELS: u64 = 16_000_000;
 /// Short side from which the cheap first pass scans a 2×2-averaged copy (thumbnails, whose
 /// modules are 1–2 px, skip it).
 const CHEAP_HALF_MIN_SIDE: u32 = 700;
+/// Passes that run whatever the time (see `Budget`).
+const FREE_PASSES: u32 = 2;
+/// Largest image the fallback decoder rqrr is tried on.
+const RQRR_MAX_PIXELS: u64 = 800_000;
 /// Mean luminance below which the image is taken for dark mode and tried inverted first.
 const DARK_MEAN: u64 = 100;
 
 type Prep = fn(&GrayImage) -> Option<GrayImage>;
+/// A preparation for an rqrr pass: the working image and whether it is dark mode.
+type RqrrPrep = fn(&GrayImage, bool) -> GrayImage;
 
-/// The strategies after the plain image, in order. Each maps the working image (already
-/// downscaled to at most `WORK_SIDE`) to a new image to scan, or `None` when it does not apply.
-const STRATEGIES: &[(&str, Prep)] = &[
-    // Dark mode: the QR is light-on-dark and both detectors look for dark finder patterns.
-    ("inverted", |g| Some(invert(g))),
-    // Noisy / moiré photos: averaging 2×2 blocks low-passes the noise and screen pattern.
-    ("half", |g| {
-        (g.width().min(g.height()) > 800).then(|| box_downscale(g, 2))
-    }),
+/// One preprocessing strategy (its name is reported to benchmarks) and its preparation.
+struct Strategy {
+    name: &'static str,
+    prep: Prep,
+}
+
+/// The strategies after the plain image, ordered by measured yield per unit of cost on the
+/// shared corpus and the hard families (`docs/benchmarks.md`, "Reader, round two"). Each maps
+/// the working image (already downscaled to at most `WORK_SIDE`) to a new image to scan, or
+/// `None` when it does not apply.
+const STRATEGIES: &[Strategy] = &[
     // Thermal receipts: dots the printer missed speckle the modules with light holes that
     // break finder-pattern runs; a closing of the dark parts fills holes up to 4 px wide.
-    ("close", |g| Some(close_dark(g, 2))),
-    // Thumbnails: 1-2 px modules are too thin for finder-pattern scanning; smooth ×2 helps.
-    ("bilinear2", |g| {
-        (g.width().min(g.height()) < SMALL_SIDE).then(|| resize(g, 2, FilterType::Triangle))
-    }),
+    Strategy {
+        name: "close",
+        prep: |g| Some(close_dark(g, 2)),
+    },
+    // Thumbnails: 1-2 px modules are too thin for finder-pattern scanning. A Lanczos-3 upscale
+    // (×3 below 400 px, ×2 up to TINY_SIDE) restores module edges before the decoder
+    // binarises; cheap on small images.
+    Strategy {
+        name: "lanczos",
+        prep: |g| {
+            let short = g.width().min(g.height());
+            (short < TINY_SIDE).then(|| upscale_lanczos(g, if short < 400 { 3 } else { 2 }))
+        },
+    },
+    // Noisy / moiré photos: averaging 2×2 blocks low-passes the noise and screen pattern.
+    Strategy {
+        name: "half",
+        prep: |g| (g.width().min(g.height()) > 800).then(|| box_downscale(g, 2)),
+    },
+    // Small photographed screens, too small to halve: a 3×3 box blur suppresses the sub-pixel
+    // stripes and moiré bands that break the finder-pattern runs.
+    Strategy {
+        name: "smooth",
+        prep: |g| (g.width().min(g.height()) <= 800).then(|| box_blur3(g)),
+    },
+    // Thumbnails between TINY_SIDE and SMALL_SIDE: a smooth ×2.
+    Strategy {
+        name: "bilinear2",
+        prep: |g| {
+            let short = g.width().min(g.height());
+            (TINY_SIDE..SMALL_SIDE)
+                .contains(&short)
+                .then(|| resize(g, 2, FilterType::Triangle))
+        },
+    },
+    // A light-on-dark QR on a page too light to count as dark mode (dark-mode images are
+    // inverted first anyway, so this rarely pays: late).
+    Strategy {
+        name: "inverted",
+        prep: |g| Some(invert(g)),
+    },
     // Uneven light: binarize against a large-window local mean instead of the decoders' own.
-    ("local-mean", |g| Some(local_mean_threshold(g, 0))),
+    Strategy {
+        name: "local-mean",
+        prep: |g| Some(local_mean_threshold(g, 0)),
+    },
     // Noise / blur: one global Otsu threshold does not fragment modules like local ones can.
-    ("otsu", |g| Some(otsu_threshold(g))),
+    Strategy {
+        name: "otsu",
+        prep: |g| Some(otsu_threshold(g)),
+    },
 ];
 
-/// Try the plain image then every strategy, returning the texts of the first one that finds
-/// any QR code together with the strategy's name.
-pub(crate) fn run_named(full: &GrayImage) -> (Vec<String>, &'static str) {
+/// rqrr's passes, after every rxing one: the plain image (inverted in dark mode) and its
+/// closing.
+const RQRR_TAIL: &[(&str, RqrrPrep)] = &[
+    ("rqrr", |g, dark| if dark { invert(g) } else { g.clone() }),
+    ("close+rqrr", |g, dark| {
+        close_dark(&if dark { invert(g) } else { g.clone() }, 2)
+    }),
+];
+
+/// What the QR search of one image may spend: a number of detector passes (one decoder on one
+/// prepared image) and a time from the start of the read. The first `FREE_PASSES` passes (the
+/// cheap half-size one and the plain working image, which read every corpus slip we read)
+/// ignore the time, so a slow decode or a loaded machine never costs an ordinary slip its
+/// plain read; after them no pass starts once either limit is spent. A running pass cannot be
+/// interrupted (the decoders have no hook), so a pass is also skipped when the slowest rate
+/// seen so far on this image (ns per pixel) predicts it would end after the deadline: big
+/// upscaled or full-resolution passes then give way to smaller ones instead of overrunning.
+pub(crate) struct Budget {
+    start: Instant,
+    time: Duration,
+    passes_left: u32,
+    used: u32,
+    /// Slowest observed detector cost on this image, in nanoseconds per pixel.
+    ns_per_px: f64,
+}
+
+impl Budget {
+    pub(crate) fn new(limits: &Limits) -> Budget {
+        Budget {
+            start: Instant::now(),
+            time: limits.scan_time,
+            passes_left: limits.scan_passes.max(1),
+            used: 0,
+            ns_per_px: 0.0,
+        }
+    }
+
+    /// Whether nothing more may be spent (checked before paying for a preparation too).
+    fn spent(&self) -> bool {
+        self.passes_left == 0 || (self.used >= FREE_PASSES && self.start.elapsed() >= self.time)
+    }
+
+    /// Whether a pass over `pixels` may start: budget left, and (after the first pass) its
+    /// predicted end before the deadline.
+    fn affords(&self, pixels: u64) -> bool {
+        if self.spent() {
+            return false;
+        }
+        let left = self.time.saturating_sub(self.start.elapsed());
+        self.used < FREE_PASSES || self.ns_per_px * pixels as f64 <= left.as_nanos() as f64
+    }
+
+    /// Take one pass over `pixels` if the budget allows it.
+    fn take(&mut self, pixels: u64) -> bool {
+        if !self.affords(pixels) {
+            return false;
+        }
+        self.passes_left -= 1;
+        self.used += 1;
+        true
+    }
+
+    /// Run one detector pass over `g` if the budget allows it, learning its cost.
+    fn pass<T>(&mut self, g: &GrayImage, detect: impl FnOnce(&GrayImage) -> T) -> Option<T> {
+        let pixels = u64::from(g.width()) * u64::from(g.height());
+        if !self.take(pixels) {
+            return None;
+        }
+        let t = Instant::now();
+        let out = detect(g);
+        let rate = t.elapsed().as_nanos() as f64 / pixels.max(1) as f64;
+        self.ns_per_px = self.ns_per_px.max(rate);
+        Some(out)
+    }
+
+    /// Passes spent so far.
+    #[cfg(test)]
+    pub(crate) fn used(&self) -> u32 {
+        self.used
+    }
+}
+
+/// Try the plain image then every strategy within `budget`, returning the texts of the first
+/// one that finds any QR code together with the strategy's name.
+pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, &'static str) {
     let work = fit(full, WORK_SIDE);
     let work: &GrayImage = &work;
     let plain_name = if work.dimensions() == full.dimensions() {
@@ -63,29 +200,51 @@ pub(crate) fn run_named(full: &GrayImage) -> (Vec<String>, &'static str) {
         if dark {
             half.iter_mut().for_each(|p| *p = 255 - *p);
         }
-        let found = scan_rxing(&half, true);
+        let found = budget
+            .pass(&half, |g| scan_rxing(g, true))
+            .unwrap_or_default();
         if !found.is_empty() {
             return (found, if dark { "inverted-half" } else { "half-first" });
         }
     }
-    if dark {
+    if dark && !budget.spent() {
         // Dark-mode slips: inverted before the plain image.
-        let found = scan(&invert(work));
+        let found = scan(&invert(work), budget);
         if !found.is_empty() {
-            return (found, "inverted");
+            return (found, "dark");
         }
     }
-    let found = scan(work);
+    let found = scan(work, budget);
     if !found.is_empty() {
         return (found, plain_name);
     }
-    for (name, prep) in STRATEGIES {
-        if dark && *name == "inverted" {
+    for s in STRATEGIES {
+        if dark && s.name == "inverted" {
             continue;
         }
-        if let Some(img) = prep(work) {
-            let found = scan(&img);
+        if budget.spent() {
+            return (Vec::new(), "budget");
+        }
+        // Not even one pass over an image this size fits: skip the preparation's cost too.
+        if !budget.affords(u64::from(work.width()) * u64::from(work.height())) {
+            continue;
+        }
+        if let Some(img) = (s.prep)(work) {
+            let found = scan(&img, budget);
             if !found.is_empty() {
+                return (found, s.name);
+            }
+        }
+    }
+    // rqrr reads a few images rxing misses (low-contrast dark mode, some thermal prints) but
+    // costs 5–10× an rxing pass per pixel and never wins on big images: last, small ones only.
+    if u64::from(work.width()) * u64::from(work.height()) <= RQRR_MAX_PIXELS {
+        for (name, prep) in RQRR_TAIL {
+            if budget.spent() {
+                break;
+            }
+            let img = prep(work, dark);
+            if let Some(found) = budget.pass(&img, scan_rqrr).filter(|f| !f.is_empty()) {
                 return (found, name);
             }
         }
@@ -94,16 +253,12 @@ pub(crate) fn run_named(full: &GrayImage) -> (Vec<String>, &'static str) {
     // Capped so a hostile 40 Mpx upload cannot cost seconds of scanning.
     let pixels = u64::from(full.width()) * u64::from(full.height());
     if work.dimensions() != full.dimensions() && pixels <= FULL_RES_MAX_PIXELS {
-        let found = scan(full);
+        let found = scan(full, budget);
         if !found.is_empty() {
             return (found, "full-res");
         }
     }
-    (Vec::new(), "none")
-}
-
-pub(crate) fn run(full: &GrayImage) -> Vec<String> {
-    run_named(full).0
+    (Vec::new(), if budget.spent() { "budget" } else { "none" })
 }
 
 fn is_dark(g: &GrayImage) -> bool {
@@ -111,13 +266,9 @@ fn is_dark(g: &GrayImage) -> bool {
     n > 0 && g.iter().map(|&p| u64::from(p)).sum::<u64>() / n < DARK_MEAN
 }
 
-/// Both decoders on one image: rxing (zxing port) first, rqrr only if rxing finds nothing.
-fn scan(g: &GrayImage) -> Vec<String> {
-    let found = scan_rxing(g, true);
-    if !found.is_empty() {
-        return found;
-    }
-    scan_rqrr(g)
+/// One rxing pass over `g` within the budget (rqrr has its own passes, last).
+fn scan(g: &GrayImage, budget: &mut Budget) -> Vec<String> {
+    budget.pass(g, |g| scan_rxing(g, true)).unwrap_or_default()
 }
 
 fn scan_rxing(g: &GrayImage, try_harder: bool) -> Vec<String> {
@@ -219,27 +370,143 @@ fn close_dark(g: &GrayImage, r: u32) -> GrayImage {
     rank_filter(&dilated, r, true)
 }
 
-/// Separable square min (`max == false`) or max filter of radius `r`.
+/// Separable square min (`max == false`) or max filter of radius `r`: each pass combines whole
+/// rows element by element (vectorises), `2r` row operations per pass.
 fn rank_filter(g: &GrayImage, r: u32, max: bool) -> GrayImage {
     let (w, h) = (g.width() as usize, g.height() as usize);
     let r = r as usize;
     let pick = |a: u8, b: u8| if max { a.max(b) } else { a.min(b) };
+    let combine = |dst: &mut [u8], src: &[u8]| {
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = pick(*d, s);
+        }
+    };
     let src = g.as_raw();
-    let mut tmp = vec![0u8; w * h];
+    // Horizontal: out[x] = pick over src[x-r..=x+r] (clamped), built from shifted copies.
+    let mut tmp = src.clone();
+    for y in 0..h {
+        let row = &src[y * w..][..w];
+        let dst = &mut tmp[y * w..][..w];
+        for d in 1..=r.min(w.saturating_sub(1)) {
+            combine(&mut dst[..w - d], &row[d..]);
+            combine(&mut dst[d..], &row[..w - d]);
+        }
+    }
+    // Vertical: the same with whole rows.
+    let mut out = tmp.clone();
+    for y in 0..h {
+        let (y0, y1) = (y.saturating_sub(r), (y + r + 1).min(h));
+        let (head, tail) = out.split_at_mut(y * w);
+        let _ = head;
+        let dst = &mut tail[..w];
+        for yy in y0..y1 {
+            if yy != y {
+                combine(dst, &tmp[yy * w..][..w]);
+            }
+        }
+    }
+    GrayImage::from_raw(w as u32, h as u32, out).expect("buffer size matches")
+}
+
+/// Lanczos-3 upscale by an integer factor `f`: on 1.2–2 px/module thumbnails its sharper
+/// kernel restores module edges that bilinear and even Catmull-Rom leave too soft for the
+/// finder-pattern runs (measured in `docs/benchmarks.md`); the decoders binarise afterwards.
+/// Separable, with the `f` phases' weights computed once (the general `image` resampler
+/// recomputes them per pixel and costs ~10× more).
+fn upscale_lanczos(g: &GrayImage, f: u32) -> GrayImage {
+    const A: isize = 3;
+    let (w, h, f) = (g.width() as usize, g.height() as usize, f.max(1) as usize);
+    if w == 0 || h == 0 {
+        return g.clone();
+    }
+    let sinc = |x: f32| {
+        if x.abs() < 1e-6 {
+            1.0
+        } else {
+            let px = std::f32::consts::PI * x;
+            px.sin() / px
+        }
+    };
+    let kernel = |x: f32| {
+        if x.abs() < A as f32 {
+            sinc(x) * sinc(x / A as f32)
+        } else {
+            0.0
+        }
+    };
+    // Output pixel `o = i·f + p` samples the source at `i + (p + 0.5)/f - 0.5`: 2A taps from
+    // `i + base(p) - A + 1`, weights normalised to sum 1.
+    let taps = (2 * A) as usize;
+    let phases: Vec<(isize, Vec<f32>)> = (0..f)
+        .map(|p| {
+            let pos = (p as f32 + 0.5) / f as f32 - 0.5;
+            let base = pos.floor();
+            let t = pos - base;
+            let k: Vec<f32> = (0..2 * A).map(|j| kernel(t - (j - A + 1) as f32)).collect();
+            let sum: f32 = k.iter().sum();
+            (base as isize, k.into_iter().map(|v| v / sum).collect())
+        })
+        .collect();
+    let clamp = |i: isize, n: usize| i.clamp(0, n as isize - 1) as usize;
+    let pad = A as usize + 1;
+    let (ow, oh) = (w * f, h * f);
+    let src = g.as_raw();
+    let mut tmp = vec![0f32; ow * h];
+    // Each source row padded by clamped pixels on both sides: no bounds logic per tap.
+    let mut padded = vec![0f32; w + 2 * pad];
+    for y in 0..h {
+        let row = &src[y * w..][..w];
+        for (j, p) in padded.iter_mut().enumerate() {
+            *p = f32::from(row[clamp(j as isize - pad as isize, w)]);
+        }
+        let out = &mut tmp[y * ow..][..ow];
+        for (p, (base, k)) in phases.iter().enumerate() {
+            // Taps for output i·f + p start at padded index i + base - A + 1 + pad.
+            let start = (base - A + 1 + pad as isize) as usize;
+            for (i, o) in out.iter_mut().skip(p).step_by(f).enumerate() {
+                let t = &padded[i + start..i + start + taps];
+                *o = t.iter().zip(k).map(|(a, b)| a * b).sum();
+            }
+        }
+    }
+    let mut out = vec![0u8; ow * oh];
+    let mut acc = vec![0f32; ow];
+    for i in 0..h {
+        for (p, (base, k)) in phases.iter().enumerate() {
+            acc.fill(0.0);
+            for (j, &kj) in k.iter().enumerate() {
+                let r = clamp(i as isize + base - A + 1 + j as isize, h);
+                for (a, &v) in acc.iter_mut().zip(&tmp[r * ow..][..ow]) {
+                    *a += kj * v;
+                }
+            }
+            let dst = &mut out[(i * f + p) * ow..][..ow];
+            for (d, &v) in dst.iter_mut().zip(&acc) {
+                *d = v.round().clamp(0.0, 255.0) as u8;
+            }
+        }
+    }
+    GrayImage::from_raw(ow as u32, oh as u32, out).expect("buffer size matches")
+}
+
+/// 3×3 box blur (separable, edges clamped).
+fn box_blur3(g: &GrayImage) -> GrayImage {
+    let (w, h) = (g.width() as usize, g.height() as usize);
+    let src = g.as_raw();
+    let mut tmp = vec![0u16; w * h];
     for y in 0..h {
         let row = &src[y * w..][..w];
         for x in 0..w {
-            let (x0, x1) = (x.saturating_sub(r), (x + r + 1).min(w));
-            tmp[y * w + x] = row[x0..x1].iter().copied().fold(row[x], pick);
+            let (a, c) = (row[x.saturating_sub(1)], row[(x + 1).min(w - 1)]);
+            tmp[y * w + x] = u16::from(a) + u16::from(row[x]) + u16::from(c);
         }
     }
     let mut out = vec![0u8; w * h];
     for y in 0..h {
-        let (y0, y1) = (y.saturating_sub(r), (y + r + 1).min(h));
+        let (up, down) = (y.saturating_sub(1), (y + 1).min(h - 1));
         for x in 0..w {
-            out[y * w + x] = (y0..y1)
-                .map(|yy| tmp[yy * w + x])
-                .fold(tmp[y * w + x], pick);
+            let s = tmp[up * w + x] + tmp[y * w + x] + tmp[down * w + x];
+            out[y * w + x] = ((s + 4) / 9) as u8;
         }
     }
     GrayImage::from_raw(w as u32, h as u32, out).expect("buffer size matches")
@@ -375,6 +642,197 @@ mod tests {
         assert_eq!(c.get_pixel(3, 3).0, [255]);
         assert_eq!(c.get_pixel(12, 8).0, [255]);
         assert_eq!(c.get_pixel(4, 4).0, [0]);
+    }
+
+    fn unlimited() -> Limits {
+        Limits {
+            scan_time: Duration::MAX,
+            scan_passes: u32::MAX,
+            ..Limits::default()
+        }
+    }
+
+    /// A slip QR drawn at `module` px per module (area-averaged from 8 px), on a white page
+    /// `page` times the QR's size, QR in the lower right like a real slip.
+    fn thumbnail(payload: &str, module: f32, page: f32) -> GrayImage {
+        let code =
+            qrcode::QrCode::with_error_correction_level(payload.as_bytes(), qrcode::EcLevel::M)
+                .unwrap();
+        let n = code.width() as u32;
+        let side = (n + 8) * 8;
+        let big_side = (side as f32 * page) as u32;
+        let mut big = GrayImage::from_pixel(big_side, big_side, image::Luma([255]));
+        let off = big_side - side - 16;
+        for (i, c) in code.to_colors().iter().enumerate() {
+            if *c == qrcode::Color::Dark {
+                let (mx, my) = (i as u32 % n + 4, i as u32 / n + 4);
+                for y in 0..8 {
+                    for x in 0..8 {
+                        big.put_pixel(off + mx * 8 + x, off + my * 8 + y, image::Luma([0]));
+                    }
+                }
+            }
+        }
+        // Grey bars for the slip's text above the QR.
+        for row in 0..6 {
+            for y in (40 + row * 60..60 + row * 60).filter(|&y| y + 8 < off) {
+                for x in 40..big_side - 40 - row * 30 {
+                    big.put_pixel(x, y, image::Luma([90]));
+                }
+            }
+        }
+        let out = (big_side as f32 * module / 8.0).round() as u32;
+        image::imageops::resize(&big, out, out, FilterType::Triangle)
+    }
+
+    fn slip_payload() -> String {
+        slip_qr::encode_bank_slip("006", "KTB2611231234567890ABCD")
+    }
+
+    #[test]
+    fn pass_budget_caps_detector_passes_exactly() {
+        // A blank page has no QR: every strategy runs until the budget stops it.
+        let g = GrayImage::from_pixel(300, 400, image::Luma([230]));
+        let mut all = Budget::new(&unlimited());
+        assert!(run_named(&g, &mut all).0.is_empty());
+        let total = all.used();
+        assert!(total >= 8, "{total} passes without a budget");
+        for cap in [1, 2, 3, 5, total - 1] {
+            let mut b = Budget::new(&Limits {
+                scan_passes: cap,
+                ..unlimited()
+            });
+            let (found, how) = run_named(&g, &mut b);
+            assert!(found.is_empty());
+            assert_eq!(b.used(), cap);
+            assert_eq!(how, "budget");
+        }
+    }
+
+    #[test]
+    fn zero_time_still_gets_exactly_the_free_passes() {
+        let g = GrayImage::from_pixel(300, 400, image::Luma([230]));
+        let mut b = Budget::new(&Limits {
+            scan_time: Duration::ZERO,
+            ..unlimited()
+        });
+        assert!(run_named(&g, &mut b).0.is_empty());
+        assert_eq!(b.used(), FREE_PASSES);
+    }
+
+    #[test]
+    fn a_pass_predicted_to_overrun_is_skipped() {
+        let mut b = Budget::new(&Limits {
+            scan_time: Duration::from_secs(3600),
+            ..unlimited()
+        });
+        // Pretend the free passes showed a cost of one second per pixel.
+        assert!(b.take(1));
+        assert!(b.take(1));
+        b.ns_per_px = 1e9;
+        assert!(b.affords(1000));
+        assert!(!b.affords(10_000));
+        assert!(!b.take(10_000));
+        assert_eq!(b.used(), 2);
+    }
+
+    #[test]
+    fn a_later_strategy_is_cut_off_by_the_pass_budget() {
+        // A 2 px/module thumbnail read only after the plain passes: a budget of the plain passes
+        // alone misses it, the default finds it.
+        let payload = slip_payload();
+        let g = thumbnail(&payload, 1.2, 4.0);
+        let mut all = Budget::new(&unlimited());
+        assert_eq!(run_named(&g, &mut all), (vec![payload], "lanczos"));
+        let mut tight = Budget::new(&Limits {
+            scan_passes: 2,
+            ..unlimited()
+        });
+        assert!(run_named(&g, &mut tight).0.is_empty());
+    }
+
+    #[test]
+    fn lanczos_reads_two_px_per_module_thumbnails() {
+        let payload = slip_payload();
+        // 1.2 px/module: neither decoder reads it as it is, nor after a bilinear ×2.
+        let g = thumbnail(&payload, 1.2, 4.0);
+        assert!(scan_rxing(&g, true).is_empty() && scan_rqrr(&g).is_empty());
+        assert!(scan_rxing(&resize(&g, 2, FilterType::Triangle), true).is_empty());
+        for module in [1.2f32, 1.4, 1.6, 1.8, 2.0, 2.2] {
+            let g = thumbnail(&payload, module, 4.0);
+            let up = upscale_lanczos(&g, 3);
+            assert_eq!(up.dimensions(), (g.width() * 3, g.height() * 3));
+            assert_eq!(
+                scan_rxing(&up, true),
+                vec![payload.clone()],
+                "{module} px/module"
+            );
+        }
+    }
+
+    #[test]
+    fn lanczos_upscale_keeps_flat_areas_and_steps() {
+        let g = GrayImage::from_fn(6, 4, |x, _| image::Luma([if x < 3 { 20 } else { 220 }]));
+        let up = upscale_lanczos(&g, 3);
+        assert_eq!(up.dimensions(), (18, 12));
+        // Far from the edge, the levels are exact; across it, monotone.
+        assert_eq!(up.get_pixel(0, 5).0, [20]);
+        assert_eq!(up.get_pixel(17, 5).0, [220]);
+        let row: Vec<u8> = (0..18).map(|x| up.get_pixel(x, 5).0[0]).collect();
+        assert!(
+            row.windows(2)
+                .all(|w| i32::from(w[0]) <= i32::from(w[1]) + 25),
+            "{row:?}"
+        );
+    }
+
+    #[test]
+    fn rank_filter_matches_naive() {
+        let g = GrayImage::from_fn(23, 17, |x, y| {
+            image::Luma([((x * 53 + y * 97 + x * y) % 251) as u8])
+        });
+        for r in [1u32, 2, 3] {
+            for max in [false, true] {
+                let fast = rank_filter(&g, r, max);
+                for (x, y, p) in fast.enumerate_pixels() {
+                    let (r, xi, yi) = (r as i64, x as i64, y as i64);
+                    let mut want = g.get_pixel(x, y).0[0];
+                    for yy in (yi - r).max(0)..=(yi + r).min(16) {
+                        for xx in (xi - r).max(0)..=(xi + r).min(22) {
+                            let v = g.get_pixel(xx as u32, yy as u32).0[0];
+                            want = if max { want.max(v) } else { want.min(v) };
+                        }
+                    }
+                    assert_eq!(p.0[0], want, "r {r} max {max} at {x},{y}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn box_blur3_averages_the_neighbourhood() {
+        let mut g = GrayImage::from_pixel(5, 5, image::Luma([0]));
+        g.put_pixel(2, 2, image::Luma([90]));
+        let b = box_blur3(&g);
+        assert_eq!(b.get_pixel(2, 2).0, [10]);
+        assert_eq!(b.get_pixel(1, 1).0, [10]);
+        assert_eq!(b.get_pixel(0, 0).0, [0]);
+    }
+
+    #[test]
+    fn smooth_reads_a_striped_screen_photo() {
+        // Sub-pixel-like vertical stripes every 3 px over a 4 px/module QR: too strong for the
+        // decoders' own binariser, gone after a 3×3 average.
+        let payload = slip_payload();
+        let base = thumbnail(&payload, 4.0, 1.6);
+        let striped = GrayImage::from_fn(base.width(), base.height(), |x, y| {
+            let v = f64::from(base.get_pixel(x, y).0[0]);
+            let k = if x % 3 == 0 { 1.0 } else { 0.3 };
+            image::Luma([(v * k + 30.0 * (1.0 - k)).round() as u8])
+        });
+        assert!(scan_rxing(&striped, true).is_empty());
+        let out = scan_rxing(&box_blur3(&striped), true);
+        assert_eq!(out, vec![payload]);
     }
 
     #[test]

