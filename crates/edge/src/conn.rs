@@ -28,6 +28,9 @@ pub(crate) struct ConnState {
     pub shed: Notify,
     /// `Watched` gave up waiting for a request.
     expired: AtomicBool,
+    /// The task reading the socket: woken when the connection becomes idle, since hyper reads
+    /// (and so arms the idle deadline) only when woken.
+    reader: Mutex<Option<std::task::Waker>>,
 }
 
 impl ConnState {
@@ -98,6 +101,9 @@ impl Registry {
         }
         c.idle_gen.fetch_add(1, Ordering::AcqRel);
         self.enter_idle(c);
+        if let Some(w) = lock(&c.reader).take() {
+            w.wake();
+        }
         self.room.notify_one();
     }
 
@@ -211,7 +217,11 @@ impl AsyncRead for Watched {
         let this = self.get_mut();
         if this.state.busy() {
             this.phase = Phase::Busy;
-            return Pin::new(&mut this.stream).poll_read(cx, buf);
+            let polled = Pin::new(&mut this.stream).poll_read(cx, buf);
+            if polled.is_pending() {
+                *lock(&this.state.reader) = Some(cx.waker().clone());
+            }
+            return polled;
         }
         let generation = this.state.idle_gen.load(Ordering::Acquire);
         if this.armed_gen != Some(generation) || this.phase == Phase::Busy {

@@ -21,6 +21,7 @@ pub fn raise_nofile_limit() -> Option<u64> {
                 lim.rlim_cur = lim.rlim_max;
             }
         }
+        #[allow(clippy::unnecessary_cast)] // `rlim_t` is not `u64` on every target.
         Some(lim.rlim_cur as u64)
     }
 }
@@ -60,7 +61,9 @@ mod tests {
         };
         // SAFETY: as above.
         assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) }, 0);
-        assert_eq!(soft, lim.rlim_cur as u64);
+        #[allow(clippy::unnecessary_cast)]
+        let cur = lim.rlim_cur as u64;
+        assert_eq!(soft, cur);
         // Linux refuses an infinite soft limit for descriptors: then it stays below.
         if lim.rlim_max != libc::RLIM_INFINITY {
             assert_eq!(lim.rlim_cur, lim.rlim_max);

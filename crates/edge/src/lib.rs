@@ -130,24 +130,6 @@ pub async fn serve(
     let cap = policy.max_connections.max(1);
     let mut backoff = Duration::from_millis(10);
     'serve: loop {
-        // At the cap: shed the connection idle the longest, or wait for one to close or idle.
-        while registry.counted() >= cap {
-            let room = registry.room.notified();
-            let mut room = std::pin::pin!(room);
-            room.as_mut().enable();
-            if registry.counted() < cap {
-                break;
-            }
-            if registry.shed_oldest() {
-                stats.shed.fetch_add(1, Ordering::Relaxed);
-            } else {
-                stats.full.fetch_add(1, Ordering::Relaxed);
-            }
-            tokio::select! {
-                _ = &mut shutdown => break 'serve,
-                _ = room => {}
-            }
-        }
         let (stream, peer) = tokio::select! {
             _ = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
@@ -163,6 +145,22 @@ pub async fn serve(
             },
         };
         backoff = Duration::from_millis(10);
+        // At the cap: shed the connection idle the longest, or wait (not accepting others) for
+        // one to close or become idle. Only a connection that arrived sheds one.
+        while registry.counted() >= cap {
+            let room = registry.room.notified();
+            let mut room = std::pin::pin!(room);
+            room.as_mut().enable();
+            if registry.shed_oldest() {
+                stats.shed.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+            stats.full.fetch_add(1, Ordering::Relaxed);
+            tokio::select! {
+                _ = &mut shutdown => break 'serve,
+                _ = room => {}
+            }
+        }
         let _ = stream.set_nodelay(true);
         stats.accepted.fetch_add(1, Ordering::Relaxed);
         let open = Open {
