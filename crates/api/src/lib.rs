@@ -8,6 +8,7 @@ mod body;
 mod error;
 mod jobs;
 mod openapi;
+mod slow;
 mod v1;
 mod v2;
 pub mod views;

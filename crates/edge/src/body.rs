@@ -24,6 +24,23 @@ impl std::fmt::Display for BodyTimedOut {
 
 impl std::error::Error for BodyTimedOut {}
 
+/// In each request's extensions: whether its body deadline passed, for a handler that has
+/// only its own error left (a multipart reader's, say).
+#[derive(Debug, Clone)]
+pub struct BodyDeadline {
+    limit: Duration,
+    expired: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl BodyDeadline {
+    /// The deadline's error once it has passed with the body incomplete.
+    pub fn expired(&self) -> Option<BodyTimedOut> {
+        self.expired
+            .load(std::sync::atomic::Ordering::Acquire)
+            .then_some(BodyTimedOut(self.limit))
+    }
+}
+
 impl BodyTimedOut {
     /// Whether `e`, or an error it wraps, is a body deadline.
     pub fn find<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a BodyTimedOut> {
@@ -69,11 +86,16 @@ pub(crate) struct Tracked {
     limit: Duration,
     deadline: Pin<Box<Sleep>>,
     expired: bool,
+    clock: BodyDeadline,
 }
 
 impl Tracked {
-    pub fn new(inner: Incoming, limit: Duration) -> (Self, Leftover) {
+    pub fn new(inner: Incoming, limit: Duration) -> (Self, Leftover, BodyDeadline) {
         let state = Arc::new(Mutex::new(State::default()));
+        let clock = BodyDeadline {
+            limit,
+            expired: Arc::default(),
+        };
         (
             Self {
                 inner: Some(inner),
@@ -83,8 +105,10 @@ impl Tracked {
                 limit,
                 deadline: Box::pin(tokio::time::sleep(limit)),
                 expired: false,
+                clock: clock.clone(),
             },
             Leftover(state),
+            clock,
         )
     }
 }
@@ -124,6 +148,9 @@ impl Body for Tracked {
                     // Dropping the rest: hyper stops reading it, and the answer closes.
                     this.inner = None;
                     this.expired = true;
+                    this.clock
+                        .expired
+                        .store(true, std::sync::atomic::Ordering::Release);
                     this.state
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())

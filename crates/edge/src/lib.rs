@@ -23,7 +23,7 @@ mod body;
 mod conn;
 mod fds;
 
-pub use body::BodyTimedOut;
+pub use body::{BodyDeadline, BodyTimedOut};
 pub use fds::{max_connections_for, raise_nofile_limit};
 
 use axum::extract::ConnectInfo;
@@ -310,7 +310,8 @@ async fn answer(
     let (mut parts, incoming) = req.into_parts();
     parts.extensions.insert(ConnectInfo(peer));
     let declared = incoming.size_hint().exact();
-    let (tracked, leftover) = Tracked::new(incoming, policy.body_deadline);
+    let (tracked, leftover, clock) = Tracked::new(incoming, policy.body_deadline);
+    parts.extensions.insert(clock);
     let tracked = axum::body::Body::new(tracked);
     let req = Request::from_parts(parts, tracked);
     let mut response = router.oneshot(req).await?;
