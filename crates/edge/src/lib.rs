@@ -249,11 +249,13 @@ impl Connection {
             }
             if !shedding && shed.as_mut().poll(cx).is_ready() {
                 shedding = true;
+                Pin::new(&mut conn).graceful_shutdown();
                 if !state.busy() {
-                    // Idle: nothing to finish or flush; the socket is dropped at once.
+                    // Idle: one more poll flushes what an answer that just ended may still
+                    // have buffered; then the socket is dropped, without lingering.
+                    let _ = conn.poll_without_shutdown(cx);
                     return Poll::Ready(None);
                 }
-                Pin::new(&mut conn).graceful_shutdown();
             }
             conn.poll_without_shutdown(cx).map(Some)
         })
