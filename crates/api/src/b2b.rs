@@ -44,8 +44,9 @@ async fn partner(
 ) -> Result<(PartnerCaller, Vec<u8>), ApiError> {
     let bytes = axum::body::to_bytes(body, MAX_PARTNER_BODY)
         .await
-        .map_err(|_| {
-            Error::Validation(format!("body: must be at most {MAX_PARTNER_BODY} bytes"))
+        .map_err(|e| {
+            let size = Error::Validation(format!("body: must be at most {MAX_PARTNER_BODY} bytes"));
+            crate::slow::read_failed(&e, size)
         })?;
     // Inside `/v2` the router already sees the path without the prefix: what is signed.
     let req = SignedRequest {

@@ -11,7 +11,10 @@ use serde_json::{Map, Value};
 pub(crate) async fn json_object(body: Body) -> Result<Map<String, Value>, Error> {
     let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
         .await
-        .map_err(|_| Error::Validation(format!("body: must be at most {MAX_BODY_BYTES} bytes")))?;
+        .map_err(|e| {
+            let size = Error::Validation(format!("body: must be at most {MAX_BODY_BYTES} bytes"));
+            crate::slow::read_failed(&e, size)
+        })?;
     parse_object(&bytes)
 }
 

@@ -10,6 +10,7 @@ mod idempotency;
 mod jobs;
 mod openapi;
 mod path;
+mod slow;
 mod v1;
 mod v2;
 pub mod views;

@@ -261,6 +261,7 @@ pub(crate) fn json_request(map: &Map<String, Value>) -> Result<Submitted, domain
 
 /// The slip of a request: a multipart form or a JSON body.
 pub(crate) async fn submitted(req: axum::extract::Request) -> Result<Submitted, domain::Error> {
+    let deadline = req.extensions().get::<edge::BodyDeadline>().cloned();
     let read = async {
         if crate::body::is_multipart(req.headers()) {
             multipart_request(req).await
@@ -271,6 +272,7 @@ pub(crate) async fn submitted(req: axum::extract::Request) -> Result<Submitted, 
     tokio::time::timeout(crate::body::BODY_DEADLINE, read)
         .await
         .map_err(|_| crate::body::body_too_slow())?
+        .map_err(|e| crate::slow::explain(deadline.as_ref(), e))
 }
 
 /// A multipart form: the file in `image` (or v1's `file`), the other fields as text (`"true"`, `"150.5"`).

@@ -33,6 +33,10 @@ pub const KEYS: &[Key] = &[
     k("server.trusted_proxies", "Peers (addresses or CIDRs) whose `X-Forwarded-For` is believed; a list or a comma-separated string (`serve --trusted-proxy` wins)."),
     d("server.admin_token", "none (admin API off)", "Secret. Bearer token of the admin API, at least 32 characters (`serve --admin-token` wins); or `admin_token_file`."),
     k("server.max_uploads", "Image-carrying requests read and decoded at once, 1 to 1024."),
+    d("server.max_connections", "derived: the soft file-descriptor limit (raised to the hard one at start) less a quarter of it, at least 256 kept for the database, outbound connections and files; 16 to 10,000", "Connections open at once, 1 to 1,000,000. At the cap the connection idle the longest (no request in progress) is closed for a new one; when every connection is busy, new ones wait in the listen queue."),
+    k("server.header_timeout_ms", "How long a client may take to send a request's head, from its first byte (from accepting, for a connection's first request), 50 to 600000 ms."),
+    k("server.idle_timeout_ms", "How long a kept-alive connection may wait for the first byte of its next request before it is closed, 50 to 3600000 ms."),
+    k("server.body_deadline_ms", "How long any request's body may take to arrive in full; later, the request fails with 400 `VALIDATION_ERROR` (`body: was not received within …`) and the connection closes, 50 to 600000 ms. Slip requests also keep their own 30 s bound."),
     k("database.url", "`sqlite://FILE` or `postgres://USER:PASSWORD@HOST:PORT/DB` (`--database-url` wins); the password is redacted when printed."),
     d("database.pool", "8 (SQLite), 16 (PostgreSQL)", "Connections per pool, 1 to 1000."),
     k("jobs.poll_ms", "How often an idle job worker looks for due jobs, 10 to 60000 ms."),
@@ -166,6 +170,7 @@ mod tests {
         // Every optional value set, so that nothing is skipped when serialized.
         let mut c = Config::default();
         c.server.admin_token = Some(Secret::new("x"));
+        c.server.max_connections = Some(100);
         c.database.pool = Some(8);
         c.billing.url = Some("https://b".into());
         c.billing.secret = Some(Secret::new("x"));

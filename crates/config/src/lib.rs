@@ -53,6 +53,16 @@ pub struct ServerConfig {
     pub admin_token: Option<Secret>,
     /// Image-carrying requests read and decoded at once.
     pub max_uploads: usize,
+    /// Connections open at once; `None`: derived from the file-descriptor limit at start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_connections: Option<usize>,
+    /// How long a client may take to send a request's head, from its first byte (from
+    /// accepting, for a connection's first request).
+    pub header_timeout_ms: u64,
+    /// How long a kept-alive connection may wait for the first byte of its next request.
+    pub idle_timeout_ms: u64,
+    /// How long any request's body may take to arrive in full.
+    pub body_deadline_ms: u64,
 }
 
 impl Default for ServerConfig {
@@ -62,6 +72,10 @@ impl Default for ServerConfig {
             trusted_proxies: Vec::new(),
             admin_token: None,
             max_uploads: 8,
+            max_connections: None,
+            header_timeout_ms: 30_000,
+            idle_timeout_ms: 60_000,
+            body_deadline_ms: 30_000,
         }
     }
 }

@@ -45,6 +45,27 @@ impl Config {
             out.push("server.admin_token: must be at least 32 characters".into());
         }
         range(&mut out, "server.max_uploads", s.max_uploads, 1..=1024);
+        if let Some(n) = s.max_connections {
+            range(&mut out, "server.max_connections", n, 1..=1_000_000);
+        }
+        range(
+            &mut out,
+            "server.header_timeout_ms",
+            s.header_timeout_ms,
+            50..=600_000,
+        );
+        range(
+            &mut out,
+            "server.idle_timeout_ms",
+            s.idle_timeout_ms,
+            50..=3_600_000,
+        );
+        range(
+            &mut out,
+            "server.body_deadline_ms",
+            s.body_deadline_ms,
+            50..=600_000,
+        );
 
         if self.database.url.expose().trim().is_empty() {
             out.push("database.url: must not be empty".into());

@@ -417,3 +417,48 @@ fn admin_token_from_env_or_file() {
     let c = load(&Sources::new().file(&cf)).unwrap();
     assert_eq!(c.server.admin_token.as_ref().unwrap().expose(), token);
 }
+
+#[test]
+fn connection_bounds_are_configured_and_checked() {
+    let c = load(&Sources::new()).unwrap();
+    assert_eq!(c.server.max_connections, None, "derived at start");
+    assert_eq!(c.server.header_timeout_ms, 30_000);
+    assert_eq!(c.server.idle_timeout_ms, 60_000);
+    assert_eq!(c.server.body_deadline_ms, 30_000);
+    let c = load(&Sources::new().env([
+        ("SLIPVERIFY_SERVER__MAX_CONNECTIONS", "5000"),
+        ("SLIPVERIFY_SERVER__HEADER_TIMEOUT_MS", "200"),
+        ("SLIPVERIFY_SERVER__IDLE_TIMEOUT_MS", "300"),
+        ("SLIPVERIFY_SERVER__BODY_DEADLINE_MS", "400"),
+    ]))
+    .unwrap();
+    assert_eq!(c.server.max_connections, Some(5000));
+    assert_eq!(c.server.header_timeout_ms, 200);
+    assert_eq!(c.server.idle_timeout_ms, 300);
+    assert_eq!(c.server.body_deadline_ms, 400);
+    for (key, value, want) in [
+        (
+            "MAX_CONNECTIONS",
+            "0",
+            "server.max_connections: must be 1 to 1000000",
+        ),
+        (
+            "HEADER_TIMEOUT_MS",
+            "10",
+            "server.header_timeout_ms: must be 50 to 600000",
+        ),
+        (
+            "IDLE_TIMEOUT_MS",
+            "3600001",
+            "server.idle_timeout_ms: must be 50 to 3600000",
+        ),
+        (
+            "BODY_DEADLINE_MS",
+            "0",
+            "server.body_deadline_ms: must be 50 to 600000",
+        ),
+    ] {
+        let name = format!("SLIPVERIFY_SERVER__{key}");
+        assert_eq!(err(Sources::new().env([(name.as_str(), value)])), want);
+    }
+}

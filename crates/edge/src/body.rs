@@ -1,11 +1,59 @@
-//! A request body that remembers how it was used, and hands back what the handler left of it.
+//! A request body that remembers how it was used, hands back what the handler left of it, and
+//! fails once it has not arrived in full within the body deadline.
 
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::time::Sleep;
+
+/// The error a handler reads when the request body did not arrive in full within
+/// `Policy::body_deadline` (the rest of it is not read; the answer closes the connection).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BodyTimedOut(pub Duration);
+
+impl std::fmt::Display for BodyTimedOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "request body not received within {:?}", self.0)
+    }
+}
+
+impl std::error::Error for BodyTimedOut {}
+
+/// In each request's extensions: whether its body deadline passed, for a handler that has
+/// only its own error left (a multipart reader's, say).
+#[derive(Debug, Clone)]
+pub struct BodyDeadline {
+    limit: Duration,
+    expired: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl BodyDeadline {
+    /// The deadline's error once it has passed with the body incomplete.
+    pub fn expired(&self) -> Option<BodyTimedOut> {
+        self.expired
+            .load(std::sync::atomic::Ordering::Acquire)
+            .then_some(BodyTimedOut(self.limit))
+    }
+}
+
+impl BodyTimedOut {
+    /// Whether `e`, or an error it wraps, is a body deadline.
+    pub fn find<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a BodyTimedOut> {
+        let mut cur = Some(e);
+        while let Some(err) = cur {
+            if let Some(t) = err.downcast_ref::<BodyTimedOut>() {
+                return Some(t);
+            }
+            cur = err.source();
+        }
+        None
+    }
+}
 
 #[derive(Default)]
 pub(crate) struct State {
@@ -15,6 +63,8 @@ pub(crate) struct State {
     pub polled: bool,
     /// The whole body was read.
     pub ended: bool,
+    /// The body deadline passed before the whole body arrived.
+    pub timed_out: bool,
     /// The unread rest, once the handler dropped the body without reading it all.
     pub rest: Option<Incoming>,
 }
@@ -33,33 +83,50 @@ pub(crate) struct Tracked {
     read: u64,
     polled: bool,
     state: Arc<Mutex<State>>,
+    limit: Duration,
+    deadline: Pin<Box<Sleep>>,
+    expired: bool,
+    clock: BodyDeadline,
 }
 
 impl Tracked {
-    pub fn new(inner: Incoming) -> (Self, Leftover) {
+    pub fn new(inner: Incoming, limit: Duration) -> (Self, Leftover, BodyDeadline) {
         let state = Arc::new(Mutex::new(State::default()));
+        let clock = BodyDeadline {
+            limit,
+            expired: Arc::default(),
+        };
         (
             Self {
                 inner: Some(inner),
                 read: 0,
                 polled: false,
                 state: state.clone(),
+                limit,
+                deadline: Box::pin(tokio::time::sleep(limit)),
+                expired: false,
+                clock: clock.clone(),
             },
             Leftover(state),
+            clock,
         )
     }
 }
 
 impl Body for Tracked {
     type Data = Bytes;
-    type Error = hyper::Error;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
 
     fn poll_frame(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         let this = self.get_mut();
         this.polled = true;
+        if this.expired {
+            // Never a clean end after the deadline: the body is incomplete.
+            return Poll::Ready(Some(Err(Box::new(BodyTimedOut(this.limit)))));
+        }
         let Some(inner) = this.inner.as_mut() else {
             return Poll::Ready(None);
         };
@@ -76,9 +143,23 @@ impl Body for Tracked {
             }
             // A broken body: nothing is left to hand back, and the connection is not reused.
             Poll::Ready(Some(Err(_))) => this.inner = None,
-            Poll::Pending => {}
+            Poll::Pending => {
+                if this.deadline.as_mut().poll(cx).is_ready() {
+                    // Dropping the rest: hyper stops reading it, and the answer closes.
+                    this.inner = None;
+                    this.expired = true;
+                    this.clock
+                        .expired
+                        .store(true, std::sync::atomic::Ordering::Release);
+                    this.state
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .timed_out = true;
+                    return Poll::Ready(Some(Err(Box::new(BodyTimedOut(this.limit)))));
+                }
+            }
         }
-        polled
+        polled.map(|p| p.map(|r| r.map_err(Into::into)))
     }
 
     fn is_end_stream(&self) -> bool {

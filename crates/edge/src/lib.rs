@@ -12,12 +12,24 @@
 //!   is closed gracefully: the answer is flushed, the write side half-closed, and what the
 //!   client still sends is read and discarded for `Policy::linger` before the socket is
 //!   dropped, so the client reads the whole answer instead of a reset.
+//!
+//! And the connections themselves are bounded (see `conn`): at most `Policy::max_connections`
+//! are open (at the cap the one idle the longest is shed, or accepting waits while all are
+//! busy); a connection waiting for a request closes after `idle_timeout` without a byte of it,
+//! or `header_read_timeout` after its first byte (after accepting, for the first request)
+//! without the whole head; a body not in within `body_deadline` fails with [`BodyTimedOut`].
 
 mod body;
+mod conn;
+mod fds;
+
+pub use body::{BodyDeadline, BodyTimedOut};
+pub use fds::{max_connections_for, raise_nofile_limit};
 
 use axum::extract::ConnectInfo;
 use axum::http::{header, HeaderValue, Request, Response};
 use body::{Leftover, Tracked};
+use conn::{Answered, ConnState, Open, Registry, Watched};
 use http_body::Body as _;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -27,6 +39,7 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -44,8 +57,15 @@ pub struct Policy {
     /// After an answer that closes the connection: how long the client's remaining bytes are
     /// read and discarded (after our half-close) before the socket is dropped.
     pub linger: Duration,
-    /// The longest a client may take to send a request's headers.
+    /// The longest a client may take to send a request's head, from its first byte (for a new
+    /// connection, from accepting it).
     pub header_read_timeout: Duration,
+    /// How long a kept-alive connection may wait for the first byte of its next request.
+    pub idle_timeout: Duration,
+    /// The longest a request body may take to arrive in full.
+    pub body_deadline: Duration,
+    /// Connections open at once; see [`max_connections_for`].
+    pub max_connections: usize,
     /// On shutdown, how long connections may take to finish their requests.
     pub shutdown_grace: Duration,
 }
@@ -58,6 +78,9 @@ impl Default for Policy {
             drain_time: Duration::from_secs(5),
             linger: Duration::from_secs(5),
             header_read_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(60),
+            body_deadline: Duration::from_secs(30),
+            max_connections: 768,
             shutdown_grace: Duration::from_secs(30),
         }
     }
@@ -72,6 +95,20 @@ pub struct Stats {
     pub drained: AtomicU64,
     /// Answers that closed their connection because of an unread body.
     pub closed: AtomicU64,
+    /// Connections open now.
+    pub open: AtomicU64,
+    /// Idle connections closed to make room for a new one at the cap.
+    pub shed: AtomicU64,
+    /// Times the accept loop waited at the cap with no idle connection to shed.
+    pub full: AtomicU64,
+    /// Kept-alive connections closed after `idle_timeout` without a next request.
+    pub idle_closed: AtomicU64,
+    /// Connections closed because a request head was not complete in time.
+    pub header_timeouts: AtomicU64,
+    /// Request bodies not in within `body_deadline`.
+    pub body_timeouts: AtomicU64,
+    /// Failed accepts (out of descriptors and the like).
+    pub accept_errors: AtomicU64,
 }
 
 /// Serves `router` on `listener` until `shutdown` resolves; then stops accepting, lets each
@@ -89,21 +126,49 @@ pub async fn serve(
     // Every connection task holds a sender; when all are gone, `recv` returns `None`.
     let (alive_tx, mut alive_rx) = tokio::sync::mpsc::channel::<()>(1);
     let mut shutdown = std::pin::pin!(shutdown);
-    loop {
+    let registry = Arc::new(Registry::default());
+    let cap = policy.max_connections.max(1);
+    let mut backoff = Duration::from_millis(10);
+    'serve: loop {
         let (stream, peer) = tokio::select! {
             _ = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
                 Ok(a) => a,
                 Err(e) => {
-                    // Out of descriptors and the like: back off instead of spinning.
+                    // Out of descriptors and the like: back off (up to 1 s) instead of spinning.
+                    stats.accept_errors.fetch_add(1, Ordering::Relaxed);
                     tracing::warn!(error = %e, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(1));
                     continue;
                 }
             },
         };
+        backoff = Duration::from_millis(10);
+        // At the cap: shed the connection idle the longest, or wait (not accepting others) for
+        // one to close or become idle. Only a connection that arrived sheds one.
+        while registry.counted() >= cap {
+            let room = registry.room.notified();
+            let mut room = std::pin::pin!(room);
+            room.as_mut().enable();
+            if registry.shed_oldest() {
+                stats.shed.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+            stats.full.fetch_add(1, Ordering::Relaxed);
+            tokio::select! {
+                _ = &mut shutdown => break 'serve,
+                _ = room => {}
+            }
+        }
         let _ = stream.set_nodelay(true);
         stats.accepted.fetch_add(1, Ordering::Relaxed);
+        let open = Open {
+            state: registry.open(),
+            registry: registry.clone(),
+            stats: stats.clone(),
+        };
+        stats.open.fetch_add(1, Ordering::Relaxed);
         let conn = Connection {
             router: router.clone(),
             policy: policy.clone(),
@@ -113,7 +178,7 @@ pub async fn serve(
         let stop = stop_rx.clone();
         let alive = alive_tx.clone();
         tokio::spawn(async move {
-            conn.run(stream, stop).await;
+            conn.run(stream, open, stop).await;
             drop(alive);
         });
     }
@@ -134,47 +199,83 @@ type BoxFuture =
     Pin<Box<dyn Future<Output = Result<Response<axum::body::Body>, Infallible>> + Send>>;
 
 impl Connection {
-    async fn run(self, stream: TcpStream, mut stop: tokio::sync::watch::Receiver<bool>) {
+    async fn run(
+        self,
+        stream: TcpStream,
+        open: Open,
+        mut stop: tokio::sync::watch::Receiver<bool>,
+    ) {
         let Connection {
             router,
             policy,
             stats,
             peer,
         } = self;
+        let state = open.state.clone();
+        let registry = open.registry.clone();
+        let io = Watched::new(stream, state.clone(), stats.clone(), &policy);
         let svc_policy = policy.clone();
+        let svc_state = state.clone();
         let service = hyper::service::service_fn(move |req: Request<Incoming>| -> BoxFuture {
+            registry.set_busy(&svc_state);
             Box::pin(answer(
                 router.clone(),
                 svc_policy.clone(),
                 stats.clone(),
                 peer,
                 req,
+                (registry.clone(), svc_state.clone()),
             ))
         });
+        // Head and idle deadlines are `Watched`'s: hyper's own would run from the end of the
+        // previous answer, making the idle timeout and the head timeout one.
         let mut conn = hyper::server::conn::http1::Builder::new()
             .timer(TokioTimer::new())
-            .header_read_timeout(policy.header_read_timeout)
-            .serve_connection(TokioIo::new(stream), service);
+            .header_read_timeout(None)
+            .serve_connection(TokioIo::new(io), service);
         let mut stopping = std::pin::pin!(async move {
             // A dropped sender also means stop.
             let _ = stop.wait_for(|s| *s).await;
         });
+        let shed = state.shed.notified();
+        let mut shed = std::pin::pin!(shed);
         let mut signalled = false;
+        let mut shedding = false;
         let ended = std::future::poll_fn(|cx| {
             if !signalled && stopping.as_mut().poll(cx).is_ready() {
                 signalled = true;
                 // Finish the request in flight, then close; an idle connection closes now.
                 Pin::new(&mut conn).graceful_shutdown();
             }
-            conn.poll_without_shutdown(cx)
+            if !shedding && shed.as_mut().poll(cx).is_ready() {
+                shedding = true;
+                Pin::new(&mut conn).graceful_shutdown();
+                if !state.busy() {
+                    // Idle: one more poll flushes what an answer that just ended may still
+                    // have buffered; then the socket is dropped, without lingering.
+                    let _ = conn.poll_without_shutdown(cx);
+                    return Poll::Ready(None);
+                }
+            }
+            conn.poll_without_shutdown(cx).map(Some)
         })
         .await;
-        if let Err(e) = ended {
-            tracing::debug!(error = %e, %peer, "connection ended with an error");
+        match ended {
+            None => return,
+            Some(Err(e)) => {
+                tracing::debug!(error = %e, %peer, "connection ended with an error");
+                if state.expired() {
+                    // A head that never came: there is no answer to protect.
+                    return;
+                }
+            }
+            Some(Ok(())) => {}
         }
+        open.closing();
         // Hyper has flushed its last answer but not closed the socket: close it gracefully.
         let parts = conn.into_parts();
-        linger(parts.io.into_inner(), policy.linger).await;
+        linger(parts.io.into_inner().stream, policy.linger).await;
+        drop(open);
     }
 }
 
@@ -201,6 +302,7 @@ async fn answer(
     stats: Arc<Stats>,
     peer: SocketAddr,
     req: Request<Incoming>,
+    done: (Arc<Registry>, Arc<ConnState>),
 ) -> Result<Response<axum::body::Body>, Infallible> {
     let expects_continue = req
         .headers()
@@ -210,11 +312,19 @@ async fn answer(
     let (mut parts, incoming) = req.into_parts();
     parts.extensions.insert(ConnectInfo(peer));
     let declared = incoming.size_hint().exact();
-    let (tracked, leftover) = Tracked::new(incoming);
+    let (tracked, leftover, clock) = Tracked::new(incoming, policy.body_deadline);
+    parts.extensions.insert(clock);
+    let tracked = axum::body::Body::new(tracked);
     let req = Request::from_parts(parts, tracked);
     let mut response = router.oneshot(req).await?;
     let settled = settle(&policy, leftover, expects_continue, declared).await;
     match settled {
+        Settled::TimedOut => {
+            stats.body_timeouts.fetch_add(1, Ordering::Relaxed);
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
         Settled::Whole => {}
         Settled::Drained => {
             stats.drained.fetch_add(1, Ordering::Relaxed);
@@ -226,6 +336,12 @@ async fn answer(
                 .insert(header::CONNECTION, HeaderValue::from_static("close"));
         }
     }
+    let response = response.map(|inner| {
+        axum::body::Body::new(Answered {
+            inner,
+            done: Some(done),
+        })
+    });
     Ok(response)
 }
 
@@ -236,6 +352,8 @@ enum Settled {
     Drained,
     /// The answer must close the connection.
     Close,
+    /// The body deadline passed: the answer closes the connection.
+    TimedOut,
 }
 
 /// Discards what the handler left of the body, within the policy's bounds.
@@ -246,6 +364,9 @@ async fn settle(
     declared: Option<u64>,
 ) -> Settled {
     let state = leftover.take();
+    if state.timed_out {
+        return Settled::TimedOut;
+    }
     if state.ended {
         return Settled::Whole;
     }

@@ -28,6 +28,8 @@ pub struct App {
     pub store: Arc<SqlStore>,
     /// How this node's async-job worker runs (schedules are in `services.schedules`).
     pub worker: services::jobs::WorkerConfig,
+    /// How the accept loop bounds connections (cap, timeouts, body deadline).
+    pub connections: edge::Policy,
 }
 
 impl App {
@@ -122,7 +124,29 @@ impl App {
             wallet,
             store,
             worker,
+            connections: connection_policy(&cfg.server),
         })
+    }
+}
+
+/// The accept loop's bounds from `[server]`. Raises the soft descriptor limit first, so that
+/// the derived cap (when `max_connections` is unset) is taken from the limit in force.
+fn connection_policy(s: &config::ServerConfig) -> edge::Policy {
+    let nofile = edge::raise_nofile_limit();
+    let max_connections = s
+        .max_connections
+        .unwrap_or_else(|| edge::max_connections_for(nofile));
+    tracing::info!(
+        max_connections,
+        nofile = nofile.unwrap_or(0),
+        "connections capped"
+    );
+    edge::Policy {
+        max_connections,
+        header_read_timeout: Duration::from_millis(s.header_timeout_ms),
+        idle_timeout: Duration::from_millis(s.idle_timeout_ms),
+        body_deadline: Duration::from_millis(s.body_deadline_ms),
+        ..edge::Policy::default()
     }
 }
 
@@ -176,7 +200,7 @@ pub async fn serve_counted(
     let served = edge::serve(
         listener,
         router,
-        edge::Policy::default(),
+        app.connections.clone(),
         stats,
         async move {
             shutdown.await;

@@ -180,6 +180,7 @@ async fn verify_post(
 
 /// The slip of a POST: a multipart form or a JSON body.
 async fn request_input(req: axum::extract::Request) -> Result<Request, V1Error> {
+    let deadline = req.extensions().get::<edge::BodyDeadline>().cloned();
     let read = async {
         if crate::body::is_multipart(req.headers()) {
             multipart_input(req).await
@@ -190,6 +191,7 @@ async fn request_input(req: axum::extract::Request) -> Result<Request, V1Error> 
     tokio::time::timeout(crate::body::BODY_DEADLINE, read)
         .await
         .map_err(|_| V1Error::from(crate::body::body_too_slow()))?
+        .map_err(|e| crate::slow::explain(deadline.as_ref(), e))
 }
 
 /// The names a slip may arrive under; `data` and `image` both carry Base64 (older clients
