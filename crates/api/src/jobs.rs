@@ -61,9 +61,9 @@ async fn submit_one(
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let c = caller(&svc, req.headers(), peer).await?;
     // Held through submission: images are read when the job is submitted.
-    let slot = crate::body::upload_slot(&svc, req.headers()).await;
+    let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
     let mut sub = crate::v2::submitted(req).await?;
-    let _slot = crate::body::slot_for_url(&svc, slot, matches!(sub.input, SlipInput::Url(_))).await;
+    let _slot = crate::body::slot_for_url(&svc, &c, slot, matches!(sub.input, SlipInput::Url(_))).await;
     let callback = sub.callback_url.take();
     let done = svc
         .submit_jobs(&c, vec![slip(sub)], callback, false)
@@ -92,7 +92,7 @@ async fn submit_batch(
     req: axum::extract::Request,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let c = caller(&svc, req.headers(), peer).await?;
-    let slot = crate::body::upload_slot(&svc, req.headers()).await;
+    let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
     // The whole batch is one JSON body of at most `MAX_BODY_BYTES` (slips with large Base64
     // images belong in single async submissions or behind URLs).
     let map = tokio::time::timeout(crate::body::BODY_DEADLINE, json_object(req.into_body()))
@@ -142,7 +142,7 @@ async fn submit_batch(
     }
     // URLs are fetched one after another at submission: one slot for the batch.
     let any_url = slips.iter().any(|s| matches!(s.input, SlipInput::Url(_)));
-    let _slot = crate::body::slot_for_url(&svc, slot, any_url).await;
+    let _slot = crate::body::slot_for_url(&svc, &c, slot, any_url).await;
     let done = svc.submit_jobs(&c, slips, callback, true).await?;
     Ok((
         StatusCode::ACCEPTED,

@@ -38,10 +38,11 @@ async fn verify_truewallet(
     req: axum::extract::Request,
 ) -> Result<Json<Value>, ApiError> {
     let c = caller(&svc, req.headers(), peer).await?;
-    let slot = crate::body::upload_slot(&svc, req.headers()).await;
+    let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
     let sub = crate::v2::submitted(req).await?;
     let slot = crate::body::slot_for_url(
         &svc,
+        &c,
         slot,
         matches!(sub.input, services::input::SlipInput::Url(_)),
     )
