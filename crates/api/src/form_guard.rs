@@ -167,7 +167,10 @@ mod tests {
     #[test]
     fn boundary_parameter() {
         assert_eq!(boundary("multipart/form-data; boundary=abc"), Some("abc"));
-        assert_eq!(boundary("multipart/form-data; charset=x; BOUNDARY=\"a b\""), Some("a b"));
+        assert_eq!(
+            boundary("multipart/form-data; charset=x; BOUNDARY=\"a b\""),
+            Some("a b")
+        );
         assert_eq!(boundary("multipart/form-data"), None);
     }
 }

@@ -63,7 +63,8 @@ async fn submit_one(
     // Held through submission: images are read when the job is submitted.
     let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
     let mut sub = crate::v2::submitted(req).await?;
-    let _slot = crate::body::slot_for_url(&svc, &c, slot, matches!(sub.input, SlipInput::Url(_))).await;
+    let _slot =
+        crate::body::slot_for_url(&svc, &c, slot, matches!(sub.input, SlipInput::Url(_))).await;
     let callback = sub.callback_url.take();
     let done = svc
         .submit_jobs(&c, vec![slip(sub)], callback, false)

@@ -394,7 +394,8 @@ async fn verify_bank(
     let c = caller(&svc, req.headers(), peer).await?;
     let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
     let sub = crate::v2::submitted(req).await?;
-    let slot = crate::body::slot_for_url(&svc, &c, slot, matches!(sub.input, SlipInput::Url(_))).await;
+    let slot =
+        crate::body::slot_for_url(&svc, &c, slot, matches!(sub.input, SlipInput::Url(_))).await;
     let payload = svc.slip_payload(sub.input).await?;
     drop(slot);
     let verify = VerifyRequest {

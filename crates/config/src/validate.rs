@@ -46,10 +46,30 @@ impl Config {
         }
         range(&mut out, "server.max_uploads", s.max_uploads, 1..=1024);
         let l = &self.limits;
-        range(&mut out, "limits.decode_memory_mb", l.decode_memory_mb, 16..=65_536);
-        range(&mut out, "limits.decode_wait_secs", l.decode_wait_secs, 1..=60);
-        range(&mut out, "limits.max_image_side", l.max_image_side, 64..=65_535);
-        range(&mut out, "limits.max_image_aspect", l.max_image_aspect, 1..=1000);
+        range(
+            &mut out,
+            "limits.decode_memory_mb",
+            l.decode_memory_mb,
+            16..=65_536,
+        );
+        range(
+            &mut out,
+            "limits.decode_wait_secs",
+            l.decode_wait_secs,
+            1..=60,
+        );
+        range(
+            &mut out,
+            "limits.max_image_side",
+            l.max_image_side,
+            64..=65_535,
+        );
+        range(
+            &mut out,
+            "limits.max_image_aspect",
+            l.max_image_aspect,
+            1..=1000,
+        );
         range(
             &mut out,
             "limits.max_uploads_per_branch",

@@ -148,7 +148,16 @@ mod tests {
         let big = budget.admit(1 << 40).await.unwrap();
         assert_eq!(budget.available_kib(), 0);
         let e = budget.admit(1024).await.unwrap_err();
-        assert!(matches!(e, Error::RateLimited { retry_after_secs: 1, .. }), "{e:?}");
+        assert!(
+            matches!(
+                e,
+                Error::RateLimited {
+                    retry_after_secs: 1,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
         drop(big);
         let _small = budget.admit(1024).await.unwrap();
         assert_eq!(budget.available_kib(), 16 * 1024 - 1);
