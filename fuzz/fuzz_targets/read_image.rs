@@ -9,8 +9,10 @@ fuzz_target!(|data: &[u8]| {
     let limits = reader::Limits {
         max_bytes: 1 << 20,
         max_pixels: 4_000_000,
-        ..Default::default()
+        ..reader::Limits::default()
     };
+    // The admission estimate runs on the same bytes first, as in production.
+    let _ = reader::decode_cost(data, &limits);
     if let Ok(texts) = reader::read_qr(data, &limits) {
         for t in texts {
             let _ = slip_qr::classify(&t);

@@ -153,8 +153,9 @@ const SMALL_BODY: u64 = 16 * 1024;
 /// of uploads then waits for slots instead of holding every 4 MB body in memory at once.
 pub(crate) async fn upload_slot(
     svc: &services::Services,
+    c: &services::auth::Caller,
     headers: &axum::http::HeaderMap,
-) -> Option<tokio::sync::OwnedSemaphorePermit> {
+) -> Option<services::budget::UploadSlot> {
     let small = headers
         .get(axum::http::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
@@ -163,7 +164,8 @@ pub(crate) async fn upload_slot(
     if small {
         return None;
     }
-    svc.uploads.clone().acquire_owned().await.ok()
+    // Fair per branch: one tenant's slow uploads hold at most its share of the slots.
+    svc.uploads.acquire(&c.branch.id).await
 }
 
 /// The capacity to reserve for an uploaded image: the body's declared length, at most 4 MB.
@@ -200,13 +202,65 @@ pub(crate) fn body_too_slow() -> Error {
 /// request body is small. Keeps the slot a large body already holds (never two per request).
 pub(crate) async fn slot_for_url(
     svc: &services::Services,
-    slot: Option<tokio::sync::OwnedSemaphorePermit>,
+    c: &services::auth::Caller,
+    slot: Option<services::budget::UploadSlot>,
     is_url: bool,
-) -> Option<tokio::sync::OwnedSemaphorePermit> {
+) -> Option<services::budget::UploadSlot> {
     match slot {
         Some(s) => Some(s),
-        None if is_url => svc.uploads.clone().acquire_owned().await.ok(),
+        None if is_url => svc.uploads.acquire(&c.branch.id).await,
         None => None,
+    }
+}
+
+/// Longest header block of one multipart part, in bytes (a `Content-Disposition` with a long
+/// file name and a `Content-Type` fit many times over).
+pub(crate) const MAX_PART_HEADER_BYTES: usize = 8 * 1024;
+
+/// What stopped a multipart stream early, shared between the body and the handler.
+pub(crate) type Trip = std::sync::Arc<std::sync::Mutex<Option<crate::form_guard::Tripped>>>;
+
+/// The request with its multipart body limited as it streams: at most `MAX_BODY_BYTES` in all
+/// (part headers, text fields and file alike) and `MAX_PART_HEADER_BYTES` per part header.
+pub(crate) fn guard_multipart(req: axum::extract::Request) -> (axum::extract::Request, Trip) {
+    use futures_util::StreamExt;
+    let trip = Trip::default();
+    let boundary = req
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(crate::form_guard::boundary)
+        .unwrap_or("")
+        .to_string();
+    let mut guard =
+        crate::form_guard::FormGuard::new(&boundary, MAX_BODY_BYTES, MAX_PART_HEADER_BYTES);
+    let seen = trip.clone();
+    let (parts, body) = req.into_parts();
+    let stream = body.into_data_stream().map(move |chunk| {
+        let chunk = chunk?;
+        if let Err(t) = guard.feed(&chunk) {
+            *seen.lock().unwrap_or_else(|e| e.into_inner()) = Some(t);
+            return Err(axum::Error::new(format!("{t:?}")));
+        }
+        Ok(chunk)
+    });
+    (
+        axum::extract::Request::from_parts(parts, Body::from_stream(stream)),
+        trip,
+    )
+}
+
+/// The failure of a guarded multipart body: a limit it passed, or not a valid form.
+pub(crate) fn multipart_failure(trip: &Trip) -> (&'static str, String) {
+    match *trip.lock().unwrap_or_else(|e| e.into_inner()) {
+        Some(crate::form_guard::Tripped::StreamTooLong) => {
+            ("body", format!("must be at most {MAX_BODY_BYTES} bytes"))
+        }
+        Some(crate::form_guard::Tripped::HeaderTooLong) => (
+            "body",
+            format!("a part's headers must be at most {MAX_PART_HEADER_BYTES} bytes"),
+        ),
+        None => ("body", "is not a valid multipart/form-data body".into()),
     }
 }
 

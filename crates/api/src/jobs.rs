@@ -63,13 +63,13 @@ async fn submit_one(
     let c = caller(&svc, req.headers(), peer).await?;
     let key = crate::idempotency::key(req.headers())?;
     // Held through submission: images are read when the job is submitted.
-    let slot = crate::body::upload_slot(&svc, req.headers()).await;
+    let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
     let mut sub = crate::v2::submitted(req).await?;
     let key = key.map(|k| (k, crate::v2::fingerprint("v2.verify.bank.async", &sub)));
     let svc = &svc;
     Ok(crate::idempotency::once(svc, c, key, |c| async move {
         let _slot =
-            crate::body::slot_for_url(svc, slot, matches!(sub.input, SlipInput::Url(_))).await;
+            crate::body::slot_for_url(svc, &c, slot, matches!(sub.input, SlipInput::Url(_))).await;
         let callback = sub.callback_url.take();
         let done = svc
             .submit_jobs(&c, vec![slip(sub)], callback, false)
@@ -101,7 +101,7 @@ async fn submit_batch(
 ) -> Result<axum::response::Response, ApiError> {
     let c = caller(&svc, req.headers(), peer).await?;
     let key = crate::idempotency::key(req.headers())?;
-    let slot = crate::body::upload_slot(&svc, req.headers()).await;
+    let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
     // The whole batch is one JSON body of at most `MAX_BODY_BYTES` (slips with large Base64
     // images belong in single async submissions or behind URLs).
     let map = tokio::time::timeout(crate::body::BODY_DEADLINE, json_object(req.into_body()))
@@ -165,7 +165,7 @@ async fn submit_batch(
     Ok(crate::idempotency::once(svc, c, key, |c| async move {
         // URLs are fetched one after another at submission: one slot for the batch.
         let any_url = slips.iter().any(|s| matches!(s.input, SlipInput::Url(_)));
-        let _slot = crate::body::slot_for_url(svc, slot, any_url).await;
+        let _slot = crate::body::slot_for_url(svc, &c, slot, any_url).await;
         let done = svc.submit_jobs(&c, slips, callback, true).await?;
         Ok::<_, ApiError>((
             StatusCode::ACCEPTED,

@@ -6,6 +6,7 @@ mod admin;
 mod b2b;
 mod body;
 mod error;
+mod form_guard;
 mod idempotency;
 mod jobs;
 mod openapi;

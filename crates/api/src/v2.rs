@@ -283,18 +283,19 @@ pub(crate) async fn multipart_request(
     use axum::extract::FromRequest;
     let bad = |why: &str| domain::Error::Validation(format!("body: {why}"));
     let size_hint = crate::body::image_size_hint(req.headers());
+    let (req, trip) = crate::body::guard_multipart(req);
+    let invalid = || {
+        let (field, why) = crate::body::multipart_failure(&trip);
+        domain::Error::Validation(format!("{field}: {why}"))
+    };
     let mut mp = axum::extract::Multipart::from_request(req, &())
         .await
-        .map_err(|_| bad("is not a valid multipart/form-data body"))?;
+        .map_err(|_| invalid())?;
     let mut image: Option<Vec<u8>> = None;
     let mut images = 0;
     let mut text: Map<String, Value> = Map::new();
     let mut fields = 0;
-    while let Some(mut field) = mp
-        .next_field()
-        .await
-        .map_err(|_| bad("is not a valid multipart/form-data body"))?
-    {
+    while let Some(mut field) = mp.next_field().await.map_err(|_| invalid())? {
         fields += 1;
         if fields > 20 {
             return Err(bad("has too many fields"));
@@ -302,16 +303,19 @@ pub(crate) async fn multipart_request(
         let name = field.name().unwrap_or("").to_string();
         // v1's field name `file` is accepted too: clients moving from v1 keep their form.
         let is_image = name == "image" || name == "file";
-        let cap = if is_image { MAX_IMAGE_BYTES } else { 1024 };
+        // Each text field as long as its value may be (UTF-8: up to 4 bytes a character).
+        let cap = match name.as_str() {
+            _ if is_image => MAX_IMAGE_BYTES,
+            "base64" => MAX_BASE64_CHARS + 1024,
+            "callbackUrl" => 2048 * 4,
+            "remark" | "url" => 255 * 4,
+            _ => 1024,
+        };
         // Sized once from Content-Length: growing by doubling would hold up to twice the image.
         let mut buf = Vec::with_capacity(if is_image { size_hint } else { 0 });
-        while let Some(chunk) = field
-            .chunk()
-            .await
-            .map_err(|_| bad("is not a valid multipart/form-data body"))?
-        {
+        while let Some(chunk) = field.chunk().await.map_err(|_| invalid())? {
             if buf.len() + chunk.len() > cap {
-                return Err(if is_image {
+                return Err(if is_image || name == "base64" {
                     domain::Error::ImageSizeTooLarge
                 } else {
                     domain::Error::Validation(format!("{name}: is too long"))
@@ -406,13 +410,13 @@ async fn verify_bank(
 ) -> Result<axum::response::Response, ApiError> {
     let c = caller(&svc, req.headers(), peer).await?;
     let key = crate::idempotency::key(req.headers())?;
-    let slot = crate::body::upload_slot(&svc, req.headers()).await;
+    let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
     let sub = crate::v2::submitted(req).await?;
     let key = key.map(|k| (k, fingerprint("v2.verify.bank", &sub)));
     let svc = &svc;
     Ok(crate::idempotency::once(svc, c, key, |c| async move {
         let slot =
-            crate::body::slot_for_url(svc, slot, matches!(sub.input, SlipInput::Url(_))).await;
+            crate::body::slot_for_url(svc, &c, slot, matches!(sub.input, SlipInput::Url(_))).await;
         let payload = svc.slip_payload(sub.input).await?;
         drop(slot);
         let verify = VerifyRequest {

@@ -38,13 +38,14 @@ async fn verify_truewallet(
 ) -> Result<axum::response::Response, ApiError> {
     let c = caller(&svc, req.headers(), peer).await?;
     let key = crate::idempotency::key(req.headers())?;
-    let slot = crate::body::upload_slot(&svc, req.headers()).await;
+    let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
     let sub = crate::v2::submitted(req).await?;
     let key = key.map(|k| (k, crate::v2::fingerprint("v2.verify.truewallet", &sub)));
     let svc = &svc;
     Ok(crate::idempotency::once(svc, c, key, |c| async move {
         let slot = crate::body::slot_for_url(
             svc,
+            &c,
             slot,
             matches!(sub.input, services::input::SlipInput::Url(_)),
         )

@@ -37,6 +37,35 @@ pub struct Config {
     /// Bank-verification connectors by name; `sandbox` (the built-in ledger) always exists.
     pub connectors: BTreeMap<String, ConnectorConfig>,
     pub routing: Routing,
+    pub limits: LimitsConfig,
+}
+
+/// What one request may cost the server: image shapes and the decode memory budget.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LimitsConfig {
+    /// Memory all image decodes may hold at once, in MB (estimated from each header).
+    pub decode_memory_mb: u64,
+    /// How long a decode may wait for room in the budget before a 429.
+    pub decode_wait_secs: u64,
+    /// Longest image side, in pixels.
+    pub max_image_side: u32,
+    /// Largest ratio of an image's long side to its short side.
+    pub max_image_aspect: u32,
+    /// Upload slots (`server.max_uploads`) one branch may hold at once.
+    pub max_uploads_per_branch: usize,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        Self {
+            decode_memory_mb: 256,
+            decode_wait_secs: 10,
+            max_image_side: 16_384,
+            max_image_aspect: 25,
+            max_uploads_per_branch: 4,
+        }
+    }
 }
 
 /// The HTTP API of `serve`.

@@ -66,6 +66,37 @@ impl Config {
             s.body_deadline_ms,
             50..=600_000,
         );
+        let l = &self.limits;
+        range(
+            &mut out,
+            "limits.decode_memory_mb",
+            l.decode_memory_mb,
+            16..=65_536,
+        );
+        range(
+            &mut out,
+            "limits.decode_wait_secs",
+            l.decode_wait_secs,
+            1..=60,
+        );
+        range(
+            &mut out,
+            "limits.max_image_side",
+            l.max_image_side,
+            64..=65_535,
+        );
+        range(
+            &mut out,
+            "limits.max_image_aspect",
+            l.max_image_aspect,
+            1..=1000,
+        );
+        range(
+            &mut out,
+            "limits.max_uploads_per_branch",
+            l.max_uploads_per_branch,
+            1..=s.max_uploads.max(1),
+        );
 
         if self.database.url.expose().trim().is_empty() {
             out.push("database.url: must not be empty".into());

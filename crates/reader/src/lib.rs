@@ -31,7 +31,17 @@ pub struct Limits {
     pub scan_time: std::time::Duration,
     /// Most detector passes (one decoder on one prepared image) spent on one image.
     pub scan_passes: u32,
+    /// Longest accepted side, in pixels (a 39,000,000×1 image is 39 MP but not a slip).
+    pub max_side: u32,
+    /// Largest accepted ratio of the long side to the short one (slips are at most ~1:2;
+    /// long scrolled screenshots stay well inside).
+    pub max_aspect: u32,
 }
+
+/// Default longest side, in pixels.
+pub const DEFAULT_MAX_SIDE: u32 = 16_384;
+/// Default largest long-to-short side ratio.
+pub const DEFAULT_MAX_ASPECT: u32 = 25;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -40,6 +50,8 @@ impl Default for Limits {
             max_pixels: 40_000_000,
             scan_time: std::time::Duration::from_millis(80),
             scan_passes: 12,
+            max_side: DEFAULT_MAX_SIDE,
+            max_aspect: DEFAULT_MAX_ASPECT,
         }
     }
 }
@@ -127,12 +139,99 @@ pub fn decode_gray(bytes: &[u8], limits: &Limits) -> Result<GrayImage, ReadError
     .map_err(|_| ReadError::NotAnImage)?
 }
 
-/// Refuse empty images and more pixels than the limit (called on header dimensions only).
+/// Working memory of the QR scan per pixel scanned (the detectors' copies, binarized
+/// matrices and one preprocessed image at a time); see `docs/benchmarks.md` for the figures.
+const SCAN_BYTES_PER_PIXEL: u64 = 6;
+/// The scan works on at most this many pixels (a fitted copy, or the full-resolution last
+/// resort, which `strategies` caps at 16 MP).
+const SCAN_MAX_PIXELS: u64 = 16_000_000;
+
+/// The memory a decode and scan of `bytes` may hold at its peak, in bytes, estimated from the
+/// header alone — after the same size, kind and dimension checks [`decode_gray`] makes first,
+/// so a refused image is refused here with the same error. Callers admit decodes against a
+/// shared memory budget with it.
+pub fn decode_cost(bytes: &[u8], limits: &Limits) -> Result<u64, ReadError> {
+    if bytes.len() > limits.max_bytes {
+        return Err(ReadError::TooLarge);
+    }
+    let kind = sniff(bytes).ok_or(ReadError::NotAnImage)?;
+    let (pixels, decode) = catch_unwind(AssertUnwindSafe(|| header_cost(bytes, kind, limits)))
+        .map_err(|_| ReadError::NotAnImage)??;
+    let scan = pixels.min(SCAN_MAX_PIXELS) * SCAN_BYTES_PER_PIXEL;
+    Ok(decode + scan + bytes.len() as u64)
+}
+
+/// Pixels of the decoded image and the bytes its decode holds, from the header: the luma
+/// output plus the decoder's own buffers on the path `decode_gray` takes for this header.
+fn header_cost(bytes: &[u8], kind: ImageKind, limits: &Limits) -> Result<(u64, u64), ReadError> {
+    // Bytes per pixel of a decode through `image`: up to 16-bit RGBA (8) plus the luma copy.
+    const VIA_IMAGE: u64 = 9;
+    match kind {
+        ImageKind::Png => {
+            let mut dec = png::Decoder::new(Cursor::new(bytes));
+            let info = dec.read_header_info().map_err(|_| ReadError::NotAnImage)?;
+            let (w, h) = (u64::from(info.width), u64::from(info.height));
+            check_dims(w, h, limits)?;
+            // Row by row straight to luma (two rows of working memory), or through `image`.
+            let per = if info.interlaced { VIA_IMAGE } else { 1 };
+            Ok((w * h, w * h * per + w * 16))
+        }
+        ImageKind::Gif => {
+            let mut opts = gif::DecodeOptions::new();
+            opts.set_color_output(gif::ColorOutput::Indexed);
+            let mut dec = opts
+                .read_info(Cursor::new(bytes))
+                .map_err(|_| ReadError::NotAnImage)?;
+            let (w, h) = (u64::from(dec.width()), u64::from(dec.height()));
+            let frame = dec
+                .next_frame_info()
+                .map_err(|_| ReadError::NotAnImage)?
+                .ok_or(ReadError::NotAnImage)?;
+            let (fw, fh) = (u64::from(frame.width), u64::from(frame.height));
+            check_dims(w, h, limits)?;
+            check_dims(fw, fh, limits)?;
+            // The frame's palette indices, then the screen in luma.
+            Ok((w * h, w * h + fw * fh))
+        }
+        ImageKind::Jpeg => {
+            let (w, h) = image_reader(bytes, kind, limits)
+                .into_dimensions()
+                .map_err(map_image_err)?;
+            let (w, h) = (u64::from(w), u64::from(h));
+            check_dims(w, h, limits)?;
+            // A progressive JPEG keeps every component's coefficients (2 bytes each) until the
+            // end; a baseline one decodes the Y channel row by row. Counting a progressive
+            // marker that is not one only over-estimates.
+            let progressive = bytes.windows(2).any(|m| m == [0xFF, 0xC2]);
+            Ok((w * h, w * h * if progressive { VIA_IMAGE } else { 2 }))
+        }
+        ImageKind::WebP => {
+            let (w, h) = image_reader(bytes, kind, limits)
+                .into_dimensions()
+                .map_err(map_image_err)?;
+            let (w, h) = (u64::from(w), u64::from(h));
+            check_dims(w, h, limits)?;
+            // A simple lossy WebP: Y, U and V planes (1.5) and the luma output; anything else
+            // (lossless, alpha, animation) decodes to RGBA through `image`.
+            let simple = bytes.len() >= 20 && &bytes[12..16] == b"VP8 ";
+            Ok((w * h, w * h * if simple { 3 } else { VIA_IMAGE }))
+        }
+    }
+}
+
+/// Refuse empty images, more pixels than the limit, a side longer than the limit and a shape
+/// more elongated than the limit (called on header dimensions only). The shape matters as
+/// much as the count: the scanning strategies downscale by the long side, and a 39,000,000×1
+/// image has nothing left to downscale to.
 fn check_dims(w: u64, h: u64, limits: &Limits) -> Result<(), ReadError> {
     if w == 0 || h == 0 {
         return Err(ReadError::NotAnImage);
     }
-    if w.saturating_mul(h) > limits.max_pixels {
+    let (long, short) = (w.max(h), w.min(h));
+    if w.saturating_mul(h) > limits.max_pixels
+        || long > u64::from(limits.max_side)
+        || long > short.saturating_mul(u64::from(limits.max_aspect.max(1)))
+    {
         return Err(ReadError::TooManyPixels);
     }
     Ok(())
@@ -142,7 +241,8 @@ fn check_dims(w: u64, h: u64, limits: &Limits) -> Result<(), ReadError> {
 /// CMYK/YCCK/RGB-coded JPEGs have no Y channel to take: they go through `image`.
 fn decode_jpeg_luma(bytes: &[u8], limits: &Limits) -> Result<GrayImage, ReadError> {
     use zune_core::colorspace::ColorSpace;
-    let side = usize::try_from(limits.max_pixels).unwrap_or(usize::MAX);
+    // JPEG's own maximum: the side and shape limits are `check_dims`'s, with their own error.
+    let side = usize::from(u16::MAX);
     let options = zune_core::options::DecoderOptions::default()
         .set_strict_mode(false)
         .set_max_width(side)
@@ -323,9 +423,8 @@ fn image_reader<'a>(
     let mut r = ImageReader::with_format(Cursor::new(bytes), kind.format());
     let mut l = image::Limits::default();
     // Belt and braces: the decoder itself refuses oversized buffers too.
-    let side = u32::try_from(limits.max_pixels).unwrap_or(u32::MAX);
-    l.max_image_width = Some(side);
-    l.max_image_height = Some(side);
+    l.max_image_width = Some(limits.max_side);
+    l.max_image_height = Some(limits.max_side);
     l.max_alloc = Some(limits.max_pixels.saturating_mul(8).max(1 << 20));
     r.limits(l);
     r
@@ -511,6 +610,190 @@ mod luma_path_tests {
         assert_eq!(luma709(255, 255, 255), 255);
         assert_eq!(luma709(0, 0, 0), 0);
         assert_eq!(luma709(0, 255, 0), 182);
+    }
+}
+
+/// Crafted headers from the security probe (issue 17): tiny files declaring shapes that cost
+/// gigabytes are refused from the header, on every format and in `decode_cost` alike.
+#[cfg(test)]
+mod shape_tests {
+    use super::*;
+
+    fn crc32(data: &[u8]) -> u32 {
+        let mut c = !0u32;
+        for &b in data {
+            c ^= u32::from(b);
+            for _ in 0..8 {
+                c = if c & 1 == 1 {
+                    (c >> 1) ^ 0xEDB8_8320
+                } else {
+                    c >> 1
+                };
+            }
+        }
+        !c
+    }
+
+    fn chunk(out: &mut Vec<u8>, kind: &[u8], data: &[u8]) {
+        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        let mut body = kind.to_vec();
+        body.extend_from_slice(data);
+        out.extend_from_slice(&body);
+        out.extend_from_slice(&crc32(&body).to_be_bytes());
+    }
+
+    /// A grey 8-bit PNG of `w`×`h` whose pixels are all 0 (one zlib stream of zero rows; only
+    /// small ones are built in full, big ones get a truncated stream: refusal is from IHDR).
+    fn png(w: u32, h: u32, interlaced: bool) -> Vec<u8> {
+        let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+        let mut ihdr = Vec::new();
+        ihdr.extend_from_slice(&w.to_be_bytes());
+        ihdr.extend_from_slice(&h.to_be_bytes());
+        ihdr.extend_from_slice(&[8, 0, 0, 0, u8::from(interlaced)]);
+        chunk(&mut out, b"IHDR", &ihdr);
+        let raw = if u64::from(w) * u64::from(h) <= 4_000_000 && !interlaced {
+            vec![0u8; (w as usize + 1) * h as usize]
+        } else {
+            vec![0u8; 1024]
+        };
+        // zlib, stored blocks (no compression needed for a test).
+        let mut z = vec![0x78, 0x01];
+        let blocks: Vec<&[u8]> = raw.chunks(65_535).collect();
+        for (i, b) in blocks.iter().enumerate() {
+            z.push(u8::from(i + 1 == blocks.len()));
+            z.extend_from_slice(&(b.len() as u16).to_le_bytes());
+            z.extend_from_slice(&(!(b.len() as u16)).to_le_bytes());
+            z.extend_from_slice(b);
+        }
+        let (mut a, mut b) = (1u32, 0u32);
+        for &x in &raw {
+            a = (a + u32::from(x)) % 65_521;
+            b = (b + a) % 65_521;
+        }
+        z.extend_from_slice(&((b << 16) | a).to_be_bytes());
+        chunk(&mut out, b"IDAT", &z);
+        chunk(&mut out, b"IEND", &[]);
+        out
+    }
+
+    fn refused(bytes: &[u8], what: &str) {
+        let limits = Limits::default();
+        assert_eq!(
+            decode_cost(bytes, &limits),
+            Err(ReadError::TooManyPixels),
+            "{what}"
+        );
+        assert_eq!(
+            decode_gray(bytes, &limits).map(|g| g.dimensions()),
+            Err(ReadError::TooManyPixels),
+            "{what}"
+        );
+    }
+
+    #[test]
+    fn probe_shapes_are_refused_from_the_header() {
+        // Each under 40 MP, each gigabytes to decode and scan before this check.
+        refused(&png(39_000_000, 1, false), "39,000,000×1");
+        refused(&png(1, 39_000_000, false), "1×39,000,000");
+        refused(&png(100, 399_000, false), "100×399,000");
+        refused(&png(399_000, 100, true), "399,000×100 interlaced");
+        // Under the side limit but too elongated.
+        refused(&png(16_384, 600, false), "16384×600 (1:27)");
+        // The side limit alone (square enough, few pixels would pass the count).
+        let l = Limits {
+            max_pixels: u64::MAX,
+            ..Limits::default()
+        };
+        assert_eq!(
+            check_dims(16_385, 16_385, &l),
+            Err(ReadError::TooManyPixels)
+        );
+        assert_eq!(check_dims(16_384, 16_384, &l), Ok(()));
+    }
+
+    #[test]
+    fn the_40_mp_rule_holds_on_every_path() {
+        // PNG, plain and interlaced (the `image` path): 6400×6400 = 41 MP.
+        refused(&png(6_400, 6_400, false), "png 41 MP");
+        refused(&png(6_400, 6_400, true), "interlaced png 41 MP");
+        // GIF: a 6400×6400 screen, or a 1×1 screen with a 6400×6400 first frame.
+        let gif = |sw: u16, sh: u16, fw: u16, fh: u16| {
+            let mut g = b"GIF89a".to_vec();
+            g.extend_from_slice(&sw.to_le_bytes());
+            g.extend_from_slice(&sh.to_le_bytes());
+            g.extend_from_slice(&[0x80, 0, 0, 0, 0, 0, 255, 255, 255, 0x2C, 0, 0, 0, 0]);
+            g.extend_from_slice(&fw.to_le_bytes());
+            g.extend_from_slice(&fh.to_le_bytes());
+            g.extend_from_slice(&[0x00, 0x02, 0x02, 0x44, 0x01, 0x00, 0x3B]);
+            g
+        };
+        refused(&gif(6_400, 6_400, 1, 1), "gif screen 41 MP");
+        refused(&gif(1, 1, 6_400, 6_400), "gif frame 41 MP");
+        refused(&gif(60_000, 2, 1, 1), "gif screen 60000×2");
+        // WebP lossless (VP8L): 14-bit sides, 6400×6400.
+        let vp8l = |w: u32, h: u32| {
+            let bits = (w - 1) | ((h - 1) << 14);
+            let mut body = vec![0x2F];
+            body.extend_from_slice(&bits.to_le_bytes());
+            body.extend_from_slice(&[0; 8]);
+            let mut out = b"RIFF".to_vec();
+            out.extend_from_slice(&((body.len() + 12) as u32).to_le_bytes());
+            out.extend_from_slice(b"WEBPVP8L");
+            out.extend_from_slice(&(body.len() as u32).to_le_bytes());
+            out.extend_from_slice(&body);
+            out
+        };
+        refused(&vp8l(6_400, 6_400), "webp lossless 41 MP");
+        refused(&vp8l(16_000, 100), "webp lossless 16000×100");
+        // WebP lossy (VP8): frame tag, start code, 14-bit sides.
+        let vp8 = |w: u16, h: u16| {
+            let mut body = vec![0x50, 0x02, 0x00, 0x9D, 0x01, 0x2A];
+            body.extend_from_slice(&w.to_le_bytes());
+            body.extend_from_slice(&h.to_le_bytes());
+            body.extend_from_slice(&[0; 16]);
+            let mut out = b"RIFF".to_vec();
+            out.extend_from_slice(&((body.len() + 12) as u32).to_le_bytes());
+            out.extend_from_slice(b"WEBPVP8 ");
+            out.extend_from_slice(&(body.len() as u32).to_le_bytes());
+            out.extend_from_slice(&body);
+            out
+        };
+        refused(&vp8(16_000, 16_000), "webp lossy 256 MP");
+        refused(&vp8(16_000, 100), "webp lossy 16000×100");
+        // JPEG: a real slip whose SOF is made to declare 6400×6400 (and 39,000×1,000).
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/slips");
+        if let Ok(real) = std::fs::read(format!("{dir}/slip-0001-jpeg.jpg")) {
+            let sof = real
+                .windows(2)
+                .position(|w| w == [0xFF, 0xC0] || w == [0xFF, 0xC2])
+                .expect("SOF marker");
+            for (w, h) in [(6_400u16, 6_400u16), (39_000, 1_000)] {
+                let mut j = real.clone();
+                j[sof + 5..sof + 7].copy_from_slice(&h.to_be_bytes());
+                j[sof + 7..sof + 9].copy_from_slice(&w.to_be_bytes());
+                refused(&j, &format!("jpeg {w}×{h}"));
+            }
+        }
+    }
+
+    #[test]
+    fn a_long_screenshot_inside_the_shape_limits_is_read_at_reduced_size() {
+        // 1:25, the most elongated accepted: decoded, then scanned without any panic.
+        let img = png(5_000, 200, false);
+        let cost = decode_cost(&img, &Limits::default()).expect("admitted");
+        assert!((1_000_000..20_000_000).contains(&cost), "{cost}");
+        assert_eq!(
+            decode_gray(&img, &Limits::default()).map(|g| g.dimensions()),
+            Ok((5_000, 200))
+        );
+        assert_eq!(read_qr(&img, &Limits::default()), Err(ReadError::NoQr));
+    }
+
+    #[test]
+    fn cost_grows_with_the_decode_path() {
+        let plain = decode_cost(&png(1_000, 1_000, false), &Limits::default()).unwrap();
+        let interlaced = decode_cost(&png(1_000, 1_000, true), &Limits::default()).unwrap();
+        assert!(interlaced > plain, "{interlaced} vs {plain}");
     }
 }
 

@@ -88,7 +88,16 @@ impl App {
         let schedules = cfg.schedules();
         warn_off_spec(&schedules);
         services.schedules = Arc::new(schedules);
-        services.uploads = Arc::new(tokio::sync::Semaphore::new(cfg.server.max_uploads));
+        services.uploads = Arc::new(services::budget::UploadSlots::new(
+            cfg.server.max_uploads,
+            cfg.limits.max_uploads_per_branch,
+        ));
+        services.decode_budget = Arc::new(services::budget::DecodeBudget::new(
+            cfg.limits.decode_memory_mb,
+            Duration::from_secs(cfg.limits.decode_wait_secs),
+        ));
+        services.image_limits.max_side = cfg.limits.max_image_side;
+        services.image_limits.max_aspect = cfg.limits.max_image_aspect;
         if let Some(token) = &cfg.server.admin_token {
             services.admin_token = Some(Arc::new(token.expose().to_string()));
         }

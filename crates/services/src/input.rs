@@ -5,7 +5,7 @@
 use crate::Services;
 use domain::Error;
 use egress::EgressError;
-use reader::{Limits, ReadError};
+use reader::ReadError;
 
 /// Largest image accepted, in bytes (spec 8).
 pub const MAX_IMAGE_BYTES: usize = 4 * 1024 * 1024;
@@ -47,7 +47,10 @@ impl Services {
     pub async fn slip_payload_of(&self, input: SlipInput, kind: SlipKind) -> Result<String, Error> {
         match input {
             SlipInput::Payload(p) => Ok(p),
-            SlipInput::Image(bytes) => read_image(bytes, Error::InvalidImageFormat, kind).await,
+            SlipInput::Image(bytes) => {
+                self.read_image(bytes, Error::InvalidImageFormat, kind)
+                    .await
+            }
             SlipInput::Url(url) => {
                 let egress = self
                     .egress
@@ -72,32 +75,47 @@ impl Services {
                             ),
                             other => Error::internal(other),
                         })?;
-                read_image(fetched.body, Error::InvalidImageType, kind).await
+                self.read_image(fetched.body, Error::InvalidImageType, kind)
+                    .await
             }
         }
     }
 }
 
-/// Reads the image; `not_image` is the error for bytes that are not an image (it differs for
-/// uploads and URLs in the spec). Picks the first QR that is a bank slip; otherwise says what
-/// was found.
-async fn read_image(bytes: Vec<u8>, not_image: Error, kind: SlipKind) -> Result<String, Error> {
-    let texts = tokio::task::spawn_blocking(move || {
-        reader::read_qr(
-            &bytes,
-            &Limits {
-                max_bytes: MAX_IMAGE_BYTES,
-                ..Limits::default()
-            },
-        )
-    })
-    .await
-    .map_err(Error::internal)?
-    .map_err(|e| match e {
-        ReadError::TooLarge | ReadError::TooManyPixels => Error::ImageSizeTooLarge,
-        ReadError::NotAnImage => not_image,
-        ReadError::NoQr => Error::SlipNotFound("no QR code was found in the image".into()),
-    })?;
+impl Services {
+    /// Reads the image; `not_image` is the error for bytes that are not an image (it differs
+    /// for uploads and URLs in the spec). The decode is admitted against the shared memory
+    /// budget from its header first (every path: uploads, Base64 in small JSON bodies, URLs,
+    /// async jobs). Picks the first QR that is a bank slip; otherwise says what was found.
+    async fn read_image(
+        &self,
+        bytes: Vec<u8>,
+        not_image: Error,
+        kind: SlipKind,
+    ) -> Result<String, Error> {
+        let map_err = move |e: ReadError| match e {
+            ReadError::TooLarge | ReadError::TooManyPixels => Error::ImageSizeTooLarge,
+            ReadError::NotAnImage => not_image.clone(),
+            ReadError::NoQr => Error::SlipNotFound("no QR code was found in the image".into()),
+        };
+        let limits = self.image_limits;
+        // Header only (no pixel buffer): cheap enough for the async thread.
+        let cost = reader::decode_cost(&bytes, &limits).map_err(&map_err)?;
+        let admission = self.decode_budget.admit(cost).await?;
+        let texts = tokio::task::spawn_blocking(move || {
+            let read = reader::read_qr(&bytes, &limits);
+            drop(admission);
+            read
+        })
+        .await
+        .map_err(Error::internal)?
+        .map_err(map_err)?;
+        pick(texts, kind)
+    }
+}
+
+/// The slip among the QR texts found, or why there is none.
+fn pick(texts: Vec<String>, kind: SlipKind) -> Result<String, Error> {
     if let Some(slip) = texts.iter().find(|t| kind.accepts(t)) {
         return Ok(slip.clone());
     }

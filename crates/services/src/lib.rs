@@ -4,6 +4,7 @@
 pub mod accounts;
 pub mod admin;
 pub mod auth;
+pub mod budget;
 pub mod idempotency;
 pub mod input;
 pub mod jobs;
@@ -48,7 +49,11 @@ pub struct Services {
     pub schedules: Arc<domain::job::Schedules>,
     /// Slots for requests carrying an image: at most this many image bodies are held and
     /// decoded at once (each is up to 4 MB), so memory stays bounded under a burst.
-    pub uploads: Arc<tokio::sync::Semaphore>,
+    pub uploads: Arc<budget::UploadSlots>,
+    /// Memory all image decodes may hold at once (`limits.decode_memory_mb`).
+    pub decode_budget: Arc<budget::DecodeBudget>,
+    /// Size, pixel and shape limits of every image read.
+    pub image_limits: reader::Limits,
     /// TrueMoney Wallet look-ups for production branches; `None` refuses TrueMoney slips.
     /// Ask `wallet_for(caller)`.
     pub wallet: Option<Arc<dyn gateway::WalletGateway>>,
@@ -112,7 +117,12 @@ impl Services {
             jobs_wake: Arc::new(tokio::sync::Notify::new()),
             wallet: None,
             sandbox_wallet: None,
-            uploads: Arc::new(tokio::sync::Semaphore::new(DEFAULT_UPLOAD_SLOTS)),
+            uploads: Arc::default(),
+            decode_budget: Arc::default(),
+            image_limits: reader::Limits {
+                max_bytes: input::MAX_IMAGE_BYTES,
+                ..reader::Limits::default()
+            },
             billing: Arc::new(billing::LedgerBilling),
             renewals: Arc::default(),
             after_charge: None,

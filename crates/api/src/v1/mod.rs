@@ -161,7 +161,7 @@ async fn verify_post(
     let c = caller(&svc, req.headers(), peer).await?;
     let key = crate::idempotency::key(req.headers())?;
     // Held until the image is read, as in v2: a burst of uploads waits for slots.
-    let slot = crate::body::upload_slot(&svc, req.headers()).await;
+    let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
     let request = request_input(req).await?;
     let key = key.map(|k| {
         let mut f = crate::idempotency::Fingerprint::new("v1.verify");
@@ -172,7 +172,8 @@ async fn verify_post(
     let svc = &svc;
     Ok(crate::idempotency::once(svc, c, key, |c| async move {
         let slot =
-            crate::body::slot_for_url(svc, slot, matches!(request.input, SlipInput::Url(_))).await;
+            crate::body::slot_for_url(svc, &c, slot, matches!(request.input, SlipInput::Url(_)))
+                .await;
         verify(svc, &c, request, slot).await
     })
     .await)
@@ -263,8 +264,12 @@ fn decode_base64(text: &str) -> Result<Vec<u8>, V1Error> {
 /// text (`checkDuplicate` `"true"`/`"false"`; or `payload`, `url`, `data` instead of a file).
 async fn multipart_input(req: axum::extract::Request) -> Result<Request, V1Error> {
     use axum::extract::FromRequest;
-    let bad = || one_error("body", "is not a valid multipart/form-data body");
     let size_hint = crate::body::image_size_hint(req.headers());
+    let (req, trip) = crate::body::guard_multipart(req);
+    let bad = || {
+        let (field, why) = crate::body::multipart_failure(&trip);
+        one_error(field, &why)
+    };
     let mut mp = axum::extract::Multipart::from_request(req, &())
         .await
         .map_err(|_| bad())?;
@@ -278,13 +283,18 @@ async fn multipart_input(req: axum::extract::Request) -> Result<Request, V1Error
         }
         let name = field.name().unwrap_or("").to_string();
         let is_file = name == "file";
-        let cap = if is_file {
-            MAX_IMAGE_BYTES
-        } else if JSON_INPUTS.contains(&name.as_str()) {
+        // Each field as long as its value may be (UTF-8: up to 4 bytes a character), and
+        // each name once: repeats would multiply what one request holds.
+        if !is_file && text.iter().any(|(k, _)| *k == name) {
+            return Err(one_error(&name, "is sent more than once"));
+        }
+        let cap = match name.as_str() {
+            _ if is_file => MAX_IMAGE_BYTES,
             // Base64 sent as a form field.
-            MAX_BASE64_CHARS + 1024
-        } else {
-            MAX_TEXT_FIELD_BYTES
+            "data" | "image" => MAX_BASE64_CHARS + 1024,
+            "payload" => MAX_PAYLOAD_CHARS * 4 + 256,
+            "url" => MAX_URL_CHARS * 4,
+            _ => MAX_TEXT_FIELD_BYTES,
         };
         let mut buf = Vec::with_capacity(if is_file { size_hint } else { 0 });
         while let Some(chunk) = field.chunk().await.map_err(|_| bad())? {

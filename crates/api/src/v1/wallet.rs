@@ -33,11 +33,11 @@ pub(super) async fn verify_truewallet(
     req: axum::extract::Request,
 ) -> Result<Json<Value>, V1Error> {
     let c = caller(&svc, req.headers(), peer).await?;
-    let slot = crate::body::upload_slot(&svc, req.headers()).await;
+    let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
     let request = super::request_input(req).await?;
     let is_payload = matches!(request.input, SlipInput::Payload(_));
     let is_url = matches!(request.input, SlipInput::Url(_));
-    let slot = crate::body::slot_for_url(&svc, slot, is_url).await;
+    let slot = crate::body::slot_for_url(&svc, &c, slot, is_url).await;
     let payload = svc
         .slip_payload_of(request.input, SlipKind::TrueMoney)
         .await

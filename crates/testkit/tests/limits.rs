@@ -1,0 +1,370 @@
+//! Issue 17 (hardening): no input shape may cost the server its memory. Crafted image shapes
+//! are refused from the header, decodes wait for room in the shared memory budget (then 429),
+//! one tenant's slow uploads leave the others slots, and multipart streams are capped as they
+//! arrive (part headers, text fields, the whole stream).
+
+use base64::Engine;
+use serde_json::{json, Value};
+use std::time::Duration;
+use testkit::{both, Backend, TestApp};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+fn code(v: &Value) -> &str {
+    v["error"]["code"].as_str().unwrap_or("<none>")
+}
+
+fn crc32(data: &[u8]) -> u32 {
+    let mut c = !0u32;
+    for &b in data {
+        c ^= u32::from(b);
+        for _ in 0..8 {
+            c = if c & 1 == 1 {
+                (c >> 1) ^ 0xEDB8_8320
+            } else {
+                c >> 1
+            };
+        }
+    }
+    !c
+}
+
+/// A PNG header declaring `w`×`h` grey pixels, then a short zlib stream of zero rows: tiny
+/// bytes, an enormous image (the refusal must come from the header).
+fn crafted_png(w: u32, h: u32) -> Vec<u8> {
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut chunk = |kind: &[u8], data: &[u8]| {
+        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        let body = [kind, data].concat();
+        out.extend_from_slice(&body);
+        out.extend_from_slice(&crc32(&body).to_be_bytes());
+    };
+    let mut ihdr = w.to_be_bytes().to_vec();
+    ihdr.extend_from_slice(&h.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 0, 0, 0, 0]);
+    chunk(b"IHDR", &ihdr);
+    // zlib: one stored block of 1,024 zero bytes.
+    let mut z = vec![0x78, 0x01, 0x01, 0x00, 0x04, 0xFF, 0xFB];
+    z.extend_from_slice(&[0; 1024]);
+    z.extend_from_slice(&0x0400_0001u32.to_be_bytes());
+    chunk(b"IDAT", &z);
+    chunk(b"IEND", &[]);
+    out
+}
+
+fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+async fn upload(t: &TestApp, key: &str, bytes: Vec<u8>) -> (u16, Value) {
+    let form = reqwest::multipart::Form::new().part(
+        "image",
+        reqwest::multipart::Part::bytes(bytes).file_name("slip.png"),
+    );
+    let r = t
+        .http
+        .post(format!("{}/v2/verify/bank", t.base))
+        .bearer_auth(key)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap())
+}
+
+both!(
+    probe_shapes_are_refused_on_every_input,
+    |b: Backend| async move {
+        let t = TestApp::spawn(b).await;
+        let ten = t.tenant(100).await;
+        for (w, h) in [
+            (39_000_000, 1),
+            (1, 39_000_000),
+            (100, 399_000),
+            (16_384, 600),
+        ] {
+            let png = crafted_png(w, h);
+            assert!(png.len() < 2_000);
+            let (s, v) = upload(&t, &ten.api_key, png.clone()).await;
+            assert_eq!(
+                (s, code(&v)),
+                (400, "IMAGE_SIZE_TOO_LARGE"),
+                "{w}×{h} upload: {v}"
+            );
+            // A small JSON body (no upload slot) takes the same checks.
+            let (s, v) = t
+                .post(
+                    "/v2/verify/bank",
+                    &ten.api_key,
+                    json!({ "base64": b64(&png) }),
+                )
+                .await;
+            assert_eq!(
+                (s, code(&v)),
+                (400, "IMAGE_SIZE_TOO_LARGE"),
+                "{w}×{h} base64: {v}"
+            );
+        }
+        // Nothing was charged for the refusals.
+        let (_, info) = t.get("/v2/info", Some(&ten.api_key)).await;
+        assert_eq!(
+            info["data"]["application"]["quota"]["used"].as_i64(),
+            Some(0),
+            "{info}"
+        );
+    }
+);
+
+both!(
+    a_decode_without_room_in_the_budget_is_429,
+    |b: Backend| async move {
+        let t = TestApp::spawn_with_config(b, "[limits]\ndecode_wait_secs = 1\n").await;
+        let ten = t.tenant(100).await;
+        let tr = t.transfer("004", "014", 15050).await;
+        let png = server::slip_image::png_bytes(&tr.payload, "004").unwrap();
+        let body = json!({ "base64": b64(&png) });
+        // Every byte of the budget taken (as by a decode larger than all of it).
+        let held = t.app.services.decode_budget.admit(u64::MAX).await.unwrap();
+        let r = t
+            .http
+            .post(format!("{}/v2/verify/bank", t.base))
+            .bearer_auth(&ten.api_key)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 429);
+        assert_eq!(r.headers()["retry-after"], "1");
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(code(&v), "RATE_LIMIT_EXCEEDED", "{v}");
+        // The same for an upload.
+        let (s, v) = upload(&t, &ten.api_key, png.clone()).await;
+        assert_eq!((s, code(&v)), (429, "RATE_LIMIT_EXCEEDED"), "{v}");
+        drop(held);
+        let (s, v) = t.post("/v2/verify/bank", &ten.api_key, body).await;
+        assert_eq!(s, 200, "{v}");
+        // Room given back after the decode.
+        assert_eq!(t.app.services.decode_budget.available_kib(), 256 * 1024);
+    }
+);
+
+/// A request whose head and first body bytes are sent, then nothing: it holds its slot.
+async fn stalled_upload(t: &TestApp, key: &str) -> tokio::net::TcpStream {
+    let mut s = tokio::net::TcpStream::connect(t.addr).await.unwrap();
+    let head = format!(
+        "POST /v2/verify/bank HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n\
+         Content-Type: multipart/form-data; boundary=XyZ\r\nContent-Length: 1000000\r\n\r\n\
+         --XyZ\r\nContent-Disposition: form-data; name=\"image\"; filename=\"s.png\"\r\n\r\n"
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    s
+}
+
+both!(
+    one_tenants_slow_uploads_leave_the_others_slots,
+    |b: Backend| async move {
+        let t = TestApp::spawn_with_config(
+            b,
+            "[server]\nmax_uploads = 4\n[limits]\nmax_uploads_per_branch = 2\n",
+        )
+        .await;
+        let greedy = t.tenant(100).await;
+        let other = t.tenant(100).await;
+        // The greedy tenant starts as many trickling uploads as there are slots.
+        let mut held = Vec::new();
+        for _ in 0..4 {
+            held.push(stalled_upload(&t, &greedy.api_key).await);
+        }
+        // Two hold slots (its share); the other two wait on the tenant's own queue.
+        for _ in 0..200 {
+            if t.app.services.uploads.available() == 2 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(t.app.services.uploads.available(), 2);
+        // Another tenant's upload is read and answered while they stall (they would hold their
+        // slots for the 30 s body deadline).
+        let tr = t.transfer("004", "014", 15050).await;
+        let png = server::slip_image::png_bytes(&tr.payload, "004").unwrap();
+        let started = std::time::Instant::now();
+        let (s, v) = upload(&t, &other.api_key, png).await;
+        assert_eq!(s, 200, "{v}");
+        assert!(started.elapsed() < Duration::from_secs(20));
+        assert_eq!(t.app.services.uploads.available(), 2);
+        drop(held);
+    }
+);
+
+/// Sends `head` then body chunks from `next` until the server answers; returns the answer
+/// (status line, headers, body) and how many body bytes had been written when it came.
+async fn send_until_answered(
+    t: &TestApp,
+    head: String,
+    mut next: impl FnMut(usize) -> Option<Vec<u8>> + Send + 'static,
+) -> (String, usize) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let s = tokio::net::TcpStream::connect(t.addr).await.unwrap();
+    let (mut rd, mut wr) = s.into_split();
+    let progress = std::sync::Arc::new(AtomicUsize::new(0));
+    let counter = progress.clone();
+    let writer = tokio::spawn(async move {
+        let mut sent = 0usize;
+        if wr.write_all(head.as_bytes()).await.is_err() {
+            return;
+        }
+        while let Some(chunk) = next(sent) {
+            if wr.write_all(&chunk).await.is_err() {
+                break;
+            }
+            sent += chunk.len();
+            counter.store(sent, Ordering::Relaxed);
+        }
+    });
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 4096];
+    // The answer comes early, while the client is still sending.
+    while !String::from_utf8_lossy(&answer).contains("}") {
+        match tokio::time::timeout(Duration::from_secs(20), rd.read(&mut buf)).await {
+            Ok(Ok(n)) if n > 0 => answer.extend_from_slice(&buf[..n]),
+            _ => break,
+        }
+    }
+    // How much the client had sent when the answer came (the server answers as soon as a
+    // limit is passed; what it discards afterwards is the connection policy's, in `edge`).
+    let sent = progress.load(Ordering::Relaxed);
+    writer.abort();
+    (String::from_utf8_lossy(&answer).to_string(), sent)
+}
+
+/// Chunked request head for a multipart POST.
+fn chunked_head(path: &str, key: &str) -> String {
+    format!(
+        "POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n\
+         Content-Type: multipart/form-data; boundary=XyZ\r\nTransfer-Encoding: chunked\r\n\r\n"
+    )
+}
+
+fn http_chunk(data: &[u8]) -> Vec<u8> {
+    [format!("{:x}\r\n", data.len()).as_bytes(), data, b"\r\n"].concat()
+}
+
+/// At most this much is ever offered by the streaming tests (the probe sent 1.5 GB).
+const CLIENT_CAP: usize = 64 << 20;
+
+both!(
+    endless_part_headers_are_refused_early,
+    |b: Backend| async move {
+        let t = TestApp::spawn(b).await;
+        let ten = t.tenant(100).await;
+        let (answer, sent) =
+            send_until_answered(&t, chunked_head("/v2/verify/bank", &ten.api_key), |sent| {
+                if sent >= CLIENT_CAP {
+                    return None;
+                }
+                let data = if sent == 0 {
+                    b"--XyZ\r\nContent-Disposition: form-data; name=\"image\"\r\nX-Pad: ".to_vec()
+                } else {
+                    vec![b'a'; 64 * 1024]
+                };
+                Some(http_chunk(&data))
+            })
+            .await;
+        assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+        assert!(answer.contains("VALIDATION_ERROR"), "{answer}");
+        assert!(
+            answer.contains("headers must be at most 8192 bytes"),
+            "{answer}"
+        );
+        assert!(sent < 16 << 20, "answered only after {sent} bytes");
+    }
+);
+
+both!(
+    v1_text_fields_are_capped_by_what_they_may_hold,
+    |b: Backend| async move {
+        let t = TestApp::spawn(b).await;
+        let ten = t.tenant(100).await;
+        // The probe: 20 text fields of 5.6 MB each (112 MB) to v1.
+        let field = |i: usize| {
+            let mut part =
+                format!("--XyZ\r\nContent-Disposition: form-data; name=\"f{i}\"\r\n\r\n")
+                    .into_bytes();
+            part.extend(std::iter::repeat_n(b'a', 5_600_000));
+            part.extend_from_slice(b"\r\n");
+            part
+        };
+        let mut parts = (0..20)
+            .map(field)
+            .flat_map(|p| p.chunks(256 * 1024).map(http_chunk).collect::<Vec<_>>());
+        let (answer, sent) = send_until_answered(
+            &t,
+            chunked_head("/api/v1/verify", &ten.api_key),
+            move |_| parts.next(),
+        )
+        .await;
+        assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+        assert!(answer.contains("invalid_request"), "{answer}");
+        assert!(sent < 16 << 20, "answered only after {sent} bytes");
+        // Base64 in `data` may be long, but only once; and the whole stream is capped.
+        let mut twice = Vec::new();
+        for _ in 0..2 {
+            twice.extend_from_slice(
+                b"--XyZ\r\nContent-Disposition: form-data; name=\"data\"\r\n\r\n",
+            );
+            twice.extend(std::iter::repeat_n(b'A', 4_000_000));
+            twice.extend_from_slice(b"\r\n");
+        }
+        let mut chunks = twice
+            .chunks(256 * 1024)
+            .map(http_chunk)
+            .collect::<Vec<_>>()
+            .into_iter();
+        let (answer, _) = send_until_answered(
+            &t,
+            chunked_head("/api/v1/verify", &ten.api_key),
+            move |_| chunks.next(),
+        )
+        .await;
+        assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+        assert!(answer.contains("more than once"), "{answer}");
+    }
+);
+
+both!(
+    a_multipart_stream_longer_than_the_body_cap_is_refused,
+    |b: Backend| async move {
+        let t = TestApp::spawn(b).await;
+        let ten = t.tenant(100).await;
+        // An image just under its cap, then a Base64 field (each under its own cap) adding up
+        // past the body cap.
+        let (answer, sent) =
+            send_until_answered(&t, chunked_head("/v2/verify/bank", &ten.api_key), |sent| {
+                if sent >= CLIENT_CAP {
+                    return None;
+                }
+                let data = match sent {
+                    0 => {
+                        let mut image =
+                            b"--XyZ\r\nContent-Disposition: form-data; name=\"image\"\r\n\r\n"
+                                .to_vec();
+                        image.extend(std::iter::repeat_n(b'i', 4_000_000));
+                        image.extend_from_slice(
+                            b"\r\n--XyZ\r\nContent-Disposition: form-data; name=\"base64\"\r\n\r\n",
+                        );
+                        image
+                    }
+                    _ => vec![b'A'; 64 * 1024],
+                };
+                Some(http_chunk(&data))
+            })
+            .await;
+        assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+        assert!(
+            answer.contains("body: must be at most 6291456 bytes"),
+            "{answer}"
+        );
+        assert!(sent < 16 << 20, "answered only after {sent} bytes");
+    }
+);
