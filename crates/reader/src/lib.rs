@@ -17,6 +17,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use image::{DynamicImage, GrayImage, ImageFormat, ImageReader};
 
 mod strategies;
+#[doc(hidden)]
+pub use strategies::Evidence;
 
 /// Input limits applied before decoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -403,6 +405,14 @@ pub fn read_qr_explained(
     } else {
         Ok((found, name))
     }
+}
+
+/// What the evidence gate sees in a decoded image (on the working image the strategies see):
+/// only when `qr_like` do the strategies after the two free passes run, so an image without
+/// it fails after those passes. For tests and benchmarks.
+#[doc(hidden)]
+pub fn finder_evidence(gray: &GrayImage) -> strategies::Evidence {
+    strategies::finder_evidence_full(gray)
 }
 
 #[cfg(test)]
