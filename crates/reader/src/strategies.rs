@@ -388,15 +388,35 @@ fn evidence_binarize(g: &GrayImage) -> GrayImage {
         let (y0, y1) = (y.saturating_sub(r), (y + r + 1).min(h));
         let (top, bot) = (&integ[y0 * w1..][..w1], &integ[y1 * w1..][..w1]);
         let rows = (y1 - y0) as u32;
-        for x in 0..w {
-            let (x0, x1) = (x.saturating_sub(r), (x + r + 1).min(w));
+        let (srow, orow) = (&src[y * w..][..w], &mut out[y * w..][..w]);
+        let mut px = |x: usize, x0: usize, x1: usize| {
             let s = bot[x1]
                 .wrapping_add(top[x0])
                 .wrapping_sub(top[x1])
                 .wrapping_sub(bot[x0]);
             let area = rows * (x1 - x0) as u32;
-            if (u32::from(src[y * w + x]) + bias) * area < s {
-                out[y * w + x] = 0;
+            if (u32::from(srow[x]) + bias) * area < s {
+                orow[x] = 0;
+            }
+        };
+        let (lo, hi) = (r.min(w), w.saturating_sub(r + 1).max(r.min(w)));
+        for x in (0..lo).chain(hi..w) {
+            px(x, x.saturating_sub(r), (x + r + 1).min(w));
+        }
+        // Interior: the full window, so the area is constant and the slices line up.
+        let area = rows * (2 * r + 1) as u32;
+        if hi > lo {
+            let n = hi - lo;
+            let (b1, t0) = (&bot[lo + r + 1..][..n], &top[lo - r..][..n]);
+            let (t1, b0) = (&top[lo + r + 1..][..n], &bot[lo - r..][..n]);
+            for i in 0..n {
+                let s = b1[i]
+                    .wrapping_add(t0[i])
+                    .wrapping_sub(t1[i])
+                    .wrapping_sub(b0[i]);
+                if (u32::from(srow[lo + i]) + bias) * area < s {
+                    orow[lo + i] = 0;
+                }
             }
         }
     }
