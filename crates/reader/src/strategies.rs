@@ -355,7 +355,7 @@ fn centres_of(hits: &[(f32, f32, f32)]) -> Vec<(f32, f32, f32)> {
         }
     }
     centres.retain(|c| c.3 >= 2);
-    centres.sort_by(|a, b| b.3.cmp(&a.3));
+    centres.sort_by_key(|c| std::cmp::Reverse(c.3));
     centres.truncate(EVIDENCE_MAX_CENTRES);
     centres
         .iter()
