@@ -9,7 +9,9 @@
 //! (last, small images only), over a list of preprocessing strategies ordered by measured
 //! yield (plain, a closing for speckled thermal prints, a Lanczos upscale for thumbnails, 2×2
 //! average or 3×3 blur against moiré, inverted, local-mean and Otsu thresholds), stopping at
-//! the first one that yields a QR code, within the scan budget of [`Limits`].
+//! the first one that yields a QR code, within the scan budget of [`Limits`]. When the two
+//! free passes fail, the later strategies run only if a cheap finder-pattern check sees three
+//! finders placed like a QR's, so a picture without a QR fails after those passes.
 
 use std::io::Cursor;
 use std::panic::{catch_unwind, AssertUnwindSafe};
