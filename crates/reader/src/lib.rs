@@ -9,7 +9,9 @@
 //! (last, small images only), over a list of preprocessing strategies ordered by measured
 //! yield (plain, a closing for speckled thermal prints, a Lanczos upscale for thumbnails, 2×2
 //! average or 3×3 blur against moiré, inverted, local-mean and Otsu thresholds), stopping at
-//! the first one that yields a QR code, within the scan budget of [`Limits`].
+//! the first one that yields a QR code, within the scan budget of [`Limits`]. When the two
+//! free passes fail, the later strategies run only if a cheap finder-pattern check sees three
+//! finders placed like a QR's, so a picture without a QR fails after those passes.
 
 use std::io::Cursor;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -17,6 +19,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use image::{DynamicImage, GrayImage, ImageFormat, ImageReader};
 
 mod strategies;
+#[doc(hidden)]
+pub use strategies::Evidence;
 
 /// Input limits applied before decoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -502,6 +506,14 @@ pub fn read_qr_explained(
     } else {
         Ok((found, name))
     }
+}
+
+/// What the evidence gate sees in a decoded image (on the working image the strategies see):
+/// only when `qr_like` do the strategies after the two free passes run, so an image without
+/// it fails after those passes. For tests and benchmarks.
+#[doc(hidden)]
+pub fn finder_evidence(gray: &GrayImage) -> strategies::Evidence {
+    strategies::finder_evidence_full(gray)
 }
 
 #[cfg(test)]

@@ -218,6 +218,10 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
     if !found.is_empty() {
         return (found, plain_name);
     }
+    // No finder pattern anywhere: the strategies below would only burn the budget.
+    if !finder_evidence(work).qr_like {
+        return (Vec::new(), "no-finder");
+    }
     for s in STRATEGIES {
         if dark && s.name == "inverted" {
             continue;
@@ -259,6 +263,296 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
         }
     }
     (Vec::new(), if budget.spent() { "budget" } else { "none" })
+}
+
+/// A pixel counts as dark for the evidence gate only this far below its local mean, so the
+/// noise of a flat page does not binarise into speckle that mimics finder patterns.
+const EVIDENCE_BIAS: i32 = 10;
+/// Most finder-pattern hits and candidate centres the evidence gate collects (bounds its cost
+/// on pathological textures; a slip has three finders).
+const EVIDENCE_MAX_HITS: usize = 20_000;
+const EVIDENCE_MAX_CENTRES: usize = 48;
+
+/// What the evidence gate saw (for tests and benchmarks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Evidence {
+    /// Row 1:1:3:1:1 runs confirmed down the column and the diagonal through their centre.
+    pub hits: usize,
+    /// Those hits merged into candidate finder centres (seen on at least two rows).
+    pub centres: usize,
+    /// Whether three centres of similar module size sit like a QR's three finders.
+    pub qr_like: bool,
+}
+
+/// Cheap evidence that `work` holds a QR code, checked after the free passes fail: on a
+/// local-mean binarisation (at the working scale, and for big images first its 2×2 average)
+/// look for finder-pattern-like 1:1:3:1:1 runs along a row, confirmed along the column and the
+/// diagonal through their centre (the rings are concentric squares, so every line through the
+/// centre crosses them in that ratio whatever the rotation); merge them into candidate centres;
+/// and ask for three of similar module size placed like a QR's finders (two sides of about
+/// equal length at about a right angle). Images without that (pictures that are not slips)
+/// skip the expensive strategies: failing then costs the decode, the two free passes and this
+/// check. Tolerances are loose (2 px modules, JPEG, speckle, perspective): a false "yes" costs
+/// only time, a false "no" costs a read.
+pub(crate) fn finder_evidence(work: &GrayImage) -> Evidence {
+    let mut hits: Vec<(f32, f32, f32)> = Vec::new();
+    if work.width().min(work.height()) >= CHEAP_HALF_MIN_SIDE {
+        let bin = evidence_binarize(&box_downscale(work, 2));
+        finder_hits_in(&bin, 7, &mut |x, y, m| {
+            hits.push((2.0 * x, 2.0 * y, 2.0 * m))
+        });
+        // At full scale only modules of 2 px and more: smaller ones were seen on the average,
+        // and 1 px "patterns" in a big image are mostly noise.
+        // Most slips show their finders here already; the full scale only for the rest.
+        let pts = centres_of(&hits);
+        if three_finders(&pts) {
+            return Evidence {
+                hits: hits.len(),
+                centres: pts.len(),
+                qr_like: true,
+            };
+        }
+        let bin = evidence_binarize(work);
+        finder_hits_in(&bin, 14, &mut |x, y, m| hits.push((x, y, m)));
+    } else {
+        let bin = evidence_binarize(work);
+        finder_hits_in(&bin, 7, &mut |x, y, m| hits.push((x, y, m)));
+        // Thumbnails: 1–2 px modules blur into each other; the Lanczos ×2 the strategies use
+        // anyway restores the runs (cheap at this size).
+        let short = work.width().min(work.height());
+        if short < TINY_SIDE && !three_finders(&centres_of(&hits)) {
+            let bin = evidence_binarize(&upscale_lanczos(work, 2));
+            finder_hits_in(&bin, 14, &mut |x, y, m| {
+                hits.push((x / 2.0, y / 2.0, m / 2.0))
+            });
+        }
+    }
+    let pts = centres_of(&hits);
+    Evidence {
+        hits: hits.len(),
+        centres: pts.len(),
+        qr_like: three_finders(&pts),
+    }
+}
+
+/// Merge finder hits (x, y, module) into candidate centres seen on at least two rows (a finder
+/// pattern gives one hit per row across its centre block), most-seen first.
+fn centres_of(hits: &[(f32, f32, f32)]) -> Vec<(f32, f32, f32)> {
+    let mut centres: Vec<(f32, f32, f32, u32)> = Vec::new(); // (x sum, y sum, m sum, n)
+    for &(x, y, m) in hits {
+        let near = centres.iter().position(|c| {
+            let n = c.3 as f32;
+            let (cx, cy, cm) = (c.0 / n, c.1 / n, c.2 / n);
+            (cx - x).abs() <= 2.0 * cm.max(m) && (cy - y).abs() <= 4.0 * cm.max(m)
+        });
+        match near {
+            Some(i) => {
+                let c = &mut centres[i];
+                *c = (c.0 + x, c.1 + y, c.2 + m, c.3 + 1);
+            }
+            None if centres.len() < 4 * EVIDENCE_MAX_CENTRES => centres.push((x, y, m, 1)),
+            None => {}
+        }
+    }
+    centres.retain(|c| c.3 >= 2);
+    centres.sort_by_key(|c| std::cmp::Reverse(c.3));
+    centres.truncate(EVIDENCE_MAX_CENTRES);
+    centres
+        .iter()
+        .map(|c| {
+            let n = c.3 as f32;
+            (c.0 / n, c.1 / n, c.2 / n)
+        })
+        .collect()
+}
+
+/// The evidence gate's binarisation: dark where a pixel is `EVIDENCE_BIAS` below the mean of a
+/// square window of ~1/8 of the short side. Like `local_mean_threshold` but with a 32-bit
+/// integral image and no division (the working image is at most 2400×2400, so sums fit).
+fn evidence_binarize(g: &GrayImage) -> GrayImage {
+    let (w, h) = (g.width() as usize, g.height() as usize);
+    let r = (w.min(h) / 16).max(4);
+    let src = g.as_raw();
+    let w1 = w + 1;
+    let mut integ = vec![0u32; w1 * (h + 1)];
+    for y in 0..h {
+        let mut row = 0u32;
+        for x in 0..w {
+            row = row.wrapping_add(u32::from(src[y * w + x]));
+            integ[(y + 1) * w1 + x + 1] = integ[y * w1 + x + 1].wrapping_add(row);
+        }
+    }
+    let bias = EVIDENCE_BIAS as u32;
+    let mut out = vec![255u8; w * h];
+    for y in 0..h {
+        let (y0, y1) = (y.saturating_sub(r), (y + r + 1).min(h));
+        let (top, bot) = (&integ[y0 * w1..][..w1], &integ[y1 * w1..][..w1]);
+        let rows = (y1 - y0) as u32;
+        let (srow, orow) = (&src[y * w..][..w], &mut out[y * w..][..w]);
+        let mut px = |x: usize, x0: usize, x1: usize| {
+            let s = bot[x1]
+                .wrapping_add(top[x0])
+                .wrapping_sub(top[x1])
+                .wrapping_sub(bot[x0]);
+            let area = rows * (x1 - x0) as u32;
+            if (u32::from(srow[x]) + bias) * area < s {
+                orow[x] = 0;
+            }
+        };
+        let (lo, hi) = (r.min(w), w.saturating_sub(r + 1).max(r.min(w)));
+        for x in (0..lo).chain(hi..w) {
+            px(x, x.saturating_sub(r), (x + r + 1).min(w));
+        }
+        // Interior: the full window, so the area is constant and the slices line up.
+        let area = rows * (2 * r + 1) as u32;
+        if hi > lo {
+            let n = hi - lo;
+            let (b1, t0) = (&bot[lo + r + 1..][..n], &top[lo - r..][..n]);
+            let (t1, b0) = (&top[lo + r + 1..][..n], &bot[lo - r..][..n]);
+            for i in 0..n {
+                let s = b1[i]
+                    .wrapping_add(t0[i])
+                    .wrapping_sub(t1[i])
+                    .wrapping_sub(b0[i]);
+                if (u32::from(srow[lo + i]) + bias) * area < s {
+                    orow[lo + i] = 0;
+                }
+            }
+        }
+    }
+    GrayImage::from_raw(w as u32, h as u32, out).expect("buffer size matches")
+}
+
+/// Whether some three centres (x, y, module) could be a QR's finders: similar modules, and one
+/// of them the corner of two sides of about equal length (±40 %) at about a right angle
+/// (±25°: perspective and shear), 14–180 modules long (versions 1–40).
+fn three_finders(pts: &[(f32, f32, f32)]) -> bool {
+    let similar = |a: f32, b: f32| a.max(b) <= 1.8 * a.min(b);
+    for (i, &(ax, ay, am)) in pts.iter().enumerate() {
+        for (j, &(bx, by, bm)) in pts.iter().enumerate() {
+            if j == i || !similar(am, bm) {
+                continue;
+            }
+            for &(cx, cy, cm) in &pts[j + 1..] {
+                if !similar(am, cm) || !similar(bm, cm) || (cx, cy) == (ax, ay) {
+                    continue;
+                }
+                let (ux, uy, vx, vy) = (bx - ax, by - ay, cx - ax, cy - ay);
+                let (lu, lv) = ((ux * ux + uy * uy).sqrt(), (vx * vx + vy * vy).sqrt());
+                let m = (am + bm + cm) / 3.0;
+                if lu.min(lv) < 14.0 * m * 0.6 || lu.max(lv) > 180.0 * m * 1.4 {
+                    continue;
+                }
+                if lu.max(lv) > 1.4 * lu.min(lv) {
+                    continue;
+                }
+                let cos = (ux * vx + uy * vy) / (lu * lv);
+                if cos.abs() <= 0.42 {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
+
+/// [`finder_evidence`] on the working image of `full`.
+pub(crate) fn finder_evidence_full(full: &GrayImage) -> Evidence {
+    finder_evidence(&fit(full, WORK_SIDE))
+}
+
+/// Whether five runs look like a finder pattern's 1:1:3:1:1 (loose: JPEG and 1–2 px modules).
+fn finder_ratio(r: [usize; 5]) -> bool {
+    let total: usize = r.iter().sum();
+    if total < 7 {
+        return false;
+    }
+    let m = total as f32 / 7.0;
+    let tol = m * 0.7 + 1.0;
+    let ok = |x: usize, k: f32| (x as f32 - k * m).abs() <= k * tol;
+    ok(r[0], 1.0) && ok(r[1], 1.0) && ok(r[2], 3.0) && ok(r[3], 1.0) && ok(r[4], 1.0)
+}
+
+/// Report every row 1:1:3:1:1 candidate of at least `min_total` px in a binary image
+/// (0 = dark, either polarity) that the column and the diagonal through its centre confirm at
+/// a similar size, as (x, y, module size); at most `EVIDENCE_MAX_HITS`.
+fn finder_hits_in(bin: &GrayImage, min_total: usize, hit: &mut dyn FnMut(f32, f32, f32)) {
+    let w = bin.width() as usize;
+    let px = bin.as_raw();
+    let mut hits = 0;
+    let mut runs: Vec<(usize, usize)> = Vec::with_capacity(w); // (start, length)
+    for (y, row) in px.chunks_exact(w.max(1)).enumerate() {
+        runs.clear();
+        let mut start = 0;
+        for x in 1..=w {
+            if x == w || row[x] != row[start] {
+                runs.push((start, x - start));
+                start = x;
+            }
+        }
+        for win in runs.windows(5) {
+            let r = [win[0].1, win[1].1, win[2].1, win[3].1, win[4].1];
+            let total: usize = r.iter().sum();
+            if total < min_total || !finder_ratio(r) {
+                continue;
+            }
+            let cx = win[2].0 + win[2].1 / 2;
+            let similar = |r: Option<[usize; 5]>| {
+                r.is_some_and(|r| {
+                    let t: usize = r.iter().sum();
+                    finder_ratio(r) && t * 2 >= total && t <= total * 2
+                })
+            };
+            if similar(line_runs(bin, cx, y, (0, 1), total * 2))
+                && similar(line_runs(bin, cx, y, (1, 1), total * 2))
+            {
+                hit(cx as f32, y as f32, total as f32 / 7.0);
+                hits += 1;
+                if hits >= EVIDENCE_MAX_HITS {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The five runs through (x, y) along the step (dx, dy) (a column: (0, 1); a diagonal:
+/// (1, 1)), centred on the run holding (x, y): outer, gap, centre, gap, outer; `None` when
+/// they run past the image or one run is longer than `max` pixels. The rings of a finder
+/// pattern are concentric squares, so every line through the centre crosses them 1:1:3:1:1.
+fn line_runs(
+    bin: &GrayImage,
+    x: usize,
+    y: usize,
+    step: (isize, isize),
+    max: usize,
+) -> Option<[usize; 5]> {
+    let (w, h) = (bin.width() as isize, bin.height() as isize);
+    let px = bin.as_raw();
+    let at = |t: isize| {
+        let (xx, yy) = (x as isize + t * step.0, y as isize + t * step.1);
+        (xx >= 0 && yy >= 0 && xx < w && yy < h).then(|| px[(yy * w + xx) as usize])
+    };
+    let c = at(0)?;
+    let mut side = [[0usize; 3]; 2];
+    for (dir, runs) in [-1isize, 1].into_iter().zip(side.iter_mut()) {
+        let mut t = if dir < 0 { 0 } else { 1 };
+        for (k, same) in [(0, true), (1, false), (2, true)] {
+            while let Some(p) = at(t * dir).filter(|&p| (p == c) == same) {
+                let _ = p;
+                runs[k] += 1;
+                t += 1;
+                if runs[k] > max {
+                    return None;
+                }
+            }
+            if runs[k] == 0 && !(k == 0 && dir > 0) {
+                return None;
+            }
+        }
+    }
+    let [up, down] = side;
+    Some([up[2], up[1], up[0] + down[0], down[1], down[2]])
 }
 
 fn is_dark(g: &GrayImage) -> bool {
@@ -689,10 +983,120 @@ mod tests {
         slip_qr::encode_bank_slip("006", "KTB2611231234567890ABCD")
     }
 
+    /// A page with a QR's three finder patterns (and timing-free random modules) that is not a
+    /// valid code: it passes the evidence gate, so every strategy runs and fails.
+    fn finders_only() -> GrayImage {
+        let (n, u, off) = (29u32, 6u32, 40u32);
+        let mut g = GrayImage::from_pixel(300, 400, image::Luma([235]));
+        let mut seed = 0x2545_f491u32;
+        let finder = |mx: u32, my: u32| -> Option<bool> {
+            for (fx, fy) in [(0, 0), (n - 7, 0), (0, n - 7)] {
+                if (fx..fx + 8).contains(&mx) && (fy..fy + 8).contains(&my) {
+                    let (dx, dy) = (mx.abs_diff(fx + 3), my.abs_diff(fy + 3));
+                    let d = dx.max(dy);
+                    return Some(d <= 1 || d == 3);
+                }
+            }
+            None
+        };
+        for my in 0..n {
+            for mx in 0..n {
+                seed ^= seed << 13;
+                seed ^= seed >> 17;
+                seed ^= seed << 5;
+                if finder(mx, my).unwrap_or(seed % 2 == 0) {
+                    for y in 0..u {
+                        for x in 0..u {
+                            g.put_pixel(off + mx * u + x, off + my * u + y, image::Luma([20]));
+                        }
+                    }
+                }
+            }
+        }
+        g
+    }
+
+    /// A page of random squares (QR-like texture, no finder pattern).
+    fn checker_only() -> GrayImage {
+        let mut g = GrayImage::from_pixel(300, 400, image::Luma([235]));
+        let mut seed = 0x9e37_79b9u32;
+        for cy in 0..30 {
+            for cx in 0..30 {
+                seed ^= seed << 13;
+                seed ^= seed >> 17;
+                seed ^= seed << 5;
+                if seed % 2 == 0 {
+                    for y in 0..6 {
+                        for x in 0..6 {
+                            g.put_pixel(60 + cx * 6 + x, 100 + cy * 6 + y, image::Luma([20]));
+                        }
+                    }
+                }
+            }
+        }
+        g
+    }
+
+    #[test]
+    fn evidence_gate_sees_finders_not_texture() {
+        assert!(finder_evidence(&finders_only()).qr_like);
+        let payload = slip_payload();
+        assert!(finder_evidence(&thumbnail(&payload, 1.2, 4.0)).qr_like);
+        assert!(finder_evidence(&thumbnail(&payload, 4.0, 2.0)).qr_like);
+        assert!(!finder_evidence(&checker_only()).qr_like);
+        assert!(!finder_evidence(&GrayImage::from_pixel(300, 400, image::Luma([230]))).qr_like);
+        // Degenerate sizes do not panic.
+        for (w, h) in [(0, 0), (1, 1), (7, 1), (1, 7), (3000, 1)] {
+            let _ = finder_evidence(&GrayImage::new(w, h));
+        }
+    }
+
+    #[test]
+    fn three_finders_needs_a_right_angle_and_similar_modules() {
+        let l = [(0.0, 0.0, 4.0), (100.0, 0.0, 4.0), (0.0, 100.0, 4.0)];
+        assert!(three_finders(&l));
+        // In a line: no.
+        assert!(!three_finders(&[
+            (0.0, 0.0, 4.0),
+            (100.0, 0.0, 4.0),
+            (200.0, 0.0, 4.0)
+        ]));
+        // Modules far apart in size: no.
+        assert!(!three_finders(&[
+            (0.0, 0.0, 4.0),
+            (100.0, 0.0, 12.0),
+            (0.0, 100.0, 4.0)
+        ]));
+        // Too close for a QR of that module size (under 14 modules): no.
+        assert!(!three_finders(&[
+            (0.0, 0.0, 10.0),
+            (30.0, 0.0, 10.0),
+            (0.0, 30.0, 10.0)
+        ]));
+    }
+
+    #[test]
+    fn no_qr_without_finders_stops_after_the_free_passes() {
+        // Unlimited budget: only the missing evidence stops the search.
+        for g in [
+            GrayImage::from_pixel(300, 400, image::Luma([230])),
+            checker_only(),
+            GrayImage::from_pixel(900, 1200, image::Luma([40])),
+        ] {
+            let mut b = Budget::new(&unlimited());
+            assert_eq!(run_named(&g, &mut b), (Vec::new(), "no-finder"));
+            assert!(b.used() <= FREE_PASSES + 1, "{} passes", b.used());
+        }
+        // With finder patterns, every strategy is tried.
+        let mut b = Budget::new(&unlimited());
+        assert!(run_named(&finders_only(), &mut b).0.is_empty());
+        assert!(b.used() >= 8, "{} passes", b.used());
+    }
+
     #[test]
     fn pass_budget_caps_detector_passes_exactly() {
-        // A blank page has no QR: every strategy runs until the budget stops it.
-        let g = GrayImage::from_pixel(300, 400, image::Luma([230]));
+        // Finder patterns but no valid code: every strategy runs until the budget stops it.
+        let g = finders_only();
         let mut all = Budget::new(&unlimited());
         assert!(run_named(&g, &mut all).0.is_empty());
         let total = all.used();
@@ -711,7 +1115,7 @@ mod tests {
 
     #[test]
     fn zero_time_still_gets_exactly_the_free_passes() {
-        let g = GrayImage::from_pixel(300, 400, image::Luma([230]));
+        let g = finders_only();
         let mut b = Budget::new(&Limits {
             scan_time: Duration::ZERO,
             ..unlimited()

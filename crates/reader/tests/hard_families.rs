@@ -813,6 +813,19 @@ fn screen_floor() {
 }
 
 /// No QR at all: nothing may come out, whatever the size.
+/// The evidence gate (finder patterns placed like a QR's) passes on every image with a QR, so it
+/// never costs a read, and fails on every `noqr` image, which then stops after the free passes.
+#[test]
+fn evidence_gate_passes_every_positive_and_no_noqr() {
+    for family in FAMILIES {
+        for s in generate(family) {
+            let gray = reader::decode_gray(&s.bytes, &Limits::default()).unwrap();
+            let e = reader::finder_evidence(&gray);
+            assert_eq!(e.qr_like, family != "noqr", "{}: {e:?}", s.file);
+        }
+    }
+}
+
 #[test]
 fn noqr_reads_nothing() {
     let (ok, failed) = score("noqr");
