@@ -54,6 +54,10 @@ pub struct LimitsConfig {
     pub max_image_aspect: u32,
     /// Upload slots (`server.max_uploads`) one branch may hold at once.
     pub max_uploads_per_branch: usize,
+    /// Time for the QR search of one image, in ms (the first two passes always run).
+    pub scan_ms: u64,
+    /// Most detector passes spent on one image.
+    pub scan_passes: u32,
 }
 
 impl Default for LimitsConfig {
@@ -64,6 +68,8 @@ impl Default for LimitsConfig {
             max_image_side: 16_384,
             max_image_aspect: 25,
             max_uploads_per_branch: 4,
+            scan_ms: 80,
+            scan_passes: 12,
         }
     }
 }

@@ -91,11 +91,14 @@ impl Config {
             l.max_image_aspect,
             1..=1000,
         );
+        range(&mut out, "limits.scan_ms", l.scan_ms, 1..=10_000);
+        range(&mut out, "limits.scan_passes", l.scan_passes, 2..=64);
         range(
             &mut out,
             "limits.max_uploads_per_branch",
             l.max_uploads_per_branch,
-            1..=s.max_uploads.max(1),
+            // Above `server.max_uploads` it is clamped to it (a lone tenant may use them all).
+            1..=1024,
         );
 
         if self.database.url.expose().trim().is_empty() {

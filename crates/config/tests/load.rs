@@ -462,3 +462,26 @@ fn connection_bounds_are_configured_and_checked() {
         assert_eq!(err(Sources::new().env([(name.as_str(), value)])), want);
     }
 }
+
+/// The reader's scan budget is configured, bounded, and a larger per-branch upload share than
+/// the slots themselves is accepted (clamped where the slots are built).
+#[test]
+fn reader_scan_budget_is_configured_and_checked() {
+    let c = load(&Sources::new()).unwrap();
+    assert_eq!((c.limits.scan_ms, c.limits.scan_passes), (80, 12));
+    let c = load(&Sources::new().env([
+        ("SLIPVERIFY_LIMITS__SCAN_MS", "40"),
+        ("SLIPVERIFY_LIMITS__SCAN_PASSES", "6"),
+    ]))
+    .unwrap();
+    assert_eq!((c.limits.scan_ms, c.limits.scan_passes), (40, 6));
+    assert_eq!(
+        err(Sources::new().env([("SLIPVERIFY_LIMITS__SCAN_MS", "0")])),
+        "limits.scan_ms: must be 1 to 10000"
+    );
+    assert_eq!(
+        err(Sources::new().env([("SLIPVERIFY_LIMITS__SCAN_PASSES", "1")])),
+        "limits.scan_passes: must be 2 to 64"
+    );
+    assert!(load(&Sources::new().env([("SLIPVERIFY_MAX_UPLOADS", "2")])).is_ok());
+}

@@ -98,6 +98,8 @@ impl App {
         ));
         services.image_limits.max_side = cfg.limits.max_image_side;
         services.image_limits.max_aspect = cfg.limits.max_image_aspect;
+        services.image_limits.scan_time = std::time::Duration::from_millis(cfg.limits.scan_ms);
+        services.image_limits.scan_passes = cfg.limits.scan_passes;
         if let Some(token) = &cfg.server.admin_token {
             services.admin_token = Some(Arc::new(token.expose().to_string()));
         }
