@@ -7,11 +7,13 @@
 //! same conditional statements as alone. The database still decides every race: another
 //! process (node) runs its own writer against the same rows and unique key.
 
+mod plan;
+
 use crate::sql::{on_pool, placeholders, Pool};
 use crate::{ChargeOutcome, Result, StoreError, VerificationRecord};
-use domain::clock::{from_millis, to_millis};
-use domain::cycle::{cycle_start, effective};
-use domain::quota::{grant, Quota};
+use domain::clock::to_millis;
+use domain::quota::Quota;
+use plan::{batch_now, branch_row, decide, service_row, Snapshot};
 use sqlx::Row;
 use tokio::sync::{mpsc, oneshot};
 
@@ -91,22 +93,22 @@ async fn run(pool: Pool, mut rx: mpsc::Receiver<(VerificationRecord, Reply)>) {
 }
 
 /// Applies the charges (sorted as in `run`) in one transaction with a fixed number of
-/// statements: lock and read the counters, decide with `domain::quota::grant` (the same rule
-/// as one conditional UPDATE per charge), write the counters, insert the granted slips.
-/// The outer error means nothing was committed.
+/// statements: lock and read the counters (`Snapshot`), decide with `plan::decide` (the same
+/// rule as one conditional UPDATE per charge), write the counters, insert the granted slips,
+/// and record the charged jobs and keys (`Plan::settle`). The outer error means nothing was
+/// committed.
 async fn apply(pool: &Pool, recs: &[&VerificationRecord]) -> Result<Vec<Result<ChargeOutcome>>> {
     let mut service_ids: Vec<&str> = recs.iter().map(|r| r.service_id.as_str()).collect();
     service_ids.dedup(); // sorted by the caller
-                         // "Now" for cycle boundaries: the latest verification time in the batch (all are within
-                         // the batching delay of each other).
-    let now = recs
-        .iter()
-        .map(|r| r.verified_at)
-        .max()
-        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+    let now = batch_now(recs);
     let mut branch_ids: Vec<&str> = recs.iter().map(|r| r.branch_id.as_str()).collect();
     branch_ids.sort_unstable();
     branch_ids.dedup();
+    let job_ids: Vec<&str> = recs.iter().filter_map(|r| r.job_id.as_deref()).collect();
+    let keyed: Vec<(&str, &str)> = recs
+        .iter()
+        .filter_map(|r| Some((r.branch_id.as_str(), r.idempotency_key.as_deref()?)))
+        .collect();
     // SQLite: take the write lock up front, so the reads below see what we then update.
     // PostgreSQL: row locks in id order (`FOR UPDATE` after `ORDER BY`), services first.
     let (begin, lock) = match pool {
@@ -123,190 +125,83 @@ async fn apply(pool: &Pool, recs: &[&VerificationRecord]) -> Result<Vec<Result<C
          FROM branches WHERE id IN ({}) ORDER BY id{lock}",
         placeholders(1, branch_ids.len())
     );
+    // The service rows are locked before these reads, so they cannot race another charge of
+    // the same job or key.
+    let jobs_sql = format!(
+        "SELECT id, charged_first FROM jobs WHERE id IN ({}) AND charged_first IS NOT NULL",
+        placeholders(1, job_ids.len())
+    );
+    let keys_sql = format!(
+        "SELECT branch_id, idem_key, charged_first FROM idempotency_keys \
+         WHERE ({}) AND charged_first IS NOT NULL",
+        (0..keyed.len())
+            .map(|i| format!("(branch_id = ${} AND idem_key = ${})", 2 * i + 1, 2 * i + 2))
+            .collect::<Vec<_>>()
+            .join(" OR ")
+    );
+    // Only the statements run on a driver's own connection type are inside `on_pool!`.
     on_pool!(pool: pool, p => {
         let mut tx = p.begin_with(begin).await?;
 
+        // Read.
+        let mut snap = Snapshot::default();
         let mut q = sqlx::query(&svc_sql);
         for id in &service_ids {
             q = q.bind(*id);
         }
-        // Counters as they stand in the current cycle: usage stored for an earlier cycle is 0.
-        let mut services: Vec<(String, Quota, i64)> = Vec::new();
         for r in q.fetch_all(&mut *tx).await? {
             let stored = Quota { limit: r.try_get(1)?, used: r.try_get(2)?, total_used: r.try_get(3)? };
-            let cycle = cycle_start(from_millis(r.try_get(4)?), now);
-            let q = effective(stored, from_millis(r.try_get(5)?), cycle);
-            services.push((r.try_get(0)?, q, to_millis(cycle)));
+            snap.services.push(service_row(r.try_get(0)?, stored, r.try_get(4)?, r.try_get(5)?, now));
         }
         let mut q = sqlx::query(&br_sql);
         for id in &branch_ids {
             q = q.bind(*id);
         }
-        let mut branches: Vec<(String, String, Quota)> = Vec::new();
         for r in q.fetch_all(&mut *tx).await? {
-            let service_id: String = r.try_get(1)?;
             let stored = Quota { limit: r.try_get(2)?, used: r.try_get(3)?, total_used: r.try_get(4)? };
-            // A branch's cycle is its service's; a branch whose service is not in this batch
-            // cannot be charged anyway.
-            let cycle = services
-                .iter()
-                .find(|(id, _, _)| *id == service_id)
-                .map(|(_, _, c)| from_millis(*c))
-                .unwrap_or(now);
-            let q = effective(stored, from_millis(r.try_get(5)?), cycle);
-            branches.push((r.try_get(0)?, service_id, q));
+            let row = branch_row(r.try_get(0)?, r.try_get(1)?, stored, r.try_get(5)?, &snap.services, now);
+            snap.branches.push(row);
         }
-
-        // Jobs charged before (their worker crashed after the charge) are not charged again:
-        // they get the outcome recorded then. The service rows are locked, so this read
-        // cannot race another charge of the same job.
-        let job_ids: Vec<&str> = recs.iter().filter_map(|r| r.job_id.as_deref()).collect();
-        let mut charged_before: Vec<(String, bool)> = Vec::new();
         if !job_ids.is_empty() {
-            let sql = format!(
-                "SELECT id, charged_first FROM jobs WHERE id IN ({}) AND charged_first IS NOT NULL",
-                placeholders(1, job_ids.len())
-            );
-            let mut q = sqlx::query(&sql);
+            let mut q = sqlx::query(&jobs_sql);
             for id in &job_ids {
                 q = q.bind(*id);
             }
             for r in q.fetch_all(&mut *tx).await? {
-                charged_before.push((r.try_get(0)?, r.try_get(1)?));
+                snap.jobs_before.push((r.try_get(0)?, r.try_get(1)?));
             }
         }
-        // The same for requests under an `Idempotency-Key` (a node died after charging one).
-        let keyed: Vec<(&str, &str)> = recs
-            .iter()
-            .filter_map(|r| Some((r.branch_id.as_str(), r.idempotency_key.as_deref()?)))
-            .collect();
-        let mut keyed_before: Vec<(String, String, bool)> = Vec::new();
         if !keyed.is_empty() {
-            let cond = (0..keyed.len())
-                .map(|i| format!("(branch_id = ${} AND idem_key = ${})", 2 * i + 1, 2 * i + 2))
-                .collect::<Vec<_>>()
-                .join(" OR ");
-            let sql = format!(
-                "SELECT branch_id, idem_key, charged_first FROM idempotency_keys \
-                 WHERE ({cond}) AND charged_first IS NOT NULL"
-            );
-            let mut q = sqlx::query(&sql);
+            let mut q = sqlx::query(&keys_sql);
             for (b, k) in &keyed {
                 q = q.bind(*b).bind(*k);
             }
             for r in q.fetch_all(&mut *tx).await? {
-                keyed_before.push((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?));
-            }
-        }
-        let before_outcome = |rec: &VerificationRecord| {
-            let job = rec.job_id.as_deref().and_then(|j| {
-                charged_before.iter().find(|(id, _)| id == j).map(|(_, f)| *f)
-            });
-            job.or_else(|| {
-                let k = rec.idempotency_key.as_deref()?;
-                keyed_before
-                    .iter()
-                    .find(|(b, kk, _)| *b == rec.branch_id && kk == k)
-                    .map(|(_, _, f)| *f)
-            })
-        };
-
-        // Charges whose service or branch is missing, or whose branch belongs to another
-        // service, are refused like an exhausted quota (as the conditional UPDATEs would).
-        // The same job twice in one batch (its lease ran out while its first charge was
-        // queued, and another worker queued it again): only the first is charged; the others
-        // get its outcome.
-        let first_of_job: Vec<Option<usize>> = recs
-            .iter()
-            .enumerate()
-            .map(|(i, r)| {
-                recs[..i].iter().position(|o| charged_once_together(o, r))
-            })
-            .collect();
-        let mut charges = Vec::with_capacity(recs.len());
-        let mut valid = Vec::with_capacity(recs.len());
-        for (i, rec) in recs.iter().enumerate() {
-            if before_outcome(rec).is_some() || first_of_job[i].is_some() {
-                valid.push(false);
-                continue;
-            }
-            let s = services.iter().position(|(id, _, _)| *id == rec.service_id);
-            let b = branches
-                .iter()
-                .position(|(id, sid, _)| *id == rec.branch_id && *sid == rec.service_id);
-            match (s, b) {
-                (Some(s), Some(b)) => {
-                    charges.push((s, b));
-                    valid.push(true);
-                }
-                _ => valid.push(false),
-            }
-        }
-        let before_s: Vec<i64> = services.iter().map(|(_, q, _)| q.used).collect();
-        let before_b: Vec<i64> = branches.iter().map(|(_, _, q)| q.used).collect();
-        let mut sq: Vec<Quota> = services.iter().map(|(_, q, _)| *q).collect();
-        let mut bq: Vec<Quota> = branches.iter().map(|(_, _, q)| *q).collect();
-        let granted_valid = grant(&charges, &mut sq, &mut bq);
-
-        // The rows are locked: writing the new absolute `used` (and the cycle it counts) is safe.
-        for (i, (id, _, cycle)) in services.iter().enumerate() {
-            let n = sq[i].used - before_s[i];
-            if n > 0 {
-                sqlx::query(
-                    "UPDATE services SET used_quota = $2, \
-                     total_used_quota = total_used_quota + $3, cycle_start = $4 WHERE id = $1",
-                )
-                .bind(id)
-                .bind(sq[i].used)
-                .bind(n)
-                .bind(cycle)
-                .execute(&mut *tx)
-                .await?;
-            }
-        }
-        for (i, (id, service_id, _)) in branches.iter().enumerate() {
-            let n = bq[i].used - before_b[i];
-            let cycle = services.iter().find(|(sid, _, _)| sid == service_id).map(|(_, _, c)| *c);
-            if let (true, Some(cycle)) = (n > 0, cycle) {
-                sqlx::query(
-                    "UPDATE branches SET used_quota = $2, \
-                     total_used_quota = total_used_quota + $3, cycle_start = $4 WHERE id = $1",
-                )
-                .bind(id)
-                .bind(bq[i].used)
-                .bind(n)
-                .bind(cycle)
-                .execute(&mut *tx)
-                .await?;
+                snap.keys_before.push((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?));
             }
         }
 
-        let mut granted_iter = granted_valid.into_iter();
-        let granted: Vec<bool> = valid
-            .iter()
-            .map(|v| *v && granted_iter.next().unwrap_or(false))
-            .collect();
-        let to_insert: Vec<&VerificationRecord> = recs
-            .iter()
-            .zip(&granted)
-            .filter(|(_, g)| **g)
-            .map(|(r, _)| *r)
-            .collect();
-        // The inserted rows come back: a slip inserted here is its service's first
-        // verification; the first charge for it in this batch is the one that gets it.
+        // Decide.
+        let plan = decide(recs, &snap);
+
+        // Write. The rows are locked: writing the new absolute `used` (and the cycle it
+        // counts) is safe.
+        for (sql, updates) in [(UPDATE_SERVICE, &plan.service_updates), (UPDATE_BRANCH, &plan.branch_updates)] {
+            for u in updates {
+                sqlx::query(sql)
+                    .bind(&u.id)
+                    .bind(u.used)
+                    .bind(u.added)
+                    .bind(u.cycle)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+        }
+        let to_insert = plan.to_insert(recs);
         let mut inserted: Vec<(String, String, String)> = Vec::new();
         if !to_insert.is_empty() {
-            let values = (0..to_insert.len())
-                .map(|i| format!("({})", placeholders(i * 9 + 1, 9)))
-                .collect::<Vec<_>>()
-                .join(", ");
-            let sql = format!(
-                "INSERT INTO verifications (service_id, sending_bank, trans_ref, branch_id, \
-                 amount_satang, transferred_at, verified_at, transfer_json, source) VALUES {values} \
-                 ON CONFLICT (service_id, sending_bank, trans_ref) DO NOTHING \
-                 RETURNING service_id, sending_bank, trans_ref"
-            );
-            let mut q = sqlx::query(&sql);
+            let sql = insert_sql(to_insert.len());
+            let mut q = sqlx::query_as(&sql);
             for rec in &to_insert {
                 q = q
                     .bind(&rec.service_id)
@@ -319,92 +214,62 @@ async fn apply(pool: &Pool, recs: &[&VerificationRecord]) -> Result<Vec<Result<C
                     .bind(rec.transfer.as_ref().map(|t| t.to_json()))
                     .bind(&rec.source);
             }
-            for r in q.fetch_all(&mut *tx).await? {
-                inserted.push((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?));
-            }
+            inserted = q.fetch_all(&mut *tx).await?;
         }
-        let mut outcomes: Vec<Result<ChargeOutcome>> = recs
-            .iter()
-            .zip(&granted)
-            .map(|(rec, g)| {
-                if let Some(first) = before_outcome(rec) {
-                    return Ok(ChargeOutcome { first_verification: first });
-                }
-                if !*g {
-                    return Err(StoreError::QuotaExceeded);
-                }
-                let key = (&rec.service_id, &rec.sending_bank, &rec.trans_ref);
-                let first = match inserted.iter().position(|(s, b, t)| (s, b, t) == key) {
-                    Some(i) => {
-                        inserted.swap_remove(i);
-                        true
-                    }
-                    None => false,
-                };
-                Ok(ChargeOutcome { first_verification: first })
-            })
-            .collect();
-        for (i, first) in first_of_job.iter().enumerate() {
-            if let (Some(f), None) = (first, before_outcome(recs[i])) {
-                outcomes[i] = match &outcomes[*f] {
-                    Ok(o) => Ok(*o),
-                    Err(_) => Err(StoreError::QuotaExceeded),
-                };
-            }
+        let settled = plan.settle(recs, inserted);
+        for (branch, key, first) in &settled.keys {
+            sqlx::query(UPDATE_KEY)
+                .bind(*branch)
+                .bind(*key)
+                .bind(*first)
+                .execute(&mut *tx)
+                .await?;
         }
         // One statement for the batch's jobs: a round trip per job here would be paid while
         // every other charge waits for this transaction.
-        let charged_jobs: Vec<(&str, bool)> = recs
-            .iter()
-            .zip(&granted)
-            .zip(&outcomes)
-            .filter_map(|((rec, g), outcome)| match (&rec.job_id, *g, outcome) {
-                (Some(job), true, Ok(o)) => Some((job.as_str(), o.first_verification)),
-                _ => None,
-            })
-            .collect();
-        for ((rec, g), outcome) in recs.iter().zip(&granted).zip(&outcomes) {
-            if let (Some(key), true, Ok(o)) = (&rec.idempotency_key, *g, outcome) {
-                sqlx::query(
-                    "UPDATE idempotency_keys SET charged_first = $3 \
-                     WHERE branch_id = $1 AND idem_key = $2",
-                )
-                .bind(&rec.branch_id)
-                .bind(key)
-                .bind(o.first_verification)
-                .execute(&mut *tx)
-                .await?;
-            }
-        }
-        if !charged_jobs.is_empty() {
-            let cases = (0..charged_jobs.len())
-                .map(|i| format!("WHEN ${} THEN CAST(${} AS BOOLEAN)", 2 * i + 1, 2 * i + 2))
-                .collect::<Vec<_>>()
-                .join(" ");
-            let ids = (0..charged_jobs.len())
-                .map(|i| format!("${}", 2 * i + 1))
-                .collect::<Vec<_>>()
-                .join(", ");
-            let sql = format!(
-                "UPDATE jobs SET charged_first = CASE id {cases} END WHERE id IN ({ids})"
-            );
+        if !settled.jobs.is_empty() {
+            let sql = jobs_update_sql(settled.jobs.len());
             let mut q = sqlx::query(&sql);
-            for (job, first) in &charged_jobs {
+            for (job, first) in &settled.jobs {
                 q = q.bind(*job).bind(*first);
             }
             q.execute(&mut *tx).await?;
         }
         tx.commit().await?;
-        Ok(outcomes)
+        Ok(settled.outcomes)
     })
 }
 
-/// Two charges that may happen only once between them: the same job, or the same branch's
-/// `Idempotency-Key`.
-fn charged_once_together(a: &VerificationRecord, b: &VerificationRecord) -> bool {
-    let same_job = a.job_id.is_some() && a.job_id == b.job_id;
-    let same_key = a.idempotency_key.is_some()
-        && a.idempotency_key == b.idempotency_key
-        && a.branch_id == b.branch_id;
-    same_job || same_key
+const UPDATE_SERVICE: &str = "UPDATE services SET used_quota = $2, \
+     total_used_quota = total_used_quota + $3, cycle_start = $4 WHERE id = $1";
+const UPDATE_BRANCH: &str = "UPDATE branches SET used_quota = $2, \
+     total_used_quota = total_used_quota + $3, cycle_start = $4 WHERE id = $1";
+const UPDATE_KEY: &str =
+    "UPDATE idempotency_keys SET charged_first = $3 WHERE branch_id = $1 AND idem_key = $2";
+
+/// Inserts `n` slips; the rows inserted (not already there) come back.
+fn insert_sql(n: usize) -> String {
+    let values = (0..n)
+        .map(|i| format!("({})", placeholders(i * 9 + 1, 9)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "INSERT INTO verifications (service_id, sending_bank, trans_ref, branch_id, \
+         amount_satang, transferred_at, verified_at, transfer_json, source) VALUES {values} \
+         ON CONFLICT (service_id, sending_bank, trans_ref) DO NOTHING \
+         RETURNING service_id, sending_bank, trans_ref"
+    )
+}
+
+/// Marks `n` jobs charged, each with its own first-verification flag.
+fn jobs_update_sql(n: usize) -> String {
+    let cases = (0..n)
+        .map(|i| format!("WHEN ${} THEN CAST(${} AS BOOLEAN)", 2 * i + 1, 2 * i + 2))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let ids = (0..n)
+        .map(|i| format!("${}", 2 * i + 1))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!("UPDATE jobs SET charged_first = CASE id {cases} END WHERE id IN ({ids})")
 }
