@@ -508,7 +508,14 @@ mod tests {
         let s = service_row("s".into(), quota(Some(10), 10), 0, 0, now);
         assert_eq!(s.quota.used, 0);
         assert!(s.cycle > 0);
-        let b = branch_row("b".into(), "s".into(), quota(None, 7), 0, &[s.clone()], now);
+        let b = branch_row(
+            "b".into(),
+            "s".into(),
+            quota(None, 7),
+            0,
+            std::slice::from_ref(&s),
+            now,
+        );
         assert_eq!(b.quota.used, 0);
         // Stored in the current cycle: kept.
         let kept = service_row("s".into(), quota(Some(10), 4), 0, s.cycle, now);
