@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 
 /// The exact message `services::input` gives when an image holds no QR code at all. v1 answers
 /// it with its own code, `qrcode_not_found`; every other `SLIP_NOT_FOUND` is `slip_not_found`.
-/// Compared whole, never by prefix; `crates/testkit/tests/v1.rs` fails if the text changes.
+/// Compared whole, never by prefix; `crates/testkit/tests/it/v1.rs` fails if the text changes.
 pub(crate) const NO_QR_IN_IMAGE: &str = "no QR code was found in the image";
 
 /// An answer in the v1 error envelope (boxed: it travels in every `Result` of the handlers).

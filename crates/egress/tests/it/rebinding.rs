@@ -18,7 +18,7 @@
 //! system resolver with scripted answers; the answers are vetted by the same
 //! guard, and only vetted addresses reach the connector.
 
-mod common;
+use crate::common;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,6 +1,6 @@
 //! URL-level refusals: no server needed, nothing is dialled.
 
-mod common;
+use crate::common;
 
 use common::*;
 use egress::EgressError;

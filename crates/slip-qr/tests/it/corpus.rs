@@ -2,7 +2,7 @@
 
 use slip_qr::{classify, encode_bank_slip, parse_bank_slip, ParsedQr, QrError};
 
-const MANIFEST: &str = include_str!("../../../../shared/corpus/slips/manifest.json");
+const MANIFEST: &str = include_str!("../../../../../shared/corpus/slips/manifest.json");
 
 fn payloads() -> Vec<String> {
     let entries: Vec<serde_json::Value> = serde_json::from_str(MANIFEST).unwrap();

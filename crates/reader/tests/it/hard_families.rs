@@ -6,7 +6,7 @@
 //! - never a wrong payload: any decoded text that parses as a bank slip is the expected one;
 //! - a decode rate at or above a measured floor.
 //!
-//! `HARD_FAMILIES_OUT=<dir> cargo test -p reader --test hard_families write_images` writes the
+//! `HARD_FAMILIES_OUT=<dir> cargo test -p reader --test it hard_families::write_images` writes the
 //! same images plus a `manifest.json` (`[{file, payload, family}]`) so that
 //! `../shared/tools/qr_anchor.py <dir>` (zxing-cpp) and `reader-bench <dir>` measure them too;
 //! `scripts/bench-hard-families` does all three.

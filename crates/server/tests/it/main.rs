@@ -1,0 +1,4 @@
+//! The crate's integration tests as one binary (one link instead of one per file).
+
+mod cli;
+mod connectors_cli;

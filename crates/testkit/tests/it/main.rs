@@ -1,0 +1,25 @@
+//! The crate's integration tests as one binary (one link instead of one per file).
+
+mod accounts;
+mod admin_api;
+mod billing;
+mod billing_admin;
+mod client_compat;
+mod connections;
+mod connectors;
+mod golden;
+mod hardening;
+mod idempotency;
+mod images;
+mod jobs;
+mod kbank;
+mod limits;
+mod openapi;
+mod partner_api;
+mod receivers;
+mod scb;
+mod states;
+mod test_branches;
+mod v1;
+mod verify_v2;
+mod wallet;
