@@ -280,7 +280,7 @@ async fn rotate_key(
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn audit(State(svc): State<Services>, Path(id): Path<String>, headers: HeaderMap) -> Reply {
     admin(&svc, &headers)?;
-    let entries = svc.store.list_audit(&id).await.map_err(Error::from)?;
+    let entries = svc.list_audit(&id).await.map_err(Error::from)?;
     Ok(ok(views::audit(&entries)))
 }
 
@@ -368,7 +368,7 @@ async fn list_connectors(State(svc): State<Services>, headers: HeaderMap) -> Rep
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn list_plans(State(svc): State<Services>, headers: HeaderMap) -> Reply {
     admin(&svc, &headers)?;
-    let plans = svc.store.list_plans().await.map_err(Error::from)?;
+    let plans = svc.list_plans().await.map_err(Error::from)?;
     Ok(ok(Value::Array(plans.iter().map(views::plan).collect())))
 }
 
@@ -579,7 +579,6 @@ async fn set_auto_renew(
     }
     f.finish()?;
     let current = svc
-        .store
         .get_service(&id)
         .await
         .map_err(Error::from)?

@@ -94,7 +94,7 @@ fn whole(map: &Map<String, Value>, name: &str, nullable: bool) -> Result<Option<
 
 /// Counters as they stand in the current cycle.
 fn flat_branch(svc: &Services, s: &Service, b: &Branch) -> Value {
-    let q = b.quota_in(s.current_cycle(svc.clock.now()));
+    let q = b.quota_in(s.current_cycle(svc.now()));
     json!({
         "id": b.id,
         "name": b.name,
@@ -120,7 +120,7 @@ async fn read_quota(
     body: Body,
 ) -> Result<Json<Value>, ApiError> {
     let (c, _) = partner(&svc, &method, &uri, &headers, body, Permission::QuotaRead).await?;
-    let sq = c.service.quota_at(svc.clock.now());
+    let sq = c.service.quota_at(svc.now());
     Ok(ok(json!({
         "branch": flat_branch(&svc, &c.service, &c.branch),
         "service": {

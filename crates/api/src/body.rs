@@ -165,7 +165,7 @@ pub(crate) async fn upload_slot(
         return None;
     }
     // Fair per branch: one tenant's slow uploads hold at most its share of the slots.
-    svc.uploads.acquire(&c.branch.id).await
+    svc.uploads().acquire(&c.branch.id).await
 }
 
 /// The capacity to reserve for an uploaded image: the body's declared length, at most 4 MB.
@@ -208,7 +208,7 @@ pub(crate) async fn slot_for_url(
 ) -> Option<services::budget::UploadSlot> {
     match slot {
         Some(s) => Some(s),
-        None if is_url => svc.uploads.acquire(&c.branch.id).await,
+        None if is_url => svc.uploads().acquire(&c.branch.id).await,
         None => None,
     }
 }

@@ -111,7 +111,7 @@ async fn info(
 ) -> Result<Json<Value>, ApiError> {
     let c = caller(&svc, &headers, peer).await?;
     // Usage in the current billing cycle, also when no request has arrived since it began.
-    let (s, b) = c.quotas_at(svc.clock.now());
+    let (s, b) = c.quotas_at(svc.now());
     let (s, b) = (&s, &b);
     // Test branches' verifications are never charged: counted apart.
     let (sandbox_service, sandbox_branch) = svc.sandbox_used(&c).await?;

@@ -19,7 +19,6 @@ pub struct Demo {
 pub async fn prepare(app: &App) -> Result<Demo, String> {
     let svc = &app.services;
     let service = match svc
-        .store
         .find_service_by_name(DEMO_SERVICE)
         .await
         .map_err(|e| e.to_string())?
@@ -31,7 +30,6 @@ pub async fn prepare(app: &App) -> Result<Demo, String> {
             .map_err(|e| e.to_string())?,
     };
     let branches = svc
-        .store
         .list_branches(&service.id)
         .await
         .map_err(|e| e.to_string())?;

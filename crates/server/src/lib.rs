@@ -26,7 +26,7 @@ pub struct App {
     /// The built-in TrueMoney Wallet ledger.
     pub wallet: Arc<gateway::SandboxWallet>,
     pub store: Arc<SqlStore>,
-    /// How this node's async-job worker runs (schedules are in `services.schedules`).
+    /// How this node's async-job worker runs (schedules are in `services.schedules()`).
     pub worker: services::jobs::WorkerConfig,
     /// How the accept loop bounds connections (cap, timeouts, body deadline).
     pub connections: edge::Policy,
@@ -74,39 +74,41 @@ impl App {
             clock.clone(),
         )?);
         let mut services = Services::new(dyn_store, sandbox.clone(), clock);
-        services.wallet = Some(wallet.clone());
-        services.router = Some(router);
+        services.set_wallet(wallet.clone());
+        services.set_router(Some(router));
         // Test branches always verify on the built-in ledgers, whatever answers production.
-        services.sandbox_bank = sandbox.clone();
-        services.sandbox_wallet = Some(wallet.clone());
+        services.set_sandbox_ledgers(sandbox.clone(), wallet.clone());
         // Image URLs are fetched only through the SSRF guard; its test-only allowances are
         // logged loudly when set.
-        services.egress = Some(
+        services.set_egress(
             egress::Egress::new(cfg.egress_config()?)
                 .map_err(|e| format!("cannot set up egress: {e}"))?,
         );
         let schedules = cfg.schedules();
         warn_off_spec(&schedules);
-        services.schedules = Arc::new(schedules);
-        services.uploads = Arc::new(services::budget::UploadSlots::new(
+        services.set_schedules(schedules);
+        services.set_uploads(services::budget::UploadSlots::new(
             cfg.server.max_uploads,
             cfg.limits.max_uploads_per_branch,
         ));
-        services.decode_budget = Arc::new(services::budget::DecodeBudget::new(
+        services.set_decode_budget(services::budget::DecodeBudget::new(
             cfg.limits.decode_memory_mb,
             Duration::from_secs(cfg.limits.decode_wait_secs),
         ));
-        services.image_limits.max_side = cfg.limits.max_image_side;
-        services.image_limits.max_aspect = cfg.limits.max_image_aspect;
-        services.image_limits.scan_time = std::time::Duration::from_millis(cfg.limits.scan_ms);
-        services.image_limits.scan_passes = cfg.limits.scan_passes;
+        services.set_image_limits(reader::Limits {
+            max_side: cfg.limits.max_image_side,
+            max_aspect: cfg.limits.max_image_aspect,
+            scan_time: Duration::from_millis(cfg.limits.scan_ms),
+            scan_passes: cfg.limits.scan_passes,
+            ..services.image_limits()
+        });
         if let Some(token) = &cfg.server.admin_token {
-            services.admin_token = Some(Arc::new(token.expose().to_string()));
+            services.set_admin_token(token.expose());
         }
         if !cfg.server.trusted_proxies.is_empty() {
             let list = domain::ip::AllowList::parse(&cfg.server.trusted_proxies)
                 .map_err(|e| format!("server.trusted_proxies: {e}"))?;
-            services.trusted_proxies = Arc::new(list);
+            services.set_trusted_proxies(list);
         }
         // Renewals are approved by the credit ledger unless an external billing endpoint is
         // configured.
@@ -122,7 +124,7 @@ impl App {
                 Duration::from_millis(cfg.billing.timeout_ms),
                 &cfg.outbound_settings()?,
             )?;
-            services.billing = Arc::new(http);
+            services.set_billing(Arc::new(http));
         }
         let worker = services::jobs::WorkerConfig {
             concurrency: cfg.jobs.concurrency,

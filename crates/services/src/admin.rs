@@ -342,6 +342,34 @@ impl Services {
     }
 }
 
+// Plain reads for operators. Store errors stay as they are: the API maps them to its 500, the
+// CLI prints their text.
+impl Services {
+    pub async fn get_service(&self, id: &str) -> Result<Option<Service>, StoreError> {
+        self.store.get_service(id).await
+    }
+
+    pub async fn find_service_by_name(&self, name: &str) -> Result<Option<Service>, StoreError> {
+        self.store.find_service_by_name(name).await
+    }
+
+    pub async fn list_branches(&self, service_id: &str) -> Result<Vec<Branch>, StoreError> {
+        self.store.list_branches(service_id).await
+    }
+
+    pub async fn list_plans(&self) -> Result<Vec<Plan>, StoreError> {
+        self.store.list_plans().await
+    }
+
+    /// The partner quota changes of a branch (empty for an unknown branch).
+    pub async fn list_audit(
+        &self,
+        branch_id: &str,
+    ) -> Result<Vec<domain::model::AuditEntry>, StoreError> {
+        self.store.list_audit(branch_id).await
+    }
+}
+
 /// Why `allowIps: []` is refused: opening a branch to every address is always the literal `*`.
 pub const EMPTY_ALLOW_LIST: &str =
     "must not be empty: list addresses or CIDRs, or [\"*\"] to allow every address";

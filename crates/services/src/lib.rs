@@ -25,53 +25,53 @@ use store::Store;
 /// Image-carrying requests read and decoded at once (`server.max_uploads`).
 pub const DEFAULT_UPLOAD_SLOTS: usize = 8;
 
-/// Everything a request needs, shared by all handlers and background work.
+/// Everything a request needs, shared by all handlers and background work. The fields are
+/// private: `api` and the CLI reach the store, gateways and clock only through methods.
 #[derive(Clone)]
 pub struct Services {
-    pub store: Arc<dyn Store>,
+    store: Arc<dyn Store>,
     /// The built-in sandbox ledger; answers production only when `router` is `None` (tests
     /// that build `Services` by hand).
-    pub bank: Arc<dyn BankGateway>,
+    bank: Arc<dyn BankGateway>,
     /// The connector router (`[connectors]` and `[routing]` of the configuration): answers
     /// production branches.
-    pub router: Option<Arc<connectors::Router>>,
+    router: Option<Arc<connectors::Router>>,
     /// The built-in sandbox bank ledger: always answers test branches.
-    pub sandbox_bank: Arc<dyn BankGateway>,
-    pub clock: Arc<dyn Clock>,
-    pub rate: Arc<rate::RateLimiter>,
+    sandbox_bank: Arc<dyn BankGateway>,
+    clock: Arc<dyn Clock>,
+    rate: Arc<rate::RateLimiter>,
     /// Peers whose `X-Forwarded-For` is believed (empty: nobody's).
-    pub trusted_proxies: Arc<domain::ip::AllowList>,
+    trusted_proxies: Arc<domain::ip::AllowList>,
     /// The admin API's bearer token; `None` turns the admin API off.
-    pub admin_token: Option<Arc<String>>,
+    admin_token: Option<Arc<String>>,
     /// Outbound HTTP for image URLs and webhooks; `None` refuses URL inputs and async jobs.
-    pub egress: Option<egress::Egress>,
+    egress: Option<egress::Egress>,
     /// Retry schedules, timeouts and leases of async jobs.
-    pub schedules: Arc<domain::job::Schedules>,
+    schedules: Arc<domain::job::Schedules>,
     /// Slots for requests carrying an image: at most this many image bodies are held and
     /// decoded at once (each is up to 4 MB), so memory stays bounded under a burst.
-    pub uploads: Arc<budget::UploadSlots>,
+    uploads: Arc<budget::UploadSlots>,
     /// Memory all image decodes may hold at once (`limits.decode_memory_mb`).
-    pub decode_budget: Arc<budget::DecodeBudget>,
+    decode_budget: Arc<budget::DecodeBudget>,
     /// Size, pixel and shape limits of every image read.
-    pub image_limits: reader::Limits,
+    image_limits: reader::Limits,
     /// TrueMoney Wallet look-ups for production branches; `None` refuses TrueMoney slips.
     /// Ask `wallet_for(caller)`.
-    pub wallet: Option<Arc<dyn gateway::WalletGateway>>,
+    wallet: Option<Arc<dyn gateway::WalletGateway>>,
     /// The built-in sandbox wallet ledger for test branches; `None` refuses their wallet slips.
-    pub sandbox_wallet: Option<Arc<dyn gateway::WalletGateway>>,
+    sandbox_wallet: Option<Arc<dyn gateway::WalletGateway>>,
     /// Wakes this node's job worker when a job is submitted.
-    pub jobs_wake: Arc<tokio::sync::Notify>,
+    jobs_wake: Arc<tokio::sync::Notify>,
     /// Who approves renewals: the credit ledger (default) or an external endpoint.
-    pub billing: Arc<dyn billing::Billing>,
+    billing: Arc<dyn billing::Billing>,
     /// One renewal attempt per service at a time on this node (the database decides
     /// between nodes).
-    pub renewals: Arc<renewal::RenewalLocks>,
-    /// Test hook: awaited right after a verification's charge is committed, before its answer
-    /// exists (a test stops the node there: the crash the idempotency key must survive).
-    pub after_charge: Option<AfterCharge>,
+    renewals: Arc<renewal::RenewalLocks>,
+    /// Test hook (`set_after_charge`).
+    after_charge: Option<AfterCharge>,
 }
 
-/// See `Services::after_charge`.
+/// See `Services::set_after_charge`.
 pub type AfterCharge =
     Arc<dyn Fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> + Send + Sync>;
 
@@ -127,5 +127,100 @@ impl Services {
             renewals: Arc::default(),
             after_charge: None,
         }
+    }
+
+    /// Now, on the clock every policy of this node reads.
+    pub fn now(&self) -> time::OffsetDateTime {
+        self.clock.now()
+    }
+
+    /// Production bank look-ups go through `router`; `None` leaves them to `bank`.
+    pub fn set_router(&mut self, router: Option<Arc<connectors::Router>>) {
+        self.router = router;
+    }
+
+    /// The gateway production asks when no router is set.
+    pub fn set_bank(&mut self, bank: Arc<dyn BankGateway>) {
+        self.bank = bank;
+    }
+
+    /// TrueMoney Wallet look-ups for production branches.
+    pub fn set_wallet(&mut self, wallet: Arc<dyn gateway::WalletGateway>) {
+        self.wallet = Some(wallet);
+    }
+
+    /// The built-in ledgers test branches always verify on, whatever answers production.
+    pub fn set_sandbox_ledgers(
+        &mut self,
+        bank: Arc<dyn BankGateway>,
+        wallet: Arc<dyn gateway::WalletGateway>,
+    ) {
+        self.sandbox_bank = bank;
+        self.sandbox_wallet = Some(wallet);
+    }
+
+    /// Outbound HTTP for image URLs and webhooks (without it both are refused).
+    pub fn set_egress(&mut self, egress: egress::Egress) {
+        self.egress = Some(egress);
+    }
+
+    pub fn schedules(&self) -> &domain::job::Schedules {
+        &self.schedules
+    }
+
+    pub fn set_schedules(&mut self, schedules: domain::job::Schedules) {
+        self.schedules = Arc::new(schedules);
+    }
+
+    pub fn uploads(&self) -> &budget::UploadSlots {
+        &self.uploads
+    }
+
+    pub fn set_uploads(&mut self, uploads: budget::UploadSlots) {
+        self.uploads = Arc::new(uploads);
+    }
+
+    pub fn decode_budget(&self) -> &budget::DecodeBudget {
+        &self.decode_budget
+    }
+
+    pub fn set_decode_budget(&mut self, budget: budget::DecodeBudget) {
+        self.decode_budget = Arc::new(budget);
+    }
+
+    pub fn image_limits(&self) -> reader::Limits {
+        self.image_limits
+    }
+
+    pub fn set_image_limits(&mut self, limits: reader::Limits) {
+        self.image_limits = limits;
+    }
+
+    /// Turns the admin API on, behind this bearer token.
+    pub fn set_admin_token(&mut self, token: impl Into<String>) {
+        self.admin_token = Some(Arc::new(token.into()));
+    }
+
+    pub fn admin_api_enabled(&self) -> bool {
+        self.admin_token.is_some()
+    }
+
+    pub fn trusted_proxies(&self) -> &domain::ip::AllowList {
+        &self.trusted_proxies
+    }
+
+    pub fn set_trusted_proxies(&mut self, proxies: domain::ip::AllowList) {
+        self.trusted_proxies = Arc::new(proxies);
+    }
+
+    /// Who approves renewals (the credit ledger unless set).
+    pub fn set_billing(&mut self, billing: Arc<dyn billing::Billing>) {
+        self.billing = billing;
+    }
+
+    /// Test hook: awaited right after a verification's charge is committed, before its answer
+    /// exists (a test stops the node there: the crash the idempotency key must survive).
+    pub fn set_after_charge(&mut self, hook: AfterCharge) {
+        self.after_charge = Some(hook);
     }
 }

@@ -30,7 +30,7 @@ pub async fn spawn_with_loopback_images(b: Backend) -> TestApp {
             allow_cidrs: vec!["127.0.0.1/32".parse().unwrap()],
             ..Default::default()
         };
-        s.egress = Some(egress::Egress::new(cfg).unwrap());
+        s.set_egress(egress::Egress::new(cfg).unwrap());
     })
     .await
 }

@@ -451,7 +451,7 @@ async fn me(
     headers: HeaderMap,
 ) -> Result<Json<Value>, V1Error> {
     let c = caller(&svc, &headers, peer).await?;
-    let (s, _) = c.quotas_at(svc.clock.now());
+    let (s, _) = c.quotas_at(svc.now());
     Ok(ok(json!({
         "application": c.service.name,
         "usedQuota": s.used,

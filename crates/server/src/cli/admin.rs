@@ -434,7 +434,7 @@ pub(crate) async fn run(svc: &Services, cmd: Admin) -> Result<ExitCode, String> 
             print(api::views::plan(&p));
         }
         Admin::Plan(PlanCmd::List) => {
-            let plans = svc.store.list_plans().await.map_err(|e| e.to_string())?;
+            let plans = svc.list_plans().await.map_err(|e| e.to_string())?;
             print(json!(plans
                 .iter()
                 .map(api::views::plan)
@@ -442,11 +442,7 @@ pub(crate) async fn run(svc: &Services, cmd: Admin) -> Result<ExitCode, String> 
         }
         Admin::Audit { branch, service } => {
             let entries = match (branch, service) {
-                (Some(branch), _) => svc
-                    .store
-                    .list_audit(&branch)
-                    .await
-                    .map_err(|e| e.to_string()),
+                (Some(branch), _) => svc.list_audit(&branch).await.map_err(|e| e.to_string()),
                 (None, Some(service)) => svc.service_audit(&service).await.map_err(err),
                 (None, None) => unreachable!("clap requires --branch or --service"),
             }?;

@@ -24,11 +24,11 @@ pub(crate) fn override_sources(
 
 pub(crate) async fn run(app: &App, cfg: &config::Config, demo: bool) -> Result<ExitCode, String> {
     let listen = cfg.server.listen.clone();
-    if app.services.admin_token.is_some() {
+    if app.services.admin_api_enabled() {
         tracing::warn!("admin API enabled at /admin");
     }
     if !cfg.server.trusted_proxies.is_empty() {
-        tracing::info!(proxies = ?app.services.trusted_proxies.to_strings(), "trusting X-Forwarded-For from these peers");
+        tracing::info!(proxies = ?app.services.trusted_proxies().to_strings(), "trusting X-Forwarded-For from these peers");
     }
     let listener = tokio::net::TcpListener::bind(&listen)
         .await

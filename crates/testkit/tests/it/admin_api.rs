@@ -1,7 +1,6 @@
 //! The admin API over HTTP: off without a token, then the operator's operations end to end.
 
 use serde_json::{json, Value};
-use std::sync::Arc;
 use testkit::{both, Backend, TestApp};
 
 const TOKEN: &str = "admin-token-0123456789abcdef0123456789";
@@ -20,7 +19,7 @@ both!(admin_api_is_off_without_a_token, |b: Backend| async move {
 });
 
 both!(operator_flow, |b: Backend| async move {
-    let t = TestApp::spawn_with(b, |s| s.admin_token = Some(Arc::new(TOKEN.into()))).await;
+    let t = TestApp::spawn_with(b, |s| s.set_admin_token(TOKEN)).await;
     let (s, v) = t
         .call(
             "POST",

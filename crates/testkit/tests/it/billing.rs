@@ -342,11 +342,11 @@ async fn external_billing_app(b: Backend, url: &str, rx: &Receiver) -> TestApp {
     let http = billing::HttpBilling::new(url, BILLING_SECRET, Duration::from_secs(2)).unwrap();
     let eg = rx.egress();
     TestApp::spawn_with(b, move |s| {
-        s.billing = Arc::new(http);
-        s.egress = Some(eg);
-        let mut sched = (*s.schedules).clone();
+        s.set_billing(Arc::new(http));
+        s.set_egress(eg);
+        let mut sched = s.schedules().clone();
         sched.billing = vec![30, 60];
-        s.schedules = Arc::new(sched);
+        s.set_schedules(sched);
     })
     .await
 }

@@ -2,7 +2,6 @@
 //! backends.
 
 use serde_json::{json, Value};
-use std::sync::Arc;
 use testkit::{both, Backend, TestApp};
 
 const TOKEN: &str = "billing-admin-token-0123456789abcdef0123";
@@ -16,7 +15,7 @@ fn message(v: &Value) -> &str {
 }
 
 async fn spawn(b: Backend) -> TestApp {
-    TestApp::spawn_with(b, |s| s.admin_token = Some(Arc::new(TOKEN.into()))).await
+    TestApp::spawn_with(b, |s| s.set_admin_token(TOKEN)).await
 }
 
 async fn new_service(t: &TestApp) -> String {

@@ -276,7 +276,7 @@ both!(
         let t = TestApp::spawn_with_config_and(
             b,
             &config(&[("sim", &s.base_url(), "sim-key")], &["sim"]),
-            move |a| a.services.egress = Some(eg),
+            move |a| a.services.set_egress(eg),
         )
         .await;
         let ten = t.tenant(100).await;

@@ -337,7 +337,7 @@ both!(
     |b: Backend| async move {
         let rx = Receiver::spawn().await;
         let eg = rx.egress();
-        let t = TestApp::spawn_with(b, move |s| s.egress = Some(eg)).await;
+        let t = TestApp::spawn_with(b, move |s| s.set_egress(eg)).await;
         let ten = t.tenant(100).await;
         let tr = t.transfer("004", "014", 15050).await;
         let (s, v) = t

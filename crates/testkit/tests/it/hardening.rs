@@ -3,7 +3,6 @@
 
 use serde_json::{json, Value};
 use services::admin::BranchUpdate;
-use std::sync::Arc;
 use testkit::{both, Backend, TestApp};
 
 const TOKEN: &str = "admin-token-0123456789abcdef0123456789";
@@ -28,7 +27,7 @@ fn refused_naming(s: u16, v: &Value, field: &str) {
 both!(
     nul_in_any_string_input_is_a_validation_error,
     |b: Backend| async move {
-        let t = TestApp::spawn_with(b, |s| s.admin_token = Some(Arc::new(TOKEN.into()))).await;
+        let t = TestApp::spawn_with(b, |s| s.set_admin_token(TOKEN)).await;
         let ten = t.tenant(100).await;
         let key = ten.api_key.as_str();
 
@@ -155,7 +154,7 @@ both!(forwarded_for_lines_are_one_list, |b: Backend| async move {
         .unwrap();
     let proxy = t
         .another_node_with(|s| {
-            s.trusted_proxies = Arc::new(domain::ip::AllowList::parse(&["127.0.0.1"]).unwrap())
+            s.set_trusted_proxies(domain::ip::AllowList::parse(&["127.0.0.1"]).unwrap())
         })
         .await;
     let send = |lines: [&'static str; 2]| {
@@ -186,7 +185,7 @@ both!(forwarded_for_lines_are_one_list, |b: Backend| async move {
 
 // `allowIps: []` used to store `*`; opening to all is only ever the literal `*`.
 both!(empty_allow_list_is_refused, |b: Backend| async move {
-    let t = TestApp::spawn_with(b, |s| s.admin_token = Some(Arc::new(TOKEN.into()))).await;
+    let t = TestApp::spawn_with(b, |s| s.set_admin_token(TOKEN)).await;
     let ten = t.tenant(100).await;
     let path = format!("/admin/branches/{}", ten.branch_id);
     let (s, v) = t

@@ -200,7 +200,7 @@ both!(
         let charged = Arc::new(tokio::sync::Notify::new());
         let signal = charged.clone();
         let dying = TestApp::spawn_with(b, move |s| {
-            s.after_charge = Some(Arc::new(move || {
+            s.set_after_charge(Arc::new(move || {
                 let signal = signal.clone();
                 Box::pin(async move {
                     signal.notify_one();
@@ -266,7 +266,7 @@ both!(
         let rx = Receiver::spawn().await;
         let eg = rx.egress();
         let t = TestApp::spawn_with_app(b, move |a| {
-            a.services.egress = Some(eg);
+            a.services.set_egress(eg);
             a.worker.concurrency = 0;
         })
         .await;

@@ -15,7 +15,7 @@ fn code(v: &Value) -> &str {
 
 async fn app(b: Backend, rx: &Receiver) -> TestApp {
     let eg = rx.egress();
-    TestApp::spawn_with(b, move |s| s.egress = Some(eg)).await
+    TestApp::spawn_with(b, move |s| s.set_egress(eg)).await
 }
 
 /// A node that serves HTTP only (its worker is off), reaching the receiver: the test decides
@@ -23,7 +23,7 @@ async fn app(b: Backend, rx: &Receiver) -> TestApp {
 async fn http_only_node(b: Backend, rx: &Receiver) -> TestApp {
     let eg = rx.egress();
     TestApp::spawn_with_app(b, move |a| {
-        a.services.egress = Some(eg);
+        a.services.set_egress(eg);
         a.worker.concurrency = 0;
     })
     .await
@@ -328,8 +328,8 @@ async fn redirects_are_not_followed_and_slow_receivers_time_out() {
     let rx = Receiver::spawn().await;
     let eg = rx.egress();
     let t = TestApp::spawn_with(Backend::Sqlite, move |s| {
-        s.egress = Some(eg);
-        s.schedules = std::sync::Arc::new(domain::job::Schedules {
+        s.set_egress(eg);
+        s.set_schedules(domain::job::Schedules {
             webhook_timeout: Duration::from_millis(300),
             ..Default::default()
         });
@@ -525,7 +525,7 @@ both!(two_nodes_share_a_batch, |b: Backend| async move {
     let rx = Receiver::spawn().await;
     let t = app(b, &rx).await;
     let eg = rx.egress();
-    let n2 = t.another_node_with(move |s| s.egress = Some(eg)).await;
+    let n2 = t.another_node_with(move |s| s.set_egress(eg)).await;
     let ten = t.tenant(1000).await;
     let mut slips = Vec::new();
     for i in 0..60 {
@@ -602,7 +602,7 @@ both!(
         assert_eq!(poll(&t, &ten.api_key, &id).await["status"], "processing");
 
         let eg = rx.egress();
-        let n2 = t.another_node_with(move |s| s.egress = Some(eg)).await;
+        let n2 = t.another_node_with(move |s| s.set_egress(eg)).await;
         n2.clock.set(now);
         tokio::time::sleep(Duration::from_millis(200)).await;
         assert!(rx.received().is_empty(), "the lease still holds");
@@ -635,7 +635,7 @@ both!(
         let rx = Receiver::spawn().await;
         let t = http_only_node(b, &rx).await;
         let eg = rx.egress();
-        let worker = t.another_node_with(move |s| s.egress = Some(eg)).await;
+        let worker = t.another_node_with(move |s| s.set_egress(eg)).await;
         let ten = t.tenant(100).await;
         rx.delay(Duration::from_millis(1500));
         let tr = t.transfer("004", "014", 100).await;

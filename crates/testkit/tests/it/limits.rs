@@ -124,7 +124,13 @@ both!(
         let png = server::slip_image::png_bytes(&tr.payload, "004").unwrap();
         let body = json!({ "base64": b64(&png) });
         // Every byte of the budget taken (as by a decode larger than all of it).
-        let held = t.app.services.decode_budget.admit(u64::MAX).await.unwrap();
+        let held = t
+            .app
+            .services
+            .decode_budget()
+            .admit(u64::MAX)
+            .await
+            .unwrap();
         let r = t
             .http
             .post(format!("{}/v2/verify/bank", t.base))
@@ -144,7 +150,7 @@ both!(
         let (s, v) = t.post("/v2/verify/bank", &ten.api_key, body).await;
         assert_eq!(s, 200, "{v}");
         // Room given back after the decode.
-        assert_eq!(t.app.services.decode_budget.available_kib(), 256 * 1024);
+        assert_eq!(t.app.services.decode_budget().available_kib(), 256 * 1024);
     }
 );
 
@@ -177,13 +183,13 @@ both!(
         }
         // Two hold slots (its share); the other two wait on the tenant's own queue.
         for _ in 0..200 {
-            if t.app.services.uploads.available() == 2 {
+            if t.app.services.uploads().available() == 2 {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
-        assert_eq!(t.app.services.uploads.available(), 2);
+        assert_eq!(t.app.services.uploads().available(), 2);
         // Another tenant's upload is read and answered while they stall (they would hold their
         // slots for the 30 s body deadline).
         let tr = t.transfer("004", "014", 15050).await;
@@ -192,7 +198,7 @@ both!(
         let (s, v) = upload(&t, &other.api_key, png).await;
         assert_eq!(s, 200, "{v}");
         assert!(started.elapsed() < Duration::from_secs(20));
-        assert_eq!(t.app.services.uploads.available(), 2);
+        assert_eq!(t.app.services.uploads().available(), 2);
         drop(held);
     }
 );

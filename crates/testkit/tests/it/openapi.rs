@@ -727,10 +727,7 @@ async fn documented_examples_match_the_server() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn admin_answers_fit_the_document() {
     const TOKEN: &str = "openapi-test-admin-token-0123456789abcdef";
-    let t = TestApp::spawn_with(Backend::Sqlite, |s| {
-        s.admin_token = Some(std::sync::Arc::new(TOKEN.into()))
-    })
-    .await;
+    let t = TestApp::spawn_with(Backend::Sqlite, |s| s.set_admin_token(TOKEN)).await;
     let doc = fetch_doc(&t).await;
     let k = Some(TOKEN);
     let mut failures = Vec::new();

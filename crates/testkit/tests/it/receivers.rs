@@ -207,7 +207,7 @@ async fn exercise(program: &str, script: &str) {
         ..egress::EgressConfig::default()
     })
     .unwrap();
-    let t = TestApp::spawn_with(Backend::Sqlite, move |s| s.egress = Some(eg)).await;
+    let t = TestApp::spawn_with(Backend::Sqlite, move |s| s.set_egress(eg)).await;
     let ten = t.tenant(100).await;
     t.app
         .services

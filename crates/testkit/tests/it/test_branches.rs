@@ -232,7 +232,7 @@ both!(wallet_slips_on_a_test_branch, |b: Backend| async move {
 both!(async_jobs_of_a_test_branch, |b: Backend| async move {
     let rx = Receiver::spawn().await;
     let eg = rx.egress();
-    let t = TestApp::spawn_with(b, move |s| s.egress = Some(eg)).await;
+    let t = TestApp::spawn_with(b, move |s| s.set_egress(eg)).await;
     let ten = t.tenant(100).await;
     let (_, test) = test_branch(&t, &ten.service_id, None).await;
     let tr = t.transfer("004", "014", 15050).await;
@@ -271,10 +271,7 @@ both!(async_jobs_of_a_test_branch, |b: Backend| async move {
 
 both!(admin_api_sets_the_flag, |b: Backend| async move {
     const TOKEN: &str = "test-branches-admin-token-0123456789abcdef";
-    let t = TestApp::spawn_with(b, |s| {
-        s.admin_token = Some(std::sync::Arc::new(TOKEN.into()))
-    })
-    .await;
+    let t = TestApp::spawn_with(b, |s| s.set_admin_token(TOKEN)).await;
     let ten = t.tenant(100).await;
     let (s, v) = t
         .call(

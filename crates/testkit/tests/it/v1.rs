@@ -603,8 +603,8 @@ impl gateway::BankGateway for DownBank {
 both!(server_errors, |b: Backend| async move {
     // Without a router, production asks `bank` directly.
     let t = TestApp::spawn_with(b, |s| {
-        s.bank = Arc::new(DownBank);
-        s.router = None;
+        s.set_bank(Arc::new(DownBank));
+        s.set_router(None);
     })
     .await;
     let ten = t.tenant(100).await;

@@ -589,8 +589,7 @@ both!(
         let (s, v) = verify().await;
         assert_eq!((s, code(&v)), (403, "SERVICE_EXPIRED"));
         assert_eq!(
-            svc.store
-                .get_service(&ten.service_id)
+            svc.get_service(&ten.service_id)
                 .await
                 .unwrap()
                 .unwrap()
@@ -752,8 +751,7 @@ both!(
         );
         let trusting = t
             .another_node_with(|s| {
-                s.trusted_proxies =
-                    std::sync::Arc::new(domain::ip::AllowList::parse(&["127.0.0.1"]).unwrap())
+                s.set_trusted_proxies(domain::ip::AllowList::parse(&["127.0.0.1"]).unwrap())
             })
             .await;
         let r = trusting
