@@ -100,6 +100,8 @@ impl Services {
         }
     }
 
+    /// A node on `store` and `clock` whose one gateway `bank` answers everyone; the rest at
+    /// its default (no router, wallet, egress or admin API) until the `set_*` calls below.
     pub fn new(store: Arc<dyn Store>, bank: Arc<dyn BankGateway>, clock: Arc<dyn Clock>) -> Self {
         let rate = Arc::new(rate::RateLimiter::for_backend(store.backend()));
         Self {
