@@ -7,6 +7,8 @@ mod b2b;
 mod body;
 mod error;
 mod form_guard;
+#[cfg(test)]
+mod golden_errors;
 mod idempotency;
 mod jobs;
 mod openapi;

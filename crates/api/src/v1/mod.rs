@@ -4,7 +4,7 @@
 //! (`error.rs`), a duplicate slip answered as the error `duplicate_slip` with the earlier
 //! verification in `data`.
 
-mod error;
+pub(crate) mod error;
 mod qr;
 mod wallet;
 
