@@ -270,7 +270,7 @@ fn samples() -> Vec<Error> {
         Error::SlipExpired,
         Error::SlipNotFound("the bank has no transfer with this reference".into()),
         // v1 `qrcode_not_found`.
-        Error::SlipNotFound(crate::v1::NO_QR_IN_IMAGE.into()),
+        Error::NoQrInImage,
         Error::SlipPending,
         Error::NotFound,
         Error::JobNotFound,

@@ -39,9 +39,12 @@ pub enum Error {
     ServiceDeleted,
     #[error("the owner of this service has been banned")]
     UserBanned,
-    /// The message says why (no QR, not a slip, a payment QR, unknown to the bank...).
+    /// The message says why (not a slip, a payment QR, unknown to the bank...).
     #[error("{0}")]
     SlipNotFound(String),
+    /// An image held no QR code at all: v2 `SLIP_NOT_FOUND`, but v1 has its own code for it.
+    #[error("no QR code was found in the image")]
+    NoQrInImage,
     #[error("the bank has not confirmed this transfer yet (Bangkok Bank slips are pending for 5 minutes); retry later")]
     SlipPending,
     #[error("no such endpoint")]
@@ -128,7 +131,7 @@ impl Error {
             Error::ServiceBanned => "SERVICE_BANNED",
             Error::ServiceDeleted => "SERVICE_DELETED",
             Error::UserBanned => "USER_BANNED",
-            Error::SlipNotFound(_) => "SLIP_NOT_FOUND",
+            Error::SlipNotFound(_) | Error::NoQrInImage => "SLIP_NOT_FOUND",
             Error::SlipPending => "SLIP_PENDING",
             Error::NotFound => "NOT_FOUND",
             Error::JobNotFound => "JOB_NOT_FOUND",
@@ -184,6 +187,7 @@ impl Error {
             | Error::UserBanned
             | Error::AccountNotVerified => 403,
             Error::SlipNotFound(_)
+            | Error::NoQrInImage
             | Error::SlipPending
             | Error::NotFound
             | Error::JobNotFound

@@ -96,7 +96,7 @@ impl Services {
         let map_err = move |e: ReadError| match e {
             ReadError::TooLarge | ReadError::TooManyPixels => Error::ImageSizeTooLarge,
             ReadError::NotAnImage => not_image.clone(),
-            ReadError::NoQr => Error::SlipNotFound("no QR code was found in the image".into()),
+            ReadError::NoQr => Error::NoQrInImage,
         };
         let limits = self.image_limits;
         // Header only (no pixel buffer): cheap enough for the async thread.
@@ -129,8 +129,6 @@ fn pick(texts: Vec<String>, kind: SlipKind) -> Result<String, Error> {
         Some(Err(e)) => Err(Error::SlipNotFound(format!(
             "the QR code in the image is not a bank slip: {e}"
         ))),
-        _ => Err(Error::SlipNotFound(
-            "no QR code was found in the image".into(),
-        )),
+        _ => Err(Error::NoQrInImage),
     }
 }

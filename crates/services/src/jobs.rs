@@ -216,6 +216,7 @@ impl Services {
                 Err(e) => outage(Error::internal(e)),
             },
             Err(Error::SlipNotFound(why)) => Attempt::NotFound(why),
+            Err(e @ Error::NoQrInImage) => Attempt::NotFound(e.public_message()),
             Err(Error::SlipPending) => Attempt::Pending,
             Err(e @ Error::SlipExpired) => Attempt::Gone(e.public_message()),
             Err(e @ Error::ApiServerError) => Attempt::Outage {

@@ -8,11 +8,6 @@ use axum::response::{IntoResponse, Response};
 use domain::Error;
 use serde_json::{json, Map, Value};
 
-/// The exact message `services::input` gives when an image holds no QR code at all. v1 answers
-/// it with its own code, `qrcode_not_found`; every other `SLIP_NOT_FOUND` is `slip_not_found`.
-/// Compared whole, never by prefix; `crates/testkit/tests/it/v1.rs` fails if the text changes.
-pub(crate) const NO_QR_IN_IMAGE: &str = "no QR code was found in the image";
-
 /// An answer in the v1 error envelope (boxed: it travels in every `Result` of the handlers).
 #[derive(Debug)]
 pub(crate) struct V1Error(Box<Inner>);
@@ -123,7 +118,8 @@ pub(crate) fn v1_error(e: &Error) -> (u16, &'static str, Option<Value>) {
         Error::SlipExpired => (404, "slip_expired", None),
         Error::QuotaExceeded => (403, "quota_exceeded", None),
         Error::PermissionDenied(_) | Error::BranchAccessDenied => (403, "forbidden", None),
-        Error::SlipNotFound(m) if m == NO_QR_IN_IMAGE => (404, "qrcode_not_found", None),
+        // An image without any QR has its own v1 code; every other "no slip" is `slip_not_found`.
+        Error::NoQrInImage => (404, "qrcode_not_found", None),
         Error::SlipNotFound(_) => (404, "slip_not_found", None),
         Error::SlipPending => (404, "slip_pending", None),
         Error::NotFound | Error::JobNotFound => (404, "not_found", None),
@@ -226,11 +222,12 @@ mod tests {
     #[test]
     fn no_qr_is_its_own_code() {
         assert_eq!(
-            v1_error(&Error::SlipNotFound(NO_QR_IN_IMAGE.into())).1,
-            "qrcode_not_found"
+            v1_error(&Error::NoQrInImage),
+            (404, "qrcode_not_found", None)
         );
+        // The same text as a plain "not found" reason is not the v1 code.
         assert_eq!(
-            v1_error(&Error::SlipNotFound(format!("{NO_QR_IN_IMAGE}!"))).1,
+            v1_error(&Error::SlipNotFound(Error::NoQrInImage.to_string())).1,
             "slip_not_found"
         );
     }

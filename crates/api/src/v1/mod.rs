@@ -8,7 +8,7 @@ mod error;
 mod qr;
 mod wallet;
 
-pub(crate) use error::{v1_error, NO_QR_IN_IMAGE};
+pub(crate) use error::v1_error;
 pub(crate) use qr::__path_generate as __path_qr_generate;
 pub(crate) use wallet::__path_verify_truewallet as __path_v1_verify_truewallet;
 
