@@ -250,7 +250,7 @@ impl Modify for IdempotencyKeys {
 /// `v1_error`, of the v1 ones).
 fn samples() -> Vec<Error> {
     vec![
-        Error::Validation("payload: is required".into()),
+        Error::invalid("payload", "is required"),
         Error::UrlProtocolNotAllowed,
         Error::UrlInvalidIpRange,
         Error::ImageUrlUnreachable("the image URL could not be fetched".into()),

@@ -64,9 +64,7 @@ impl Services {
                             EgressError::ProtocolNotAllowed => Error::UrlProtocolNotAllowed,
                             EgressError::InvalidIpRange => Error::UrlInvalidIpRange,
                             EgressError::TooLarge => Error::ImageSizeTooLarge,
-                            EgressError::InvalidUrl => {
-                                Error::Validation("url: is not a valid URL".into())
-                            }
+                            EgressError::InvalidUrl => Error::invalid("url", "is not a valid URL"),
                             EgressError::Unreachable(_)
                             | EgressError::Timeout
                             | EgressError::Status(_)

@@ -62,8 +62,9 @@ impl Services {
         let target = callback_url
             .or_else(|| caller.branch.webhook_url.clone())
             .ok_or_else(|| {
-                Error::Validation(
-                    "callbackUrl: is required when the branch has no default webhook URL".into(),
+                Error::invalid(
+                    "callbackUrl",
+                    "is required when the branch has no default webhook URL",
                 )
             })?;
         let egress = self
@@ -89,11 +90,10 @@ impl Services {
             let payload = match self.submitted_payload(slip.input).await {
                 Ok(p) => p,
                 Err(e) if batch => {
-                    return Err(Error::Validation(format!(
-                        "slips[{i}]: {}: {}",
-                        e.code(),
-                        e.public_message()
-                    )))
+                    return Err(Error::invalid(
+                        format!("slips[{i}]"),
+                        format!("{}: {}", e.code(), e.public_message()),
+                    ))
                 }
                 Err(e) => return Err(e),
             };

@@ -5,7 +5,7 @@
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use domain::Error;
+use domain::{Error, FieldError};
 use serde_json::{json, Map, Value};
 
 /// An answer in the v1 error envelope (boxed: it travels in every `Result` of the handlers).
@@ -36,41 +36,25 @@ impl V1Error {
     }
 
     /// `invalid_request` with `data.errors: [{field, message}]`.
-    pub(crate) fn invalid_request(errors: &[(String, String)]) -> Self {
+    pub(crate) fn invalid_request(errors: &[FieldError]) -> Self {
         Self::code(400, "invalid_request", Some(errors_data(errors)))
     }
 }
 
 /// `{errors: [{field, message}]}`.
-pub(crate) fn errors_data(errors: &[(String, String)]) -> Value {
+pub(crate) fn errors_data(errors: &[FieldError]) -> Value {
     let list: Vec<Value> = errors
         .iter()
-        .map(|(f, m)| json!({ "field": f, "message": m }))
+        .map(|e| json!({ "field": e.field, "message": e.reason }))
         .collect();
     json!({ "errors": list })
-}
-
-/// `field: reason; field: reason` (the `VALIDATION_ERROR` text, spec 7.1) as a list. The
-/// reasons are written by this code base and never contain `"; "`.
-fn validation_errors(message: &str) -> Vec<(String, String)> {
-    message
-        .split("; ")
-        .map(|part| match part.split_once(": ") {
-            Some((field, reason)) => (field.to_string(), reason.to_string()),
-            None => ("body".to_string(), part.to_string()),
-        })
-        .collect()
 }
 
 /// The one mapping of domain errors to v1: HTTP status, v1 code and `data`. Exhaustive on
 /// purpose: a new domain error must be given its v1 spelling here.
 pub(crate) fn v1_error(e: &Error) -> (u16, &'static str, Option<Value>) {
     match e {
-        Error::Validation(m) => (
-            400,
-            "invalid_request",
-            Some(errors_data(&validation_errors(m))),
-        ),
+        Error::Validation(fields) => (400, "invalid_request", Some(errors_data(fields))),
         // The URL cannot be used: bad scheme, internal address, unreachable, or what it
         // serves is not an image.
         Error::UrlProtocolNotAllowed
@@ -84,23 +68,23 @@ pub(crate) fn v1_error(e: &Error) -> (u16, &'static str, Option<Value>) {
         Error::InvalidBankCode => (
             400,
             "invalid_request",
-            Some(errors_data(&[("bankCode".into(), e.to_string())])),
+            Some(errors_data(&[FieldError::new("bankCode", e.to_string())])),
         ),
         Error::InvalidExtraVerify(m) => (
             400,
             "invalid_request",
-            Some(errors_data(&[("extraVerify".into(), m.clone())])),
+            Some(errors_data(&[FieldError::new("extraVerify", m.clone())])),
         ),
         Error::BankAccountDuplicate => (
             400,
             "invalid_request",
-            Some(errors_data(&[("bankNumber".into(), e.to_string())])),
+            Some(errors_data(&[FieldError::new("bankNumber", e.to_string())])),
         ),
         Error::BankAccountNotFound => (404, "not_found", None),
         Error::QuotaBelowUsage(m) => (
             400,
             "invalid_request",
-            Some(errors_data(&[("amount".into(), m.clone())])),
+            Some(errors_data(&[FieldError::new("amount", m.clone())])),
         ),
         Error::MissingApiKey
         | Error::InvalidApiKey
@@ -209,13 +193,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn validation_text_becomes_a_list() {
+    fn validation_fields_become_a_list() {
+        let e = Error::Validation(vec![
+            FieldError::new("payload", "is required"),
+            FieldError::new("url", "must be a string"),
+        ]);
         assert_eq!(
-            validation_errors("payload: is required; url: must be a string"),
-            vec![
-                ("payload".to_string(), "is required".to_string()),
-                ("url".to_string(), "must be a string".to_string())
-            ]
+            v1_error(&e),
+            (
+                400,
+                "invalid_request",
+                Some(json!({ "errors": [
+                    { "field": "payload", "message": "is required" },
+                    { "field": "url", "message": "must be a string" },
+                ] }))
+            )
         );
     }
 

@@ -67,7 +67,7 @@ struct Request {
 }
 
 fn one_error(field: &str, message: &str) -> V1Error {
-    V1Error::invalid_request(&[(field.to_string(), message.to_string())])
+    V1Error::invalid_request(&[domain::FieldError::new(field, message)])
 }
 
 /// `payload`: 1–128 characters after trimming.
