@@ -71,7 +71,7 @@ impl Services {
                             | EgressError::TooManyRedirects => Error::ImageUrlUnreachable(
                                 "the image URL could not be fetched".into(),
                             ),
-                            other => Error::internal(other),
+                            e @ EgressError::Setup(_) => Error::internal(e),
                         })?;
                 self.read_image(fetched.body, Error::InvalidImageType, kind)
                     .await

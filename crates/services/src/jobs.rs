@@ -269,7 +269,12 @@ impl Services {
                             "the URL is not a valid https URL"
                         }
                         EgressError::Timeout => "timed out",
-                        _ => "connection failed",
+                        // Named one by one: a new kind of failure must be placed here.
+                        EgressError::Unreachable(_)
+                        | EgressError::Status(_)
+                        | EgressError::TooLarge
+                        | EgressError::TooManyRedirects
+                        | EgressError::Setup(_) => "connection failed",
                     }
                     .into(),
                 ),
