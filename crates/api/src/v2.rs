@@ -417,10 +417,10 @@ async fn verify_bank(
     Ok(crate::idempotency::once(svc, c, key, |c| async move {
         let slot =
             crate::body::slot_for_url(svc, &c, slot, matches!(sub.input, SlipInput::Url(_))).await;
-        let payload = svc.slip_payload(sub.input).await?;
+        let slip = svc.bank_slip(sub.input).await?;
         drop(slot);
         let verify = VerifyRequest {
-            payload,
+            slip,
             check_duplicate: sub.check_duplicate,
             match_amount: sub.match_amount,
             remark: sub.remark,

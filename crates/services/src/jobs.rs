@@ -87,8 +87,9 @@ impl Services {
         let batch_id = batch.then(|| id_for("batch", 0));
         let mut jobs = Vec::with_capacity(slips.len());
         for (i, slip) in slips.into_iter().enumerate() {
-            let payload = match self.submitted_payload(slip.input).await {
-                Ok(p) => p,
+            // Async is for bank slips only; the job keeps the slip's QR text.
+            let payload = match self.bank_slip(slip.input).await {
+                Ok(s) => s.payload,
                 Err(e) if batch => {
                     return Err(Error::invalid(
                         format!("slips[{i}]"),
@@ -120,14 +121,6 @@ impl Services {
             batch_id,
             job_ids: jobs.into_iter().map(|j| j.id).collect(),
         })
-    }
-
-    /// The slip's QR text, which must be a bank slip (async is for bank slips only).
-    async fn submitted_payload(&self, input: SlipInput) -> Result<String, Error> {
-        let payload = self.slip_payload(input).await?;
-        let slip = slip_qr::parse_bank_slip(&payload)
-            .map_err(|e| Error::SlipNotFound(format!("not a valid bank slip QR: {e}")))?;
-        Ok(slip.payload)
     }
 
     /// A job of the caller's branch, while it is retained; otherwise `JOB_NOT_FOUND`.
@@ -202,15 +195,22 @@ impl Services {
             branch,
             idempotency: None,
         };
-        let req = VerifyRequest {
-            payload: job.payload.clone(),
-            check_duplicate: job.check_duplicate,
-            match_account: job.match_account,
-            match_amount: job.match_amount,
-            remark: job.remark.clone(),
-            job_id: Some(job.id.clone()),
+        // The stored QR text was a bank slip at submission; it enters again here.
+        let verified = match crate::input::parse_bank_slip(&job.payload) {
+            Ok(slip) => {
+                let req = VerifyRequest {
+                    slip,
+                    check_duplicate: job.check_duplicate,
+                    match_account: job.match_account,
+                    match_amount: job.match_amount,
+                    remark: job.remark.clone(),
+                    job_id: Some(job.id.clone()),
+                };
+                self.verify_bank(&caller, &req).await
+            }
+            Err(e) => Err(e),
         };
-        let attempt = match self.verify_bank(&caller, &req).await {
+        let attempt = match verified {
             Ok(data) => match serde_json::to_value(data) {
                 Ok(v) => Attempt::Verified(v),
                 Err(e) => outage(Error::internal(e)),
