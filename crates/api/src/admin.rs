@@ -401,7 +401,7 @@ async fn set_plan(
 // ---- packages, subscriptions and credit ----------------------------------------------------
 
 fn no_service() -> ApiError {
-    Error::Validation("service: no such service".into()).into()
+    Error::invalid("service", "no such service").into()
 }
 
 /// A required field: `is required` noted when absent (or null).

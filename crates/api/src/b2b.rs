@@ -45,7 +45,7 @@ async fn partner(
     let bytes = axum::body::to_bytes(body, MAX_PARTNER_BODY)
         .await
         .map_err(|e| {
-            let size = Error::Validation(format!("body: must be at most {MAX_PARTNER_BODY} bytes"));
+            let size = Error::invalid("body", format!("must be at most {MAX_PARTNER_BODY} bytes"));
             crate::slow::read_failed(&e, size)
         })?;
     // Inside `/v2` the router already sees the path without the prefix: what is signed.
@@ -153,7 +153,7 @@ async fn set_quota(
     let (c, bytes) = partner(&svc, &method, &uri, &headers, body, Permission::QuotaWrite).await?;
     let limit = whole(&parse_object(&bytes)?, "limitQuota", true)?;
     if matches!(limit, Some(l) if l < 0) {
-        return Err(Error::Validation("limitQuota: must not be negative".into()).into());
+        return Err(Error::invalid("limitQuota", "must not be negative").into());
     }
     apply(&svc, &c, QuotaOp::Set(limit)).await
 }
@@ -175,7 +175,7 @@ async fn adjust_quota(
     let (c, bytes) = partner(&svc, &method, &uri, &headers, body, Permission::QuotaWrite).await?;
     let amount = whole(&parse_object(&bytes)?, "amount", false)?.unwrap_or(0);
     if amount == 0 {
-        return Err(Error::Validation("amount: must not be 0".into()).into());
+        return Err(Error::invalid("amount", "must not be 0").into());
     }
     apply(&svc, &c, QuotaOp::Adjust(amount)).await
 }

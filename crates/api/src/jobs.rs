@@ -113,39 +113,37 @@ async fn submit_batch(
             Some(s.trim().to_string())
         }
         Some(_) => {
-            return Err(Error::Validation(
-                "callbackUrl: must be a string of 1 to 2048 characters".into(),
+            return Err(
+                Error::invalid("callbackUrl", "must be a string of 1 to 2048 characters").into(),
             )
-            .into())
         }
     };
     let items = match map.get("slips") {
         Some(Value::Array(a)) if !a.is_empty() && a.len() <= MAX_BATCH => a,
         Some(Value::Array(_)) => {
-            return Err(
-                Error::Validation(format!("slips: must hold 1 to {MAX_BATCH} slips")).into(),
-            )
+            return Err(Error::invalid("slips", format!("must hold 1 to {MAX_BATCH} slips")).into())
         }
-        _ => return Err(Error::Validation("slips: is required (a list of slips)".into()).into()),
+        _ => return Err(Error::invalid("slips", "is required (a list of slips)").into()),
     };
     let mut slips = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let Value::Object(obj) = item else {
-            return Err(Error::Validation(format!("slips[{i}]: must be an object")).into());
+            return Err(Error::invalid(format!("slips[{i}]"), "must be an object").into());
         };
         if obj.contains_key("callbackUrl") {
-            return Err(Error::Validation(format!(
-                "slips[{i}].callbackUrl: set callbackUrl once, for the whole batch"
-            ))
+            return Err(Error::invalid(
+                format!("slips[{i}].callbackUrl"),
+                "set callbackUrl once, for the whole batch",
+            )
             .into());
         }
         let sub = json_request(obj).map_err(|e| match e {
-            Error::Validation(m) => Error::Validation(format!("slips[{i}]: {m}")),
-            other => Error::Validation(format!(
-                "slips[{i}]: {}: {}",
-                other.code(),
-                other.public_message()
-            )),
+            // The slip is the field; its own failures, as text, the reason.
+            Error::Validation(_) => Error::invalid(format!("slips[{i}]"), e.public_message()),
+            other => Error::invalid(
+                format!("slips[{i}]"),
+                format!("{}: {}", other.code(), other.public_message()),
+            ),
         })?;
         slips.push(slip(sub));
     }

@@ -250,7 +250,7 @@ impl Modify for IdempotencyKeys {
 /// `v1_error`, of the v1 ones).
 fn samples() -> Vec<Error> {
     vec![
-        Error::Validation("payload: is required".into()),
+        Error::invalid("payload", "is required"),
         Error::UrlProtocolNotAllowed,
         Error::UrlInvalidIpRange,
         Error::ImageUrlUnreachable("the image URL could not be fetched".into()),
@@ -270,7 +270,7 @@ fn samples() -> Vec<Error> {
         Error::SlipExpired,
         Error::SlipNotFound("the bank has no transfer with this reference".into()),
         // v1 `qrcode_not_found`.
-        Error::SlipNotFound(crate::v1::NO_QR_IN_IMAGE.into()),
+        Error::NoQrInImage,
         Error::SlipPending,
         Error::NotFound,
         Error::JobNotFound,

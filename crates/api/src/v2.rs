@@ -247,7 +247,7 @@ pub(crate) fn json_request(map: &Map<String, Value>) -> Result<Submitted, domain
         (Some(p), _, _) => SlipInput::Payload(p),
         (_, Some(u), _) => SlipInput::Url(u),
         (_, _, Some(b)) => SlipInput::Image(decode_base64(b)?),
-        _ => return Err(domain::Error::Validation("payload: is required".into())),
+        _ => return Err(domain::Error::invalid("payload", "is required")),
     };
     Ok(Submitted {
         input,
@@ -281,12 +281,12 @@ pub(crate) async fn multipart_request(
     req: axum::extract::Request,
 ) -> Result<Submitted, domain::Error> {
     use axum::extract::FromRequest;
-    let bad = |why: &str| domain::Error::Validation(format!("body: {why}"));
+    let bad = |why: &str| domain::Error::invalid("body", why);
     let size_hint = crate::body::image_size_hint(req.headers());
     let (req, trip) = crate::body::guard_multipart(req);
     let invalid = || {
         let (field, why) = crate::body::multipart_failure(&trip);
-        domain::Error::Validation(format!("{field}: {why}"))
+        domain::Error::invalid(field, why)
     };
     let mut mp = axum::extract::Multipart::from_request(req, &())
         .await
@@ -318,7 +318,7 @@ pub(crate) async fn multipart_request(
                 return Err(if is_image || name == "base64" {
                     domain::Error::ImageSizeTooLarge
                 } else {
-                    domain::Error::Validation(format!("{name}: is too long"))
+                    domain::Error::invalid(name, "is too long")
                 });
             }
             buf.extend_from_slice(&chunk);
@@ -377,7 +377,7 @@ pub(crate) async fn multipart_request(
         (_, Some(p), ..) => SlipInput::Payload(p),
         (_, _, Some(u), _) => SlipInput::Url(u),
         (_, _, _, Some(b)) => SlipInput::Image(decode_base64(b)?),
-        _ => return Err(domain::Error::Validation("image: is required".into())),
+        _ => return Err(domain::Error::invalid("image", "is required")),
     };
     Ok(Submitted {
         input,
@@ -417,10 +417,10 @@ async fn verify_bank(
     Ok(crate::idempotency::once(svc, c, key, |c| async move {
         let slot =
             crate::body::slot_for_url(svc, &c, slot, matches!(sub.input, SlipInput::Url(_))).await;
-        let payload = svc.slip_payload(sub.input).await?;
+        let slip = svc.bank_slip(sub.input).await?;
         drop(slot);
         let verify = VerifyRequest {
-            payload,
+            slip,
             check_duplicate: sub.check_duplicate,
             match_amount: sub.match_amount,
             remark: sub.remark,

@@ -6,7 +6,6 @@ use crate::v2::{caller, ok};
 use axum::extract::{ConnectInfo, State};
 use axum::routing::post;
 use axum::Router;
-use services::input::SlipKind;
 use services::verify::VerifyRequest;
 use services::Services;
 use std::net::SocketAddr;
@@ -50,10 +49,10 @@ async fn verify_truewallet(
             matches!(sub.input, services::input::SlipInput::Url(_)),
         )
         .await;
-        let payload = svc.slip_payload_of(sub.input, SlipKind::TrueMoney).await?;
+        let slip = svc.truemoney_slip(sub.input).await?;
         drop(slot);
         let verify = VerifyRequest {
-            payload,
+            slip,
             check_duplicate: sub.check_duplicate,
             match_amount: sub.match_amount,
             remark: sub.remark,

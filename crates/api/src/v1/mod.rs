@@ -1,5 +1,5 @@
 //! `/api/v1`: the older interface (spec 7.3, compat.md "v1"). The same domain services as
-//! `/v2` — `authenticate`, `rate_check`, `slip_payload`, `verify_bank` — behind the v1
+//! `/v2` — `authenticate`, `rate_check`, `bank_slip`, `verify_bank` — behind the v1
 //! spelling: `{status: 200, data}` on success, `{status, message: <code>, data?}` on error
 //! (`error.rs`), a duplicate slip answered as the error `duplicate_slip` with the earlier
 //! verification in `data`.
@@ -8,7 +8,7 @@ pub(crate) mod error;
 mod qr;
 mod wallet;
 
-pub(crate) use error::{v1_error, NO_QR_IN_IMAGE};
+pub(crate) use error::v1_error;
 pub(crate) use qr::__path_generate as __path_qr_generate;
 pub(crate) use wallet::__path_verify_truewallet as __path_v1_verify_truewallet;
 
@@ -67,7 +67,7 @@ struct Request {
 }
 
 fn one_error(field: &str, message: &str) -> V1Error {
-    V1Error::invalid_request(&[(field.to_string(), message.to_string())])
+    V1Error::invalid_request(&[domain::FieldError::new(field, message)])
 }
 
 /// `payload`: 1–128 characters after trimming.
@@ -346,21 +346,14 @@ async fn verify(
 ) -> Result<Json<Value>, V1Error> {
     let is_payload = matches!(req.input, SlipInput::Payload(_));
     let is_url = matches!(req.input, SlipInput::Url(_));
-    let payload = svc.slip_payload(req.input).await.map_err(|e| match e {
+    let slip = svc.bank_slip(req.input).await.map_err(|e| match e {
         // Only a malformed URL is a validation error on the URL path.
         domain::Error::Validation(_) if is_url => V1Error::code(400, "invalid_url", None),
+        // A payload the client typed that is no bank slip is malformed to v1.
+        domain::Error::SlipNotFound(_) if is_payload => V1Error::code(400, "invalid_payload", None),
         other => other.into(),
     })?;
     drop(upload_slot);
-    // A payload the client typed is refused as malformed; one read from an image is already
-    // known to be a bank slip (otherwise `slip_payload` said `slip_not_found`).
-    let slip = slip_qr::parse_bank_slip(&payload).map_err(|_| {
-        if is_payload {
-            V1Error::code(400, "invalid_payload", None)
-        } else {
-            domain::Error::SlipNotFound("not a bank slip".into()).into()
-        }
-    })?;
     // A keyed retry taken over from a node that died may be charged already: its slip is
     // then recorded, and the charge (not this check) answers it as the first run would have.
     let taken_over = c.idempotency.as_ref().is_some_and(|i| i.takeover);
@@ -374,7 +367,7 @@ async fn verify(
         .verify_bank(
             c,
             &VerifyRequest {
-                payload,
+                slip: slip.clone(),
                 check_duplicate: req.check_duplicate,
                 match_amount: None,
                 remark: None,

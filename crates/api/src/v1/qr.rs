@@ -9,6 +9,7 @@ use crate::openapi::{V1ErrorBody, V1QrRequest, V1QrResponse};
 use crate::v2::caller;
 use axum::extract::{ConnectInfo, State};
 use axum::Json;
+use domain::FieldError;
 use serde_json::{json, Map, Value};
 use services::Services;
 use slip_qr::{GenerateError, PaymentRequest, PaymentTarget};
@@ -78,7 +79,10 @@ fn failure(problems: Vec<Problem>) -> V1Error {
         .map(|p| p.code)
         .find(|c| *c != "invalid_request")
         .unwrap_or("invalid_request");
-    let list: Vec<(String, String)> = problems.into_iter().map(|p| (p.field, p.message)).collect();
+    let list: Vec<FieldError> = problems
+        .into_iter()
+        .map(|p| FieldError::new(p.field, p.message))
+        .collect();
     V1Error::code(400, code, Some(errors_data(&list)))
 }
 
@@ -118,8 +122,8 @@ fn payment_request(
             return Err(V1Error::code(
                 400,
                 "invalid_type",
-                Some(errors_data(&[(
-                    "type".into(),
+                Some(errors_data(&[FieldError::new(
+                    "type",
                     format!("must be one of {}", TYPES.join(", ")),
                 )])),
             ))

@@ -8,7 +8,7 @@ use crate::v2::caller;
 use axum::extract::{ConnectInfo, State};
 use axum::Json;
 use serde_json::Value;
-use services::input::{SlipInput, SlipKind};
+use services::input::SlipInput;
 use services::verify::VerifyRequest;
 use services::wallet::TRUEMONEY;
 use services::Services;
@@ -38,19 +38,18 @@ pub(super) async fn verify_truewallet(
     let is_payload = matches!(request.input, SlipInput::Payload(_));
     let is_url = matches!(request.input, SlipInput::Url(_));
     let slot = crate::body::slot_for_url(&svc, &c, slot, is_url).await;
-    let payload = svc
-        .slip_payload_of(request.input, SlipKind::TrueMoney)
+    let slip = svc
+        .truemoney_slip(request.input)
         .await
         .map_err(|e| match e {
             domain::Error::Validation(_) if is_url => V1Error::code(400, "invalid_url", None),
+            // A payload the client typed that is no TrueMoney slip is malformed to v1.
+            domain::Error::SlipNotFound(_) if is_payload => {
+                V1Error::code(400, "invalid_payload", None)
+            }
             other => other.into(),
         })?;
     drop(slot);
-    let slip = match slip_qr::classify(&payload) {
-        Ok(slip_qr::ParsedQr::TrueMoneySlip(s)) => s,
-        _ if is_payload => return Err(V1Error::code(400, "invalid_payload", None)),
-        _ => return Err(domain::Error::SlipNotFound("not a TrueMoney slip".into()).into()),
-    };
     if request.check_duplicate {
         // Before the wallet and the charge: a re-sent slip costs no quota.
         if let Some(dup) = earlier(&svc, &c, TRUEMONEY, &slip.transaction_id).await? {
@@ -61,7 +60,7 @@ pub(super) async fn verify_truewallet(
         .verify_truewallet(
             &c,
             &VerifyRequest {
-                payload,
+                slip: slip.clone(),
                 check_duplicate: request.check_duplicate,
                 match_amount: None,
                 remark: None,
