@@ -1,5 +1,6 @@
 //! `/v2/bank-accounts` (compat.md): the receiving accounts of the calling key's branch.
 
+use crate::authed::Authed;
 use crate::body::{json_object, Fields};
 use crate::error::ApiError;
 use crate::openapi::{
@@ -7,22 +8,22 @@ use crate::openapi::{
     NewBankAccount as NewAccountBody,
 };
 use crate::path::Path;
-use crate::v2::{caller, ok};
-use axum::extract::{ConnectInfo, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::routing::get;
-use axum::{Json, Router};
+use crate::routing::Routes;
+use crate::v2::ok;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
 use domain::clock::format_bangkok;
 use domain::model::BankAccount;
 use serde_json::{json, Value};
 use services::accounts::NewBankAccount;
 use services::Services;
-use std::net::SocketAddr;
+use utoipa_axum::routes;
 
-pub(crate) fn routes() -> Router<Services> {
-    Router::new()
-        .route("/bank-accounts", get(list).post(create))
-        .route("/bank-accounts/{id}", get(one).patch(update).delete(remove))
+pub(crate) fn routes() -> Routes {
+    Routes::new()
+        .api(routes!(list, create))
+        .api(routes!(one, update, remove))
 }
 
 pub(crate) fn view(a: &BankAccount) -> Value {
@@ -45,7 +46,7 @@ pub(crate) fn view(a: &BankAccount) -> Value {
     })
 }
 
-#[utoipa::path(post, path = "/v2/bank-accounts", tag = "v2 bank accounts",
+#[utoipa::path(post, path = "/bank-accounts", tag = "v2 bank accounts",
     summary = "Register a receiving account for the calling key's branch",
     security(("bearerAuth" = [])),
     request_body(content((NewAccountBody = "application/json"))),
@@ -55,10 +56,9 @@ pub(crate) fn view(a: &BankAccount) -> Value {
         (status = 409, description = "BANK_ACCOUNT_DUPLICATE", body = ErrorBody)))]
 async fn create(
     State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Authed(c): Authed,
     req: axum::extract::Request,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let c = caller(&svc, req.headers(), peer).await?;
     let map = json_object(req.into_body()).await?;
     let mut f = Fields::new(&map);
     // Lengths and presence are checked by the service; here only the JSON types.
@@ -76,16 +76,11 @@ async fn create(
     Ok((StatusCode::CREATED, ok("Bank account created", view(&a))))
 }
 
-#[utoipa::path(get, path = "/v2/bank-accounts", tag = "v2 bank accounts",
+#[utoipa::path(get, path = "/bank-accounts", tag = "v2 bank accounts",
     summary = "The branch's receiving accounts",
     security(("bearerAuth" = [])),
     responses((status = 200, description = "The accounts", body = BankAccountsResponse)))]
-async fn list(
-    State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
-) -> Result<Json<Value>, ApiError> {
-    let c = caller(&svc, &headers, peer).await?;
+async fn list(State(svc): State<Services>, Authed(c): Authed) -> Result<Json<Value>, ApiError> {
     let all = svc.list_bank_accounts(&c).await?;
     Ok(ok(
         "Bank accounts retrieved",
@@ -93,7 +88,7 @@ async fn list(
     ))
 }
 
-#[utoipa::path(get, path = "/v2/bank-accounts/{id}", tag = "v2 bank accounts",
+#[utoipa::path(get, path = "/bank-accounts/{id}", tag = "v2 bank accounts",
     summary = "One account",
     security(("bearerAuth" = [])),
     params(("id" = String, Path, description = "Account id")),
@@ -102,16 +97,14 @@ async fn list(
         (status = 404, description = "BANK_ACCOUNT_NOT_FOUND", body = ErrorBody)))]
 async fn one(
     State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
     Path(id): Path<String>,
+    Authed(c): Authed,
 ) -> Result<Json<Value>, ApiError> {
-    let c = caller(&svc, &headers, peer).await?;
     let a = svc.get_bank_account(&c, &id).await?;
     Ok(ok("Bank account retrieved", view(&a)))
 }
 
-#[utoipa::path(patch, path = "/v2/bank-accounts/{id}", tag = "v2 bank accounts",
+#[utoipa::path(patch, path = "/bank-accounts/{id}", tag = "v2 bank accounts",
     summary = "Change an account's extraVerify option",
     security(("bearerAuth" = [])),
     params(("id" = String, Path, description = "Account id")),
@@ -123,11 +116,10 @@ async fn one(
 /// `{extraVerify}`: a string, or null to clear it.
 async fn update(
     State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     Path(id): Path<String>,
+    Authed(c): Authed,
     req: axum::extract::Request,
 ) -> Result<Json<Value>, ApiError> {
-    let c = caller(&svc, req.headers(), peer).await?;
     let map = json_object(req.into_body()).await?;
     let mut f = Fields::new(&map);
     if !map.contains_key("extraVerify") {
@@ -139,7 +131,7 @@ async fn update(
     Ok(ok("Bank account updated", view(&a)))
 }
 
-#[utoipa::path(delete, path = "/v2/bank-accounts/{id}", tag = "v2 bank accounts",
+#[utoipa::path(delete, path = "/bank-accounts/{id}", tag = "v2 bank accounts",
     summary = "Delete an account",
     security(("bearerAuth" = [])),
     params(("id" = String, Path, description = "Account id")),
@@ -148,11 +140,9 @@ async fn update(
         (status = 404, description = "BANK_ACCOUNT_NOT_FOUND", body = ErrorBody)))]
 async fn remove(
     State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
     Path(id): Path<String>,
+    Authed(c): Authed,
 ) -> Result<Json<Value>, ApiError> {
-    let c = caller(&svc, &headers, peer).await?;
     svc.delete_bank_account(&c, &id).await?;
     Ok(ok("Bank account deleted", json!({ "id": id.trim() })))
 }

@@ -6,11 +6,11 @@ use crate::error::ApiError;
 use crate::openapi::{
     AdjustQuota, ErrorBody, PartnerBranchResponse, PartnerQuotaResponse, SetQuota,
 };
+use crate::routing::Routes;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, Uri};
-use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Json;
 use domain::model::{Branch, Service};
 use domain::partner::Permission;
 use domain::quota::QuotaOp;
@@ -18,15 +18,16 @@ use domain::{Error, Validation};
 use serde_json::{json, Map, Value};
 use services::partner::{PartnerCaller, SignedRequest};
 use services::Services;
+use utoipa_axum::routes;
 
 /// Partner bodies are tiny; anything bigger is refused before it is hashed.
 const MAX_PARTNER_BODY: usize = 64 * 1024;
 
-pub(crate) fn routes() -> Router<Services> {
-    Router::new()
-        .route("/b2b/branch/quota", get(read_quota).put(set_quota))
-        .route("/b2b/branch/quota/adjust", post(adjust_quota))
-        .route("/b2b/branch/quota/reset", post(reset_quota))
+pub(crate) fn routes() -> Routes {
+    Routes::new()
+        .api(routes!(read_quota, set_quota))
+        .api(routes!(adjust_quota))
+        .api(routes!(reset_quota))
 }
 
 fn header<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
@@ -108,7 +109,7 @@ fn ok(data: Value) -> Json<Value> {
     Json(json!({ "success": true, "data": data }))
 }
 
-#[utoipa::path(get, path = "/v2/b2b/branch/quota", tag = "partner",
+#[utoipa::path(get, path = "/b2b/branch/quota", tag = "partner",
     summary = "The branch's and its service's quota (permission quota:read)",
     security(("partnerKey" = [], "branchKey" = [], "partnerTimestamp" = [], "partnerNonce" = [], "partnerSignature" = [])),
     responses((status = 200, description = "Counters of the current cycle", body = PartnerQuotaResponse)))]
@@ -136,7 +137,7 @@ async fn apply(svc: &Services, c: &PartnerCaller, op: QuotaOp) -> Result<Json<Va
     Ok(ok(flat_branch(svc, &s, &b)))
 }
 
-#[utoipa::path(put, path = "/v2/b2b/branch/quota", tag = "partner",
+#[utoipa::path(put, path = "/b2b/branch/quota", tag = "partner",
     summary = "Set the branch limit (permission quota:write; audited)",
     security(("partnerKey" = [], "branchKey" = [], "partnerTimestamp" = [], "partnerNonce" = [], "partnerSignature" = [])),
     request_body(content((SetQuota = "application/json"))),
@@ -158,7 +159,7 @@ async fn set_quota(
     apply(&svc, &c, QuotaOp::Set(limit)).await
 }
 
-#[utoipa::path(post, path = "/v2/b2b/branch/quota/adjust", tag = "partner",
+#[utoipa::path(post, path = "/b2b/branch/quota/adjust", tag = "partner",
     summary = "Add to (or take from) the branch limit (permission quota:write; audited)",
     security(("partnerKey" = [], "branchKey" = [], "partnerTimestamp" = [], "partnerNonce" = [], "partnerSignature" = [])),
     request_body(content((AdjustQuota = "application/json"))),
@@ -180,7 +181,7 @@ async fn adjust_quota(
     apply(&svc, &c, QuotaOp::Adjust(amount)).await
 }
 
-#[utoipa::path(post, path = "/v2/b2b/branch/quota/reset", tag = "partner",
+#[utoipa::path(post, path = "/b2b/branch/quota/reset", tag = "partner",
     summary = "Reset the branch's used quota of this cycle (permission quota:write; audited); no body",
     security(("partnerKey" = [], "branchKey" = [], "partnerTimestamp" = [], "partnerNonce" = [], "partnerSignature" = [])),
     responses((status = 200, description = "The branch's counters", body = PartnerBranchResponse)))]

@@ -11,30 +11,42 @@
 
 #![allow(dead_code)] // schema-only types: read by the derive, never constructed
 
+use crate::routing::Routes;
 use axum::http::header;
 use axum::response::{Html, IntoResponse};
-use axum::routing::get;
-use axum::Router;
 use domain::Error;
 use serde_json::{json, Value};
-use services::Services;
 use std::sync::OnceLock;
 use utoipa::openapi::example::ExampleBuilder;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, OpenApi as Document, RefOr, Response};
 use utoipa::{Modify, OpenApi, ToSchema};
+use utoipa_axum::routes;
 
-/// `GET /openapi.json` and `GET /docs`, without authentication.
-pub(crate) fn routes() -> Router<Services> {
-    Router::new()
-        .route("/openapi.json", get(openapi_json))
-        .route("/docs", get(docs_page))
+/// `GET /openapi.json` and `GET /docs` (a page, not an operation), without authentication.
+pub(crate) fn routes() -> Routes {
+    Routes::new()
+        .api(routes!(openapi_json))
+        .page("/docs", docs_page)
 }
 
-/// The document, built once (it is the same for every request).
+/// The document, built once (it is the same for every request): the frame below, the
+/// operations of every registered route, then the modifiers.
 pub fn document() -> &'static Value {
     static DOC: OnceLock<Value> = OnceLock::new();
-    DOC.get_or_init(|| serde_json::to_value(ApiDoc::openapi()).expect("the document serialises"))
+    DOC.get_or_init(|| {
+        let mut doc = ApiDoc::openapi();
+        doc.merge(crate::all_routes().into_parts().1);
+        for m in [
+            &SecuritySchemes as &dyn Modify,
+            &IdempotencyKeys,
+            &ErrorExamples,
+            &SuccessExamples,
+        ] {
+            m.modify(&mut doc);
+        }
+        serde_json::to_value(doc).expect("the document serialises")
+    })
 }
 
 #[utoipa::path(get, path = "/openapi.json", tag = "documentation",
@@ -47,20 +59,11 @@ async fn openapi_json() -> impl IntoResponse {
     )
 }
 
-#[utoipa::path(get, path = "/docs", tag = "documentation",
-    summary = "A readable page of this document",
-    description = "Self-contained HTML (no external assets): a small script fetches `/openapi.json` and lists every path.",
-    responses((status = 200, description = "HTML page", content_type = "text/html")))]
+/// Self-contained HTML (no external assets): a small script fetches `/openapi.json` and
+/// lists every path.
 async fn docs_page() -> Html<&'static str> {
     Html(include_str!("docs.html"))
 }
-
-/// `GET /health` is answered in `lib.rs`; documented here.
-#[utoipa::path(get, path = "/health", tag = "health",
-    summary = "Liveness (no key, no database access)",
-    responses((status = 200, description = "The process is up", body = HealthResponse,
-        example = json!({"success": true, "data": {"status": "ok"}}))))]
-fn health() {}
 
 #[derive(OpenApi)]
 #[openapi(
@@ -69,52 +72,7 @@ fn health() {}
         description = "Verifies Thai bank-transfer slips. `/v2` (Bearer API key) is the main interface, `/v2/b2b` the signed partner API, `/api/v1` the older interface (its own envelope), `/admin` the operator API (off unless the server has an admin token). Errors: v2 `{success:false,error:{code,message}}`, v1 `{status,message:<code>,data?}`; each response lists its codes with an example.",
         license(name = "MIT OR Apache-2.0"),
     ),
-    paths(
-        health,
-        crate::v2::list_banks,
-        crate::v2::info,
-        crate::v2::verify_bank,
-        crate::wallet::verify_truewallet,
-        crate::jobs::submit_one,
-        crate::jobs::submit_batch,
-        crate::jobs::poll,
-        crate::accounts::list,
-        crate::accounts::create,
-        crate::accounts::one,
-        crate::accounts::update,
-        crate::accounts::remove,
-        crate::b2b::read_quota,
-        crate::b2b::set_quota,
-        crate::b2b::adjust_quota,
-        crate::b2b::reset_quota,
-        crate::v1::verify_get,
-        crate::v1::verify_post,
-        crate::v1::v1_verify_truewallet,
-        crate::v1::me,
-        crate::v1::qr_generate,
-        crate::admin::create_service,
-        crate::admin::update_service,
-        crate::admin::create_branch,
-        crate::admin::update_branch,
-        crate::admin::rotate_key,
-        crate::admin::audit,
-        crate::admin::create_user,
-        crate::admin::update_user,
-        crate::admin::create_partner,
-        crate::admin::list_connectors,
-        crate::admin::list_plans,
-        crate::admin::set_plan,
-        crate::admin::list_packages,
-        crate::admin::set_package,
-        crate::admin::subscribe,
-        crate::admin::set_auto_renew,
-        crate::admin::move_credit,
-        crate::admin::credit_history,
-        crate::admin::service_audit,
-        openapi_json,
-        docs_page,
-    ),
-    modifiers(&SecuritySchemes, &IdempotencyKeys, &ErrorExamples, &SuccessExamples),
+    components(schemas(ErrorBody, V1ErrorBody)),
     tags(
         (name = "health", description = "Liveness"),
         (name = "v2", description = "Verification (Bearer API key of a branch)"),

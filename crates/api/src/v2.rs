@@ -1,65 +1,33 @@
 //! `/v2`: the verification API (spec 4.1) with its `success` envelope.
 
+use crate::authed::Authed;
 use crate::body::{json_object, Fields};
 use crate::error::ApiError;
 use crate::openapi::{BanksResponse, InfoResponse, VerifyBody, VerifyForm, VerifyResponse};
-use axum::extract::{ConnectInfo, State};
-use axum::http::HeaderMap;
-use axum::routing::{get, post};
-use axum::{Json, Router};
+use crate::routing::Routes;
+use axum::extract::State;
+use axum::Json;
 use domain::Satang;
 use serde_json::{json, Map, Value};
-use services::auth::Caller;
 use services::input::{SlipInput, MAX_IMAGE_BYTES};
 use services::verify::VerifyRequest;
 use services::Services;
-use std::net::SocketAddr;
+use utoipa_axum::router::UtoipaMethodRouterExt;
+use utoipa_axum::routes;
 
-pub(crate) fn routes() -> Router<Services> {
-    Router::new()
-        .route("/banks", get(list_banks))
-        .route("/info", get(info))
+pub(crate) fn routes() -> Routes {
+    Routes::new()
+        .api(routes!(list_banks))
+        .api(routes!(info))
         // Uploads are capped field by field while they stream (see `multipart_request`).
-        .route(
-            "/verify/bank",
-            post(verify_bank).layer(axum::extract::DefaultBodyLimit::disable()),
-        )
-}
-
-pub(crate) async fn caller(
-    svc: &Services,
-    headers: &HeaderMap,
-    peer: SocketAddr,
-) -> Result<Caller, ApiError> {
-    let auth = headers
-        .get(axum::http::header::AUTHORIZATION)
-        .map(|v| v.to_str().unwrap_or("\u{0}"));
-    let forwarded_for = forwarded_for(headers);
-    let c = svc
-        .authenticate(auth, peer.ip(), forwarded_for.as_deref())
-        .await?;
-    // Before any body is read: a refused request costs nothing but this check.
-    svc.rate_check(&c).await?;
-    Ok(c)
-}
-
-/// Every `X-Forwarded-For` line as one list, in order (RFC 9110 5.3): a proxy that appends
-/// its own line must not leave the client's line to be read alone. A line that is not text
-/// becomes a malformed hop, which stops the walk from the right there.
-fn forwarded_for(headers: &HeaderMap) -> Option<String> {
-    let lines: Vec<&str> = headers
-        .get_all("x-forwarded-for")
-        .iter()
-        .map(|v| v.to_str().unwrap_or("?"))
-        .collect();
-    (!lines.is_empty()).then(|| lines.join(","))
+        .api(routes!(verify_bank).layer(axum::extract::DefaultBodyLimit::disable()))
 }
 
 pub(crate) fn ok(message: &str, data: Value) -> Json<Value> {
     Json(json!({ "success": true, "message": message, "data": data }))
 }
 
-#[utoipa::path(get, path = "/v2/banks", tag = "v2",
+#[utoipa::path(get, path = "/banks", tag = "v2",
     summary = "The banks and their extraVerify options",
     security(("bearerAuth" = [])),
     responses((status = 200, description = "Every bank, by code, PROMPTPAY last", body = BanksResponse,
@@ -67,12 +35,7 @@ pub(crate) fn ok(message: &str, data: Value) -> Json<Value> {
             {"code": "002", "nameEn": "Bangkok Bank", "nameTh": "ธนาคารกรุงเทพ", "shortCode": "BBL",
              "swiftCode": "BKKBTHBK", "extraVerify": [{"value": "NAME", "label": "Account name"}],
              "extraVerifyRequired": true}]}))))]
-async fn list_banks(
-    State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
-) -> Result<Json<Value>, ApiError> {
-    caller(&svc, &headers, peer).await?;
+async fn list_banks(_: Authed) -> Json<Value> {
     let list: Vec<Value> = banks::all()
         .iter()
         .map(|b| {
@@ -87,10 +50,10 @@ async fn list_banks(
             })
         })
         .collect();
-    Ok(ok("Banks retrieved", Value::Array(list)))
+    ok("Banks retrieved", Value::Array(list))
 }
 
-#[utoipa::path(get, path = "/v2/info", tag = "v2",
+#[utoipa::path(get, path = "/info", tag = "v2",
     summary = "The calling key's service and branch with their quota",
     security(("bearerAuth" = [])),
     responses((status = 200, description = "Quota in the current billing cycle", body = InfoResponse,
@@ -104,12 +67,7 @@ async fn list_banks(
             "product": {"name": "Standard"},
             "branch": {"name": "Main", "isActive": true, "isMain": true, "sandbox": false,
                 "quota": {"used": 12, "max": null, "remaining": null, "totalUsed": 140, "sandboxUsed": 0}}}}))))]
-async fn info(
-    State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
-) -> Result<Json<Value>, ApiError> {
-    let c = caller(&svc, &headers, peer).await?;
+async fn info(State(svc): State<Services>, Authed(c): Authed) -> Result<Json<Value>, ApiError> {
     // Usage in the current billing cycle, also when no request has arrived since it began.
     let (s, b) = c.quotas_at(svc.clock.now());
     let (s, b) = (&s, &b);
@@ -389,7 +347,7 @@ pub(crate) async fn multipart_request(
     })
 }
 
-#[utoipa::path(post, path = "/v2/verify/bank", tag = "v2",
+#[utoipa::path(post, path = "/verify/bank", tag = "v2",
     summary = "Verify a bank slip by QR payload, image upload, Base64 or URL",
     description = "Charges one unit of quota per successful verification (duplicates included); rejected requests charge nothing.",
     security(("bearerAuth" = [])),
@@ -405,10 +363,9 @@ pub(crate) async fn multipart_request(
         (status = 503, description = "RENEWAL_TEMPORARILY_UNAVAILABLE", body = crate::openapi::ErrorBody)))]
 async fn verify_bank(
     State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Authed(c): Authed,
     req: axum::extract::Request,
 ) -> Result<axum::response::Response, ApiError> {
-    let c = caller(&svc, req.headers(), peer).await?;
     let key = crate::idempotency::key(req.headers())?;
     let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
     let sub = crate::v2::submitted(req).await?;

@@ -1,24 +1,22 @@
 //! `POST /v2/verify/truewallet`: a TrueMoney Wallet slip by payload, image, Base64 or URL.
 
+use crate::authed::Authed;
 use crate::error::ApiError;
 use crate::openapi::{ErrorBody, VerifyBody, VerifyForm, WalletResponse};
-use crate::v2::{caller, ok};
-use axum::extract::{ConnectInfo, State};
-use axum::routing::post;
-use axum::Router;
+use crate::routing::Routes;
+use crate::v2::ok;
+use axum::extract::State;
 use services::input::SlipKind;
 use services::verify::VerifyRequest;
 use services::Services;
-use std::net::SocketAddr;
+use utoipa_axum::router::UtoipaMethodRouterExt;
+use utoipa_axum::routes;
 
-pub(crate) fn routes() -> Router<Services> {
-    Router::new().route(
-        "/verify/truewallet",
-        post(verify_truewallet).layer(axum::extract::DefaultBodyLimit::disable()),
-    )
+pub(crate) fn routes() -> Routes {
+    Routes::new().api(routes!(verify_truewallet).layer(axum::extract::DefaultBodyLimit::disable()))
 }
 
-#[utoipa::path(post, path = "/v2/verify/truewallet", tag = "v2",
+#[utoipa::path(post, path = "/verify/truewallet", tag = "v2",
     summary = "Verify a TrueMoney Wallet slip by payload, image, Base64 or URL",
     security(("bearerAuth" = [])),
     request_body(content(
@@ -33,10 +31,9 @@ pub(crate) fn routes() -> Router<Services> {
         (status = 503, description = "RENEWAL_TEMPORARILY_UNAVAILABLE", body = ErrorBody)))]
 async fn verify_truewallet(
     State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Authed(c): Authed,
     req: axum::extract::Request,
 ) -> Result<axum::response::Response, ApiError> {
-    let c = caller(&svc, req.headers(), peer).await?;
     let key = crate::idempotency::key(req.headers())?;
     let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
     let sub = crate::v2::submitted(req).await?;

@@ -9,43 +9,33 @@ mod qr;
 mod wallet;
 
 pub(crate) use error::{v1_error, NO_QR_IN_IMAGE};
-pub(crate) use qr::__path_generate as __path_qr_generate;
-pub(crate) use wallet::__path_verify_truewallet as __path_v1_verify_truewallet;
 
+use crate::authed::AuthedV1;
 use crate::body::json_object;
 use crate::openapi::{V1ErrorBody, V1MeResponse, V1VerifyForm, V1VerifyRequest, V1VerifyResponse};
-use crate::v2::caller;
-use axum::extract::{ConnectInfo, Query, State};
-use axum::http::HeaderMap;
-use axum::routing::{get, post};
-use axum::{Json, Router};
+use crate::routing::Routes;
+use axum::extract::{Query, State};
+use axum::Json;
 use domain::clock::format_bangkok;
 use domain::model::{RawSlip, RawWalletSlip, VerifiedTransfer};
-use error::V1Error;
+pub(crate) use error::V1Error;
 use serde_json::{json, Map, Value};
 use services::auth::Caller;
 use services::input::{SlipInput, MAX_IMAGE_BYTES};
 use services::verify::VerifyRequest;
 use services::Services;
-use std::net::SocketAddr;
+use utoipa_axum::router::UtoipaMethodRouterExt;
+use utoipa_axum::routes;
 
-pub(crate) fn routes() -> Router<Services> {
-    Router::new()
-        .route(
-            "/verify",
-            // Uploads are capped field by field while they stream (see `multipart_input`).
-            get(verify_get)
-                .post(verify_post)
-                .layer(axum::extract::DefaultBodyLimit::disable()),
-        )
-        .route(
-            "/verify/truewallet",
-            post(wallet::verify_truewallet).layer(axum::extract::DefaultBodyLimit::disable()),
-        )
-        .route("/me", get(me))
-        .route("/qr/generate", post(qr::generate))
+pub(crate) fn routes() -> Routes {
+    // Uploads are capped field by field while they stream (see `multipart_input`).
+    let uploads = || axum::extract::DefaultBodyLimit::disable();
+    Routes::new()
+        .api(routes!(verify_get, verify_post).layer(uploads()))
+        .api(routes!(wallet::verify_truewallet).layer(uploads()))
+        .api(routes!(me))
+        .api(routes!(qr::generate))
         .fallback(error::not_found)
-        .method_not_allowed_fallback(error::not_found)
 }
 
 /// `{status: 200, data}`.
@@ -93,7 +83,7 @@ fn flag_text(value: Option<&str>) -> Result<bool, V1Error> {
     }
 }
 
-#[utoipa::path(get, path = "/api/v1/verify", tag = "v1",
+#[utoipa::path(get, path = "/verify", tag = "v1",
     summary = "Verify a slip by its QR payload",
     security(("bearerAuth" = [])),
     params(
@@ -109,11 +99,9 @@ fn flag_text(value: Option<&str>) -> Result<bool, V1Error> {
 /// `GET /api/v1/verify?payload=...&checkDuplicate=true|false`.
 async fn verify_get(
     State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
+    AuthedV1(c): AuthedV1,
     query: Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<Value>, V1Error> {
-    let c = caller(&svc, &headers, peer).await?;
     let Ok(Query(pairs)) = query else {
         return Err(one_error("query", "is not a valid query string"));
     };
@@ -138,7 +126,7 @@ async fn verify_get(
     verify(&svc, &c, req, ()).await
 }
 
-#[utoipa::path(post, path = "/api/v1/verify", tag = "v1",
+#[utoipa::path(post, path = "/verify", tag = "v1",
     summary = "Verify a slip by payload, image URL, Base64 or file upload",
     security(("bearerAuth" = [])),
     request_body(content(
@@ -155,10 +143,9 @@ async fn verify_get(
 /// multipart form with the file in `file`.
 async fn verify_post(
     State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    AuthedV1(c): AuthedV1,
     req: axum::extract::Request,
 ) -> Result<axum::response::Response, V1Error> {
-    let c = caller(&svc, req.headers(), peer).await?;
     let key = crate::idempotency::key(req.headers())?;
     // Held until the image is read, as in v2: a burst of uploads waits for slots.
     let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
@@ -437,7 +424,7 @@ async fn earlier(
     Ok(Some(V1Error::code(400, "duplicate_slip", Some(data))))
 }
 
-#[utoipa::path(get, path = "/api/v1/me", tag = "v1",
+#[utoipa::path(get, path = "/me", tag = "v1",
     summary = "The application (service) and its quota in the current billing cycle",
     security(("bearerAuth" = [])),
     responses((status = 200, description = "The application", body = V1MeResponse,
@@ -445,14 +432,9 @@ async fn earlier(
             "maxQuota": 5000, "remainingQuota": 4988, "expiredAt": "2027-12-31T00:00:00.000+07:00",
             "currentCredit": 250.0}}))))]
 /// `GET /api/v1/me`: the application (service) and its quota in the current billing cycle.
-async fn me(
-    State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
-) -> Result<Json<Value>, V1Error> {
-    let c = caller(&svc, &headers, peer).await?;
+async fn me(State(svc): State<Services>, AuthedV1(c): AuthedV1) -> Json<Value> {
     let (s, _) = c.quotas_at(svc.clock.now());
-    Ok(ok(json!({
+    ok(json!({
         "application": c.service.name,
         "usedQuota": s.used,
         "maxQuota": s.limit,
@@ -460,5 +442,5 @@ async fn me(
         "expiredAt": c.service.expires_at.map(format_bangkok),
         // The service's prepaid credit in baht (the credit ledger's balance).
         "currentCredit": domain::Satang(c.service.subscription.credit).as_baht(),
-    })))
+    }))
 }

@@ -3,18 +3,17 @@
 
 use super::error::V1Error;
 use super::{earlier, ok};
+use crate::authed::AuthedV1;
 use crate::openapi::{V1ErrorBody, V1VerifyForm, V1VerifyRequest, V1WalletResponse};
-use crate::v2::caller;
-use axum::extract::{ConnectInfo, State};
+use axum::extract::State;
 use axum::Json;
 use serde_json::Value;
 use services::input::{SlipInput, SlipKind};
 use services::verify::VerifyRequest;
 use services::wallet::TRUEMONEY;
 use services::Services;
-use std::net::SocketAddr;
 
-#[utoipa::path(post, path = "/api/v1/verify/truewallet", tag = "v1",
+#[utoipa::path(post, path = "/verify/truewallet", tag = "v1",
     summary = "Verify a TrueMoney Wallet slip by payload, image URL, Base64 or file upload",
     security(("bearerAuth" = [])),
     request_body(content(
@@ -29,10 +28,9 @@ use std::net::SocketAddr;
         (status = 503, description = "api_server_error", body = V1ErrorBody)))]
 pub(super) async fn verify_truewallet(
     State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    AuthedV1(c): AuthedV1,
     req: axum::extract::Request,
 ) -> Result<Json<Value>, V1Error> {
-    let c = caller(&svc, req.headers(), peer).await?;
     let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
     let request = super::request_input(req).await?;
     let is_payload = matches!(request.input, SlipInput::Payload(_));
