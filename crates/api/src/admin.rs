@@ -5,24 +5,18 @@
 use crate::authed::Admin;
 use crate::body::{json_object, Fields};
 use crate::error::ApiError;
-use crate::openapi::{
-    AuditResponse, AutoRenewChange, BranchChange, BranchResponse, ConnectorsResponse,
-    CreditHistoryResponse, CreditMove, ErrorBody, LedgerEntryResponse, NewBranchRequest,
-    NewPartner, NewService, NewUser, PackageChange, PackageResponse, PackagesResponse,
-    PartnerResponse, PlanChange, PlanResponse, PlansResponse, RotateKey, RotatedKeyResponse,
-    ServiceAuditResponse, ServiceChange, ServiceResponse, SubscribeRequest, UserChange,
-    UserResponse,
-};
 use crate::path::Path;
 use crate::routing::Routes;
 use crate::views;
+use crate::wire::admin as w;
+use crate::wire::{ErrorBody, Plain};
 use axum::body::Body;
 use axum::extract::State;
 use axum::Json;
 use domain::billing::{AutoRenew, CreditKind};
 use domain::model::ServiceState;
 use domain::{Error, Satang};
-use serde_json::{json, Value};
+use serde_json::Value;
 use services::admin::{BranchUpdate, NewBranch, ServiceUpdate};
 use services::subscriptions::NewPackage;
 use services::Services;
@@ -55,11 +49,7 @@ pub(crate) fn routes() -> Routes {
 /// Who the admin API's changes are recorded as (ledger rows, audit entries).
 const ACTOR: &str = "admin-api";
 
-type Reply = Result<Json<Value>, ApiError>;
-
-fn ok(data: Value) -> Json<Value> {
-    Json(json!({ "success": true, "data": data }))
-}
+type Reply<T> = Result<Json<Plain<T>>, ApiError>;
 
 /// Absent → `None`; `null` → `Some(None)`; a value → `Some(Some(v))` (or a failure noted).
 fn tri<T>(
@@ -93,11 +83,15 @@ fn instant(f: &mut Fields, name: &str) -> Option<OffsetDateTime> {
 #[utoipa::path(post, path = "/services", tag = "admin",
     summary = "Create a service",
     security(("adminToken" = [])),
-    request_body(content((NewService = "application/json"))),
+    request_body(content((w::NewService = "application/json"))),
     responses(
-        (status = 200, description = "Done", body = ServiceResponse),
+        (status = 200, description = "Done", body = Plain<w::ServiceView>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
-async fn create_service(State(svc): State<Services>, _: Admin, body: Body) -> Reply {
+async fn create_service(
+    State(svc): State<Services>,
+    _: Admin,
+    body: Body,
+) -> Reply<w::ServiceView> {
     let map = json_object(body).await?;
     let mut f = Fields::new(&map);
     let name = f.string("name", 1, 100);
@@ -107,23 +101,23 @@ async fn create_service(State(svc): State<Services>, _: Admin, body: Body) -> Re
     let quota = f.whole("quota", 0);
     f.finish()?;
     let s = svc.create_service(&name.unwrap_or_default(), quota).await?;
-    Ok(ok(views::service(&s)))
+    Ok(Plain::json(views::service(&s)))
 }
 
 #[utoipa::path(patch, path = "/services/{id}", tag = "admin",
     summary = "Change a service (name, quota, expiry, state, owner, plan, rate)",
     security(("adminToken" = [])),
     params(("id" = String, Path, description = "Service id")),
-    request_body(content((ServiceChange = "application/json"))),
+    request_body(content((w::ServiceChange = "application/json"))),
     responses(
-        (status = 200, description = "Done", body = ServiceResponse),
+        (status = 200, description = "Done", body = Plain<w::ServiceView>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn update_service(
     State(svc): State<Services>,
     Path(id): Path<String>,
     _: Admin,
     body: Body,
-) -> Reply {
+) -> Reply<w::ServiceView> {
     let map = json_object(body).await?;
     let mut f = Fields::new(&map);
     let name = f.string("name", 1, 100);
@@ -155,17 +149,17 @@ async fn update_service(
         owner_verified,
     };
     let s = svc.update_service(&id, &upd).await?;
-    Ok(ok(views::service(&s)))
+    Ok(Plain::json(views::service(&s)))
 }
 
 #[utoipa::path(post, path = "/branches", tag = "admin",
     summary = "Create a branch; its API key is shown once",
     security(("adminToken" = [])),
-    request_body(content((NewBranchRequest = "application/json"))),
+    request_body(content((w::NewBranch = "application/json"))),
     responses(
-        (status = 200, description = "Done", body = BranchResponse),
+        (status = 200, description = "Done", body = Plain<w::BranchView>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
-async fn create_branch(State(svc): State<Services>, _: Admin, body: Body) -> Reply {
+async fn create_branch(State(svc): State<Services>, _: Admin, body: Body) -> Reply<w::BranchView> {
     let map = json_object(body).await?;
     let mut f = Fields::new(&map);
     for required in ["serviceId", "name"] {
@@ -190,23 +184,23 @@ async fn create_branch(State(svc): State<Services>, _: Admin, body: Body) -> Rep
     };
     f.finish()?;
     let (b, key) = svc.create_branch(&req).await?;
-    Ok(ok(views::branch(&b, Some(&key))))
+    Ok(Plain::json(views::branch(&b, Some(&key))))
 }
 
 #[utoipa::path(patch, path = "/branches/{id}", tag = "admin",
     summary = "Change a branch (name, active, IP allow-list, webhook, limit, test branch)",
     security(("adminToken" = [])),
     params(("id" = String, Path, description = "Branch id")),
-    request_body(content((BranchChange = "application/json"))),
+    request_body(content((w::BranchChange = "application/json"))),
     responses(
-        (status = 200, description = "Done", body = BranchResponse),
+        (status = 200, description = "Done", body = Plain<w::BranchView>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn update_branch(
     State(svc): State<Services>,
     Path(id): Path<String>,
     _: Admin,
     body: Body,
-) -> Reply {
+) -> Reply<w::BranchView> {
     let map = json_object(body).await?;
     let mut f = Fields::new(&map);
     let upd = BranchUpdate {
@@ -227,29 +221,29 @@ async fn update_branch(
     };
     f.finish()?;
     let b = svc.update_branch(&id, &upd).await?;
-    Ok(ok(views::branch(&b, None)))
+    Ok(Plain::json(views::branch(&b, None)))
 }
 
 #[utoipa::path(post, path = "/branches/{id}/rotate-key", tag = "admin",
     summary = "Issue a new API key (shown once), optionally keeping the old one for a grace period",
     security(("adminToken" = [])),
     params(("id" = String, Path, description = "Branch id")),
-    request_body(content((RotateKey = "application/json"))),
+    request_body(content((w::RotateKey = "application/json"))),
     responses(
-        (status = 200, description = "Done", body = RotatedKeyResponse),
+        (status = 200, description = "Done", body = Plain<w::RotatedKey>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn rotate_key(
     State(svc): State<Services>,
     Path(id): Path<String>,
     _: Admin,
     body: Body,
-) -> Reply {
+) -> Reply<w::RotatedKey> {
     let map = json_object(body).await?;
     let mut f = Fields::new(&map);
     let grace = f.whole("graceSeconds", 0).map(time::Duration::seconds);
     f.finish()?;
     let key = svc.rotate_key(&id, grace).await?;
-    Ok(ok(json!({ "id": id, "apiKey": key })))
+    Ok(Plain::json(w::RotatedKey { id, api_key: key }))
 }
 
 #[utoipa::path(get, path = "/branches/{id}/audit", tag = "admin",
@@ -257,21 +251,25 @@ async fn rotate_key(
     security(("adminToken" = [])),
     params(("id" = String, Path, description = "Branch id")),
     responses(
-        (status = 200, description = "Done", body = AuditResponse),
+        (status = 200, description = "Done", body = Plain<Vec<w::AuditEntry>>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
-async fn audit(State(svc): State<Services>, Path(id): Path<String>, _: Admin) -> Reply {
+async fn audit(
+    State(svc): State<Services>,
+    Path(id): Path<String>,
+    _: Admin,
+) -> Reply<Vec<w::AuditEntry>> {
     let entries = svc.store.list_audit(&id).await.map_err(Error::from)?;
-    Ok(ok(views::audit(&entries)))
+    Ok(Plain::json(views::audit(&entries)))
 }
 
 #[utoipa::path(post, path = "/users", tag = "admin",
     summary = "Create a user (a service owner)",
     security(("adminToken" = [])),
-    request_body(content((NewUser = "application/json"))),
+    request_body(content((w::NewUser = "application/json"))),
     responses(
-        (status = 200, description = "Done", body = UserResponse),
+        (status = 200, description = "Done", body = Plain<w::UserView>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
-async fn create_user(State(svc): State<Services>, _: Admin, body: Body) -> Reply {
+async fn create_user(State(svc): State<Services>, _: Admin, body: Body) -> Reply<w::UserView> {
     let map = json_object(body).await?;
     let mut f = Fields::new(&map);
     if !f.present("name") {
@@ -280,23 +278,23 @@ async fn create_user(State(svc): State<Services>, _: Admin, body: Body) -> Reply
     let name = f.string("name", 1, 100);
     f.finish()?;
     let u = svc.create_user(&name.unwrap_or_default()).await?;
-    Ok(ok(views::user(&u)))
+    Ok(Plain::json(views::user(&u)))
 }
 
 #[utoipa::path(patch, path = "/users/{id}", tag = "admin",
     summary = "Ban or unban a user",
     security(("adminToken" = [])),
     params(("id" = String, Path, description = "User id")),
-    request_body(content((UserChange = "application/json"))),
+    request_body(content((w::UserChange = "application/json"))),
     responses(
-        (status = 200, description = "Done", body = UserResponse),
+        (status = 200, description = "Done", body = Plain<w::UserView>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn update_user(
     State(svc): State<Services>,
     Path(id): Path<String>,
     _: Admin,
     body: Body,
-) -> Reply {
+) -> Reply<w::UserView> {
     let map = json_object(body).await?;
     let mut f = Fields::new(&map);
     let banned = f.boolean("banned");
@@ -305,17 +303,21 @@ async fn update_user(
     }
     f.finish()?;
     let u = svc.set_user_banned(&id, banned.unwrap_or(false)).await?;
-    Ok(ok(views::user(&u)))
+    Ok(Plain::json(views::user(&u)))
 }
 
 #[utoipa::path(post, path = "/partners", tag = "admin",
     summary = "Create a partner; its key and secret are shown once",
     security(("adminToken" = [])),
-    request_body(content((NewPartner = "application/json"))),
+    request_body(content((w::NewPartner = "application/json"))),
     responses(
-        (status = 200, description = "Done", body = PartnerResponse),
+        (status = 200, description = "Done", body = Plain<w::PartnerView>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
-async fn create_partner(State(svc): State<Services>, _: Admin, body: Body) -> Reply {
+async fn create_partner(
+    State(svc): State<Services>,
+    _: Admin,
+    body: Body,
+) -> Reply<w::PartnerView> {
     let map = json_object(body).await?;
     let mut f = Fields::new(&map);
     let name = f.string("name", 1, 100).unwrap_or_default();
@@ -323,47 +325,47 @@ async fn create_partner(State(svc): State<Services>, _: Admin, body: Body) -> Re
     let permissions = f.strings("permissions").unwrap_or_default();
     f.finish()?;
     let (p, key) = svc.create_partner(&name, &services, &permissions).await?;
-    Ok(ok(views::new_partner(&p, &key)))
+    Ok(Plain::json(views::new_partner(&p, &key)))
 }
 
 #[utoipa::path(get, path = "/connectors", tag = "admin",
     summary = "Each bank / provider connector: breaker state, last error, calls, failures, median latency (since this node started)",
     security(("adminToken" = [])),
     responses(
-        (status = 200, description = "Done", body = ConnectorsResponse,
+        (status = 200, description = "Done", body = Plain<Vec<w::ConnectorView>>,
             example = json!({"success": true, "data": [{"name": "upstream", "kind": "easyslip",
                 "state": "closed", "lastError": null, "calls": 12, "failures": 0,
                 "medianLatencyMs": 84}]}))))]
-async fn list_connectors(State(svc): State<Services>, _: Admin) -> Reply {
-    let status = serde_json::to_value(svc.connector_status()).map_err(Error::internal)?;
-    Ok(ok(status))
+async fn list_connectors(State(svc): State<Services>, _: Admin) -> Reply<Vec<w::ConnectorView>> {
+    let status = svc.connector_status().into_iter().map(Into::into).collect();
+    Ok(Plain::json(status))
 }
 
 #[utoipa::path(get, path = "/plans", tag = "admin",
     summary = "Every rate plan",
     security(("adminToken" = [])),
     responses(
-        (status = 200, description = "Done", body = PlansResponse),
+        (status = 200, description = "Done", body = Plain<Vec<w::PlanView>>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
-async fn list_plans(State(svc): State<Services>, _: Admin) -> Reply {
+async fn list_plans(State(svc): State<Services>, _: Admin) -> Reply<Vec<w::PlanView>> {
     let plans = svc.store.list_plans().await.map_err(Error::from)?;
-    Ok(ok(Value::Array(plans.iter().map(views::plan).collect())))
+    Ok(Plain::json(plans.iter().map(views::plan).collect()))
 }
 
 #[utoipa::path(put, path = "/plans/{name}", tag = "admin",
     summary = "Create or change a rate plan",
     security(("adminToken" = [])),
     params(("name" = String, Path, description = "Plan name")),
-    request_body(content((PlanChange = "application/json"))),
+    request_body(content((w::PlanChange = "application/json"))),
     responses(
-        (status = 200, description = "Done", body = PlanResponse),
+        (status = 200, description = "Done", body = Plain<w::PlanView>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn set_plan(
     State(svc): State<Services>,
     Path(name): Path<String>,
     _: Admin,
     body: Body,
-) -> Reply {
+) -> Reply<w::PlanView> {
     let map = json_object(body).await?;
     let mut f = Fields::new(&map);
     if !f.present("rps") {
@@ -373,7 +375,7 @@ async fn set_plan(
     let burst = f.whole("burst", 1).and_then(|n| u32::try_from(n).ok());
     f.finish()?;
     let p = svc.set_plan(&name, rps.unwrap_or(1), burst).await?;
-    Ok(ok(views::plan(&p)))
+    Ok(Plain::json(views::plan(&p)))
 }
 
 // ---- packages, subscriptions and credit ----------------------------------------------------
@@ -451,29 +453,27 @@ fn auto_renew_setting(f: &mut Fields, name: &str) -> Option<AutoRenew> {
     summary = "Every package (quota, duration and price of a subscription)",
     security(("adminToken" = [])),
     responses(
-        (status = 200, description = "Done", body = PackagesResponse),
+        (status = 200, description = "Done", body = Plain<Vec<w::PackageView>>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
-async fn list_packages(State(svc): State<Services>, _: Admin) -> Reply {
+async fn list_packages(State(svc): State<Services>, _: Admin) -> Reply<Vec<w::PackageView>> {
     let packages = svc.packages().await?;
-    Ok(ok(Value::Array(
-        packages.iter().map(views::package).collect(),
-    )))
+    Ok(Plain::json(packages.iter().map(views::package).collect()))
 }
 
 #[utoipa::path(put, path = "/packages/{name}", tag = "admin",
     summary = "Create a package or change its terms (takes effect at the next period)",
     security(("adminToken" = [])),
     params(("name" = String, Path, description = "Package name")),
-    request_body(content((PackageChange = "application/json"))),
+    request_body(content((w::PackageChange = "application/json"))),
     responses(
-        (status = 200, description = "Done", body = PackageResponse),
+        (status = 200, description = "Done", body = Plain<w::PackageView>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn set_package(
     State(svc): State<Services>,
     Path(name): Path<String>,
     _: Admin,
     body: Body,
-) -> Reply {
+) -> Reply<w::PackageView> {
     let map = json_object(body).await?;
     let mut f = Fields::new(&map);
     require(&mut f, &["quota", "durationDays", "price"]);
@@ -497,7 +497,7 @@ async fn set_package(
             price: price.unwrap_or_default(),
         })
         .await?;
-    Ok(ok(views::package(&p)))
+    Ok(Plain::json(views::package(&p)))
 }
 
 #[utoipa::path(post, path = "/services/{id}/subscription", tag = "admin",
@@ -505,16 +505,16 @@ async fn set_package(
     description = "`payFromCredit: true` draws the package price from the service's credit (refused when short); otherwise the operator was paid some other way. `autoRenew` absent keeps the current setting.",
     security(("adminToken" = [])),
     params(("id" = String, Path, description = "Service id")),
-    request_body(content((SubscribeRequest = "application/json"))),
+    request_body(content((w::SubscribeRequest = "application/json"))),
     responses(
-        (status = 200, description = "Done", body = ServiceResponse),
+        (status = 200, description = "Done", body = Plain<w::ServiceView>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn subscribe(
     State(svc): State<Services>,
     Path(id): Path<String>,
     _: Admin,
     body: Body,
-) -> Reply {
+) -> Reply<w::ServiceView> {
     let map = json_object(body).await?;
     let mut f = Fields::new(&map);
     require(&mut f, &["package"]);
@@ -525,7 +525,7 @@ async fn subscribe(
     let s = svc
         .subscribe(&id, &package.unwrap_or_default(), auto, pay, ACTOR)
         .await?;
-    Ok(ok(views::service(&s)))
+    Ok(Plain::json(views::service(&s)))
 }
 
 #[utoipa::path(put, path = "/services/{id}/auto-renew", tag = "admin",
@@ -533,16 +533,16 @@ async fn subscribe(
     description = "`enabled` sets both triggers; `onExpiry` / `onQuota` set one each (and override `enabled`). A trigger not given keeps its current value.",
     security(("adminToken" = [])),
     params(("id" = String, Path, description = "Service id")),
-    request_body(content((AutoRenewChange = "application/json"))),
+    request_body(content((w::AutoRenewChange = "application/json"))),
     responses(
-        (status = 200, description = "Done", body = ServiceResponse),
+        (status = 200, description = "Done", body = Plain<w::ServiceView>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn set_auto_renew(
     State(svc): State<Services>,
     Path(id): Path<String>,
     _: Admin,
     body: Body,
-) -> Reply {
+) -> Reply<w::ServiceView> {
     let map = json_object(body).await?;
     let mut f = Fields::new(&map);
     let enabled = f.boolean("enabled");
@@ -568,7 +568,7 @@ async fn set_auto_renew(
         on_quota: on_quota.or(enabled).unwrap_or(current.on_quota),
     };
     let s = svc.set_auto_renew(&id, auto, ACTOR).await?;
-    Ok(ok(views::service(&s)))
+    Ok(Plain::json(views::service(&s)))
 }
 
 #[utoipa::path(post, path = "/services/{id}/credit", tag = "admin",
@@ -576,16 +576,16 @@ async fn set_auto_renew(
     description = "`topup` (default) adds a positive amount; `adjustment` corrects either way. The balance never goes below zero: such a movement is refused and nothing moves.",
     security(("adminToken" = [])),
     params(("id" = String, Path, description = "Service id")),
-    request_body(content((CreditMove = "application/json"))),
+    request_body(content((w::CreditMove = "application/json"))),
     responses(
-        (status = 200, description = "Done", body = LedgerEntryResponse),
+        (status = 200, description = "Done", body = Plain<w::LedgerEntryView>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn move_credit(
     State(svc): State<Services>,
     Path(id): Path<String>,
     _: Admin,
     body: Body,
-) -> Reply {
+) -> Reply<w::LedgerEntryView> {
     let map = json_object(body).await?;
     let mut f = Fields::new(&map);
     require(&mut f, &["amount"]);
@@ -609,7 +609,7 @@ async fn move_credit(
             ACTOR,
         )
         .await?;
-    Ok(ok(views::ledger_entry(&e)))
+    Ok(Plain::json(views::ledger_entry(&e)))
 }
 
 #[utoipa::path(get, path = "/services/{id}/credit", tag = "admin",
@@ -617,11 +617,15 @@ async fn move_credit(
     security(("adminToken" = [])),
     params(("id" = String, Path, description = "Service id")),
     responses(
-        (status = 200, description = "Done", body = CreditHistoryResponse),
+        (status = 200, description = "Done", body = Plain<w::CreditHistory>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
-async fn credit_history(State(svc): State<Services>, Path(id): Path<String>, _: Admin) -> Reply {
+async fn credit_history(
+    State(svc): State<Services>,
+    Path(id): Path<String>,
+    _: Admin,
+) -> Reply<w::CreditHistory> {
     let (balance, entries) = svc.credit_history(&id).await?;
-    Ok(ok(views::credit_history(balance, &entries)))
+    Ok(Plain::json(views::credit_history(balance, &entries)))
 }
 
 #[utoipa::path(get, path = "/services/{id}/audit", tag = "admin",
@@ -629,9 +633,13 @@ async fn credit_history(State(svc): State<Services>, Path(id): Path<String>, _: 
     security(("adminToken" = [])),
     params(("id" = String, Path, description = "Service id")),
     responses(
-        (status = 200, description = "Done", body = ServiceAuditResponse),
+        (status = 200, description = "Done", body = Plain<Vec<w::AuditEntry>>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
-async fn service_audit(State(svc): State<Services>, Path(id): Path<String>, _: Admin) -> Reply {
+async fn service_audit(
+    State(svc): State<Services>,
+    Path(id): Path<String>,
+    _: Admin,
+) -> Reply<Vec<w::AuditEntry>> {
     let entries = svc.service_audit(&id).await?;
-    Ok(ok(views::audit(&entries)))
+    Ok(Plain::json(views::audit(&entries)))
 }

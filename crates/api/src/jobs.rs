@@ -4,19 +4,16 @@
 use crate::authed::Authed;
 use crate::body::json_object;
 use crate::error::ApiError;
-use crate::openapi::{
-    AsyncRequest, BatchAcceptedResponse, BatchRequest, ErrorBody, JobAcceptedResponse, JobResponse,
-    VerifyForm,
-};
 use crate::path::Path;
 use crate::routing::Routes;
-use crate::v2::{json_request, ok, Submitted};
-use crate::views;
+use crate::v2::{json_request, Submitted};
+use crate::wire::v2::{AsyncRequest, BatchAccepted, BatchRequest, Job, JobAccepted, VerifyForm};
+use crate::wire::{ErrorBody, V2Ok};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use domain::Error;
-use serde_json::{json, Value};
+use serde_json::Value;
 use services::input::SlipInput;
 use services::jobs::{SubmitSlip, MAX_BATCH};
 use services::Services;
@@ -48,7 +45,7 @@ fn slip(s: Submitted) -> SubmitSlip {
         (AsyncRequest = "application/json"),
         (VerifyForm = "multipart/form-data"))),
     responses(
-        (status = 202, description = "Accepted", body = JobAcceptedResponse),
+        (status = 202, description = "Accepted", body = V2Ok<JobAccepted>),
         (status = 400, description = "VALIDATION_ERROR, INVALID_CALLBACK_URL, URL_PROTOCOL_NOT_ALLOWED, URL_INVALID_IP_RANGE, IMAGE_URL_UNREACHABLE, IMAGE_SIZE_TOO_LARGE, INVALID_IMAGE_TYPE, INVALID_IMAGE_FORMAT", body = ErrorBody),
         (status = 404, description = "SLIP_NOT_FOUND", body = ErrorBody)))]
 async fn submit_one(
@@ -72,9 +69,13 @@ async fn submit_one(
         let id = done.job_ids.first().cloned().unwrap_or_default();
         Ok::<_, ApiError>((
             StatusCode::ACCEPTED,
-            ok(
+            V2Ok::json(
                 "Job accepted",
-                json!({ "jobId": id, "batchId": null, "status": "queued" }),
+                JobAccepted {
+                    job_id: id,
+                    batch_id: None,
+                    status: "queued",
+                },
             ),
         ))
     })
@@ -86,7 +87,7 @@ async fn submit_one(
     security(("bearerAuth" = [])),
     request_body(content((BatchRequest = "application/json"))),
     responses(
-        (status = 202, description = "Accepted", body = BatchAcceptedResponse),
+        (status = 202, description = "Accepted", body = V2Ok<BatchAccepted>),
         (status = 400, description = "VALIDATION_ERROR, INVALID_CALLBACK_URL", body = ErrorBody)))]
 /// `{slips: [{payload | base64 | url, checkDuplicate?, matchAmount?, remark?}], callbackUrl?}`.
 async fn submit_batch(
@@ -163,13 +164,13 @@ async fn submit_batch(
         let done = svc.submit_jobs(&c, slips, callback, true).await?;
         Ok::<_, ApiError>((
             StatusCode::ACCEPTED,
-            ok(
+            V2Ok::json(
                 "Batch accepted",
-                json!({
-                    "batchId": done.batch_id,
-                    "jobIds": done.job_ids,
-                    "count": done.job_ids.len(),
-                }),
+                BatchAccepted {
+                    batch_id: done.batch_id,
+                    count: done.job_ids.len(),
+                    job_ids: done.job_ids,
+                },
             ),
         ))
     })
@@ -181,13 +182,13 @@ async fn submit_batch(
     security(("bearerAuth" = [])),
     params(("job_id" = String, Path, description = "The jobId of the submission")),
     responses(
-        (status = 200, description = "The job", body = JobResponse),
+        (status = 200, description = "The job", body = V2Ok<Job>),
         (status = 404, description = "JOB_NOT_FOUND", body = ErrorBody)))]
 async fn poll(
     State(svc): State<Services>,
     Path(job_id): Path<String>,
     Authed(c): Authed,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<V2Ok<Job>>, ApiError> {
     let job = svc.job(&c, &job_id).await?;
-    Ok(ok("Job retrieved", views::job(&job)))
+    Ok(V2Ok::json("Job retrieved", Job::from(&job)))
 }

@@ -18,6 +18,7 @@ mod v1;
 mod v2;
 pub mod views;
 mod wallet;
+pub mod wire;
 
 use axum::http::Request;
 use axum::Router;
@@ -110,8 +111,8 @@ async fn safe_request_id(mut req: axum::extract::Request) -> axum::extract::Requ
 /// Liveness: answers without touching the database or needing a key.
 #[utoipa::path(get, path = "/health", tag = "health",
     summary = "Liveness (no key, no database access)",
-    responses((status = 200, description = "The process is up", body = openapi::HealthResponse,
+    responses((status = 200, description = "The process is up", body = wire::Plain<wire::Health>,
         example = json!({"success": true, "data": {"status": "ok"}}))))]
-async fn health() -> axum::Json<serde_json::Value> {
-    axum::Json(serde_json::json!({ "success": true, "data": { "status": "ok" } }))
+async fn health() -> axum::Json<wire::Plain<wire::Health>> {
+    wire::Plain::json(wire::Health { status: "ok" })
 }

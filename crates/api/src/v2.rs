@@ -3,12 +3,16 @@
 use crate::authed::Authed;
 use crate::body::{json_object, Fields};
 use crate::error::ApiError;
-use crate::openapi::{BanksResponse, InfoResponse, VerifyBody, VerifyForm, VerifyResponse};
 use crate::routing::Routes;
+use crate::wire::v2::{
+    Bank, Info, InfoAccount, InfoApplication, InfoAutoRenew, InfoBranch, InfoPackage, InfoProduct,
+    InfoQuota, VerifyBody, VerifyForm,
+};
+use crate::wire::{ErrorBody, V2Ok};
 use axum::extract::State;
 use axum::Json;
 use domain::Satang;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use services::input::{SlipInput, MAX_IMAGE_BYTES};
 use services::verify::VerifyRequest;
 use services::Services;
@@ -23,40 +27,25 @@ pub(crate) fn routes() -> Routes {
         .api(routes!(verify_bank).layer(axum::extract::DefaultBodyLimit::disable()))
 }
 
-pub(crate) fn ok(message: &str, data: Value) -> Json<Value> {
-    Json(json!({ "success": true, "message": message, "data": data }))
-}
-
 #[utoipa::path(get, path = "/banks", tag = "v2",
     summary = "The banks and their extraVerify options",
     security(("bearerAuth" = [])),
-    responses((status = 200, description = "Every bank, by code, PROMPTPAY last", body = BanksResponse,
+    responses((status = 200, description = "Every bank, by code, PROMPTPAY last", body = V2Ok<Vec<Bank>>,
         example = json!({"success": true, "message": "Banks retrieved", "data": [
             {"code": "002", "nameEn": "Bangkok Bank", "nameTh": "ธนาคารกรุงเทพ", "shortCode": "BBL",
              "swiftCode": "BKKBTHBK", "extraVerify": [{"value": "NAME", "label": "Account name"}],
              "extraVerifyRequired": true}]}))))]
-async fn list_banks(_: Authed) -> Json<Value> {
-    let list: Vec<Value> = banks::all()
-        .iter()
-        .map(|b| {
-            json!({
-                "code": b.code,
-                "nameEn": b.name_en,
-                "nameTh": b.name_th,
-                "shortCode": b.short,
-                "swiftCode": b.swift,
-                "extraVerify": b.extra_verify,
-                "extraVerifyRequired": b.extra_verify_required,
-            })
-        })
-        .collect();
-    ok("Banks retrieved", Value::Array(list))
+async fn list_banks(_: Authed) -> Json<V2Ok<Vec<Bank>>> {
+    V2Ok::json(
+        "Banks retrieved",
+        banks::all().iter().map(Bank::from).collect(),
+    )
 }
 
 #[utoipa::path(get, path = "/info", tag = "v2",
     summary = "The calling key's service and branch with their quota",
     security(("bearerAuth" = [])),
-    responses((status = 200, description = "Quota in the current billing cycle", body = InfoResponse,
+    responses((status = 200, description = "Quota in the current billing cycle", body = V2Ok<Info>,
         example = json!({"success": true, "message": "Application info retrieved", "data": {
             "application": {"name": "My shop", "quota": {"used": 12, "max": 5000, "remaining": 4988, "totalUsed": 140, "sandboxUsed": 0},
                 "package": {"name": "Standard", "quota": 5000, "durationDays": 30},
@@ -67,10 +56,12 @@ async fn list_banks(_: Authed) -> Json<Value> {
             "product": {"name": "Standard"},
             "branch": {"name": "Main", "isActive": true, "isMain": true, "sandbox": false,
                 "quota": {"used": 12, "max": null, "remaining": null, "totalUsed": 140, "sandboxUsed": 0}}}}))))]
-async fn info(State(svc): State<Services>, Authed(c): Authed) -> Result<Json<Value>, ApiError> {
+async fn info(
+    State(svc): State<Services>,
+    Authed(c): Authed,
+) -> Result<Json<V2Ok<Info>>, ApiError> {
     // Usage in the current billing cycle, also when no request has arrived since it began.
     let (s, b) = c.quotas_at(svc.clock.now());
-    let (s, b) = (&s, &b);
     // Test branches' verifications are never charged: counted apart.
     let (sandbox_service, sandbox_branch) = svc.sandbox_used(&c).await?;
     let sub = &c.service.subscription;
@@ -78,55 +69,46 @@ async fn info(State(svc): State<Services>, Authed(c): Authed) -> Result<Json<Val
         Some(id) => svc.package(id).await?,
         None => None,
     };
-    let product_name = package.as_ref().map(|p| p.name.clone());
-    let package =
-        package.map(|p| json!({"name": p.name, "quota": p.quota, "durationDays": p.duration_days}));
     use domain::clock::format_bangkok;
     let expires = c.service.expires_at.map(format_bangkok);
-    Ok(ok(
+    Ok(V2Ok::json(
         "Application info retrieved",
-        json!({
-            "application": {
-                "name": c.service.name,
-                "quota": {
-                    "used": s.used,
-                    "max": s.limit,
-                    "remaining": s.remaining(),
-                    "totalUsed": s.total_used,
-                    "sandboxUsed": sandbox_service,
-                },
-                "package": package,
-                "expiresAt": expires,
+        Info {
+            application: InfoApplication {
+                name: c.service.name.clone(),
+                quota: InfoQuota::new(&s, sandbox_service),
+                package: package.as_ref().map(|p| InfoPackage {
+                    name: p.name.clone(),
+                    quota: p.quota,
+                    duration_days: p.duration_days,
+                }),
+                expires_at: expires.clone(),
                 // compat.md's shape: whether the package renews on expiry and on a used-up
                 // quota, and the current period.
-                "autoRenew": {
-                    "expired": sub.auto_renew.on_expiry,
-                    "quota": sub.auto_renew.on_quota,
-                    "createdAt": sub.started_at.map(format_bangkok),
-                    "expiresAt": expires,
+                auto_renew: InfoAutoRenew {
+                    expired: sub.auto_renew.on_expiry,
+                    quota: sub.auto_renew.on_quota,
+                    created_at: sub.started_at.map(format_bangkok),
+                    expires_at: expires,
                 },
             },
             // What clients of hosted services read: the account's email (we keep none) and
             // credit in baht, and the product (the subscribed package's name).
-            "account": {
-                "email": Value::Null,
-                "credit": domain::Satang(sub.credit).as_baht(),
+            account: InfoAccount {
+                email: None,
+                credit: domain::Satang(sub.credit).as_baht(),
             },
-            "product": { "name": product_name },
-            "branch": {
-                "name": c.branch.name,
-                "isActive": c.branch.active,
-                "isMain": c.branch.is_main,
-                "sandbox": c.branch.sandbox,
-                "quota": {
-                    "used": b.used,
-                    "max": b.limit,
-                    "remaining": b.remaining(),
-                    "totalUsed": b.total_used,
-                    "sandboxUsed": sandbox_branch,
-                },
+            product: InfoProduct {
+                name: package.map(|p| p.name),
             },
-        }),
+            branch: InfoBranch {
+                name: c.branch.name.clone(),
+                is_active: c.branch.active,
+                is_main: c.branch.is_main,
+                sandbox: c.branch.sandbox,
+                quota: InfoQuota::new(&b, sandbox_branch),
+            },
+        },
     ))
 }
 
@@ -355,12 +337,12 @@ pub(crate) async fn multipart_request(
         (VerifyBody = "application/json"),
         (VerifyForm = "multipart/form-data"))),
     responses(
-        (status = 200, description = "The verified slip", body = VerifyResponse),
-        (status = 400, description = "VALIDATION_ERROR, URL_PROTOCOL_NOT_ALLOWED, URL_INVALID_IP_RANGE, IMAGE_URL_UNREACHABLE, IMAGE_SIZE_TOO_LARGE, INVALID_IMAGE_TYPE, INVALID_IMAGE_FORMAT", body = crate::openapi::ErrorBody),
-        (status = 403, description = "QUOTA_EXCEEDED, SERVICE_EXPIRED", body = crate::openapi::ErrorBody),
-        (status = 404, description = "SLIP_NOT_FOUND, SLIP_PENDING", body = crate::openapi::ErrorBody),
-        (status = 500, description = "API_SERVER_ERROR", body = crate::openapi::ErrorBody),
-        (status = 503, description = "RENEWAL_TEMPORARILY_UNAVAILABLE", body = crate::openapi::ErrorBody)))]
+        (status = 200, description = "The verified slip", body = V2Ok<domain::model::VerifyBankData>),
+        (status = 400, description = "VALIDATION_ERROR, URL_PROTOCOL_NOT_ALLOWED, URL_INVALID_IP_RANGE, IMAGE_URL_UNREACHABLE, IMAGE_SIZE_TOO_LARGE, INVALID_IMAGE_TYPE, INVALID_IMAGE_FORMAT", body = ErrorBody),
+        (status = 403, description = "QUOTA_EXCEEDED, SERVICE_EXPIRED", body = ErrorBody),
+        (status = 404, description = "SLIP_NOT_FOUND, SLIP_PENDING", body = ErrorBody),
+        (status = 500, description = "API_SERVER_ERROR", body = ErrorBody),
+        (status = 503, description = "RENEWAL_TEMPORARILY_UNAVAILABLE", body = ErrorBody)))]
 async fn verify_bank(
     State(svc): State<Services>,
     Authed(c): Authed,
@@ -385,10 +367,7 @@ async fn verify_bank(
             job_id: None,
         };
         let data = svc.verify_bank(&c, &verify).await?;
-        Ok::<_, ApiError>(ok(
-            "Slip verified",
-            serde_json::to_value(data).map_err(domain::Error::internal)?,
-        ))
+        Ok::<_, ApiError>(V2Ok::json("Slip verified", data))
     })
     .await)
 }

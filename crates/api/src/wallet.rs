@@ -2,9 +2,9 @@
 
 use crate::authed::Authed;
 use crate::error::ApiError;
-use crate::openapi::{ErrorBody, VerifyBody, VerifyForm, WalletResponse};
 use crate::routing::Routes;
-use crate::v2::ok;
+use crate::wire::v2::{VerifyBody, VerifyForm};
+use crate::wire::{ErrorBody, V2Ok};
 use axum::extract::State;
 use services::input::SlipKind;
 use services::verify::VerifyRequest;
@@ -23,7 +23,7 @@ pub(crate) fn routes() -> Routes {
         (VerifyBody = "application/json"),
         (VerifyForm = "multipart/form-data"))),
     responses(
-        (status = 200, description = "The verified slip", body = WalletResponse),
+        (status = 200, description = "The verified slip", body = V2Ok<domain::model::VerifyWalletData>),
         (status = 400, description = "VALIDATION_ERROR, URL_PROTOCOL_NOT_ALLOWED, URL_INVALID_IP_RANGE, IMAGE_URL_UNREACHABLE, IMAGE_SIZE_TOO_LARGE, INVALID_IMAGE_TYPE, INVALID_IMAGE_FORMAT", body = ErrorBody),
         (status = 403, description = "QUOTA_EXCEEDED, SERVICE_EXPIRED", body = ErrorBody),
         (status = 404, description = "SLIP_NOT_FOUND", body = ErrorBody),
@@ -58,10 +58,7 @@ async fn verify_truewallet(
             job_id: None,
         };
         let data = svc.verify_truewallet(&c, &verify).await?;
-        Ok::<_, ApiError>(ok(
-            "Slip verified",
-            serde_json::to_value(data).map_err(domain::Error::internal)?,
-        ))
+        Ok::<_, ApiError>(V2Ok::json("Slip verified", data))
     })
     .await)
 }

@@ -12,8 +12,9 @@ pub(crate) use error::{v1_error, NO_QR_IN_IMAGE};
 
 use crate::authed::AuthedV1;
 use crate::body::json_object;
-use crate::openapi::{V1ErrorBody, V1MeResponse, V1VerifyForm, V1VerifyRequest, V1VerifyResponse};
 use crate::routing::Routes;
+use crate::wire::v1::{V1Me, V1VerifyForm, V1VerifyRequest};
+use crate::wire::{V1ErrorBody, V1Ok};
 use axum::extract::{Query, State};
 use axum::Json;
 use domain::clock::format_bangkok;
@@ -36,11 +37,6 @@ pub(crate) fn routes() -> Routes {
         .api(routes!(me))
         .api(routes!(qr::generate))
         .fallback(error::not_found)
-}
-
-/// `{status: 200, data}`.
-fn ok(data: Value) -> Json<Value> {
-    Json(json!({ "status": 200, "data": data }))
 }
 
 /// Longest QR payload, in characters after trimming (compat.md).
@@ -90,7 +86,7 @@ fn flag_text(value: Option<&str>) -> Result<bool, V1Error> {
         ("payload" = String, Query, description = "The QR text, 1-128 characters after trimming"),
         ("checkDuplicate" = Option<String>, Query, description = "`true` or `false`: refuse a slip this service verified before (`duplicate_slip`, no quota used)")),
     responses(
-        (status = 200, description = "The verified slip", body = V1VerifyResponse),
+        (status = 200, description = "The verified slip", body = V1Ok<RawSlip>),
         (status = 400, description = "invalid_request, invalid_check_duplicate, invalid_payload, duplicate_slip", body = V1ErrorBody),
         (status = 403, description = "quota_exceeded", body = V1ErrorBody),
         (status = 404, description = "slip_not_found, slip_pending, slip_expired", body = V1ErrorBody),
@@ -101,7 +97,7 @@ async fn verify_get(
     State(svc): State<Services>,
     AuthedV1(c): AuthedV1,
     query: Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>,
-) -> Result<Json<Value>, V1Error> {
+) -> Result<Json<V1Ok<Value>>, V1Error> {
     let Ok(Query(pairs)) = query else {
         return Err(one_error("query", "is not a valid query string"));
     };
@@ -133,7 +129,7 @@ async fn verify_get(
         (V1VerifyRequest = "application/json"),
         (V1VerifyForm = "multipart/form-data"))),
     responses(
-        (status = 200, description = "The verified slip", body = V1VerifyResponse),
+        (status = 200, description = "The verified slip", body = V1Ok<RawSlip>),
         (status = 400, description = "invalid_request, invalid_check_duplicate, invalid_payload, duplicate_slip, invalid_url, invalid_image, image_size_too_large", body = V1ErrorBody),
         (status = 403, description = "quota_exceeded", body = V1ErrorBody),
         (status = 404, description = "slip_not_found, slip_pending, slip_expired, qrcode_not_found", body = V1ErrorBody),
@@ -330,7 +326,7 @@ async fn verify(
     c: &Caller,
     req: Request,
     upload_slot: impl Send,
-) -> Result<Json<Value>, V1Error> {
+) -> Result<Json<V1Ok<Value>>, V1Error> {
     let is_payload = matches!(req.input, SlipInput::Payload(_));
     let is_url = matches!(req.input, SlipInput::Url(_));
     let payload = svc.slip_payload(req.input).await.map_err(|e| match e {
@@ -377,7 +373,7 @@ async fn verify(
             return Err(dup);
         }
     }
-    Ok(ok(v1_slip(&data.raw_slip)?))
+    Ok(V1Ok::json(v1_slip(&data.raw_slip)?))
 }
 
 /// A bank slip as v1 shows it: v2's `rawSlip`, with `receiver.merchantId` left out when there
@@ -427,20 +423,20 @@ async fn earlier(
 #[utoipa::path(get, path = "/me", tag = "v1",
     summary = "The application (service) and its quota in the current billing cycle",
     security(("bearerAuth" = [])),
-    responses((status = 200, description = "The application", body = V1MeResponse,
+    responses((status = 200, description = "The application", body = V1Ok<V1Me>,
         example = json!({"status": 200, "data": {"application": "My shop", "usedQuota": 12,
             "maxQuota": 5000, "remainingQuota": 4988, "expiredAt": "2027-12-31T00:00:00.000+07:00",
             "currentCredit": 250.0}}))))]
 /// `GET /api/v1/me`: the application (service) and its quota in the current billing cycle.
-async fn me(State(svc): State<Services>, AuthedV1(c): AuthedV1) -> Json<Value> {
+async fn me(State(svc): State<Services>, AuthedV1(c): AuthedV1) -> Json<V1Ok<V1Me>> {
     let (s, _) = c.quotas_at(svc.clock.now());
-    ok(json!({
-        "application": c.service.name,
-        "usedQuota": s.used,
-        "maxQuota": s.limit,
-        "remainingQuota": s.remaining(),
-        "expiredAt": c.service.expires_at.map(format_bangkok),
+    V1Ok::json(V1Me {
+        application: c.service.name.clone(),
+        used_quota: s.used,
+        max_quota: s.limit,
+        remaining_quota: s.remaining(),
+        expired_at: c.service.expires_at.map(format_bangkok),
         // The service's prepaid credit in baht (the credit ledger's balance).
-        "currentCredit": domain::Satang(c.service.subscription.credit).as_baht(),
-    }))
+        current_credit: domain::Satang(c.service.subscription.credit).as_baht(),
+    })
 }

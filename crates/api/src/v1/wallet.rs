@@ -1,13 +1,14 @@
 //! `POST /api/v1/verify/truewallet`: a TrueMoney Wallet slip, with v1's inputs (JSON
 //! `payload | url | data | image`, or multipart `file`) and envelope.
 
+use super::earlier;
 use super::error::V1Error;
-use super::{earlier, ok};
 use crate::authed::AuthedV1;
-use crate::openapi::{V1ErrorBody, V1VerifyForm, V1VerifyRequest, V1WalletResponse};
+use crate::wire::v1::{V1VerifyForm, V1VerifyRequest};
+use crate::wire::{V1ErrorBody, V1Ok};
 use axum::extract::State;
 use axum::Json;
-use serde_json::Value;
+use domain::model::RawWalletSlip;
 use services::input::{SlipInput, SlipKind};
 use services::verify::VerifyRequest;
 use services::wallet::TRUEMONEY;
@@ -20,7 +21,7 @@ use services::Services;
         (V1VerifyRequest = "application/json"),
         (V1VerifyForm = "multipart/form-data"))),
     responses(
-        (status = 200, description = "The verified slip", body = V1WalletResponse),
+        (status = 200, description = "The verified slip", body = V1Ok<RawWalletSlip>),
         (status = 400, description = "invalid_request, invalid_check_duplicate, invalid_payload, duplicate_slip, invalid_url, invalid_image, image_size_too_large", body = V1ErrorBody),
         (status = 403, description = "quota_exceeded", body = V1ErrorBody),
         (status = 404, description = "slip_not_found, qrcode_not_found", body = V1ErrorBody),
@@ -30,7 +31,7 @@ pub(super) async fn verify_truewallet(
     State(svc): State<Services>,
     AuthedV1(c): AuthedV1,
     req: axum::extract::Request,
-) -> Result<Json<Value>, V1Error> {
+) -> Result<Json<V1Ok<RawWalletSlip>>, V1Error> {
     let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
     let request = super::request_input(req).await?;
     let is_payload = matches!(request.input, SlipInput::Payload(_));
@@ -73,7 +74,5 @@ pub(super) async fn verify_truewallet(
             return Err(dup);
         }
     }
-    Ok(ok(
-        serde_json::to_value(&data.raw_slip).map_err(domain::Error::internal)?
-    ))
+    Ok(V1Ok::json(data.raw_slip))
 }
