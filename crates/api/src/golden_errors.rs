@@ -12,7 +12,10 @@ use domain::Error;
 /// has its golden entry.
 fn every_error() -> Vec<Error> {
     let all = vec![
-        Error::Validation("payload: is required; amount: must be a number".into()),
+        Error::Validation(vec![
+            domain::FieldError::new("payload", "is required"),
+            domain::FieldError::new("amount", "must be a number"),
+        ]),
         Error::UrlProtocolNotAllowed,
         Error::UrlInvalidIpRange,
         Error::ImageUrlUnreachable("the image URL answered HTTP 404".into()),
@@ -28,7 +31,7 @@ fn every_error() -> Vec<Error> {
         Error::ServiceBanned,
         Error::ServiceDeleted,
         Error::UserBanned,
-        Error::SlipNotFound("no QR code was found in the image".into()),
+        Error::NoQrInImage,
         Error::SlipNotFound("the bank does not know this transfer".into()),
         Error::SlipPending,
         Error::NotFound,
@@ -76,6 +79,7 @@ fn every_error() -> Vec<Error> {
             | Error::ServiceDeleted
             | Error::UserBanned
             | Error::SlipNotFound(_)
+            | Error::NoQrInImage
             | Error::SlipPending
             | Error::NotFound
             | Error::JobNotFound

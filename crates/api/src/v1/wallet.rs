@@ -1,27 +1,27 @@
 //! `POST /api/v1/verify/truewallet`: a TrueMoney Wallet slip, with v1's inputs (JSON
 //! `payload | url | data | image`, or multipart `file`) and envelope.
 
+use super::earlier;
 use super::error::V1Error;
-use super::{earlier, ok};
-use crate::openapi::{V1ErrorBody, V1VerifyForm, V1VerifyRequest, V1WalletResponse};
-use crate::v2::caller;
-use axum::extract::{ConnectInfo, State};
+use crate::authed::AuthedV1;
+use crate::wire::v1::{V1VerifyForm, V1VerifyRequest};
+use crate::wire::{V1ErrorBody, V1Ok};
+use axum::extract::State;
 use axum::Json;
-use serde_json::Value;
+use domain::model::RawWalletSlip;
 use services::input::SlipInput;
 use services::verify::VerifyRequest;
 use services::wallet::TRUEMONEY;
 use services::Services;
-use std::net::SocketAddr;
 
-#[utoipa::path(post, path = "/api/v1/verify/truewallet", tag = "v1",
+#[utoipa::path(post, path = "/verify/truewallet", tag = "v1",
     summary = "Verify a TrueMoney Wallet slip by payload, image URL, Base64 or file upload",
     security(("bearerAuth" = [])),
     request_body(content(
         (V1VerifyRequest = "application/json"),
         (V1VerifyForm = "multipart/form-data"))),
     responses(
-        (status = 200, description = "The verified slip", body = V1WalletResponse),
+        (status = 200, description = "The verified slip", body = V1Ok<RawWalletSlip>),
         (status = 400, description = "invalid_request, invalid_check_duplicate, invalid_payload, duplicate_slip, invalid_url, invalid_image, image_size_too_large", body = V1ErrorBody),
         (status = 403, description = "quota_exceeded", body = V1ErrorBody),
         (status = 404, description = "slip_not_found, qrcode_not_found", body = V1ErrorBody),
@@ -29,10 +29,9 @@ use std::net::SocketAddr;
         (status = 503, description = "api_server_error", body = V1ErrorBody)))]
 pub(super) async fn verify_truewallet(
     State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    AuthedV1(c): AuthedV1,
     req: axum::extract::Request,
-) -> Result<Json<Value>, V1Error> {
-    let c = caller(&svc, req.headers(), peer).await?;
+) -> Result<Json<V1Ok<RawWalletSlip>>, V1Error> {
     let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
     let request = super::request_input(req).await?;
     let is_payload = matches!(request.input, SlipInput::Payload(_));
@@ -74,7 +73,5 @@ pub(super) async fn verify_truewallet(
             return Err(dup);
         }
     }
-    Ok(ok(
-        serde_json::to_value(&data.raw_slip).map_err(domain::Error::internal)?
-    ))
+    Ok(V1Ok::json(data.raw_slip))
 }
