@@ -1,64 +1,40 @@
 //! `/v2/bank-accounts` (compat.md): the receiving accounts of the calling key's branch.
 
+use crate::authed::Authed;
 use crate::body::{json_object, Fields};
 use crate::error::ApiError;
-use crate::openapi::{
-    BankAccountResponse, BankAccountUpdate, BankAccountsResponse, DeletedResponse, ErrorBody,
-    NewBankAccount as NewAccountBody,
-};
 use crate::path::Path;
-use crate::v2::{caller, ok};
-use axum::extract::{ConnectInfo, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::routing::get;
-use axum::{Json, Router};
-use domain::clock::format_bangkok;
-use domain::model::BankAccount;
-use serde_json::{json, Value};
+use crate::routing::Routes;
+use crate::wire::v2::{
+    BankAccount as View, BankAccountUpdate, Deleted, NewBankAccount as NewAccountBody,
+};
+use crate::wire::{ErrorBody, V2Ok};
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
 use services::accounts::NewBankAccount;
 use services::Services;
-use std::net::SocketAddr;
+use utoipa_axum::routes;
 
-pub(crate) fn routes() -> Router<Services> {
-    Router::new()
-        .route("/bank-accounts", get(list).post(create))
-        .route("/bank-accounts/{id}", get(one).patch(update).delete(remove))
+pub(crate) fn routes() -> Routes {
+    Routes::new()
+        .api(routes!(list, create))
+        .api(routes!(one, update, remove))
 }
 
-pub(crate) fn view(a: &BankAccount) -> Value {
-    let bank = banks::find(&a.bank_code);
-    json!({
-        "id": a.id,
-        "bankCode": a.bank_code,
-        "bankNumber": a.bank_number,
-        "nameTh": a.name_th,
-        "nameEn": a.name_en,
-        "type": a.kind.as_str(),
-        "extraVerify": a.extra_verify,
-        "bank": {
-            "code": a.bank_code,
-            "nameTh": bank.map(|b| b.name_th),
-            "nameEn": bank.map(|b| b.name_en),
-            "shortCode": bank.map(|b| b.short),
-        },
-        "createdAt": format_bangkok(a.created_at),
-    })
-}
-
-#[utoipa::path(post, path = "/v2/bank-accounts", tag = "v2 bank accounts",
+#[utoipa::path(post, path = "/bank-accounts", tag = "v2 bank accounts",
     summary = "Register a receiving account for the calling key's branch",
     security(("bearerAuth" = [])),
     request_body(content((NewAccountBody = "application/json"))),
     responses(
-        (status = 201, description = "Created", body = BankAccountResponse),
+        (status = 201, description = "Created", body = V2Ok<View>),
         (status = 400, description = "VALIDATION_ERROR, INVALID_BANK_CODE, INVALID_EXTRA_VERIFY", body = ErrorBody),
         (status = 409, description = "BANK_ACCOUNT_DUPLICATE", body = ErrorBody)))]
 async fn create(
     State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Authed(c): Authed,
     req: axum::extract::Request,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let c = caller(&svc, req.headers(), peer).await?;
+) -> Result<(StatusCode, Json<V2Ok<View>>), ApiError> {
     let map = json_object(req.into_body()).await?;
     let mut f = Fields::new(&map);
     // Lengths and presence are checked by the service; here only the JSON types.
@@ -73,61 +49,59 @@ async fn create(
     };
     f.finish()?;
     let a = svc.create_bank_account(&c, new).await?;
-    Ok((StatusCode::CREATED, ok("Bank account created", view(&a))))
-}
-
-#[utoipa::path(get, path = "/v2/bank-accounts", tag = "v2 bank accounts",
-    summary = "The branch's receiving accounts",
-    security(("bearerAuth" = [])),
-    responses((status = 200, description = "The accounts", body = BankAccountsResponse)))]
-async fn list(
-    State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
-) -> Result<Json<Value>, ApiError> {
-    let c = caller(&svc, &headers, peer).await?;
-    let all = svc.list_bank_accounts(&c).await?;
-    Ok(ok(
-        "Bank accounts retrieved",
-        Value::Array(all.iter().map(view).collect()),
+    Ok((
+        StatusCode::CREATED,
+        V2Ok::json("Bank account created", View::from(&a)),
     ))
 }
 
-#[utoipa::path(get, path = "/v2/bank-accounts/{id}", tag = "v2 bank accounts",
+#[utoipa::path(get, path = "/bank-accounts", tag = "v2 bank accounts",
+    summary = "The branch's receiving accounts",
+    security(("bearerAuth" = [])),
+    responses((status = 200, description = "The accounts", body = V2Ok<Vec<View>>)))]
+async fn list(
+    State(svc): State<Services>,
+    Authed(c): Authed,
+) -> Result<Json<V2Ok<Vec<View>>>, ApiError> {
+    let all = svc.list_bank_accounts(&c).await?;
+    Ok(V2Ok::json(
+        "Bank accounts retrieved",
+        all.iter().map(View::from).collect(),
+    ))
+}
+
+#[utoipa::path(get, path = "/bank-accounts/{id}", tag = "v2 bank accounts",
     summary = "One account",
     security(("bearerAuth" = [])),
     params(("id" = String, Path, description = "Account id")),
     responses(
-        (status = 200, description = "The account", body = BankAccountResponse),
+        (status = 200, description = "The account", body = V2Ok<View>),
         (status = 404, description = "BANK_ACCOUNT_NOT_FOUND", body = ErrorBody)))]
 async fn one(
     State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
-    let c = caller(&svc, &headers, peer).await?;
+    Authed(c): Authed,
+) -> Result<Json<V2Ok<View>>, ApiError> {
     let a = svc.get_bank_account(&c, &id).await?;
-    Ok(ok("Bank account retrieved", view(&a)))
+    Ok(V2Ok::json("Bank account retrieved", View::from(&a)))
 }
 
-#[utoipa::path(patch, path = "/v2/bank-accounts/{id}", tag = "v2 bank accounts",
+#[utoipa::path(patch, path = "/bank-accounts/{id}", tag = "v2 bank accounts",
     summary = "Change an account's extraVerify option",
     security(("bearerAuth" = [])),
     params(("id" = String, Path, description = "Account id")),
     request_body(content((BankAccountUpdate = "application/json"))),
     responses(
-        (status = 200, description = "The account", body = BankAccountResponse),
+        (status = 200, description = "The account", body = V2Ok<View>),
         (status = 400, description = "VALIDATION_ERROR, INVALID_EXTRA_VERIFY", body = ErrorBody),
         (status = 404, description = "BANK_ACCOUNT_NOT_FOUND", body = ErrorBody)))]
 /// `{extraVerify}`: a string, or null to clear it.
 async fn update(
     State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     Path(id): Path<String>,
+    Authed(c): Authed,
     req: axum::extract::Request,
-) -> Result<Json<Value>, ApiError> {
-    let c = caller(&svc, req.headers(), peer).await?;
+) -> Result<Json<V2Ok<View>>, ApiError> {
     let map = json_object(req.into_body()).await?;
     let mut f = Fields::new(&map);
     if !map.contains_key("extraVerify") {
@@ -136,23 +110,22 @@ async fn update(
     let extra = f.string("extraVerify", 1, 32);
     f.finish()?;
     let a = svc.update_bank_account(&c, &id, extra).await?;
-    Ok(ok("Bank account updated", view(&a)))
+    Ok(V2Ok::json("Bank account updated", View::from(&a)))
 }
 
-#[utoipa::path(delete, path = "/v2/bank-accounts/{id}", tag = "v2 bank accounts",
+#[utoipa::path(delete, path = "/bank-accounts/{id}", tag = "v2 bank accounts",
     summary = "Delete an account",
     security(("bearerAuth" = [])),
     params(("id" = String, Path, description = "Account id")),
     responses(
-        (status = 200, description = "Deleted", body = DeletedResponse),
+        (status = 200, description = "Deleted", body = V2Ok<Deleted>),
         (status = 404, description = "BANK_ACCOUNT_NOT_FOUND", body = ErrorBody)))]
 async fn remove(
     State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
-    let c = caller(&svc, &headers, peer).await?;
+    Authed(c): Authed,
+) -> Result<Json<V2Ok<Deleted>>, ApiError> {
     svc.delete_bank_account(&c, &id).await?;
-    Ok(ok("Bank account deleted", json!({ "id": id.trim() })))
+    let id = id.trim().to_string();
+    Ok(V2Ok::json("Bank account deleted", Deleted { id }))
 }

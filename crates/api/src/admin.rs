@@ -2,83 +2,54 @@
 //! off unless a token is configured (`serve --admin-token`), and then needs
 //! `Authorization: Bearer <token>`. Answers use the `/v2` envelope.
 
+use crate::authed::Admin;
 use crate::body::{json_object, Fields};
 use crate::error::ApiError;
-use crate::openapi::{
-    AuditResponse, AutoRenewChange, BranchChange, BranchResponse, ConnectorsResponse,
-    CreditHistoryResponse, CreditMove, ErrorBody, LedgerEntryResponse, NewBranchRequest,
-    NewPartner, NewService, NewUser, PackageChange, PackageResponse, PackagesResponse,
-    PartnerResponse, PlanChange, PlanResponse, PlansResponse, RotateKey, RotatedKeyResponse,
-    ServiceAuditResponse, ServiceChange, ServiceResponse, SubscribeRequest, UserChange,
-    UserResponse,
-};
 use crate::path::Path;
+use crate::routing::Routes;
 use crate::views;
+use crate::wire::admin as w;
+use crate::wire::{ErrorBody, Plain};
 use axum::body::Body;
 use axum::extract::State;
-use axum::http::HeaderMap;
-use axum::routing::{get, patch, post, put};
-use axum::{Json, Router};
+use axum::Json;
 use domain::billing::{AutoRenew, CreditKind};
 use domain::model::ServiceState;
 use domain::{Error, Satang};
-use serde_json::{json, Value};
+use serde_json::Value;
 use services::admin::{BranchUpdate, NewBranch, ServiceUpdate};
 use services::subscriptions::NewPackage;
 use services::Services;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
+use utoipa_axum::routes;
 
-pub(crate) fn routes() -> Router<Services> {
-    Router::new()
-        .route("/services", post(create_service))
-        .route("/services/{id}", patch(update_service))
-        .route("/branches", post(create_branch))
-        .route("/branches/{id}", patch(update_branch))
-        .route("/branches/{id}/rotate-key", post(rotate_key))
-        .route("/branches/{id}/audit", get(audit))
-        .route("/users", post(create_user))
-        .route("/users/{id}", patch(update_user))
-        .route("/partners", post(create_partner))
-        .route("/connectors", get(list_connectors))
-        .route("/plans", get(list_plans))
-        .route("/plans/{name}", put(set_plan))
-        .route("/packages", get(list_packages))
-        .route("/packages/{name}", put(set_package))
-        .route("/services/{id}/subscription", post(subscribe))
-        .route("/services/{id}/auto-renew", put(set_auto_renew))
-        .route(
-            "/services/{id}/credit",
-            get(credit_history).post(move_credit),
-        )
-        .route("/services/{id}/audit", get(service_audit))
+pub(crate) fn routes() -> Routes {
+    Routes::new()
+        .api(routes!(create_service))
+        .api(routes!(update_service))
+        .api(routes!(create_branch))
+        .api(routes!(update_branch))
+        .api(routes!(rotate_key))
+        .api(routes!(audit))
+        .api(routes!(create_user))
+        .api(routes!(update_user))
+        .api(routes!(create_partner))
+        .api(routes!(list_connectors))
+        .api(routes!(list_plans))
+        .api(routes!(set_plan))
+        .api(routes!(list_packages))
+        .api(routes!(set_package))
+        .api(routes!(subscribe))
+        .api(routes!(set_auto_renew))
+        .api(routes!(credit_history, move_credit))
+        .api(routes!(service_audit))
 }
 
 /// Who the admin API's changes are recorded as (ledger rows, audit entries).
 const ACTOR: &str = "admin-api";
 
-type Reply = Result<Json<Value>, ApiError>;
-
-fn admin(svc: &Services, headers: &HeaderMap) -> Result<(), ApiError> {
-    let auth = headers
-        .get(axum::http::header::AUTHORIZATION)
-        .map(|v| v.to_str().unwrap_or(""));
-    Ok(svc.authenticate_admin(auth)?)
-}
-
-/// The admin check, then the JSON body.
-async fn admin_body(
-    svc: &Services,
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<serde_json::Map<String, Value>, ApiError> {
-    admin(svc, headers)?;
-    Ok(json_object(body).await?)
-}
-
-fn ok(data: Value) -> Json<Value> {
-    Json(json!({ "success": true, "data": data }))
-}
+type Reply<T> = Result<Json<Plain<T>>, ApiError>;
 
 /// Absent → `None`; `null` → `Some(None)`; a value → `Some(Some(v))` (or a failure noted).
 fn tri<T>(
@@ -109,15 +80,19 @@ fn instant(f: &mut Fields, name: &str) -> Option<OffsetDateTime> {
     }
 }
 
-#[utoipa::path(post, path = "/admin/services", tag = "admin",
+#[utoipa::path(post, path = "/services", tag = "admin",
     summary = "Create a service",
     security(("adminToken" = [])),
-    request_body(content((NewService = "application/json"))),
+    request_body(content((w::NewService = "application/json"))),
     responses(
-        (status = 200, description = "Done", body = ServiceResponse),
+        (status = 200, description = "Done", body = Plain<w::ServiceView>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
-async fn create_service(State(svc): State<Services>, headers: HeaderMap, body: Body) -> Reply {
-    let map = admin_body(&svc, &headers, body).await?;
+async fn create_service(
+    State(svc): State<Services>,
+    _: Admin,
+    body: Body,
+) -> Reply<w::ServiceView> {
+    let map = json_object(body).await?;
     let mut f = Fields::new(&map);
     let name = f.string("name", 1, 100);
     if !f.present("name") {
@@ -126,24 +101,24 @@ async fn create_service(State(svc): State<Services>, headers: HeaderMap, body: B
     let quota = f.whole("quota", 0);
     f.finish()?;
     let s = svc.create_service(&name.unwrap_or_default(), quota).await?;
-    Ok(ok(views::service(&s)))
+    Ok(Plain::json(views::service(&s)))
 }
 
-#[utoipa::path(patch, path = "/admin/services/{id}", tag = "admin",
+#[utoipa::path(patch, path = "/services/{id}", tag = "admin",
     summary = "Change a service (name, quota, expiry, state, owner, plan, rate)",
     security(("adminToken" = [])),
     params(("id" = String, Path, description = "Service id")),
-    request_body(content((ServiceChange = "application/json"))),
+    request_body(content((w::ServiceChange = "application/json"))),
     responses(
-        (status = 200, description = "Done", body = ServiceResponse),
+        (status = 200, description = "Done", body = Plain<w::ServiceView>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn update_service(
     State(svc): State<Services>,
     Path(id): Path<String>,
-    headers: HeaderMap,
+    _: Admin,
     body: Body,
-) -> Reply {
-    let map = admin_body(&svc, &headers, body).await?;
+) -> Reply<w::ServiceView> {
+    let map = json_object(body).await?;
     let mut f = Fields::new(&map);
     let name = f.string("name", 1, 100);
     let limit_quota = tri(&mut f, "quota", |f| f.whole("quota", 0));
@@ -174,18 +149,18 @@ async fn update_service(
         owner_verified,
     };
     let s = svc.update_service(&id, &upd).await?;
-    Ok(ok(views::service(&s)))
+    Ok(Plain::json(views::service(&s)))
 }
 
-#[utoipa::path(post, path = "/admin/branches", tag = "admin",
+#[utoipa::path(post, path = "/branches", tag = "admin",
     summary = "Create a branch; its API key is shown once",
     security(("adminToken" = [])),
-    request_body(content((NewBranchRequest = "application/json"))),
+    request_body(content((w::NewBranch = "application/json"))),
     responses(
-        (status = 200, description = "Done", body = BranchResponse),
+        (status = 200, description = "Done", body = Plain<w::BranchView>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
-async fn create_branch(State(svc): State<Services>, headers: HeaderMap, body: Body) -> Reply {
-    let map = admin_body(&svc, &headers, body).await?;
+async fn create_branch(State(svc): State<Services>, _: Admin, body: Body) -> Reply<w::BranchView> {
+    let map = json_object(body).await?;
     let mut f = Fields::new(&map);
     for required in ["serviceId", "name"] {
         if !f.present(required) {
@@ -209,24 +184,24 @@ async fn create_branch(State(svc): State<Services>, headers: HeaderMap, body: Bo
     };
     f.finish()?;
     let (b, key) = svc.create_branch(&req).await?;
-    Ok(ok(views::branch(&b, Some(&key))))
+    Ok(Plain::json(views::branch(&b, Some(&key))))
 }
 
-#[utoipa::path(patch, path = "/admin/branches/{id}", tag = "admin",
+#[utoipa::path(patch, path = "/branches/{id}", tag = "admin",
     summary = "Change a branch (name, active, IP allow-list, webhook, limit, test branch)",
     security(("adminToken" = [])),
     params(("id" = String, Path, description = "Branch id")),
-    request_body(content((BranchChange = "application/json"))),
+    request_body(content((w::BranchChange = "application/json"))),
     responses(
-        (status = 200, description = "Done", body = BranchResponse),
+        (status = 200, description = "Done", body = Plain<w::BranchView>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn update_branch(
     State(svc): State<Services>,
     Path(id): Path<String>,
-    headers: HeaderMap,
+    _: Admin,
     body: Body,
-) -> Reply {
-    let map = admin_body(&svc, &headers, body).await?;
+) -> Reply<w::BranchView> {
+    let map = json_object(body).await?;
     let mut f = Fields::new(&map);
     let upd = BranchUpdate {
         name: f.string("name", 1, 100),
@@ -246,53 +221,56 @@ async fn update_branch(
     };
     f.finish()?;
     let b = svc.update_branch(&id, &upd).await?;
-    Ok(ok(views::branch(&b, None)))
+    Ok(Plain::json(views::branch(&b, None)))
 }
 
-#[utoipa::path(post, path = "/admin/branches/{id}/rotate-key", tag = "admin",
+#[utoipa::path(post, path = "/branches/{id}/rotate-key", tag = "admin",
     summary = "Issue a new API key (shown once), optionally keeping the old one for a grace period",
     security(("adminToken" = [])),
     params(("id" = String, Path, description = "Branch id")),
-    request_body(content((RotateKey = "application/json"))),
+    request_body(content((w::RotateKey = "application/json"))),
     responses(
-        (status = 200, description = "Done", body = RotatedKeyResponse),
+        (status = 200, description = "Done", body = Plain<w::RotatedKey>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn rotate_key(
     State(svc): State<Services>,
     Path(id): Path<String>,
-    headers: HeaderMap,
+    _: Admin,
     body: Body,
-) -> Reply {
-    let map = admin_body(&svc, &headers, body).await?;
+) -> Reply<w::RotatedKey> {
+    let map = json_object(body).await?;
     let mut f = Fields::new(&map);
     let grace = f.whole("graceSeconds", 0).map(time::Duration::seconds);
     f.finish()?;
     let key = svc.rotate_key(&id, grace).await?;
-    Ok(ok(json!({ "id": id, "apiKey": key })))
+    Ok(Plain::json(w::RotatedKey { id, api_key: key }))
 }
 
-#[utoipa::path(get, path = "/admin/branches/{id}/audit", tag = "admin",
+#[utoipa::path(get, path = "/branches/{id}/audit", tag = "admin",
     summary = "The partner quota changes of a branch",
     security(("adminToken" = [])),
     params(("id" = String, Path, description = "Branch id")),
     responses(
-        (status = 200, description = "Done", body = AuditResponse),
+        (status = 200, description = "Done", body = Plain<Vec<w::AuditEntry>>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
-async fn audit(State(svc): State<Services>, Path(id): Path<String>, headers: HeaderMap) -> Reply {
-    admin(&svc, &headers)?;
+async fn audit(
+    State(svc): State<Services>,
+    Path(id): Path<String>,
+    _: Admin,
+) -> Reply<Vec<w::AuditEntry>> {
     let entries = svc.list_audit(&id).await.map_err(Error::from)?;
-    Ok(ok(views::audit(&entries)))
+    Ok(Plain::json(views::audit(&entries)))
 }
 
-#[utoipa::path(post, path = "/admin/users", tag = "admin",
+#[utoipa::path(post, path = "/users", tag = "admin",
     summary = "Create a user (a service owner)",
     security(("adminToken" = [])),
-    request_body(content((NewUser = "application/json"))),
+    request_body(content((w::NewUser = "application/json"))),
     responses(
-        (status = 200, description = "Done", body = UserResponse),
+        (status = 200, description = "Done", body = Plain<w::UserView>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
-async fn create_user(State(svc): State<Services>, headers: HeaderMap, body: Body) -> Reply {
-    let map = admin_body(&svc, &headers, body).await?;
+async fn create_user(State(svc): State<Services>, _: Admin, body: Body) -> Reply<w::UserView> {
+    let map = json_object(body).await?;
     let mut f = Fields::new(&map);
     if !f.present("name") {
         f.v.fail("name", "is required");
@@ -300,24 +278,24 @@ async fn create_user(State(svc): State<Services>, headers: HeaderMap, body: Body
     let name = f.string("name", 1, 100);
     f.finish()?;
     let u = svc.create_user(&name.unwrap_or_default()).await?;
-    Ok(ok(views::user(&u)))
+    Ok(Plain::json(views::user(&u)))
 }
 
-#[utoipa::path(patch, path = "/admin/users/{id}", tag = "admin",
+#[utoipa::path(patch, path = "/users/{id}", tag = "admin",
     summary = "Ban or unban a user",
     security(("adminToken" = [])),
     params(("id" = String, Path, description = "User id")),
-    request_body(content((UserChange = "application/json"))),
+    request_body(content((w::UserChange = "application/json"))),
     responses(
-        (status = 200, description = "Done", body = UserResponse),
+        (status = 200, description = "Done", body = Plain<w::UserView>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn update_user(
     State(svc): State<Services>,
     Path(id): Path<String>,
-    headers: HeaderMap,
+    _: Admin,
     body: Body,
-) -> Reply {
-    let map = admin_body(&svc, &headers, body).await?;
+) -> Reply<w::UserView> {
+    let map = json_object(body).await?;
     let mut f = Fields::new(&map);
     let banned = f.boolean("banned");
     if banned.is_none() && !f.present("banned") {
@@ -325,68 +303,70 @@ async fn update_user(
     }
     f.finish()?;
     let u = svc.set_user_banned(&id, banned.unwrap_or(false)).await?;
-    Ok(ok(views::user(&u)))
+    Ok(Plain::json(views::user(&u)))
 }
 
-#[utoipa::path(post, path = "/admin/partners", tag = "admin",
+#[utoipa::path(post, path = "/partners", tag = "admin",
     summary = "Create a partner; its key and secret are shown once",
     security(("adminToken" = [])),
-    request_body(content((NewPartner = "application/json"))),
+    request_body(content((w::NewPartner = "application/json"))),
     responses(
-        (status = 200, description = "Done", body = PartnerResponse),
+        (status = 200, description = "Done", body = Plain<w::PartnerView>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
-async fn create_partner(State(svc): State<Services>, headers: HeaderMap, body: Body) -> Reply {
-    let map = admin_body(&svc, &headers, body).await?;
+async fn create_partner(
+    State(svc): State<Services>,
+    _: Admin,
+    body: Body,
+) -> Reply<w::PartnerView> {
+    let map = json_object(body).await?;
     let mut f = Fields::new(&map);
     let name = f.string("name", 1, 100).unwrap_or_default();
     let services = f.strings("serviceIds").unwrap_or_default();
     let permissions = f.strings("permissions").unwrap_or_default();
     f.finish()?;
     let (p, key) = svc.create_partner(&name, &services, &permissions).await?;
-    Ok(ok(views::new_partner(&p, &key)))
+    Ok(Plain::json(views::new_partner(&p, &key)))
 }
 
-#[utoipa::path(get, path = "/admin/connectors", tag = "admin",
+#[utoipa::path(get, path = "/connectors", tag = "admin",
     summary = "Each bank / provider connector: breaker state, last error, calls, failures, median latency (since this node started)",
     security(("adminToken" = [])),
     responses(
-        (status = 200, description = "Done", body = ConnectorsResponse,
+        (status = 200, description = "Done", body = Plain<Vec<w::ConnectorView>>,
             example = json!({"success": true, "data": [{"name": "upstream", "kind": "easyslip",
                 "state": "closed", "lastError": null, "calls": 12, "failures": 0,
                 "medianLatencyMs": 84}]}))))]
-async fn list_connectors(State(svc): State<Services>, headers: HeaderMap) -> Reply {
-    admin(&svc, &headers)?;
-    let status = serde_json::to_value(svc.connector_status()).map_err(Error::internal)?;
-    Ok(ok(status))
+async fn list_connectors(State(svc): State<Services>, _: Admin) -> Reply<Vec<w::ConnectorView>> {
+    let status = svc.connector_status().into_iter().map(Into::into).collect();
+    Ok(Plain::json(status))
 }
 
-#[utoipa::path(get, path = "/admin/plans", tag = "admin",
+#[utoipa::path(get, path = "/plans", tag = "admin",
     summary = "Every rate plan",
     security(("adminToken" = [])),
     responses(
-        (status = 200, description = "Done", body = PlansResponse),
+        (status = 200, description = "Done", body = Plain<Vec<w::PlanView>>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
-async fn list_plans(State(svc): State<Services>, headers: HeaderMap) -> Reply {
-    admin(&svc, &headers)?;
+async fn list_plans(State(svc): State<Services>, _: Admin) -> Reply<Vec<w::PlanView>> {
     let plans = svc.list_plans().await.map_err(Error::from)?;
-    Ok(ok(Value::Array(plans.iter().map(views::plan).collect())))
+    Ok(Plain::json(plans.iter().map(views::plan).collect()))
 }
 
-#[utoipa::path(put, path = "/admin/plans/{name}", tag = "admin",
+#[utoipa::path(put, path = "/plans/{name}", tag = "admin",
     summary = "Create or change a rate plan",
     security(("adminToken" = [])),
     params(("name" = String, Path, description = "Plan name")),
-    request_body(content((PlanChange = "application/json"))),
+    request_body(content((w::PlanChange = "application/json"))),
     responses(
-        (status = 200, description = "Done", body = PlanResponse),
+        (status = 200, description = "Done", body = Plain<w::PlanView>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn set_plan(
     State(svc): State<Services>,
     Path(name): Path<String>,
-    headers: HeaderMap,
+    _: Admin,
     body: Body,
-) -> Reply {
-    let map = admin_body(&svc, &headers, body).await?;
+) -> Reply<w::PlanView> {
+    let map = json_object(body).await?;
     let mut f = Fields::new(&map);
     if !f.present("rps") {
         f.v.fail("rps", "is required");
@@ -395,13 +375,13 @@ async fn set_plan(
     let burst = f.whole("burst", 1).and_then(|n| u32::try_from(n).ok());
     f.finish()?;
     let p = svc.set_plan(&name, rps.unwrap_or(1), burst).await?;
-    Ok(ok(views::plan(&p)))
+    Ok(Plain::json(views::plan(&p)))
 }
 
 // ---- packages, subscriptions and credit ----------------------------------------------------
 
 fn no_service() -> ApiError {
-    Error::Validation("service: no such service".into()).into()
+    Error::invalid("service", "no such service").into()
 }
 
 /// A required field: `is required` noted when absent (or null).
@@ -469,35 +449,32 @@ fn auto_renew_setting(f: &mut Fields, name: &str) -> Option<AutoRenew> {
     }
 }
 
-#[utoipa::path(get, path = "/admin/packages", tag = "admin",
+#[utoipa::path(get, path = "/packages", tag = "admin",
     summary = "Every package (quota, duration and price of a subscription)",
     security(("adminToken" = [])),
     responses(
-        (status = 200, description = "Done", body = PackagesResponse),
+        (status = 200, description = "Done", body = Plain<Vec<w::PackageView>>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
-async fn list_packages(State(svc): State<Services>, headers: HeaderMap) -> Reply {
-    admin(&svc, &headers)?;
+async fn list_packages(State(svc): State<Services>, _: Admin) -> Reply<Vec<w::PackageView>> {
     let packages = svc.packages().await?;
-    Ok(ok(Value::Array(
-        packages.iter().map(views::package).collect(),
-    )))
+    Ok(Plain::json(packages.iter().map(views::package).collect()))
 }
 
-#[utoipa::path(put, path = "/admin/packages/{name}", tag = "admin",
+#[utoipa::path(put, path = "/packages/{name}", tag = "admin",
     summary = "Create a package or change its terms (takes effect at the next period)",
     security(("adminToken" = [])),
     params(("name" = String, Path, description = "Package name")),
-    request_body(content((PackageChange = "application/json"))),
+    request_body(content((w::PackageChange = "application/json"))),
     responses(
-        (status = 200, description = "Done", body = PackageResponse),
+        (status = 200, description = "Done", body = Plain<w::PackageView>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn set_package(
     State(svc): State<Services>,
     Path(name): Path<String>,
-    headers: HeaderMap,
+    _: Admin,
     body: Body,
-) -> Reply {
-    let map = admin_body(&svc, &headers, body).await?;
+) -> Reply<w::PackageView> {
+    let map = json_object(body).await?;
     let mut f = Fields::new(&map);
     require(&mut f, &["quota", "durationDays", "price"]);
     let quota = f.whole("quota", 1);
@@ -520,25 +497,25 @@ async fn set_package(
             price: price.unwrap_or_default(),
         })
         .await?;
-    Ok(ok(views::package(&p)))
+    Ok(Plain::json(views::package(&p)))
 }
 
-#[utoipa::path(post, path = "/admin/services/{id}/subscription", tag = "admin",
+#[utoipa::path(post, path = "/services/{id}/subscription", tag = "admin",
     summary = "Subscribe a service to a package: a new period (quota, cycle, expiry) starts now",
     description = "`payFromCredit: true` draws the package price from the service's credit (refused when short); otherwise the operator was paid some other way. `autoRenew` absent keeps the current setting.",
     security(("adminToken" = [])),
     params(("id" = String, Path, description = "Service id")),
-    request_body(content((SubscribeRequest = "application/json"))),
+    request_body(content((w::SubscribeRequest = "application/json"))),
     responses(
-        (status = 200, description = "Done", body = ServiceResponse),
+        (status = 200, description = "Done", body = Plain<w::ServiceView>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn subscribe(
     State(svc): State<Services>,
     Path(id): Path<String>,
-    headers: HeaderMap,
+    _: Admin,
     body: Body,
-) -> Reply {
-    let map = admin_body(&svc, &headers, body).await?;
+) -> Reply<w::ServiceView> {
+    let map = json_object(body).await?;
     let mut f = Fields::new(&map);
     require(&mut f, &["package"]);
     let package = f.string("package", 1, 100);
@@ -548,25 +525,25 @@ async fn subscribe(
     let s = svc
         .subscribe(&id, &package.unwrap_or_default(), auto, pay, ACTOR)
         .await?;
-    Ok(ok(views::service(&s)))
+    Ok(Plain::json(views::service(&s)))
 }
 
-#[utoipa::path(put, path = "/admin/services/{id}/auto-renew", tag = "admin",
+#[utoipa::path(put, path = "/services/{id}/auto-renew", tag = "admin",
     summary = "Turn a service's auto-renewal on or off (at expiry, when the quota is used up)",
     description = "`enabled` sets both triggers; `onExpiry` / `onQuota` set one each (and override `enabled`). A trigger not given keeps its current value.",
     security(("adminToken" = [])),
     params(("id" = String, Path, description = "Service id")),
-    request_body(content((AutoRenewChange = "application/json"))),
+    request_body(content((w::AutoRenewChange = "application/json"))),
     responses(
-        (status = 200, description = "Done", body = ServiceResponse),
+        (status = 200, description = "Done", body = Plain<w::ServiceView>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn set_auto_renew(
     State(svc): State<Services>,
     Path(id): Path<String>,
-    headers: HeaderMap,
+    _: Admin,
     body: Body,
-) -> Reply {
-    let map = admin_body(&svc, &headers, body).await?;
+) -> Reply<w::ServiceView> {
+    let map = json_object(body).await?;
     let mut f = Fields::new(&map);
     let enabled = f.boolean("enabled");
     let on_expiry = f.boolean("onExpiry");
@@ -590,25 +567,25 @@ async fn set_auto_renew(
         on_quota: on_quota.or(enabled).unwrap_or(current.on_quota),
     };
     let s = svc.set_auto_renew(&id, auto, ACTOR).await?;
-    Ok(ok(views::service(&s)))
+    Ok(Plain::json(views::service(&s)))
 }
 
-#[utoipa::path(post, path = "/admin/services/{id}/credit", tag = "admin",
+#[utoipa::path(post, path = "/services/{id}/credit", tag = "admin",
     summary = "Top up or adjust a service's prepaid credit",
     description = "`topup` (default) adds a positive amount; `adjustment` corrects either way. The balance never goes below zero: such a movement is refused and nothing moves.",
     security(("adminToken" = [])),
     params(("id" = String, Path, description = "Service id")),
-    request_body(content((CreditMove = "application/json"))),
+    request_body(content((w::CreditMove = "application/json"))),
     responses(
-        (status = 200, description = "Done", body = LedgerEntryResponse),
+        (status = 200, description = "Done", body = Plain<w::LedgerEntryView>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn move_credit(
     State(svc): State<Services>,
     Path(id): Path<String>,
-    headers: HeaderMap,
+    _: Admin,
     body: Body,
-) -> Reply {
-    let map = admin_body(&svc, &headers, body).await?;
+) -> Reply<w::LedgerEntryView> {
+    let map = json_object(body).await?;
     let mut f = Fields::new(&map);
     require(&mut f, &["amount"]);
     let amount = signed_amount(&mut f, "amount");
@@ -631,39 +608,37 @@ async fn move_credit(
             ACTOR,
         )
         .await?;
-    Ok(ok(views::ledger_entry(&e)))
+    Ok(Plain::json(views::ledger_entry(&e)))
 }
 
-#[utoipa::path(get, path = "/admin/services/{id}/credit", tag = "admin",
+#[utoipa::path(get, path = "/services/{id}/credit", tag = "admin",
     summary = "A service's credit balance and every movement, oldest first",
     security(("adminToken" = [])),
     params(("id" = String, Path, description = "Service id")),
     responses(
-        (status = 200, description = "Done", body = CreditHistoryResponse),
+        (status = 200, description = "Done", body = Plain<w::CreditHistory>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn credit_history(
     State(svc): State<Services>,
     Path(id): Path<String>,
-    headers: HeaderMap,
-) -> Reply {
-    admin(&svc, &headers)?;
+    _: Admin,
+) -> Reply<w::CreditHistory> {
     let (balance, entries) = svc.credit_history(&id).await?;
-    Ok(ok(views::credit_history(balance, &entries)))
+    Ok(Plain::json(views::credit_history(balance, &entries)))
 }
 
-#[utoipa::path(get, path = "/admin/services/{id}/audit", tag = "admin",
+#[utoipa::path(get, path = "/services/{id}/audit", tag = "admin",
     summary = "The audit log of a service (subscriptions, renewals, auto-renew changes), oldest first",
     security(("adminToken" = [])),
     params(("id" = String, Path, description = "Service id")),
     responses(
-        (status = 200, description = "Done", body = ServiceAuditResponse),
+        (status = 200, description = "Done", body = Plain<Vec<w::AuditEntry>>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn service_audit(
     State(svc): State<Services>,
     Path(id): Path<String>,
-    headers: HeaderMap,
-) -> Reply {
-    admin(&svc, &headers)?;
+    _: Admin,
+) -> Reply<Vec<w::AuditEntry>> {
     let entries = svc.service_audit(&id).await?;
-    Ok(ok(views::audit(&entries)))
+    Ok(Plain::json(views::audit(&entries)))
 }

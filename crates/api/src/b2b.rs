@@ -3,30 +3,32 @@
 
 use crate::body::parse_object;
 use crate::error::ApiError;
-use crate::openapi::{
-    AdjustQuota, ErrorBody, PartnerBranchResponse, PartnerQuotaResponse, SetQuota,
-};
+use crate::routing::Routes;
+use crate::wire::v2::{AdjustQuota, PartnerBranch, PartnerQuota, PartnerService, SetQuota};
+use crate::wire::{ErrorBody, Plain};
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, Uri};
-use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Json;
 use domain::model::{Branch, Service};
 use domain::partner::Permission;
 use domain::quota::QuotaOp;
 use domain::{Error, Validation};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use services::partner::{PartnerCaller, SignedRequest};
 use services::Services;
+use utoipa_axum::routes;
+
+type Reply<T> = Result<Json<Plain<T>>, ApiError>;
 
 /// Partner bodies are tiny; anything bigger is refused before it is hashed.
 const MAX_PARTNER_BODY: usize = 64 * 1024;
 
-pub(crate) fn routes() -> Router<Services> {
-    Router::new()
-        .route("/b2b/branch/quota", get(read_quota).put(set_quota))
-        .route("/b2b/branch/quota/adjust", post(adjust_quota))
-        .route("/b2b/branch/quota/reset", post(reset_quota))
+pub(crate) fn routes() -> Routes {
+    Routes::new()
+        .api(routes!(read_quota, set_quota))
+        .api(routes!(adjust_quota))
+        .api(routes!(reset_quota))
 }
 
 fn header<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
@@ -45,7 +47,7 @@ async fn partner(
     let bytes = axum::body::to_bytes(body, MAX_PARTNER_BODY)
         .await
         .map_err(|e| {
-            let size = Error::Validation(format!("body: must be at most {MAX_PARTNER_BODY} bytes"));
+            let size = Error::invalid("body", format!("must be at most {MAX_PARTNER_BODY} bytes"));
             crate::slow::read_failed(&e, size)
         })?;
     // Inside `/v2` the router already sees the path without the prefix: what is signed.
@@ -93,55 +95,51 @@ fn whole(map: &Map<String, Value>, name: &str, nullable: bool) -> Result<Option<
 }
 
 /// Counters as they stand in the current cycle.
-fn flat_branch(svc: &Services, s: &Service, b: &Branch) -> Value {
+fn flat_branch(svc: &Services, s: &Service, b: &Branch) -> PartnerBranch {
     let q = b.quota_in(s.current_cycle(svc.now()));
-    json!({
-        "id": b.id,
-        "name": b.name,
-        "limitQuota": q.limit,
-        "usedQuota": q.used,
-        "totalUsedQuota": q.total_used,
-    })
+    PartnerBranch {
+        id: b.id.clone(),
+        name: b.name.clone(),
+        limit_quota: q.limit,
+        used_quota: q.used,
+        total_used_quota: q.total_used,
+    }
 }
 
-fn ok(data: Value) -> Json<Value> {
-    Json(json!({ "success": true, "data": data }))
-}
-
-#[utoipa::path(get, path = "/v2/b2b/branch/quota", tag = "partner",
+#[utoipa::path(get, path = "/b2b/branch/quota", tag = "partner",
     summary = "The branch's and its service's quota (permission quota:read)",
     security(("partnerKey" = [], "branchKey" = [], "partnerTimestamp" = [], "partnerNonce" = [], "partnerSignature" = [])),
-    responses((status = 200, description = "Counters of the current cycle", body = PartnerQuotaResponse)))]
+    responses((status = 200, description = "Counters of the current cycle", body = Plain<PartnerQuota>)))]
 async fn read_quota(
     State(svc): State<Services>,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
     body: Body,
-) -> Result<Json<Value>, ApiError> {
+) -> Reply<PartnerQuota> {
     let (c, _) = partner(&svc, &method, &uri, &headers, body, Permission::QuotaRead).await?;
     let sq = c.service.quota_at(svc.now());
-    Ok(ok(json!({
-        "branch": flat_branch(&svc, &c.service, &c.branch),
-        "service": {
-            "limitQuota": sq.limit,
-            "usedQuota": sq.used,
-            "totalUsedQuota": sq.total_used,
+    Ok(Plain::json(PartnerQuota {
+        branch: flat_branch(&svc, &c.service, &c.branch),
+        service: PartnerService {
+            limit_quota: sq.limit,
+            used_quota: sq.used,
+            total_used_quota: sq.total_used,
         },
-    })))
+    }))
 }
 
-async fn apply(svc: &Services, c: &PartnerCaller, op: QuotaOp) -> Result<Json<Value>, ApiError> {
+async fn apply(svc: &Services, c: &PartnerCaller, op: QuotaOp) -> Reply<PartnerBranch> {
     let (s, b) = svc.partner_quota_op(c, op).await?;
-    Ok(ok(flat_branch(svc, &s, &b)))
+    Ok(Plain::json(flat_branch(svc, &s, &b)))
 }
 
-#[utoipa::path(put, path = "/v2/b2b/branch/quota", tag = "partner",
+#[utoipa::path(put, path = "/b2b/branch/quota", tag = "partner",
     summary = "Set the branch limit (permission quota:write; audited)",
     security(("partnerKey" = [], "branchKey" = [], "partnerTimestamp" = [], "partnerNonce" = [], "partnerSignature" = [])),
     request_body(content((SetQuota = "application/json"))),
     responses(
-        (status = 200, description = "The branch's counters", body = PartnerBranchResponse),
+        (status = 200, description = "The branch's counters", body = Plain<PartnerBranch>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn set_quota(
     State(svc): State<Services>,
@@ -149,21 +147,21 @@ async fn set_quota(
     uri: Uri,
     headers: HeaderMap,
     body: Body,
-) -> Result<Json<Value>, ApiError> {
+) -> Reply<PartnerBranch> {
     let (c, bytes) = partner(&svc, &method, &uri, &headers, body, Permission::QuotaWrite).await?;
     let limit = whole(&parse_object(&bytes)?, "limitQuota", true)?;
     if matches!(limit, Some(l) if l < 0) {
-        return Err(Error::Validation("limitQuota: must not be negative".into()).into());
+        return Err(Error::invalid("limitQuota", "must not be negative").into());
     }
     apply(&svc, &c, QuotaOp::Set(limit)).await
 }
 
-#[utoipa::path(post, path = "/v2/b2b/branch/quota/adjust", tag = "partner",
+#[utoipa::path(post, path = "/b2b/branch/quota/adjust", tag = "partner",
     summary = "Add to (or take from) the branch limit (permission quota:write; audited)",
     security(("partnerKey" = [], "branchKey" = [], "partnerTimestamp" = [], "partnerNonce" = [], "partnerSignature" = [])),
     request_body(content((AdjustQuota = "application/json"))),
     responses(
-        (status = 200, description = "The branch's counters", body = PartnerBranchResponse),
+        (status = 200, description = "The branch's counters", body = Plain<PartnerBranch>),
         (status = 400, description = "VALIDATION_ERROR, QUOTA_BELOW_USAGE", body = ErrorBody)))]
 async fn adjust_quota(
     State(svc): State<Services>,
@@ -171,26 +169,26 @@ async fn adjust_quota(
     uri: Uri,
     headers: HeaderMap,
     body: Body,
-) -> Result<Json<Value>, ApiError> {
+) -> Reply<PartnerBranch> {
     let (c, bytes) = partner(&svc, &method, &uri, &headers, body, Permission::QuotaWrite).await?;
     let amount = whole(&parse_object(&bytes)?, "amount", false)?.unwrap_or(0);
     if amount == 0 {
-        return Err(Error::Validation("amount: must not be 0".into()).into());
+        return Err(Error::invalid("amount", "must not be 0").into());
     }
     apply(&svc, &c, QuotaOp::Adjust(amount)).await
 }
 
-#[utoipa::path(post, path = "/v2/b2b/branch/quota/reset", tag = "partner",
+#[utoipa::path(post, path = "/b2b/branch/quota/reset", tag = "partner",
     summary = "Reset the branch's used quota of this cycle (permission quota:write; audited); no body",
     security(("partnerKey" = [], "branchKey" = [], "partnerTimestamp" = [], "partnerNonce" = [], "partnerSignature" = [])),
-    responses((status = 200, description = "The branch's counters", body = PartnerBranchResponse)))]
+    responses((status = 200, description = "The branch's counters", body = Plain<PartnerBranch>)))]
 async fn reset_quota(
     State(svc): State<Services>,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
     body: Body,
-) -> Result<Json<Value>, ApiError> {
+) -> Reply<PartnerBranch> {
     let (c, _) = partner(&svc, &method, &uri, &headers, body, Permission::QuotaWrite).await?;
     apply(&svc, &c, QuotaOp::Reset).await
 }

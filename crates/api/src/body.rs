@@ -12,7 +12,7 @@ pub(crate) async fn json_object(body: Body) -> Result<Map<String, Value>, Error>
     let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
         .await
         .map_err(|e| {
-            let size = Error::Validation(format!("body: must be at most {MAX_BODY_BYTES} bytes"));
+            let size = Error::invalid("body", format!("must be at most {MAX_BODY_BYTES} bytes"));
             crate::slow::read_failed(&e, size)
         })?;
     parse_object(&bytes)
@@ -31,8 +31,8 @@ pub(crate) fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, Error> {
             }
             v.into_result().map(|()| m)
         }
-        Ok(_) => Err(Error::Validation("body: must be a JSON object".into())),
-        Err(_) => Err(Error::Validation("body: is not valid JSON".into())),
+        Ok(_) => Err(Error::invalid("body", "must be a JSON object")),
+        Err(_) => Err(Error::invalid("body", "is not valid JSON")),
     }
 }
 
@@ -192,10 +192,13 @@ pub(crate) const BODY_DEADLINE: std::time::Duration = std::time::Duration::from_
 
 /// `body: ...` when the body is not in within `BODY_DEADLINE`.
 pub(crate) fn body_too_slow() -> Error {
-    Error::Validation(format!(
-        "body: was not received within {} seconds",
-        BODY_DEADLINE.as_secs()
-    ))
+    Error::invalid(
+        "body",
+        format!(
+            "was not received within {} seconds",
+            BODY_DEADLINE.as_secs()
+        ),
+    )
 }
 
 /// An image URL is fetched and decoded like an upload: it needs a slot too, even though its
@@ -270,7 +273,7 @@ pub(crate) const NUL_REASON: &str = "must not contain the character U+0000";
 /// `name: must not contain ...` when `text` holds U+0000 (path ids, query and form fields).
 pub(crate) fn no_nul(name: &str, text: &str) -> Result<(), Error> {
     if text.contains('\0') {
-        return Err(Error::Validation(format!("{name}: {NUL_REASON}")));
+        return Err(Error::invalid(name, NUL_REASON));
     }
     Ok(())
 }

@@ -1,37 +1,30 @@
 //! `/v2/verify/bank/async`, `/batch` and `/jobs/:jobId` (spec 3, 4.1, 6): thin handlers over
 //! `services::jobs`. An accepted submission answers `202 Accepted` with the job ids.
 
+use crate::authed::Authed;
 use crate::body::json_object;
 use crate::error::ApiError;
-use crate::openapi::{
-    AsyncRequest, BatchAcceptedResponse, BatchRequest, ErrorBody, JobAcceptedResponse, JobResponse,
-    VerifyForm,
-};
 use crate::path::Path;
-use crate::v2::{caller, json_request, ok, Submitted};
-use crate::views;
-use axum::extract::{ConnectInfo, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::routing::{get, post};
-use axum::{Json, Router};
+use crate::routing::Routes;
+use crate::v2::{json_request, Submitted};
+use crate::wire::v2::{AsyncRequest, BatchAccepted, BatchRequest, Job, JobAccepted, VerifyForm};
+use crate::wire::{ErrorBody, V2Ok};
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
 use domain::Error;
-use serde_json::{json, Value};
+use serde_json::Value;
 use services::input::SlipInput;
 use services::jobs::{SubmitSlip, MAX_BATCH};
 use services::Services;
-use std::net::SocketAddr;
+use utoipa_axum::router::UtoipaMethodRouterExt;
+use utoipa_axum::routes;
 
-pub(crate) fn routes() -> Router<Services> {
-    Router::new()
-        .route(
-            "/verify/bank/async",
-            post(submit_one).layer(axum::extract::DefaultBodyLimit::disable()),
-        )
-        .route(
-            "/verify/bank/batch",
-            post(submit_batch).layer(axum::extract::DefaultBodyLimit::disable()),
-        )
-        .route("/verify/bank/jobs/{job_id}", get(poll))
+pub(crate) fn routes() -> Routes {
+    Routes::new()
+        .api(routes!(submit_one).layer(axum::extract::DefaultBodyLimit::disable()))
+        .api(routes!(submit_batch).layer(axum::extract::DefaultBodyLimit::disable()))
+        .api(routes!(poll))
 }
 
 fn slip(s: Submitted) -> SubmitSlip {
@@ -44,7 +37,7 @@ fn slip(s: Submitted) -> SubmitSlip {
     }
 }
 
-#[utoipa::path(post, path = "/v2/verify/bank/async", tag = "v2 async",
+#[utoipa::path(post, path = "/verify/bank/async", tag = "v2 async",
     summary = "Submit one slip for asynchronous verification; the result is POSTed to callbackUrl",
     description = "Images are read and URLs fetched at submission; the job stores only the QR text. The multipart form also takes `callbackUrl`.",
     security(("bearerAuth" = [])),
@@ -52,15 +45,14 @@ fn slip(s: Submitted) -> SubmitSlip {
         (AsyncRequest = "application/json"),
         (VerifyForm = "multipart/form-data"))),
     responses(
-        (status = 202, description = "Accepted", body = JobAcceptedResponse),
+        (status = 202, description = "Accepted", body = V2Ok<JobAccepted>),
         (status = 400, description = "VALIDATION_ERROR, INVALID_CALLBACK_URL, URL_PROTOCOL_NOT_ALLOWED, URL_INVALID_IP_RANGE, IMAGE_URL_UNREACHABLE, IMAGE_SIZE_TOO_LARGE, INVALID_IMAGE_TYPE, INVALID_IMAGE_FORMAT", body = ErrorBody),
         (status = 404, description = "SLIP_NOT_FOUND", body = ErrorBody)))]
 async fn submit_one(
     State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Authed(c): Authed,
     req: axum::extract::Request,
 ) -> Result<axum::response::Response, ApiError> {
-    let c = caller(&svc, req.headers(), peer).await?;
     let key = crate::idempotency::key(req.headers())?;
     // Held through submission: images are read when the job is submitted.
     let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
@@ -77,29 +69,32 @@ async fn submit_one(
         let id = done.job_ids.first().cloned().unwrap_or_default();
         Ok::<_, ApiError>((
             StatusCode::ACCEPTED,
-            ok(
+            V2Ok::json(
                 "Job accepted",
-                json!({ "jobId": id, "batchId": null, "status": "queued" }),
+                JobAccepted {
+                    job_id: id,
+                    batch_id: None,
+                    status: "queued",
+                },
             ),
         ))
     })
     .await)
 }
 
-#[utoipa::path(post, path = "/v2/verify/bank/batch", tag = "v2 async",
+#[utoipa::path(post, path = "/verify/bank/batch", tag = "v2 async",
     summary = "Submit 1-100 slips at once (one job each, one batchId); all or nothing",
     security(("bearerAuth" = [])),
     request_body(content((BatchRequest = "application/json"))),
     responses(
-        (status = 202, description = "Accepted", body = BatchAcceptedResponse),
+        (status = 202, description = "Accepted", body = V2Ok<BatchAccepted>),
         (status = 400, description = "VALIDATION_ERROR, INVALID_CALLBACK_URL", body = ErrorBody)))]
 /// `{slips: [{payload | base64 | url, checkDuplicate?, matchAmount?, remark?}], callbackUrl?}`.
 async fn submit_batch(
     State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Authed(c): Authed,
     req: axum::extract::Request,
 ) -> Result<axum::response::Response, ApiError> {
-    let c = caller(&svc, req.headers(), peer).await?;
     let key = crate::idempotency::key(req.headers())?;
     let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
     // The whole batch is one JSON body of at most `MAX_BODY_BYTES` (slips with large Base64
@@ -113,39 +108,37 @@ async fn submit_batch(
             Some(s.trim().to_string())
         }
         Some(_) => {
-            return Err(Error::Validation(
-                "callbackUrl: must be a string of 1 to 2048 characters".into(),
+            return Err(
+                Error::invalid("callbackUrl", "must be a string of 1 to 2048 characters").into(),
             )
-            .into())
         }
     };
     let items = match map.get("slips") {
         Some(Value::Array(a)) if !a.is_empty() && a.len() <= MAX_BATCH => a,
         Some(Value::Array(_)) => {
-            return Err(
-                Error::Validation(format!("slips: must hold 1 to {MAX_BATCH} slips")).into(),
-            )
+            return Err(Error::invalid("slips", format!("must hold 1 to {MAX_BATCH} slips")).into())
         }
-        _ => return Err(Error::Validation("slips: is required (a list of slips)".into()).into()),
+        _ => return Err(Error::invalid("slips", "is required (a list of slips)").into()),
     };
     let mut slips = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let Value::Object(obj) = item else {
-            return Err(Error::Validation(format!("slips[{i}]: must be an object")).into());
+            return Err(Error::invalid(format!("slips[{i}]"), "must be an object").into());
         };
         if obj.contains_key("callbackUrl") {
-            return Err(Error::Validation(format!(
-                "slips[{i}].callbackUrl: set callbackUrl once, for the whole batch"
-            ))
+            return Err(Error::invalid(
+                format!("slips[{i}].callbackUrl"),
+                "set callbackUrl once, for the whole batch",
+            )
             .into());
         }
         let sub = json_request(obj).map_err(|e| match e {
-            Error::Validation(m) => Error::Validation(format!("slips[{i}]: {m}")),
-            other => Error::Validation(format!(
-                "slips[{i}]: {}: {}",
-                other.code(),
-                other.public_message()
-            )),
+            // The slip is the field; its own failures, as text, the reason.
+            Error::Validation(_) => Error::invalid(format!("slips[{i}]"), e.public_message()),
+            other => Error::invalid(
+                format!("slips[{i}]"),
+                format!("{}: {}", other.code(), other.public_message()),
+            ),
         })?;
         slips.push(slip(sub));
     }
@@ -169,33 +162,31 @@ async fn submit_batch(
         let done = svc.submit_jobs(&c, slips, callback, true).await?;
         Ok::<_, ApiError>((
             StatusCode::ACCEPTED,
-            ok(
+            V2Ok::json(
                 "Batch accepted",
-                json!({
-                    "batchId": done.batch_id,
-                    "jobIds": done.job_ids,
-                    "count": done.job_ids.len(),
-                }),
+                BatchAccepted {
+                    batch_id: done.batch_id,
+                    count: done.job_ids.len(),
+                    job_ids: done.job_ids,
+                },
             ),
         ))
     })
     .await)
 }
 
-#[utoipa::path(get, path = "/v2/verify/bank/jobs/{job_id}", tag = "v2 async",
+#[utoipa::path(get, path = "/verify/bank/jobs/{job_id}", tag = "v2 async",
     summary = "Poll a job (kept 7 days)",
     security(("bearerAuth" = [])),
     params(("job_id" = String, Path, description = "The jobId of the submission")),
     responses(
-        (status = 200, description = "The job", body = JobResponse),
+        (status = 200, description = "The job", body = V2Ok<Job>),
         (status = 404, description = "JOB_NOT_FOUND", body = ErrorBody)))]
 async fn poll(
     State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
     Path(job_id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
-    let c = caller(&svc, &headers, peer).await?;
+    Authed(c): Authed,
+) -> Result<Json<V2Ok<Job>>, ApiError> {
     let job = svc.job(&c, &job_id).await?;
-    Ok(ok("Job retrieved", views::job(&job)))
+    Ok(V2Ok::json("Job retrieved", Job::from(&job)))
 }

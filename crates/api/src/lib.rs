@@ -3,19 +3,24 @@
 
 mod accounts;
 mod admin;
+mod authed;
 mod b2b;
 mod body;
 mod error;
 mod form_guard;
+#[cfg(test)]
+mod golden_errors;
 mod idempotency;
 mod jobs;
 mod openapi;
 mod path;
+mod routing;
 mod slow;
 mod v1;
 mod v2;
 pub mod views;
 mod wallet;
+pub mod wire;
 
 use axum::http::Request;
 use axum::Router;
@@ -25,6 +30,8 @@ use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetReques
 use tower_http::trace::TraceLayer;
 
 pub use error::ApiError;
+pub use openapi::document;
+pub use routing::Registered;
 
 /// The largest request body read (JSON with a Base64 image of 4 MB fits with room to spare).
 pub const MAX_BODY_BYTES: usize = 6 * 1024 * 1024;
@@ -42,8 +49,24 @@ pub fn router(services: Services) -> Router {
                 .unwrap_or("");
             tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
         });
-    Router::new()
-        .route("/health", axum::routing::get(health))
+    let (routes, _, _) = all_routes().into_parts();
+    routes
+        .fallback(error::not_found)
+        .method_not_allowed_fallback(error::not_found)
+        .with_state(services)
+        .layer(CatchPanicLayer::custom(error::panic_response))
+        .layer(trace)
+        .layer(PropagateRequestIdLayer::x_request_id())
+        .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+        // Outermost: a client's id reaches logs and answers only if it is plainly safe.
+        .layer(axum::middleware::map_request(safe_request_id))
+}
+
+/// Every route, each registered with its documentation (see `routing.rs`).
+fn all_routes() -> routing::Routes {
+    use utoipa_axum::routes;
+    routing::Routes::new()
+        .api(routes!(health))
         .merge(openapi::routes())
         .nest(
             "/v2",
@@ -55,15 +78,12 @@ pub fn router(services: Services) -> Router {
         )
         .nest("/api/v1", v1::routes())
         .nest("/admin", admin::routes())
-        .fallback(error::not_found)
-        .method_not_allowed_fallback(error::not_found)
-        .with_state(services)
-        .layer(CatchPanicLayer::custom(error::panic_response))
-        .layer(trace)
-        .layer(PropagateRequestIdLayer::x_request_id())
-        .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
-        // Outermost: a client's id reaches logs and answers only if it is plainly safe.
-        .layer(axum::middleware::map_request(safe_request_id))
+}
+
+/// Every route the server answers, documented or not (the test that compares them with the
+/// document asks here rather than reading the source).
+pub fn routes_registered() -> Vec<Registered> {
+    all_routes().into_parts().2
 }
 
 /// Longest client `X-Request-Id` kept.
@@ -91,6 +111,10 @@ async fn safe_request_id(mut req: axum::extract::Request) -> axum::extract::Requ
 }
 
 /// Liveness: answers without touching the database or needing a key.
-async fn health() -> axum::Json<serde_json::Value> {
-    axum::Json(serde_json::json!({ "success": true, "data": { "status": "ok" } }))
+#[utoipa::path(get, path = "/health", tag = "health",
+    summary = "Liveness (no key, no database access)",
+    responses((status = 200, description = "The process is up", body = wire::Plain<wire::Health>,
+        example = json!({"success": true, "data": {"status": "ok"}}))))]
+async fn health() -> axum::Json<wire::Plain<wire::Health>> {
+    wire::Plain::json(wire::Health { status: "ok" })
 }

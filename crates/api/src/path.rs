@@ -12,7 +12,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Path<String> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        let bad = |why: &str| ApiError(Error::Validation(format!("path: {why}")));
+        let bad = |why: &str| ApiError(Error::invalid("path", why));
         let axum::extract::Path(pairs) =
             axum::extract::Path::<Vec<(String, String)>>::from_request_parts(parts, state)
                 .await

@@ -11,7 +11,7 @@ pub(crate) fn too_slow(limit: edge::BodyTimedOut) -> Error {
     } else {
         format!("{} ms", d.as_millis())
     };
-    Error::Validation(format!("body: was not received within {within}"))
+    Error::invalid("body", format!("was not received within {within}"))
 }
 
 /// A body read failed: the deadline's error when that is the cause, else `otherwise`.

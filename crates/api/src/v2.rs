@@ -1,99 +1,51 @@
 //! `/v2`: the verification API (spec 4.1) with its `success` envelope.
 
+use crate::authed::Authed;
 use crate::body::{json_object, Fields};
 use crate::error::ApiError;
-use crate::openapi::{BanksResponse, InfoResponse, VerifyBody, VerifyForm, VerifyResponse};
-use axum::extract::{ConnectInfo, State};
-use axum::http::HeaderMap;
-use axum::routing::{get, post};
-use axum::{Json, Router};
+use crate::routing::Routes;
+use crate::wire::v2::{
+    Bank, Info, InfoAccount, InfoApplication, InfoAutoRenew, InfoBranch, InfoPackage, InfoProduct,
+    InfoQuota, VerifyBody, VerifyForm,
+};
+use crate::wire::{ErrorBody, V2Ok};
+use axum::extract::State;
+use axum::Json;
 use domain::Satang;
-use serde_json::{json, Map, Value};
-use services::auth::Caller;
+use serde_json::{Map, Value};
 use services::input::{SlipInput, MAX_IMAGE_BYTES};
 use services::verify::VerifyRequest;
 use services::Services;
-use std::net::SocketAddr;
+use utoipa_axum::router::UtoipaMethodRouterExt;
+use utoipa_axum::routes;
 
-pub(crate) fn routes() -> Router<Services> {
-    Router::new()
-        .route("/banks", get(list_banks))
-        .route("/info", get(info))
+pub(crate) fn routes() -> Routes {
+    Routes::new()
+        .api(routes!(list_banks))
+        .api(routes!(info))
         // Uploads are capped field by field while they stream (see `multipart_request`).
-        .route(
-            "/verify/bank",
-            post(verify_bank).layer(axum::extract::DefaultBodyLimit::disable()),
-        )
+        .api(routes!(verify_bank).layer(axum::extract::DefaultBodyLimit::disable()))
 }
 
-pub(crate) async fn caller(
-    svc: &Services,
-    headers: &HeaderMap,
-    peer: SocketAddr,
-) -> Result<Caller, ApiError> {
-    let auth = headers
-        .get(axum::http::header::AUTHORIZATION)
-        .map(|v| v.to_str().unwrap_or("\u{0}"));
-    let forwarded_for = forwarded_for(headers);
-    let c = svc
-        .authenticate(auth, peer.ip(), forwarded_for.as_deref())
-        .await?;
-    // Before any body is read: a refused request costs nothing but this check.
-    svc.rate_check(&c).await?;
-    Ok(c)
-}
-
-/// Every `X-Forwarded-For` line as one list, in order (RFC 9110 5.3): a proxy that appends
-/// its own line must not leave the client's line to be read alone. A line that is not text
-/// becomes a malformed hop, which stops the walk from the right there.
-fn forwarded_for(headers: &HeaderMap) -> Option<String> {
-    let lines: Vec<&str> = headers
-        .get_all("x-forwarded-for")
-        .iter()
-        .map(|v| v.to_str().unwrap_or("?"))
-        .collect();
-    (!lines.is_empty()).then(|| lines.join(","))
-}
-
-pub(crate) fn ok(message: &str, data: Value) -> Json<Value> {
-    Json(json!({ "success": true, "message": message, "data": data }))
-}
-
-#[utoipa::path(get, path = "/v2/banks", tag = "v2",
+#[utoipa::path(get, path = "/banks", tag = "v2",
     summary = "The banks and their extraVerify options",
     security(("bearerAuth" = [])),
-    responses((status = 200, description = "Every bank, by code, PROMPTPAY last", body = BanksResponse,
+    responses((status = 200, description = "Every bank, by code, PROMPTPAY last", body = V2Ok<Vec<Bank>>,
         example = json!({"success": true, "message": "Banks retrieved", "data": [
             {"code": "002", "nameEn": "Bangkok Bank", "nameTh": "ธนาคารกรุงเทพ", "shortCode": "BBL",
              "swiftCode": "BKKBTHBK", "extraVerify": [{"value": "NAME", "label": "Account name"}],
              "extraVerifyRequired": true}]}))))]
-async fn list_banks(
-    State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
-) -> Result<Json<Value>, ApiError> {
-    caller(&svc, &headers, peer).await?;
-    let list: Vec<Value> = banks::all()
-        .iter()
-        .map(|b| {
-            json!({
-                "code": b.code,
-                "nameEn": b.name_en,
-                "nameTh": b.name_th,
-                "shortCode": b.short,
-                "swiftCode": b.swift,
-                "extraVerify": b.extra_verify,
-                "extraVerifyRequired": b.extra_verify_required,
-            })
-        })
-        .collect();
-    Ok(ok("Banks retrieved", Value::Array(list)))
+async fn list_banks(_: Authed) -> Json<V2Ok<Vec<Bank>>> {
+    V2Ok::json(
+        "Banks retrieved",
+        banks::all().iter().map(Bank::from).collect(),
+    )
 }
 
-#[utoipa::path(get, path = "/v2/info", tag = "v2",
+#[utoipa::path(get, path = "/info", tag = "v2",
     summary = "The calling key's service and branch with their quota",
     security(("bearerAuth" = [])),
-    responses((status = 200, description = "Quota in the current billing cycle", body = InfoResponse,
+    responses((status = 200, description = "Quota in the current billing cycle", body = V2Ok<Info>,
         example = json!({"success": true, "message": "Application info retrieved", "data": {
             "application": {"name": "My shop", "quota": {"used": 12, "max": 5000, "remaining": 4988, "totalUsed": 140, "sandboxUsed": 0},
                 "package": {"name": "Standard", "quota": 5000, "durationDays": 30},
@@ -106,13 +58,10 @@ async fn list_banks(
                 "quota": {"used": 12, "max": null, "remaining": null, "totalUsed": 140, "sandboxUsed": 0}}}}))))]
 async fn info(
     State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
-) -> Result<Json<Value>, ApiError> {
-    let c = caller(&svc, &headers, peer).await?;
+    Authed(c): Authed,
+) -> Result<Json<V2Ok<Info>>, ApiError> {
     // Usage in the current billing cycle, also when no request has arrived since it began.
     let (s, b) = c.quotas_at(svc.now());
-    let (s, b) = (&s, &b);
     // Test branches' verifications are never charged: counted apart.
     let (sandbox_service, sandbox_branch) = svc.sandbox_used(&c).await?;
     let sub = &c.service.subscription;
@@ -120,55 +69,46 @@ async fn info(
         Some(id) => svc.package(id).await?,
         None => None,
     };
-    let product_name = package.as_ref().map(|p| p.name.clone());
-    let package =
-        package.map(|p| json!({"name": p.name, "quota": p.quota, "durationDays": p.duration_days}));
     use domain::clock::format_bangkok;
     let expires = c.service.expires_at.map(format_bangkok);
-    Ok(ok(
+    Ok(V2Ok::json(
         "Application info retrieved",
-        json!({
-            "application": {
-                "name": c.service.name,
-                "quota": {
-                    "used": s.used,
-                    "max": s.limit,
-                    "remaining": s.remaining(),
-                    "totalUsed": s.total_used,
-                    "sandboxUsed": sandbox_service,
-                },
-                "package": package,
-                "expiresAt": expires,
+        Info {
+            application: InfoApplication {
+                name: c.service.name.clone(),
+                quota: InfoQuota::new(&s, sandbox_service),
+                package: package.as_ref().map(|p| InfoPackage {
+                    name: p.name.clone(),
+                    quota: p.quota,
+                    duration_days: p.duration_days,
+                }),
+                expires_at: expires.clone(),
                 // compat.md's shape: whether the package renews on expiry and on a used-up
                 // quota, and the current period.
-                "autoRenew": {
-                    "expired": sub.auto_renew.on_expiry,
-                    "quota": sub.auto_renew.on_quota,
-                    "createdAt": sub.started_at.map(format_bangkok),
-                    "expiresAt": expires,
+                auto_renew: InfoAutoRenew {
+                    expired: sub.auto_renew.on_expiry,
+                    quota: sub.auto_renew.on_quota,
+                    created_at: sub.started_at.map(format_bangkok),
+                    expires_at: expires,
                 },
             },
             // What clients of hosted services read: the account's email (we keep none) and
             // credit in baht, and the product (the subscribed package's name).
-            "account": {
-                "email": Value::Null,
-                "credit": domain::Satang(sub.credit).as_baht(),
+            account: InfoAccount {
+                email: None,
+                credit: domain::Satang(sub.credit).as_baht(),
             },
-            "product": { "name": product_name },
-            "branch": {
-                "name": c.branch.name,
-                "isActive": c.branch.active,
-                "isMain": c.branch.is_main,
-                "sandbox": c.branch.sandbox,
-                "quota": {
-                    "used": b.used,
-                    "max": b.limit,
-                    "remaining": b.remaining(),
-                    "totalUsed": b.total_used,
-                    "sandboxUsed": sandbox_branch,
-                },
+            product: InfoProduct {
+                name: package.map(|p| p.name),
             },
-        }),
+            branch: InfoBranch {
+                name: c.branch.name.clone(),
+                is_active: c.branch.active,
+                is_main: c.branch.is_main,
+                sandbox: c.branch.sandbox,
+                quota: InfoQuota::new(&b, sandbox_branch),
+            },
+        },
     ))
 }
 
@@ -247,7 +187,7 @@ pub(crate) fn json_request(map: &Map<String, Value>) -> Result<Submitted, domain
         (Some(p), _, _) => SlipInput::Payload(p),
         (_, Some(u), _) => SlipInput::Url(u),
         (_, _, Some(b)) => SlipInput::Image(decode_base64(b)?),
-        _ => return Err(domain::Error::Validation("payload: is required".into())),
+        _ => return Err(domain::Error::invalid("payload", "is required")),
     };
     Ok(Submitted {
         input,
@@ -281,12 +221,12 @@ pub(crate) async fn multipart_request(
     req: axum::extract::Request,
 ) -> Result<Submitted, domain::Error> {
     use axum::extract::FromRequest;
-    let bad = |why: &str| domain::Error::Validation(format!("body: {why}"));
+    let bad = |why: &str| domain::Error::invalid("body", why);
     let size_hint = crate::body::image_size_hint(req.headers());
     let (req, trip) = crate::body::guard_multipart(req);
     let invalid = || {
         let (field, why) = crate::body::multipart_failure(&trip);
-        domain::Error::Validation(format!("{field}: {why}"))
+        domain::Error::invalid(field, why)
     };
     let mut mp = axum::extract::Multipart::from_request(req, &())
         .await
@@ -318,7 +258,7 @@ pub(crate) async fn multipart_request(
                 return Err(if is_image || name == "base64" {
                     domain::Error::ImageSizeTooLarge
                 } else {
-                    domain::Error::Validation(format!("{name}: is too long"))
+                    domain::Error::invalid(name, "is too long")
                 });
             }
             buf.extend_from_slice(&chunk);
@@ -377,7 +317,7 @@ pub(crate) async fn multipart_request(
         (_, Some(p), ..) => SlipInput::Payload(p),
         (_, _, Some(u), _) => SlipInput::Url(u),
         (_, _, _, Some(b)) => SlipInput::Image(decode_base64(b)?),
-        _ => return Err(domain::Error::Validation("image: is required".into())),
+        _ => return Err(domain::Error::invalid("image", "is required")),
     };
     Ok(Submitted {
         input,
@@ -389,7 +329,7 @@ pub(crate) async fn multipart_request(
     })
 }
 
-#[utoipa::path(post, path = "/v2/verify/bank", tag = "v2",
+#[utoipa::path(post, path = "/verify/bank", tag = "v2",
     summary = "Verify a bank slip by QR payload, image upload, Base64 or URL",
     description = "Charges one unit of quota per successful verification (duplicates included); rejected requests charge nothing.",
     security(("bearerAuth" = [])),
@@ -397,18 +337,17 @@ pub(crate) async fn multipart_request(
         (VerifyBody = "application/json"),
         (VerifyForm = "multipart/form-data"))),
     responses(
-        (status = 200, description = "The verified slip", body = VerifyResponse),
-        (status = 400, description = "VALIDATION_ERROR, URL_PROTOCOL_NOT_ALLOWED, URL_INVALID_IP_RANGE, IMAGE_URL_UNREACHABLE, IMAGE_SIZE_TOO_LARGE, INVALID_IMAGE_TYPE, INVALID_IMAGE_FORMAT", body = crate::openapi::ErrorBody),
-        (status = 403, description = "QUOTA_EXCEEDED, SERVICE_EXPIRED", body = crate::openapi::ErrorBody),
-        (status = 404, description = "SLIP_NOT_FOUND, SLIP_PENDING", body = crate::openapi::ErrorBody),
-        (status = 500, description = "API_SERVER_ERROR", body = crate::openapi::ErrorBody),
-        (status = 503, description = "RENEWAL_TEMPORARILY_UNAVAILABLE", body = crate::openapi::ErrorBody)))]
+        (status = 200, description = "The verified slip", body = V2Ok<domain::model::VerifyBankData>),
+        (status = 400, description = "VALIDATION_ERROR, URL_PROTOCOL_NOT_ALLOWED, URL_INVALID_IP_RANGE, IMAGE_URL_UNREACHABLE, IMAGE_SIZE_TOO_LARGE, INVALID_IMAGE_TYPE, INVALID_IMAGE_FORMAT", body = ErrorBody),
+        (status = 403, description = "QUOTA_EXCEEDED, SERVICE_EXPIRED", body = ErrorBody),
+        (status = 404, description = "SLIP_NOT_FOUND, SLIP_PENDING", body = ErrorBody),
+        (status = 500, description = "API_SERVER_ERROR", body = ErrorBody),
+        (status = 503, description = "RENEWAL_TEMPORARILY_UNAVAILABLE", body = ErrorBody)))]
 async fn verify_bank(
     State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Authed(c): Authed,
     req: axum::extract::Request,
 ) -> Result<axum::response::Response, ApiError> {
-    let c = caller(&svc, req.headers(), peer).await?;
     let key = crate::idempotency::key(req.headers())?;
     let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
     let sub = crate::v2::submitted(req).await?;
@@ -417,10 +356,10 @@ async fn verify_bank(
     Ok(crate::idempotency::once(svc, c, key, |c| async move {
         let slot =
             crate::body::slot_for_url(svc, &c, slot, matches!(sub.input, SlipInput::Url(_))).await;
-        let payload = svc.slip_payload(sub.input).await?;
+        let slip = svc.bank_slip(sub.input).await?;
         drop(slot);
         let verify = VerifyRequest {
-            payload,
+            slip,
             check_duplicate: sub.check_duplicate,
             match_amount: sub.match_amount,
             remark: sub.remark,
@@ -428,10 +367,7 @@ async fn verify_bank(
             job_id: None,
         };
         let data = svc.verify_bank(&c, &verify).await?;
-        Ok::<_, ApiError>(ok(
-            "Slip verified",
-            serde_json::to_value(data).map_err(domain::Error::internal)?,
-        ))
+        Ok::<_, ApiError>(V2Ok::json("Slip verified", data))
     })
     .await)
 }

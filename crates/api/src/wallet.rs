@@ -1,31 +1,28 @@
 //! `POST /v2/verify/truewallet`: a TrueMoney Wallet slip by payload, image, Base64 or URL.
 
+use crate::authed::Authed;
 use crate::error::ApiError;
-use crate::openapi::{ErrorBody, VerifyBody, VerifyForm, WalletResponse};
-use crate::v2::{caller, ok};
-use axum::extract::{ConnectInfo, State};
-use axum::routing::post;
-use axum::Router;
-use services::input::SlipKind;
+use crate::routing::Routes;
+use crate::wire::v2::{VerifyBody, VerifyForm};
+use crate::wire::{ErrorBody, V2Ok};
+use axum::extract::State;
 use services::verify::VerifyRequest;
 use services::Services;
-use std::net::SocketAddr;
+use utoipa_axum::router::UtoipaMethodRouterExt;
+use utoipa_axum::routes;
 
-pub(crate) fn routes() -> Router<Services> {
-    Router::new().route(
-        "/verify/truewallet",
-        post(verify_truewallet).layer(axum::extract::DefaultBodyLimit::disable()),
-    )
+pub(crate) fn routes() -> Routes {
+    Routes::new().api(routes!(verify_truewallet).layer(axum::extract::DefaultBodyLimit::disable()))
 }
 
-#[utoipa::path(post, path = "/v2/verify/truewallet", tag = "v2",
+#[utoipa::path(post, path = "/verify/truewallet", tag = "v2",
     summary = "Verify a TrueMoney Wallet slip by payload, image, Base64 or URL",
     security(("bearerAuth" = [])),
     request_body(content(
         (VerifyBody = "application/json"),
         (VerifyForm = "multipart/form-data"))),
     responses(
-        (status = 200, description = "The verified slip", body = WalletResponse),
+        (status = 200, description = "The verified slip", body = V2Ok<domain::model::VerifyWalletData>),
         (status = 400, description = "VALIDATION_ERROR, URL_PROTOCOL_NOT_ALLOWED, URL_INVALID_IP_RANGE, IMAGE_URL_UNREACHABLE, IMAGE_SIZE_TOO_LARGE, INVALID_IMAGE_TYPE, INVALID_IMAGE_FORMAT", body = ErrorBody),
         (status = 403, description = "QUOTA_EXCEEDED, SERVICE_EXPIRED", body = ErrorBody),
         (status = 404, description = "SLIP_NOT_FOUND", body = ErrorBody),
@@ -33,10 +30,9 @@ pub(crate) fn routes() -> Router<Services> {
         (status = 503, description = "RENEWAL_TEMPORARILY_UNAVAILABLE", body = ErrorBody)))]
 async fn verify_truewallet(
     State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Authed(c): Authed,
     req: axum::extract::Request,
 ) -> Result<axum::response::Response, ApiError> {
-    let c = caller(&svc, req.headers(), peer).await?;
     let key = crate::idempotency::key(req.headers())?;
     let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
     let sub = crate::v2::submitted(req).await?;
@@ -50,10 +46,10 @@ async fn verify_truewallet(
             matches!(sub.input, services::input::SlipInput::Url(_)),
         )
         .await;
-        let payload = svc.slip_payload_of(sub.input, SlipKind::TrueMoney).await?;
+        let slip = svc.truemoney_slip(sub.input).await?;
         drop(slot);
         let verify = VerifyRequest {
-            payload,
+            slip,
             check_duplicate: sub.check_duplicate,
             match_amount: sub.match_amount,
             remark: sub.remark,
@@ -61,10 +57,7 @@ async fn verify_truewallet(
             job_id: None,
         };
         let data = svc.verify_truewallet(&c, &verify).await?;
-        Ok::<_, ApiError>(ok(
-            "Slip verified",
-            serde_json::to_value(data).map_err(domain::Error::internal)?,
-        ))
+        Ok::<_, ApiError>(V2Ok::json("Slip verified", data))
     })
     .await)
 }

@@ -6,9 +6,10 @@ use std::fmt;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
-    /// `field: reason; field: reason` (spec 7.1).
-    #[error("{0}")]
-    Validation(String),
+    /// Every field that failed, in order; the message is `field: reason; field: reason`
+    /// (spec 7.1), v1 lists them as `{field, message}`.
+    #[error("{}", join_fields(.0))]
+    Validation(Vec<FieldError>),
     #[error("the image URL must use http or https")]
     UrlProtocolNotAllowed,
     #[error("the image URL points to a private or internal address")]
@@ -39,9 +40,12 @@ pub enum Error {
     ServiceDeleted,
     #[error("the owner of this service has been banned")]
     UserBanned,
-    /// The message says why (no QR, not a slip, a payment QR, unknown to the bank...).
+    /// The message says why (not a slip, a payment QR, unknown to the bank...).
     #[error("{0}")]
     SlipNotFound(String),
+    /// An image held no QR code at all: v2 `SLIP_NOT_FOUND`, but v1 has its own code for it.
+    #[error("no QR code was found in the image")]
+    NoQrInImage,
     #[error("the bank has not confirmed this transfer yet (Bangkok Bank slips are pending for 5 minutes); retry later")]
     SlipPending,
     #[error("no such endpoint")]
@@ -128,7 +132,7 @@ impl Error {
             Error::ServiceBanned => "SERVICE_BANNED",
             Error::ServiceDeleted => "SERVICE_DELETED",
             Error::UserBanned => "USER_BANNED",
-            Error::SlipNotFound(_) => "SLIP_NOT_FOUND",
+            Error::SlipNotFound(_) | Error::NoQrInImage => "SLIP_NOT_FOUND",
             Error::SlipPending => "SLIP_PENDING",
             Error::NotFound => "NOT_FOUND",
             Error::JobNotFound => "JOB_NOT_FOUND",
@@ -184,6 +188,7 @@ impl Error {
             | Error::UserBanned
             | Error::AccountNotVerified => 403,
             Error::SlipNotFound(_)
+            | Error::NoQrInImage
             | Error::SlipPending
             | Error::NotFound
             | Error::JobNotFound
@@ -205,12 +210,48 @@ impl Error {
     pub fn internal(detail: impl fmt::Display) -> Self {
         Error::Internal(detail.to_string())
     }
+
+    /// A `VALIDATION_ERROR` naming one field.
+    pub fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        Error::Validation(vec![FieldError::new(field, reason)])
+    }
+}
+
+/// One field that failed validation and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    pub field: String,
+    pub reason: String,
+}
+
+impl FieldError {
+    pub fn new(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.reason)
+    }
+}
+
+/// `field: reason; field: reason`.
+fn join_fields(fields: &[FieldError]) -> String {
+    fields
+        .iter()
+        .map(FieldError::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Collects `field: reason` failures so one response names all of them (spec 7.1).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Validation {
-    failures: Vec<(String, String)>,
+    failures: Vec<FieldError>,
 }
 
 impl Validation {
@@ -219,7 +260,7 @@ impl Validation {
     }
 
     pub fn fail(&mut self, field: impl Into<String>, reason: impl Into<String>) {
-        self.failures.push((field.into(), reason.into()));
+        self.failures.push(FieldError::new(field, reason));
     }
 
     pub fn is_empty(&self) -> bool {
@@ -235,13 +276,7 @@ impl Validation {
     }
 
     pub fn into_error(self) -> Error {
-        let msg = self
-            .failures
-            .iter()
-            .map(|(f, r)| format!("{f}: {r}"))
-            .collect::<Vec<_>>()
-            .join("; ");
-        Error::Validation(msg)
+        Error::Validation(self.failures)
     }
 }
 
@@ -254,9 +289,21 @@ mod tests {
         let mut v = Validation::new();
         v.fail("payload", "is required");
         v.fail("checkDuplicate", "must be a boolean");
+        let e = v.into_error();
         assert_eq!(
-            v.into_error().public_message(),
+            e.public_message(),
             "payload: is required; checkDuplicate: must be a boolean"
+        );
+        assert_eq!(
+            e,
+            Error::Validation(vec![
+                FieldError::new("payload", "is required"),
+                FieldError::new("checkDuplicate", "must be a boolean"),
+            ])
+        );
+        assert_eq!(
+            Error::invalid("url", "is not a valid URL").public_message(),
+            "url: is not a valid URL"
         );
     }
 

@@ -16,5 +16,5 @@ pub mod quota;
 pub mod rate;
 
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use error::{Error, Validation};
+pub use error::{Error, FieldError, Validation};
 pub use money::Satang;

@@ -249,7 +249,7 @@ pub struct Transfer {
 
 // ---- wire shape of a verified slip (spec 2.1) -------------------------------------------------
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct VerifyBankData {
     pub remark: String,
@@ -264,6 +264,7 @@ pub struct VerifyBankData {
     pub amount_in_order: Option<f64>,
     /// The registered account the receiver matched (with `matchAccount: true`); always
     /// present, null otherwise, as clients parse it.
+    #[schema(required = true)]
     pub matched_account: Option<MatchedAccount>,
     /// The requested checks that failed, as the spec's codes (`amount_not_match`,
     /// `account_not_match`); empty when every requested check passed.
@@ -272,19 +273,20 @@ pub struct VerifyBankData {
 }
 
 /// compat.md `data.matchedAccount`.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MatchedAccount {
     pub id: String,
     pub bank: MatchedBank,
     pub name_th: String,
     pub name_en: String,
+    /// `PERSONAL` or `JURISTIC`.
     #[serde(rename = "type")]
     pub kind: &'static str,
     pub bank_number: String,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MatchedBank {
     pub name_th: String,
@@ -312,11 +314,13 @@ impl MatchedAccount {
     }
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+/// The slip as the bank reports it (spec 2.1).
 pub struct RawSlip {
     pub payload: String,
     pub trans_ref: String,
+    /// ISO 8601 with milliseconds, `+07:00`.
     pub date: String,
     pub country_code: String,
     pub amount: RawAmount,
@@ -328,56 +332,62 @@ pub struct RawSlip {
     pub receiver: RawReceiver,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
 pub struct RawAmount {
     pub amount: f64,
     pub local: LocalAmount,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
 pub struct LocalAmount {
     pub amount: f64,
+    /// `THB`.
     pub currency: String,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
 pub struct RawBank {
     pub id: String,
+    /// Thai name.
     pub name: String,
     pub short: String,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
 pub struct RawName {
     pub th: String,
+    /// Absent when the bank gives none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub en: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
 pub struct RawAccountBank {
+    /// e.g. `BANKAC`.
     #[serde(rename = "type")]
     pub kind: String,
+    /// Masked, e.g. `xxx-x-x1234-x`.
     pub account: String,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
 pub struct RawAccount {
     pub name: RawName,
     pub bank: RawAccountBank,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
 pub struct RawParty {
     pub bank: RawBank,
     pub account: RawAccount,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RawReceiver {
     pub bank: RawBank,
     pub account: RawAccount,
+    /// v2: always present (null when none, spec 2.1); v1: left out when none.
     pub merchant_id: Option<String>,
 }
 
@@ -541,7 +551,7 @@ pub struct WalletTransfer {
 }
 
 /// The verified TrueMoney slip (our own shape; no spec section describes it).
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct VerifyWalletData {
     pub remark: String,
@@ -556,11 +566,12 @@ pub struct VerifyWalletData {
     pub raw_slip: RawWalletSlip,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RawWalletSlip {
     pub payload: String,
     pub transaction_id: String,
+    /// e.g. `P2P`.
     pub event: String,
     pub date: String,
     pub amount: f64,
@@ -569,7 +580,7 @@ pub struct RawWalletSlip {
     pub receiver: WalletParty,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
 pub struct WalletParty {
     pub name: String,
     pub phone: String,

@@ -118,7 +118,7 @@ impl Services {
             .filter(|e| !e.is_empty());
         check_extra_verify(bank, extra)?;
         let bank_number = normalize_number(bank.code, extra, &number)
-            .map_err(|why| Error::Validation(format!("bankNumber: {why}")))?;
+            .map_err(|why| Error::invalid("bankNumber", why))?;
         let account = BankAccount {
             id: uuid::Uuid::new_v4().to_string(),
             service_id: caller.service.id.clone(),

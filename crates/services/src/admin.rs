@@ -133,7 +133,7 @@ impl Services {
         }
         v.into_result()?;
         if self.store.get_service(&req.service_id).await?.is_none() {
-            return Err(Error::Validation("service: no such service".into()));
+            return Err(Error::invalid("service", "no such service"));
         }
         let key = new_key();
         let now = self.clock.now();
@@ -158,8 +158,9 @@ impl Services {
         };
         match self.store.create_branch(&b, &apikey::hash_key(&key)).await {
             Ok(()) => Ok((b, key)),
-            Err(StoreError::Conflict(_)) if req.is_main => Err(Error::Validation(
-                "main: the service already has a main branch".into(),
+            Err(StoreError::Conflict(_)) if req.is_main => Err(Error::invalid(
+                "main",
+                "the service already has a main branch",
             )),
             Err(e) => Err(e.into()),
         }
@@ -219,7 +220,7 @@ impl Services {
         self.store
             .update_branch(id, &patch)
             .await?
-            .ok_or_else(|| Error::Validation("branch: no such branch".into()))
+            .ok_or_else(|| Error::invalid("branch", "no such branch"))
     }
 
     pub async fn update_service(&self, id: &str, upd: &ServiceUpdate) -> Result<Service, Error> {
@@ -266,7 +267,7 @@ impl Services {
         self.store
             .update_service(id, &patch)
             .await?
-            .ok_or_else(|| Error::Validation("service: no such service".into()))
+            .ok_or_else(|| Error::invalid("service", "no such service"))
     }
 
     /// Creates or changes a plan: `rps` requests per second per branch, bursts of `burst`.
@@ -306,12 +307,12 @@ impl Services {
     /// Banning a user stops every service they own (`USER_BANNED`).
     pub async fn set_user_banned(&self, id: &str, banned: bool) -> Result<User, Error> {
         if !self.store.set_user_banned(id, banned).await? {
-            return Err(Error::Validation("user: no such user".into()));
+            return Err(Error::invalid("user", "no such user"));
         }
         self.store
             .get_user(id)
             .await?
-            .ok_or_else(|| Error::Validation("user: no such user".into()))
+            .ok_or_else(|| Error::invalid("user", "no such user"))
     }
 
     /// Issues a new key. The old one stops working at once, or after `grace` (at most 7 days)
@@ -323,9 +324,7 @@ impl Services {
     ) -> Result<String, Error> {
         if let Some(g) = grace {
             if g.is_negative() || g > time::Duration::days(7) {
-                return Err(Error::Validation(
-                    "grace: must be between 0 and 7 days".into(),
-                ));
+                return Err(Error::invalid("grace", "must be between 0 and 7 days"));
             }
         }
         let key = new_key();
@@ -337,7 +336,7 @@ impl Services {
         {
             Ok(key)
         } else {
-            Err(Error::Validation("branch: no such branch".into()))
+            Err(Error::invalid("branch", "no such branch"))
         }
     }
 }

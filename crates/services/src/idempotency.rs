@@ -43,8 +43,9 @@ pub fn check_key(key: &str) -> Result<(), Error> {
     if ok {
         Ok(())
     } else {
-        Err(Error::Validation(
-            "Idempotency-Key: must be 1 to 255 visible ASCII characters".into(),
+        Err(Error::invalid(
+            "Idempotency-Key",
+            "must be 1 to 255 visible ASCII characters",
         ))
     }
 }

@@ -1,11 +1,13 @@
-//! Turning what a client sent — the QR text, an image, or an image URL — into the slip's QR
-//! payload. Images are read by the `reader` crate on a blocking thread (decoding is CPU work);
-//! URLs are fetched only through `egress`, which refuses private and internal addresses.
+//! Turning what a client sent — the QR text, an image, or an image URL — into the parsed slip,
+//! once, where it enters; the rest of the request carries the parsed value. Images are read by
+//! the `reader` crate on a blocking thread (decoding is CPU work); URLs are fetched only through
+//! `egress`, which refuses private and internal addresses.
 
 use crate::Services;
 use domain::Error;
 use egress::EgressError;
 use reader::ReadError;
+use slip_qr::{BankSlipQr, ParsedQr, TrueMoneySlipQr};
 
 /// Largest image accepted, in bytes (spec 8).
 pub const MAX_IMAGE_BYTES: usize = 4 * 1024 * 1024;
@@ -18,39 +20,37 @@ pub enum SlipInput {
     Url(String),
 }
 
-/// Which kind of slip QR an image is searched for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SlipKind {
-    Bank,
-    TrueMoney,
-}
-
-impl SlipKind {
-    fn accepts(self, text: &str) -> bool {
-        match self {
-            SlipKind::Bank => slip_qr::parse_bank_slip(text).is_ok(),
-            SlipKind::TrueMoney => matches!(
-                slip_qr::classify(text),
-                Ok(slip_qr::ParsedQr::TrueMoneySlip(_))
-            ),
-        }
-    }
+/// What the client sent, before any parsing: the text it typed, or the QR texts of its image.
+enum Read {
+    Typed(String),
+    Image(Vec<String>),
 }
 
 impl Services {
-    /// The QR payload of the bank slip the client sent, or why there is none.
-    pub async fn slip_payload(&self, input: SlipInput) -> Result<String, Error> {
-        self.slip_payload_of(input, SlipKind::Bank).await
+    /// The bank slip the client sent, parsed once here and passed on; or why there is none.
+    pub async fn bank_slip(&self, input: SlipInput) -> Result<BankSlipQr, Error> {
+        match self.read(input).await? {
+            Read::Typed(payload) => parse_bank_slip(&payload),
+            Read::Image(texts) => pick_bank_slip(&texts),
+        }
     }
 
-    /// The QR payload of a slip of `kind` the client sent, or why there is none.
-    pub async fn slip_payload_of(&self, input: SlipInput, kind: SlipKind) -> Result<String, Error> {
+    /// The TrueMoney Wallet slip the client sent, parsed once here; or why there is none.
+    pub async fn truemoney_slip(&self, input: SlipInput) -> Result<TrueMoneySlipQr, Error> {
+        match self.read(input).await? {
+            Read::Typed(payload) => parse_truemoney_slip(&payload),
+            Read::Image(texts) => pick_truemoney_slip(&texts),
+        }
+    }
+
+    /// The typed text, or every QR text of the uploaded or fetched image.
+    async fn read(&self, input: SlipInput) -> Result<Read, Error> {
         match input {
-            SlipInput::Payload(p) => Ok(p),
-            SlipInput::Image(bytes) => {
-                self.read_image(bytes, Error::InvalidImageFormat, kind)
-                    .await
-            }
+            SlipInput::Payload(p) => Ok(Read::Typed(p)),
+            SlipInput::Image(bytes) => self
+                .read_image(bytes, Error::InvalidImageFormat)
+                .await
+                .map(Read::Image),
             SlipInput::Url(url) => {
                 let egress = self
                     .egress
@@ -64,73 +64,98 @@ impl Services {
                             EgressError::ProtocolNotAllowed => Error::UrlProtocolNotAllowed,
                             EgressError::InvalidIpRange => Error::UrlInvalidIpRange,
                             EgressError::TooLarge => Error::ImageSizeTooLarge,
-                            EgressError::InvalidUrl => {
-                                Error::Validation("url: is not a valid URL".into())
-                            }
+                            EgressError::InvalidUrl => Error::invalid("url", "is not a valid URL"),
                             EgressError::Unreachable(_)
                             | EgressError::Timeout
                             | EgressError::Status(_)
                             | EgressError::TooManyRedirects => Error::ImageUrlUnreachable(
                                 "the image URL could not be fetched".into(),
                             ),
-                            other => Error::internal(other),
+                            e @ EgressError::Setup(_) => Error::internal(e),
                         })?;
-                self.read_image(fetched.body, Error::InvalidImageType, kind)
+                self.read_image(fetched.body, Error::InvalidImageType)
                     .await
+                    .map(Read::Image)
             }
         }
     }
 }
 
 impl Services {
-    /// Reads the image; `not_image` is the error for bytes that are not an image (it differs
-    /// for uploads and URLs in the spec). The decode is admitted against the shared memory
-    /// budget from its header first (every path: uploads, Base64 in small JSON bodies, URLs,
-    /// async jobs). Picks the first QR that is a bank slip; otherwise says what was found.
-    async fn read_image(
-        &self,
-        bytes: Vec<u8>,
-        not_image: Error,
-        kind: SlipKind,
-    ) -> Result<String, Error> {
+    /// Reads the image's QR texts; `not_image` is the error for bytes that are not an image (it
+    /// differs for uploads and URLs in the spec). The decode is admitted against the shared
+    /// memory budget from its header first (every path: uploads, Base64 in small JSON bodies,
+    /// URLs, async jobs).
+    async fn read_image(&self, bytes: Vec<u8>, not_image: Error) -> Result<Vec<String>, Error> {
         let map_err = move |e: ReadError| match e {
             ReadError::TooLarge | ReadError::TooManyPixels => Error::ImageSizeTooLarge,
             ReadError::NotAnImage => not_image.clone(),
-            ReadError::NoQr => Error::SlipNotFound("no QR code was found in the image".into()),
+            ReadError::NoQr => Error::NoQrInImage,
         };
         let limits = self.image_limits;
         // Header only (no pixel buffer): cheap enough for the async thread.
         let cost = reader::decode_cost(&bytes, &limits).map_err(&map_err)?;
         let admission = self.decode_budget.admit(cost).await?;
-        let texts = tokio::task::spawn_blocking(move || {
+        tokio::task::spawn_blocking(move || {
             let read = reader::read_qr(&bytes, &limits);
             drop(admission);
             read
         })
         .await
         .map_err(Error::internal)?
-        .map_err(map_err)?;
-        pick(texts, kind)
+        .map_err(map_err)
     }
 }
 
-/// The slip among the QR texts found, or why there is none.
-fn pick(texts: Vec<String>, kind: SlipKind) -> Result<String, Error> {
-    if let Some(slip) = texts.iter().find(|t| kind.accepts(t)) {
-        return Ok(slip.clone());
-    }
-    if kind == SlipKind::TrueMoney {
-        return Err(Error::SlipNotFound(
-            "the QR code in the image is not a TrueMoney Wallet slip".into(),
-        ));
-    }
-    // A QR that is not a bank slip: say what it is (a payment QR, a TrueMoney slip...).
-    match texts.first().map(|t| slip_qr::parse_bank_slip(t)) {
-        Some(Err(e)) => Err(Error::SlipNotFound(format!(
-            "the QR code in the image is not a bank slip: {e}"
-        ))),
-        _ => Err(Error::SlipNotFound(
-            "no QR code was found in the image".into(),
+/// A typed bank slip payload (also a job's stored one, read again by the worker).
+pub(crate) fn parse_bank_slip(payload: &str) -> Result<BankSlipQr, Error> {
+    slip_qr::parse_bank_slip(payload)
+        .map_err(|e| Error::SlipNotFound(format!("not a valid bank slip QR: {e}")))
+}
+
+/// A typed TrueMoney slip payload; another kind of QR says what it is.
+fn parse_truemoney_slip(payload: &str) -> Result<TrueMoneySlipQr, Error> {
+    match slip_qr::classify(payload) {
+        Ok(ParsedQr::TrueMoneySlip(s)) => Ok(s),
+        Ok(ParsedQr::BankSlip(_)) => Err(Error::SlipNotFound(
+            "this is a bank slip; verify it with /verify/bank".into(),
         )),
+        Ok(ParsedQr::PaymentQr(_)) => Err(Error::SlipNotFound(
+            "this is a payment QR (a request to pay), not a TrueMoney slip".into(),
+        )),
+        Err(e) => Err(Error::SlipNotFound(format!(
+            "not a valid TrueMoney slip QR: {e}"
+        ))),
     }
+}
+
+/// The first bank slip among an image's QR texts; otherwise what the first QR is instead (a
+/// payment QR, a TrueMoney slip...).
+fn pick_bank_slip(texts: &[String]) -> Result<BankSlipQr, Error> {
+    let mut first_error = None;
+    for text in texts {
+        match slip_qr::parse_bank_slip(text) {
+            Ok(slip) => return Ok(slip),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    Err(match first_error {
+        Some(e) => Error::SlipNotFound(format!("the QR code in the image is not a bank slip: {e}")),
+        None => Error::NoQrInImage,
+    })
+}
+
+/// The first TrueMoney slip among an image's QR texts.
+fn pick_truemoney_slip(texts: &[String]) -> Result<TrueMoneySlipQr, Error> {
+    texts
+        .iter()
+        .find_map(|t| match slip_qr::classify(t) {
+            Ok(ParsedQr::TrueMoneySlip(s)) => Some(s),
+            _ => None,
+        })
+        .ok_or_else(|| {
+            Error::SlipNotFound("the QR code in the image is not a TrueMoney Wallet slip".into())
+        })
 }

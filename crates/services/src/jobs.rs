@@ -62,8 +62,9 @@ impl Services {
         let target = callback_url
             .or_else(|| caller.branch.webhook_url.clone())
             .ok_or_else(|| {
-                Error::Validation(
-                    "callbackUrl: is required when the branch has no default webhook URL".into(),
+                Error::invalid(
+                    "callbackUrl",
+                    "is required when the branch has no default webhook URL",
                 )
             })?;
         let egress = self
@@ -86,14 +87,14 @@ impl Services {
         let batch_id = batch.then(|| id_for("batch", 0));
         let mut jobs = Vec::with_capacity(slips.len());
         for (i, slip) in slips.into_iter().enumerate() {
-            let payload = match self.submitted_payload(slip.input).await {
-                Ok(p) => p,
+            // Async is for bank slips only; the job keeps the slip's QR text.
+            let payload = match self.bank_slip(slip.input).await {
+                Ok(s) => s.payload,
                 Err(e) if batch => {
-                    return Err(Error::Validation(format!(
-                        "slips[{i}]: {}: {}",
-                        e.code(),
-                        e.public_message()
-                    )))
+                    return Err(Error::invalid(
+                        format!("slips[{i}]"),
+                        format!("{}: {}", e.code(), e.public_message()),
+                    ))
                 }
                 Err(e) => return Err(e),
             };
@@ -120,14 +121,6 @@ impl Services {
             batch_id,
             job_ids: jobs.into_iter().map(|j| j.id).collect(),
         })
-    }
-
-    /// The slip's QR text, which must be a bank slip (async is for bank slips only).
-    async fn submitted_payload(&self, input: SlipInput) -> Result<String, Error> {
-        let payload = self.slip_payload(input).await?;
-        let slip = slip_qr::parse_bank_slip(&payload)
-            .map_err(|e| Error::SlipNotFound(format!("not a valid bank slip QR: {e}")))?;
-        Ok(slip.payload)
     }
 
     /// A job of the caller's branch, while it is retained; otherwise `JOB_NOT_FOUND`.
@@ -202,20 +195,28 @@ impl Services {
             branch,
             idempotency: None,
         };
-        let req = VerifyRequest {
-            payload: job.payload.clone(),
-            check_duplicate: job.check_duplicate,
-            match_account: job.match_account,
-            match_amount: job.match_amount,
-            remark: job.remark.clone(),
-            job_id: Some(job.id.clone()),
+        // The stored QR text was a bank slip at submission; it enters again here.
+        let verified = match crate::input::parse_bank_slip(&job.payload) {
+            Ok(slip) => {
+                let req = VerifyRequest {
+                    slip,
+                    check_duplicate: job.check_duplicate,
+                    match_account: job.match_account,
+                    match_amount: job.match_amount,
+                    remark: job.remark.clone(),
+                    job_id: Some(job.id.clone()),
+                };
+                self.verify_bank(&caller, &req).await
+            }
+            Err(e) => Err(e),
         };
-        let attempt = match self.verify_bank(&caller, &req).await {
+        let attempt = match verified {
             Ok(data) => match serde_json::to_value(data) {
                 Ok(v) => Attempt::Verified(v),
                 Err(e) => outage(Error::internal(e)),
             },
             Err(Error::SlipNotFound(why)) => Attempt::NotFound(why),
+            Err(e @ Error::NoQrInImage) => Attempt::NotFound(e.public_message()),
             Err(Error::SlipPending) => Attempt::Pending,
             Err(e @ Error::SlipExpired) => Attempt::Gone(e.public_message()),
             Err(e @ Error::ApiServerError) => Attempt::Outage {
@@ -268,7 +269,12 @@ impl Services {
                             "the URL is not a valid https URL"
                         }
                         EgressError::Timeout => "timed out",
-                        _ => "connection failed",
+                        // Named one by one: a new kind of failure must be placed here.
+                        EgressError::Unreachable(_)
+                        | EgressError::Status(_)
+                        | EgressError::TooLarge
+                        | EgressError::TooManyRedirects
+                        | EgressError::Setup(_) => "connection failed",
                     }
                     .into(),
                 ),

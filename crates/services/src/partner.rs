@@ -86,9 +86,7 @@ impl Services {
         }
         let branch_id = req.branch_key.map(str::trim).unwrap_or("");
         if uuid::Uuid::parse_str(branch_id).is_err() {
-            return Err(Error::Validation(
-                "X-Branch-Key: must be the branch's UUID".into(),
-            ));
+            return Err(Error::invalid("X-Branch-Key", "must be the branch's UUID"));
         }
         let branch = self
             .store
@@ -123,21 +121,22 @@ impl Services {
             None => Err(Error::BranchAccessDenied),
             Some(Ok(v)) => Ok(v),
             Some(Err(e)) => Err(match (op, e) {
-                (QuotaOp::Set(_), QuotaOpError::BelowUsed { used, .. }) => Error::Validation(
-                    format!("limitQuota: must not be below the current used quota ({used})"),
+                (QuotaOp::Set(_), QuotaOpError::BelowUsed { used, .. }) => Error::invalid(
+                    "limitQuota",
+                    format!("must not be below the current used quota ({used})"),
                 ),
                 (_, QuotaOpError::BelowUsed { limit, used }) => Error::QuotaBelowUsage(format!(
                     "the new limit ({limit}) would be below the current used quota ({used})"
                 )),
-                (_, QuotaOpError::NoLimit) => Error::Validation(
-                    "amount: the branch has no limit of its own; set one with PUT /b2b/branch/quota"
-                        .into(),
+                (_, QuotaOpError::NoLimit) => Error::invalid(
+                    "amount",
+                    "the branch has no limit of its own; set one with PUT /b2b/branch/quota",
                 ),
                 (QuotaOp::Adjust(_), QuotaOpError::OutOfRange) => {
-                    Error::Validation("amount: the new limit would be out of range".into())
+                    Error::invalid("amount", "the new limit would be out of range")
                 }
                 (_, QuotaOpError::OutOfRange) => {
-                    Error::Validation("limitQuota: must be a whole number of at least 0".into())
+                    Error::invalid("limitQuota", "must be a whole number of at least 0")
                 }
             }),
         }
@@ -191,7 +190,7 @@ impl Services {
             .create_partner(&partner, &apikey::hash_key(&key))
             .await
             .map_err(|e| match e {
-                store::StoreError::Conflict(what) => Error::Validation(format!("service: {what}")),
+                store::StoreError::Conflict(what) => Error::invalid("service", what),
                 other => other.into(),
             })?;
         Ok((partner, key))

@@ -22,7 +22,7 @@ pub struct NewPackage {
 }
 
 fn no_service() -> Error {
-    Error::Validation("service: no such service".into())
+    Error::invalid("service", "no such service")
 }
 
 impl Services {
@@ -79,7 +79,7 @@ impl Services {
             .store
             .get_package(package)
             .await?
-            .ok_or_else(|| Error::Validation(format!("package: no package '{package}'")))?;
+            .ok_or_else(|| Error::invalid("package", format!("no package '{package}'")))?;
         let start = PeriodStart::Subscribe {
             package_id: pkg.id,
             auto_renew,
@@ -98,12 +98,11 @@ impl Services {
         match out {
             PeriodOutcome::Started { .. } => {}
             PeriodOutcome::NoService => return Err(no_service()),
-            PeriodOutcome::NoPackage => {
-                return Err(Error::Validation("package: no such package".into()))
-            }
+            PeriodOutcome::NoPackage => return Err(Error::invalid("package", "no such package")),
             PeriodOutcome::InsufficientCredit => {
-                return Err(Error::Validation(
-                    "credit: the balance is below the package price".into(),
+                return Err(Error::invalid(
+                    "credit",
+                    "the balance is below the package price",
                 ))
             }
             PeriodOutcome::NotDue => return Err(Error::internal("subscribe reported not due")),
@@ -169,9 +168,7 @@ impl Services {
             .await?
         {
             None => Err(no_service()),
-            Some(Err(())) => Err(Error::Validation(
-                "amount: the balance would go below zero".into(),
-            )),
+            Some(Err(())) => Err(Error::invalid("amount", "the balance would go below zero")),
             Some(Ok(e)) => Ok(e),
         }
     }

@@ -1,4 +1,4 @@
-//! Verifying a bank slip by its QR payload: parse → quota pre-check → ask the sending bank →
+//! Verifying a parsed bank slip: quota pre-check → ask the sending bank →
 //! charge and record atomically → answer.
 
 use crate::auth::Caller;
@@ -6,11 +6,14 @@ use crate::Services;
 use domain::model::{RawSlip, VerifiedTransfer, VerifyBankData};
 use domain::{Error, Satang};
 use gateway::BankAnswer;
+use slip_qr::BankSlipQr;
 use store::VerificationRecord;
 
+/// A slip to verify, already parsed where it entered (`Services::bank_slip`,
+/// `Services::truemoney_slip`), with the caller's options.
 #[derive(Debug, Clone, PartialEq)]
-pub struct VerifyRequest {
-    pub payload: String,
+pub struct VerifyRequest<S = BankSlipQr> {
+    pub slip: S,
     pub check_duplicate: bool,
     pub match_amount: Option<Satang>,
     pub remark: Option<String>,
@@ -26,9 +29,7 @@ impl Services {
         caller: &Caller,
         req: &VerifyRequest,
     ) -> Result<VerifyBankData, Error> {
-        let slip = slip_qr::parse_bank_slip(&req.payload)
-            .map_err(|e| Error::SlipNotFound(format!("not a valid bank slip QR: {e}")))?;
-
+        let slip = &req.slip;
         // Cheap refusal before asking the bank; the charge below is the one that counts. Not for
         // a job: one that runs again after a crash may already be charged, and the charge
         // returns that recorded outcome instead of refusing it.
@@ -105,7 +106,7 @@ impl Services {
         }
         let mut raw = RawSlip::from_transfer(&transfer);
         // Echo the payload as the caller's QR reads (trimmed), which is what was verified.
-        raw.payload = slip.payload;
+        raw.payload = slip.payload.clone();
         Ok(VerifyBankData {
             remark: req.remark.clone().unwrap_or_default(),
             is_duplicate: req.check_duplicate && !outcome.first_verification,

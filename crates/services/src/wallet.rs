@@ -1,4 +1,4 @@
-//! Verifying a TrueMoney Wallet slip: parse → quota pre-check → ask the wallet → charge and
+//! Verifying a parsed TrueMoney Wallet slip: quota pre-check → ask the wallet → charge and
 //! record (the same atomic charge and duplicate rule as bank slips, under the pseudo-bank
 //! `TRUEMONEY`) → answer.
 
@@ -8,7 +8,7 @@ use crate::Services;
 use domain::model::{RawWalletSlip, VerifiedTransfer, VerifyWalletData};
 use domain::{Error, Satang};
 use gateway::WalletAnswer;
-use slip_qr::ParsedQr;
+use slip_qr::TrueMoneySlipQr;
 use store::VerificationRecord;
 
 /// Verifications of wallet slips are recorded under this sending "bank".
@@ -18,26 +18,9 @@ impl Services {
     pub async fn verify_truewallet(
         &self,
         caller: &Caller,
-        req: &VerifyRequest,
+        req: &VerifyRequest<TrueMoneySlipQr>,
     ) -> Result<VerifyWalletData, Error> {
-        let slip = match slip_qr::classify(&req.payload) {
-            Ok(ParsedQr::TrueMoneySlip(s)) => s,
-            Ok(ParsedQr::BankSlip(_)) => {
-                return Err(Error::SlipNotFound(
-                    "this is a bank slip; verify it with /verify/bank".into(),
-                ))
-            }
-            Ok(ParsedQr::PaymentQr(_)) => {
-                return Err(Error::SlipNotFound(
-                    "this is a payment QR (a request to pay), not a TrueMoney slip".into(),
-                ))
-            }
-            Err(e) => {
-                return Err(Error::SlipNotFound(format!(
-                    "not a valid TrueMoney slip QR: {e}"
-                )))
-            }
-        };
+        let slip = &req.slip;
         if self.wallet_for(caller).is_none() && (caller.branch.sandbox || self.router.is_none()) {
             return Err(Error::SlipNotFound(
                 "TrueMoney slips are not enabled here".into(),
@@ -89,7 +72,7 @@ impl Services {
             .await?;
         let is_amount_matched = req.match_amount == Some(transfer.amount);
         let mut raw = RawWalletSlip::from_transfer(&transfer);
-        raw.payload = slip.payload;
+        raw.payload = slip.payload.clone();
         Ok(VerifyWalletData {
             remark: req.remark.clone().unwrap_or_default(),
             is_duplicate: req.check_duplicate && !outcome.first_verification,

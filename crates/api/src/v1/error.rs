@@ -5,13 +5,8 @@
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use domain::Error;
+use domain::{Error, FieldError};
 use serde_json::{json, Map, Value};
-
-/// The exact message `services::input` gives when an image holds no QR code at all. v1 answers
-/// it with its own code, `qrcode_not_found`; every other `SLIP_NOT_FOUND` is `slip_not_found`.
-/// Compared whole, never by prefix; `crates/testkit/tests/it/v1.rs` fails if the text changes.
-pub(crate) const NO_QR_IN_IMAGE: &str = "no QR code was found in the image";
 
 /// An answer in the v1 error envelope (boxed: it travels in every `Result` of the handlers).
 #[derive(Debug)]
@@ -41,41 +36,25 @@ impl V1Error {
     }
 
     /// `invalid_request` with `data.errors: [{field, message}]`.
-    pub(crate) fn invalid_request(errors: &[(String, String)]) -> Self {
+    pub(crate) fn invalid_request(errors: &[FieldError]) -> Self {
         Self::code(400, "invalid_request", Some(errors_data(errors)))
     }
 }
 
 /// `{errors: [{field, message}]}`.
-pub(crate) fn errors_data(errors: &[(String, String)]) -> Value {
+pub(crate) fn errors_data(errors: &[FieldError]) -> Value {
     let list: Vec<Value> = errors
         .iter()
-        .map(|(f, m)| json!({ "field": f, "message": m }))
+        .map(|e| json!({ "field": e.field, "message": e.reason }))
         .collect();
     json!({ "errors": list })
-}
-
-/// `field: reason; field: reason` (the `VALIDATION_ERROR` text, spec 7.1) as a list. The
-/// reasons are written by this code base and never contain `"; "`.
-fn validation_errors(message: &str) -> Vec<(String, String)> {
-    message
-        .split("; ")
-        .map(|part| match part.split_once(": ") {
-            Some((field, reason)) => (field.to_string(), reason.to_string()),
-            None => ("body".to_string(), part.to_string()),
-        })
-        .collect()
 }
 
 /// The one mapping of domain errors to v1: HTTP status, v1 code and `data`. Exhaustive on
 /// purpose: a new domain error must be given its v1 spelling here.
 pub(crate) fn v1_error(e: &Error) -> (u16, &'static str, Option<Value>) {
     match e {
-        Error::Validation(m) => (
-            400,
-            "invalid_request",
-            Some(errors_data(&validation_errors(m))),
-        ),
+        Error::Validation(fields) => (400, "invalid_request", Some(errors_data(fields))),
         // The URL cannot be used: bad scheme, internal address, unreachable, or what it
         // serves is not an image.
         Error::UrlProtocolNotAllowed
@@ -89,23 +68,23 @@ pub(crate) fn v1_error(e: &Error) -> (u16, &'static str, Option<Value>) {
         Error::InvalidBankCode => (
             400,
             "invalid_request",
-            Some(errors_data(&[("bankCode".into(), e.to_string())])),
+            Some(errors_data(&[FieldError::new("bankCode", e.to_string())])),
         ),
         Error::InvalidExtraVerify(m) => (
             400,
             "invalid_request",
-            Some(errors_data(&[("extraVerify".into(), m.clone())])),
+            Some(errors_data(&[FieldError::new("extraVerify", m.clone())])),
         ),
         Error::BankAccountDuplicate => (
             400,
             "invalid_request",
-            Some(errors_data(&[("bankNumber".into(), e.to_string())])),
+            Some(errors_data(&[FieldError::new("bankNumber", e.to_string())])),
         ),
         Error::BankAccountNotFound => (404, "not_found", None),
         Error::QuotaBelowUsage(m) => (
             400,
             "invalid_request",
-            Some(errors_data(&[("amount".into(), m.clone())])),
+            Some(errors_data(&[FieldError::new("amount", m.clone())])),
         ),
         Error::MissingApiKey
         | Error::InvalidApiKey
@@ -123,7 +102,8 @@ pub(crate) fn v1_error(e: &Error) -> (u16, &'static str, Option<Value>) {
         Error::SlipExpired => (404, "slip_expired", None),
         Error::QuotaExceeded => (403, "quota_exceeded", None),
         Error::PermissionDenied(_) | Error::BranchAccessDenied => (403, "forbidden", None),
-        Error::SlipNotFound(m) if m == NO_QR_IN_IMAGE => (404, "qrcode_not_found", None),
+        // An image without any QR has its own v1 code; every other "no slip" is `slip_not_found`.
+        Error::NoQrInImage => (404, "qrcode_not_found", None),
         Error::SlipNotFound(_) => (404, "slip_not_found", None),
         Error::SlipPending => (404, "slip_pending", None),
         Error::NotFound | Error::JobNotFound => (404, "not_found", None),
@@ -213,24 +193,33 @@ mod tests {
     use super::*;
 
     #[test]
-    fn validation_text_becomes_a_list() {
+    fn validation_fields_become_a_list() {
+        let e = Error::Validation(vec![
+            FieldError::new("payload", "is required"),
+            FieldError::new("url", "must be a string"),
+        ]);
         assert_eq!(
-            validation_errors("payload: is required; url: must be a string"),
-            vec![
-                ("payload".to_string(), "is required".to_string()),
-                ("url".to_string(), "must be a string".to_string())
-            ]
+            v1_error(&e),
+            (
+                400,
+                "invalid_request",
+                Some(json!({ "errors": [
+                    { "field": "payload", "message": "is required" },
+                    { "field": "url", "message": "must be a string" },
+                ] }))
+            )
         );
     }
 
     #[test]
     fn no_qr_is_its_own_code() {
         assert_eq!(
-            v1_error(&Error::SlipNotFound(NO_QR_IN_IMAGE.into())).1,
-            "qrcode_not_found"
+            v1_error(&Error::NoQrInImage),
+            (404, "qrcode_not_found", None)
         );
+        // The same text as a plain "not found" reason is not the v1 code.
         assert_eq!(
-            v1_error(&Error::SlipNotFound(format!("{NO_QR_IN_IMAGE}!"))).1,
+            v1_error(&Error::SlipNotFound(Error::NoQrInImage.to_string())).1,
             "slip_not_found"
         );
     }

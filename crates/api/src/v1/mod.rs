@@ -1,56 +1,42 @@
 //! `/api/v1`: the older interface (spec 7.3, compat.md "v1"). The same domain services as
-//! `/v2` — `authenticate`, `rate_check`, `slip_payload`, `verify_bank` — behind the v1
+//! `/v2` — `authenticate`, `rate_check`, `bank_slip`, `verify_bank` — behind the v1
 //! spelling: `{status: 200, data}` on success, `{status, message: <code>, data?}` on error
 //! (`error.rs`), a duplicate slip answered as the error `duplicate_slip` with the earlier
 //! verification in `data`.
 
-mod error;
+pub(crate) mod error;
 mod qr;
 mod wallet;
 
-pub(crate) use error::{v1_error, NO_QR_IN_IMAGE};
-pub(crate) use qr::__path_generate as __path_qr_generate;
-pub(crate) use wallet::__path_verify_truewallet as __path_v1_verify_truewallet;
+pub(crate) use error::v1_error;
 
+use crate::authed::AuthedV1;
 use crate::body::json_object;
-use crate::openapi::{V1ErrorBody, V1MeResponse, V1VerifyForm, V1VerifyRequest, V1VerifyResponse};
-use crate::v2::caller;
-use axum::extract::{ConnectInfo, Query, State};
-use axum::http::HeaderMap;
-use axum::routing::{get, post};
-use axum::{Json, Router};
+use crate::routing::Routes;
+use crate::wire::v1::{V1Me, V1VerifyForm, V1VerifyRequest};
+use crate::wire::{V1ErrorBody, V1Ok};
+use axum::extract::{Query, State};
+use axum::Json;
 use domain::clock::format_bangkok;
 use domain::model::{RawSlip, RawWalletSlip, VerifiedTransfer};
-use error::V1Error;
+pub(crate) use error::V1Error;
 use serde_json::{json, Map, Value};
 use services::auth::Caller;
 use services::input::{SlipInput, MAX_IMAGE_BYTES};
 use services::verify::VerifyRequest;
 use services::Services;
-use std::net::SocketAddr;
+use utoipa_axum::router::UtoipaMethodRouterExt;
+use utoipa_axum::routes;
 
-pub(crate) fn routes() -> Router<Services> {
-    Router::new()
-        .route(
-            "/verify",
-            // Uploads are capped field by field while they stream (see `multipart_input`).
-            get(verify_get)
-                .post(verify_post)
-                .layer(axum::extract::DefaultBodyLimit::disable()),
-        )
-        .route(
-            "/verify/truewallet",
-            post(wallet::verify_truewallet).layer(axum::extract::DefaultBodyLimit::disable()),
-        )
-        .route("/me", get(me))
-        .route("/qr/generate", post(qr::generate))
+pub(crate) fn routes() -> Routes {
+    // Uploads are capped field by field while they stream (see `multipart_input`).
+    let uploads = || axum::extract::DefaultBodyLimit::disable();
+    Routes::new()
+        .api(routes!(verify_get, verify_post).layer(uploads()))
+        .api(routes!(wallet::verify_truewallet).layer(uploads()))
+        .api(routes!(me))
+        .api(routes!(qr::generate))
         .fallback(error::not_found)
-        .method_not_allowed_fallback(error::not_found)
-}
-
-/// `{status: 200, data}`.
-fn ok(data: Value) -> Json<Value> {
-    Json(json!({ "status": 200, "data": data }))
 }
 
 /// Longest QR payload, in characters after trimming (compat.md).
@@ -67,7 +53,7 @@ struct Request {
 }
 
 fn one_error(field: &str, message: &str) -> V1Error {
-    V1Error::invalid_request(&[(field.to_string(), message.to_string())])
+    V1Error::invalid_request(&[domain::FieldError::new(field, message)])
 }
 
 /// `payload`: 1–128 characters after trimming.
@@ -93,14 +79,14 @@ fn flag_text(value: Option<&str>) -> Result<bool, V1Error> {
     }
 }
 
-#[utoipa::path(get, path = "/api/v1/verify", tag = "v1",
+#[utoipa::path(get, path = "/verify", tag = "v1",
     summary = "Verify a slip by its QR payload",
     security(("bearerAuth" = [])),
     params(
         ("payload" = String, Query, description = "The QR text, 1-128 characters after trimming"),
         ("checkDuplicate" = Option<String>, Query, description = "`true` or `false`: refuse a slip this service verified before (`duplicate_slip`, no quota used)")),
     responses(
-        (status = 200, description = "The verified slip", body = V1VerifyResponse),
+        (status = 200, description = "The verified slip", body = V1Ok<RawSlip>),
         (status = 400, description = "invalid_request, invalid_check_duplicate, invalid_payload, duplicate_slip", body = V1ErrorBody),
         (status = 403, description = "quota_exceeded", body = V1ErrorBody),
         (status = 404, description = "slip_not_found, slip_pending, slip_expired", body = V1ErrorBody),
@@ -109,11 +95,9 @@ fn flag_text(value: Option<&str>) -> Result<bool, V1Error> {
 /// `GET /api/v1/verify?payload=...&checkDuplicate=true|false`.
 async fn verify_get(
     State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
+    AuthedV1(c): AuthedV1,
     query: Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>,
-) -> Result<Json<Value>, V1Error> {
-    let c = caller(&svc, &headers, peer).await?;
+) -> Result<Json<V1Ok<Value>>, V1Error> {
     let Ok(Query(pairs)) = query else {
         return Err(one_error("query", "is not a valid query string"));
     };
@@ -138,14 +122,14 @@ async fn verify_get(
     verify(&svc, &c, req, ()).await
 }
 
-#[utoipa::path(post, path = "/api/v1/verify", tag = "v1",
+#[utoipa::path(post, path = "/verify", tag = "v1",
     summary = "Verify a slip by payload, image URL, Base64 or file upload",
     security(("bearerAuth" = [])),
     request_body(content(
         (V1VerifyRequest = "application/json"),
         (V1VerifyForm = "multipart/form-data"))),
     responses(
-        (status = 200, description = "The verified slip", body = V1VerifyResponse),
+        (status = 200, description = "The verified slip", body = V1Ok<RawSlip>),
         (status = 400, description = "invalid_request, invalid_check_duplicate, invalid_payload, duplicate_slip, invalid_url, invalid_image, image_size_too_large", body = V1ErrorBody),
         (status = 403, description = "quota_exceeded", body = V1ErrorBody),
         (status = 404, description = "slip_not_found, slip_pending, slip_expired, qrcode_not_found", body = V1ErrorBody),
@@ -155,10 +139,9 @@ async fn verify_get(
 /// multipart form with the file in `file`.
 async fn verify_post(
     State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    AuthedV1(c): AuthedV1,
     req: axum::extract::Request,
 ) -> Result<axum::response::Response, V1Error> {
-    let c = caller(&svc, req.headers(), peer).await?;
     let key = crate::idempotency::key(req.headers())?;
     // Held until the image is read, as in v2: a burst of uploads waits for slots.
     let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
@@ -343,24 +326,17 @@ async fn verify(
     c: &Caller,
     req: Request,
     upload_slot: impl Send,
-) -> Result<Json<Value>, V1Error> {
+) -> Result<Json<V1Ok<Value>>, V1Error> {
     let is_payload = matches!(req.input, SlipInput::Payload(_));
     let is_url = matches!(req.input, SlipInput::Url(_));
-    let payload = svc.slip_payload(req.input).await.map_err(|e| match e {
+    let slip = svc.bank_slip(req.input).await.map_err(|e| match e {
         // Only a malformed URL is a validation error on the URL path.
         domain::Error::Validation(_) if is_url => V1Error::code(400, "invalid_url", None),
+        // A payload the client typed that is no bank slip is malformed to v1.
+        domain::Error::SlipNotFound(_) if is_payload => V1Error::code(400, "invalid_payload", None),
         other => other.into(),
     })?;
     drop(upload_slot);
-    // A payload the client typed is refused as malformed; one read from an image is already
-    // known to be a bank slip (otherwise `slip_payload` said `slip_not_found`).
-    let slip = slip_qr::parse_bank_slip(&payload).map_err(|_| {
-        if is_payload {
-            V1Error::code(400, "invalid_payload", None)
-        } else {
-            domain::Error::SlipNotFound("not a bank slip".into()).into()
-        }
-    })?;
     // A keyed retry taken over from a node that died may be charged already: its slip is
     // then recorded, and the charge (not this check) answers it as the first run would have.
     let taken_over = c.idempotency.as_ref().is_some_and(|i| i.takeover);
@@ -374,7 +350,7 @@ async fn verify(
         .verify_bank(
             c,
             &VerifyRequest {
-                payload,
+                slip: slip.clone(),
                 check_duplicate: req.check_duplicate,
                 match_amount: None,
                 remark: None,
@@ -390,7 +366,7 @@ async fn verify(
             return Err(dup);
         }
     }
-    Ok(ok(v1_slip(&data.raw_slip)?))
+    Ok(V1Ok::json(v1_slip(&data.raw_slip)?))
 }
 
 /// A bank slip as v1 shows it: v2's `rawSlip`, with `receiver.merchantId` left out when there
@@ -437,28 +413,23 @@ async fn earlier(
     Ok(Some(V1Error::code(400, "duplicate_slip", Some(data))))
 }
 
-#[utoipa::path(get, path = "/api/v1/me", tag = "v1",
+#[utoipa::path(get, path = "/me", tag = "v1",
     summary = "The application (service) and its quota in the current billing cycle",
     security(("bearerAuth" = [])),
-    responses((status = 200, description = "The application", body = V1MeResponse,
+    responses((status = 200, description = "The application", body = V1Ok<V1Me>,
         example = json!({"status": 200, "data": {"application": "My shop", "usedQuota": 12,
             "maxQuota": 5000, "remainingQuota": 4988, "expiredAt": "2027-12-31T00:00:00.000+07:00",
             "currentCredit": 250.0}}))))]
 /// `GET /api/v1/me`: the application (service) and its quota in the current billing cycle.
-async fn me(
-    State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
-) -> Result<Json<Value>, V1Error> {
-    let c = caller(&svc, &headers, peer).await?;
+async fn me(State(svc): State<Services>, AuthedV1(c): AuthedV1) -> Json<V1Ok<V1Me>> {
     let (s, _) = c.quotas_at(svc.now());
-    Ok(ok(json!({
-        "application": c.service.name,
-        "usedQuota": s.used,
-        "maxQuota": s.limit,
-        "remainingQuota": s.remaining(),
-        "expiredAt": c.service.expires_at.map(format_bangkok),
+    V1Ok::json(V1Me {
+        application: c.service.name.clone(),
+        used_quota: s.used,
+        max_quota: s.limit,
+        remaining_quota: s.remaining(),
+        expired_at: c.service.expires_at.map(format_bangkok),
         // The service's prepaid credit in baht (the credit ledger's balance).
-        "currentCredit": domain::Satang(c.service.subscription.credit).as_baht(),
-    })))
+        current_credit: domain::Satang(c.service.subscription.credit).as_baht(),
+    })
 }

@@ -3,33 +3,29 @@
 //! rate-limited like every v1 path, never charged (nothing is verified).
 
 use super::error::{errors_data, V1Error};
-use super::ok;
+use crate::authed::AuthedV1;
 use crate::body::json_object;
-use crate::openapi::{V1ErrorBody, V1QrRequest, V1QrResponse};
-use crate::v2::caller;
-use axum::extract::{ConnectInfo, State};
+use crate::wire::v1::{V1Qr, V1QrRequest};
+use crate::wire::{V1ErrorBody, V1Ok};
 use axum::Json;
-use serde_json::{json, Map, Value};
-use services::Services;
+use domain::FieldError;
+use serde_json::{Map, Value};
 use slip_qr::{GenerateError, PaymentRequest, PaymentTarget};
-use std::net::SocketAddr;
 
 const TYPES: [&str; 4] = ["PROMPTPAY", "KSHOP", "MAE_MANEE", "TUNGNGERN"];
 const PROMPTPAY_TARGETS: [&str; 3] = ["msisdn", "natId", "eWalletId"];
 
-#[utoipa::path(post, path = "/api/v1/qr/generate", tag = "v1",
+#[utoipa::path(post, path = "/qr/generate", tag = "v1",
     summary = "Make a Thai QR Payment (PromptPay or merchant) as EMVCo text and PNG; not charged",
     security(("bearerAuth" = [])),
     request_body(content((V1QrRequest = "application/json"))),
     responses(
-        (status = 200, description = "The QR", body = V1QrResponse),
+        (status = 200, description = "The QR", body = V1Ok<V1Qr>),
         (status = 400, description = "invalid_request, invalid_type, invalid_msisdn, invalid_natId, invalid_ref1", body = V1ErrorBody)))]
 pub(super) async fn generate(
-    State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    AuthedV1(c): AuthedV1,
     req: axum::extract::Request,
-) -> Result<Json<Value>, V1Error> {
-    let c = caller(&svc, req.headers(), peer).await?;
+) -> Result<Json<V1Ok<V1Qr>>, V1Error> {
     let map = json_object(req.into_body()).await?;
     let request = payment_request(&map, c.branch.biller_id.as_deref())?;
     let payload = slip_qr::generate_payment_qr(&request).map_err(|e| {
@@ -38,11 +34,11 @@ pub(super) async fn generate(
     })?;
     let png = png(&payload)?;
     use base64::Engine;
-    Ok(ok(json!({
-        "image": base64::engine::general_purpose::STANDARD.encode(png),
-        "mime": "image/png",
-        "payload": payload,
-    })))
+    Ok(V1Ok::json(V1Qr {
+        image: base64::engine::general_purpose::STANDARD.encode(png),
+        mime: "image/png",
+        payload,
+    }))
 }
 
 /// One failed field: its v1 code, name and reason.
@@ -78,7 +74,10 @@ fn failure(problems: Vec<Problem>) -> V1Error {
         .map(|p| p.code)
         .find(|c| *c != "invalid_request")
         .unwrap_or("invalid_request");
-    let list: Vec<(String, String)> = problems.into_iter().map(|p| (p.field, p.message)).collect();
+    let list: Vec<FieldError> = problems
+        .into_iter()
+        .map(|p| FieldError::new(p.field, p.message))
+        .collect();
     V1Error::code(400, code, Some(errors_data(&list)))
 }
 
@@ -118,8 +117,8 @@ fn payment_request(
             return Err(V1Error::code(
                 400,
                 "invalid_type",
-                Some(errors_data(&[(
-                    "type".into(),
+                Some(errors_data(&[FieldError::new(
+                    "type",
                     format!("must be one of {}", TYPES.join(", ")),
                 )])),
             ))

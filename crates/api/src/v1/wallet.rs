@@ -1,27 +1,27 @@
 //! `POST /api/v1/verify/truewallet`: a TrueMoney Wallet slip, with v1's inputs (JSON
 //! `payload | url | data | image`, or multipart `file`) and envelope.
 
+use super::earlier;
 use super::error::V1Error;
-use super::{earlier, ok};
-use crate::openapi::{V1ErrorBody, V1VerifyForm, V1VerifyRequest, V1WalletResponse};
-use crate::v2::caller;
-use axum::extract::{ConnectInfo, State};
+use crate::authed::AuthedV1;
+use crate::wire::v1::{V1VerifyForm, V1VerifyRequest};
+use crate::wire::{V1ErrorBody, V1Ok};
+use axum::extract::State;
 use axum::Json;
-use serde_json::Value;
-use services::input::{SlipInput, SlipKind};
+use domain::model::RawWalletSlip;
+use services::input::SlipInput;
 use services::verify::VerifyRequest;
 use services::wallet::TRUEMONEY;
 use services::Services;
-use std::net::SocketAddr;
 
-#[utoipa::path(post, path = "/api/v1/verify/truewallet", tag = "v1",
+#[utoipa::path(post, path = "/verify/truewallet", tag = "v1",
     summary = "Verify a TrueMoney Wallet slip by payload, image URL, Base64 or file upload",
     security(("bearerAuth" = [])),
     request_body(content(
         (V1VerifyRequest = "application/json"),
         (V1VerifyForm = "multipart/form-data"))),
     responses(
-        (status = 200, description = "The verified slip", body = V1WalletResponse),
+        (status = 200, description = "The verified slip", body = V1Ok<RawWalletSlip>),
         (status = 400, description = "invalid_request, invalid_check_duplicate, invalid_payload, duplicate_slip, invalid_url, invalid_image, image_size_too_large", body = V1ErrorBody),
         (status = 403, description = "quota_exceeded", body = V1ErrorBody),
         (status = 404, description = "slip_not_found, qrcode_not_found", body = V1ErrorBody),
@@ -29,28 +29,26 @@ use std::net::SocketAddr;
         (status = 503, description = "api_server_error", body = V1ErrorBody)))]
 pub(super) async fn verify_truewallet(
     State(svc): State<Services>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    AuthedV1(c): AuthedV1,
     req: axum::extract::Request,
-) -> Result<Json<Value>, V1Error> {
-    let c = caller(&svc, req.headers(), peer).await?;
+) -> Result<Json<V1Ok<RawWalletSlip>>, V1Error> {
     let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
     let request = super::request_input(req).await?;
     let is_payload = matches!(request.input, SlipInput::Payload(_));
     let is_url = matches!(request.input, SlipInput::Url(_));
     let slot = crate::body::slot_for_url(&svc, &c, slot, is_url).await;
-    let payload = svc
-        .slip_payload_of(request.input, SlipKind::TrueMoney)
+    let slip = svc
+        .truemoney_slip(request.input)
         .await
         .map_err(|e| match e {
             domain::Error::Validation(_) if is_url => V1Error::code(400, "invalid_url", None),
+            // A payload the client typed that is no TrueMoney slip is malformed to v1.
+            domain::Error::SlipNotFound(_) if is_payload => {
+                V1Error::code(400, "invalid_payload", None)
+            }
             other => other.into(),
         })?;
     drop(slot);
-    let slip = match slip_qr::classify(&payload) {
-        Ok(slip_qr::ParsedQr::TrueMoneySlip(s)) => s,
-        _ if is_payload => return Err(V1Error::code(400, "invalid_payload", None)),
-        _ => return Err(domain::Error::SlipNotFound("not a TrueMoney slip".into()).into()),
-    };
     if request.check_duplicate {
         // Before the wallet and the charge: a re-sent slip costs no quota.
         if let Some(dup) = earlier(&svc, &c, TRUEMONEY, &slip.transaction_id).await? {
@@ -61,7 +59,7 @@ pub(super) async fn verify_truewallet(
         .verify_truewallet(
             &c,
             &VerifyRequest {
-                payload,
+                slip: slip.clone(),
                 check_duplicate: request.check_duplicate,
                 match_amount: None,
                 remark: None,
@@ -75,7 +73,5 @@ pub(super) async fn verify_truewallet(
             return Err(dup);
         }
     }
-    Ok(ok(
-        serde_json::to_value(&data.raw_slip).map_err(domain::Error::internal)?
-    ))
+    Ok(V1Ok::json(data.raw_slip))
 }

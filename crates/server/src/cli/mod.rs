@@ -89,7 +89,7 @@ pub(crate) enum Command {
 /// Who the CLI's changes are recorded as (ledger rows, audit entries).
 pub(crate) const CLI_ACTOR: &str = "cli";
 
-pub(crate) fn print(v: serde_json::Value) {
+pub(crate) fn print(v: impl serde::Serialize) {
     // A closed stdout (`| head`) is not an error worth a panic.
     let _ = writeln!(
         std::io::stdout(),

@@ -590,7 +590,7 @@ both!(
             .await
             .unwrap();
         let req = services::verify::VerifyRequest {
-            payload: tr.payload.clone(),
+            slip: slip_qr::parse_bank_slip(&tr.payload).unwrap(),
             check_duplicate: false,
             match_amount: None,
             remark: None,
@@ -697,7 +697,7 @@ both!(
             t.app.store.insert_jobs(&[job]).await.unwrap();
         }
         let req = services::verify::VerifyRequest {
-            payload: tr.payload.clone(),
+            slip: slip_qr::parse_bank_slip(&tr.payload).unwrap(),
             check_duplicate: true,
             match_amount: None,
             remark: None,

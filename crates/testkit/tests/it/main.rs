@@ -23,3 +23,4 @@ mod test_branches;
 mod v1;
 mod verify_v2;
 mod wallet;
+mod wire_bytes;

@@ -1,0 +1,353 @@
+//! `/admin`: the operator's views (shared with the CLI through `views.rs`) and request bodies.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+
+/// When the package renews by itself (drawing its price from the credit). In a request,
+/// a trigger left out is false and no other field is allowed.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AutoRenewView {
+    /// At the expiry.
+    pub on_expiry: bool,
+    /// When the service's quota of the cycle is used up.
+    pub on_quota: bool,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceView {
+    pub id: String,
+    pub name: String,
+    /// `active`, `banned` or `deleted`.
+    pub state: &'static str,
+    pub limit_quota: Option<i64>,
+    pub expires_at: Option<String>,
+    pub owner_id: Option<String>,
+    pub billing_anchor: String,
+    pub plan: String,
+    pub rate_limit: u32,
+    pub owner_verified: bool,
+    /// The subscribed package's id, or null.
+    pub package: Option<String>,
+    /// Start of the current period (subscription or last renewal), or null.
+    pub subscribed_at: Option<String>,
+    pub auto_renew: AutoRenewView,
+    /// Prepaid credit in baht.
+    pub credit: f64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PackageView {
+    pub id: String,
+    pub name: String,
+    pub quota: i64,
+    pub duration_days: u32,
+    /// Baht.
+    pub price: f64,
+}
+
+/// One credit movement; `amount` is signed (negative draws).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerEntryView {
+    pub id: String,
+    pub at: String,
+    /// `topup`, `renewal` or `adjustment`.
+    pub kind: &'static str,
+    /// Baht; negative draws.
+    pub amount: f64,
+    /// Baht.
+    pub balance_after: f64,
+    /// `cli`, `admin-api`, `renewal`...
+    pub actor: String,
+    pub note: Option<String>,
+}
+
+/// A service's balance and every movement, oldest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CreditHistory {
+    /// Baht.
+    pub balance: f64,
+    pub entries: Vec<LedgerEntryView>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BranchView {
+    pub id: String,
+    pub service_id: String,
+    pub name: String,
+    pub is_main: bool,
+    pub active: bool,
+    pub allow_ips: Vec<String>,
+    pub webhook_url: Option<String>,
+    pub has_webhook_secret: bool,
+    pub biller_id: Option<String>,
+    pub limit_quota: Option<i64>,
+    /// A test branch: sandbox ledger, never charged, duplicates apart.
+    pub sandbox: bool,
+    /// Only when the branch is created (shown once).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_key: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UserView {
+    pub id: String,
+    pub name: String,
+    pub banned: bool,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PlanView {
+    pub name: String,
+    pub rps: u32,
+    pub burst: u32,
+}
+
+/// A new partner: the key and secret are shown only here.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PartnerView {
+    pub id: String,
+    pub name: String,
+    pub api_key: String,
+    pub secret: String,
+    /// `quota:read`, `quota:write`.
+    pub permissions: Vec<&'static str>,
+    pub services: Vec<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditEntry {
+    pub at: String,
+    /// `partner:<id>`, `cli`, `admin-api`...
+    pub actor: String,
+    /// `quota.set`, `subscription.start`, ...
+    pub action: String,
+    pub service_id: Option<String>,
+    pub branch_id: Option<String>,
+    /// `{before, after}`.
+    #[schema(value_type = Object)]
+    pub detail: Value,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RotatedKey {
+    pub id: String,
+    pub api_key: String,
+}
+
+/// One connector as this node sees it (counts since it started).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectorView {
+    pub name: String,
+    /// `sandbox`, `easyslip`, ...
+    pub kind: String,
+    /// `closed` (in use), `open` (skipped after consecutive failures), `half-open` (one probe).
+    #[schema(value_type = String)]
+    pub state: connectors::BreakerState,
+    /// Cause and detail of the last failure; never a secret or a URL.
+    pub last_error: Option<String>,
+    pub calls: u64,
+    pub failures: u64,
+    pub median_latency_ms: Option<u64>,
+}
+
+impl From<connectors::ConnectorStatus> for ConnectorView {
+    fn from(c: connectors::ConnectorStatus) -> Self {
+        ConnectorView {
+            name: c.name,
+            kind: c.kind,
+            state: c.state,
+            last_error: c.last_error,
+            calls: c.calls,
+            failures: c.failures,
+            median_latency_ms: c.median_latency_ms,
+        }
+    }
+}
+
+// ---- requests -------------------------------------------------------------------------------
+// Strings are trimmed before their lengths are checked.
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct NewService {
+    #[schema(min_length = 1, max_length = 100)]
+    pub name: String,
+    /// Quota per billing cycle; absent: unlimited.
+    #[schema(minimum = 0)]
+    pub quota: Option<i64>,
+}
+
+/// Every field optional; null clears `quota`, `expiresAt`, `ownerId`, `rateLimit`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceChange {
+    #[schema(min_length = 1, max_length = 100)]
+    pub name: Option<String>,
+    #[schema(minimum = 0)]
+    pub quota: Option<i64>,
+    /// RFC 3339.
+    #[schema(min_length = 1, max_length = 64)]
+    pub expires_at: Option<String>,
+    pub state: Option<ServiceStateName>,
+    #[schema(min_length = 1, max_length = 64)]
+    pub owner_id: Option<String>,
+    #[schema(min_length = 1, max_length = 100)]
+    pub plan: Option<String>,
+    #[schema(minimum = 1, maximum = 4294967295_i64)]
+    pub rate_limit: Option<u32>,
+    /// false: every verification is refused with `ACCOUNT_NOT_VERIFIED`.
+    pub owner_verified: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ServiceStateName {
+    Active,
+    Banned,
+    Deleted,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NewBranch {
+    #[schema(min_length = 1, max_length = 64)]
+    pub service_id: String,
+    #[schema(min_length = 1, max_length = 100)]
+    pub name: String,
+    pub main: Option<bool>,
+    /// Absent: `*`; an empty list is refused.
+    #[schema(min_items = 1)]
+    pub allow_ips: Option<Vec<String>>,
+    #[schema(minimum = 0)]
+    pub limit_quota: Option<i64>,
+    /// A test branch: sandbox ledger, never charged, duplicates apart (default false).
+    pub sandbox: Option<bool>,
+}
+
+/// Every field optional; null clears `webhookUrl`, `webhookSecret`, `billerId`, `limitQuota`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BranchChange {
+    #[schema(min_length = 1, max_length = 100)]
+    pub name: Option<String>,
+    pub active: Option<bool>,
+    pub allow_ips: Option<Vec<String>>,
+    #[schema(min_length = 1, max_length = 2048)]
+    pub webhook_url: Option<String>,
+    #[schema(min_length = 1, max_length = 256)]
+    pub webhook_secret: Option<String>,
+    /// The merchant biller id for v1 merchant QRs (15 digits).
+    #[schema(min_length = 1, max_length = 32)]
+    pub biller_id: Option<String>,
+    #[schema(minimum = 0)]
+    pub limit_quota: Option<i64>,
+    /// Make it a test branch (`true`) or a production one (`false`).
+    pub sandbox: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RotateKey {
+    /// The old key keeps working this long (at most 7 days); absent: it stops at once.
+    #[schema(minimum = 0)]
+    pub grace_seconds: Option<i64>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct NewUser {
+    #[schema(min_length = 1, max_length = 100)]
+    pub name: String,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct UserChange {
+    pub banned: bool,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NewPartner {
+    #[schema(min_length = 1, max_length = 100)]
+    pub name: String,
+    pub service_ids: Vec<String>,
+    /// `quota:read`, `quota:write`.
+    pub permissions: Vec<String>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct PlanChange {
+    #[schema(minimum = 1, maximum = 4294967295_i64)]
+    pub rps: u32,
+    /// Defaults to half the rate.
+    #[schema(minimum = 1, maximum = 4294967295_i64)]
+    pub burst: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PackageChange {
+    /// Verifications per billing cycle.
+    #[schema(minimum = 1)]
+    pub quota: i64,
+    #[schema(minimum = 1, maximum = 4294967295_i64)]
+    pub duration_days: u32,
+    /// Baht, at most 2 decimals (e.g. 990.00).
+    #[schema(minimum = 0)]
+    pub price: f64,
+}
+
+/// `true` / `false` sets both triggers; an object sets each (absent: false).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum AutoRenewSetting {
+    Both(bool),
+    Each(AutoRenewView),
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscribeRequest {
+    /// Package id or name.
+    #[schema(min_length = 1, max_length = 100)]
+    pub package: String,
+    /// Absent: the current setting stays.
+    pub auto_renew: Option<AutoRenewSetting>,
+    /// Draw the price from the service's credit (refused when short). Default false.
+    pub pay_from_credit: Option<bool>,
+}
+
+/// At least one field; a trigger not given keeps its current value.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AutoRenewChange {
+    /// Both triggers at once.
+    pub enabled: Option<bool>,
+    pub on_expiry: Option<bool>,
+    pub on_quota: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CreditKindName {
+    Topup,
+    Adjustment,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct CreditMove {
+    /// Baht, at most 2 decimals; positive for `topup`, either sign for `adjustment`.
+    pub amount: f64,
+    /// `topup` (default) or `adjustment`.
+    pub kind: Option<CreditKindName>,
+    #[schema(min_length = 1, max_length = 255)]
+    pub note: Option<String>,
+}

@@ -1,0 +1,1062 @@
+//! Golden bytes of every answer shape over HTTP: each route's success, its typical errors, v1
+//! and v2, the admin and partner APIs, a polled job and the webhook body. What is recorded is
+//! the status, the headers a client reads (every header but `date`, `content-length` and
+//! `x-request-id`) and the body exactly as sent. Values that differ between runs (ids, keys,
+//! random references and accounts) are replaced by numbered placeholders in order of first
+//! appearance, so the record still shows which values are equal; the clock is fixed. Both
+//! backends must produce the same file. `GOLDEN_UPDATE=1` rewrites the files (a deliberate
+//! change, reviewed in the diff).
+
+use domain::model::Transfer;
+use serde_json::json;
+use testkit::receiver::Receiver;
+use testkit::{both, Backend, TestApp};
+
+const TOKEN: &str = "golden-admin-token-0123456789abcdef0123";
+
+/// The fixed instant every scenario starts at (2026-11-23 10:00 Bangkok).
+fn start() -> time::OffsetDateTime {
+    time::macros::datetime!(2026-11-23 03:00 UTC)
+}
+
+enum Body {
+    None,
+    Json(String),
+    Form(&'static str, Vec<u8>),
+}
+
+fn j(v: serde_json::Value) -> Body {
+    Body::Json(v.to_string())
+}
+
+struct Tape<'a> {
+    t: &'a TestApp,
+    out: String,
+    /// Run-dependent values and their placeholders, longest first when applied.
+    masks: Vec<(String, String)>,
+}
+
+impl<'a> Tape<'a> {
+    fn new(t: &'a TestApp) -> Self {
+        Tape {
+            t,
+            out: String::new(),
+            masks: Vec::new(),
+        }
+    }
+
+    fn mask(&mut self, value: &str, name: &str) {
+        if !value.is_empty() && !self.masks.iter().any(|(v, _)| v == value) {
+            self.masks.push((value.to_string(), format!("<{name}>")));
+        }
+    }
+
+    /// A sandbox transfer's random parts.
+    fn mask_transfer(&mut self, tr: &Transfer, n: usize) {
+        self.mask(&tr.payload, &format!("payload{n}"));
+        self.mask(&tr.trans_ref, &format!("ref{n}"));
+        self.mask(&tr.sender.account, &format!("sender-account{n}"));
+        self.mask(&tr.receiver.account, &format!("receiver-account{n}"));
+    }
+
+    fn redact(&self, text: &str) -> String {
+        let mut masks = self.masks.clone();
+        masks.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
+        let mut s = text.to_string();
+        for (v, name) in &masks {
+            s = s.replace(v.as_str(), name);
+        }
+        number_uuids(&s)
+    }
+
+    async fn send(
+        &mut self,
+        label: &str,
+        method: &str,
+        path: &str,
+        auth: Option<&str>,
+        headers: &[(&str, &str)],
+        body: Body,
+    ) -> serde_json::Value {
+        let m = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let mut req = self.t.http.request(m, format!("{}{path}", self.t.base));
+        if let Some(a) = auth {
+            req = req.header("authorization", a);
+        }
+        for (n, v) in headers {
+            req = req.header(*n, *v);
+        }
+        req = match body {
+            Body::None => req,
+            Body::Json(s) => req.header("content-type", "application/json").body(s),
+            Body::Form(field, bytes) => req.multipart(reqwest::multipart::Form::new().part(
+                field,
+                reqwest::multipart::Part::bytes(bytes).file_name("slip.png"),
+            )),
+        };
+        let resp = req.send().await.expect("request");
+        let mut rec = format!(
+            "## {label}\n{method} {}\n{}\n",
+            path,
+            resp.status().as_u16()
+        );
+        let mut hs: Vec<(String, String)> = resp
+            .headers()
+            .iter()
+            .filter(|(n, _)| !["date", "content-length", "x-request-id"].contains(&n.as_str()))
+            .map(|(n, v)| (n.to_string(), v.to_str().unwrap_or("?").to_string()))
+            .collect();
+        hs.sort();
+        for (n, v) in hs {
+            rec.push_str(&format!("{n}: {v}\n"));
+        }
+        let text = resp.text().await.expect("body");
+        rec.push_str(&text);
+        rec.push_str("\n\n");
+        self.out.push_str(&rec);
+        serde_json::from_str(&text).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// Redacts the whole record and compares it with `golden/<name>.txt`.
+    fn check(&self, name: &str) {
+        let got = self.redact(&self.out);
+        let path = format!("{}/tests/it/golden/{name}.txt", env!("CARGO_MANIFEST_DIR"));
+        if std::env::var_os("GOLDEN_UPDATE").is_some() {
+            std::fs::write(&path, &got).expect("write golden");
+            return;
+        }
+        let want = std::fs::read_to_string(&path)
+            .unwrap_or_else(|_| panic!("{path} is missing (GOLDEN_UPDATE=1 writes it)"));
+        if got != want {
+            let (n, (w, g)) = want
+                .lines()
+                .zip(got.lines())
+                .enumerate()
+                .find(|(_, (w, g))| w != g)
+                .unwrap_or((
+                    want.lines().count().min(got.lines().count()),
+                    ("<end>", "<end>"),
+                ));
+            panic!(
+                "{name}: answer bytes changed at line {}:\n want: {w}\n  got: {g}",
+                n + 1
+            );
+        }
+    }
+}
+
+/// Every UUID (8-4-4-4-12 hex) becomes `<uuid-N>`, N by first appearance.
+fn number_uuids(s: &str) -> String {
+    let b = s.as_bytes();
+    let shape = |w: &[u8]| {
+        w.len() == 36
+            && w.iter().enumerate().all(|(i, c)| match i {
+                8 | 13 | 18 | 23 => *c == b'-',
+                _ => c.is_ascii_hexdigit(),
+            })
+    };
+    let mut seen: Vec<String> = Vec::new();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while i < b.len() {
+        if i + 36 <= b.len()
+            && s.is_char_boundary(i)
+            && s.is_char_boundary(i + 36)
+            && shape(&b[i..i + 36])
+        {
+            let u = &s[i..i + 36];
+            let n = match seen.iter().position(|x| x == u) {
+                Some(n) => n,
+                None => {
+                    seen.push(u.to_string());
+                    seen.len() - 1
+                }
+            };
+            out.push_str(&format!("<uuid-{}>", n + 1));
+            i += 36;
+        } else {
+            let ch = s[i..].chars().next().unwrap();
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    out
+}
+
+async fn spawn(b: Backend, configure: impl FnOnce(&mut services::Services)) -> TestApp {
+    let t = TestApp::spawn_with(b, configure).await;
+    t.clock.set(start());
+    t
+}
+
+both!(v2_answers, |b: Backend| async move {
+    let t = spawn(b, |_| {}).await;
+    let ten = t.tenant(100).await;
+    let empty = t.tenant(0).await;
+    let mut tp = Tape::new(&t);
+    let bearer = format!("Bearer {}", ten.api_key);
+    let k = Some(bearer.as_str());
+    let none_left = format!("Bearer {}", empty.api_key);
+    let e = Some(none_left.as_str());
+    let tr = t.transfer("004", "014", 15050).await;
+    tp.mask_transfer(&tr, 1);
+    let bbl = t.transfer("002", "014", 990).await;
+    tp.mask_transfer(&bbl, 2);
+
+    tp.send("health", "GET", "/health", None, &[], Body::None)
+        .await;
+    tp.send("banks", "GET", "/v2/banks", k, &[], Body::None)
+        .await;
+    tp.send("info", "GET", "/v2/info", k, &[], Body::None).await;
+    tp.send("no key", "GET", "/v2/info", None, &[], Body::None)
+        .await;
+    tp.send(
+        "bad key",
+        "GET",
+        "/v2/info",
+        Some("Bearer nope"),
+        &[],
+        Body::None,
+    )
+    .await;
+    tp.send("unknown route", "GET", "/v2/nope", k, &[], Body::None)
+        .await;
+    tp.send("wrong method", "DELETE", "/v2/banks", k, &[], Body::None)
+        .await;
+    tp.send(
+        "verified",
+        "POST",
+        "/v2/verify/bank",
+        k,
+        &[],
+        j(json!({"payload": tr.payload})),
+    )
+    .await;
+    tp.send(
+        "duplicate",
+        "POST",
+        "/v2/verify/bank",
+        k,
+        &[],
+        j(json!({"payload": tr.payload, "matchAmount": 99, "checkDuplicate": true})),
+    )
+    .await;
+    tp.send(
+        "amount and account",
+        "POST",
+        "/v2/verify/bank",
+        k,
+        &[],
+        j(json!({"payload": tr.payload, "matchAmount": 150.5, "matchAccount": true})),
+    )
+    .await;
+    tp.send(
+        "pending",
+        "POST",
+        "/v2/verify/bank",
+        k,
+        &[],
+        j(json!({"payload": bbl.payload})),
+    )
+    .await;
+    tp.send(
+        "validation",
+        "POST",
+        "/v2/verify/bank",
+        k,
+        &[],
+        j(json!({"payload": 5, "matchAmount": "x", "extra": true})),
+    )
+    .await;
+    tp.send(
+        "empty body",
+        "POST",
+        "/v2/verify/bank",
+        k,
+        &[],
+        j(json!({})),
+    )
+    .await;
+    tp.send(
+        "not json",
+        "POST",
+        "/v2/verify/bank",
+        k,
+        &[],
+        Body::Json("{".into()),
+    )
+    .await;
+    tp.send(
+        "not a slip",
+        "POST",
+        "/v2/verify/bank",
+        k,
+        &[],
+        j(json!({"payload": "hello"})),
+    )
+    .await;
+    let unknown = slip_qr::encode_bank_slip("004", "20261123ABCDEFGHIJ");
+    tp.send(
+        "unknown slip",
+        "POST",
+        "/v2/verify/bank",
+        k,
+        &[],
+        j(json!({"payload": unknown})),
+    )
+    .await;
+    tp.send(
+        "base64 not an image",
+        "POST",
+        "/v2/verify/bank",
+        k,
+        &[],
+        j(json!({"base64": "aGVsbG8gd29ybGQ="})),
+    )
+    .await;
+    tp.send(
+        "url refused",
+        "POST",
+        "/v2/verify/bank",
+        k,
+        &[],
+        j(json!({"url": "http://127.0.0.1/slip.png"})),
+    )
+    .await;
+    let png = server::slip_image::png_bytes(&tr.payload, "004").unwrap();
+    tp.send(
+        "upload",
+        "POST",
+        "/v2/verify/bank",
+        k,
+        &[],
+        Body::Form("image", png),
+    )
+    .await;
+    tp.send(
+        "upload without QR",
+        "POST",
+        "/v2/verify/bank",
+        k,
+        &[],
+        Body::Form("image", blank_png()),
+    )
+    .await;
+    let other = t.transfer("004", "014", 100).await;
+    tp.mask_transfer(&other, 3);
+    tp.send(
+        "idempotent",
+        "POST",
+        "/v2/verify/bank",
+        k,
+        &[("idempotency-key", "golden-key-1")],
+        j(json!({"payload": other.payload})),
+    )
+    .await;
+    tp.send(
+        "idempotent replay",
+        "POST",
+        "/v2/verify/bank",
+        k,
+        &[("idempotency-key", "golden-key-1")],
+        j(json!({"payload": other.payload})),
+    )
+    .await;
+    tp.send(
+        "idempotency key reused",
+        "POST",
+        "/v2/verify/bank",
+        k,
+        &[("idempotency-key", "golden-key-1")],
+        j(json!({"payload": tr.payload})),
+    )
+    .await;
+    let over = t.transfer("004", "014", 200).await;
+    tp.mask_transfer(&over, 4);
+    tp.send(
+        "quota exceeded",
+        "POST",
+        "/v2/verify/bank",
+        e,
+        &[],
+        j(json!({"payload": over.payload})),
+    )
+    .await;
+
+    // TrueMoney.
+    let w = t
+        .app
+        .wallet
+        .create_transfer(&gateway::NewWalletTransfer {
+            amount: domain::Satang(5025),
+            sender_name: Some("สมหญิง ดีใจ".into()),
+            receiver_name: None,
+            receiver_phone: Some("0812345678".into()),
+        })
+        .await
+        .unwrap();
+    tp.mask(&w.payload, "wallet-payload");
+    tp.mask(&w.transaction_id, "wallet-id");
+    tp.mask(&w.sender_phone, "wallet-phone");
+    tp.send(
+        "truewallet",
+        "POST",
+        "/v2/verify/truewallet",
+        k,
+        &[],
+        j(json!({"payload": w.payload, "matchAmount": 50.25})),
+    )
+    .await;
+    tp.send(
+        "truewallet quota exceeded",
+        "POST",
+        "/v2/verify/truewallet",
+        e,
+        &[],
+        j(json!({"payload": w.payload})),
+    )
+    .await;
+    tp.send(
+        "truewallet not a wallet slip",
+        "POST",
+        "/v2/verify/truewallet",
+        k,
+        &[],
+        j(json!({"payload": tr.payload})),
+    )
+    .await;
+
+    // Bank accounts.
+    let acct = json!({"bankCode": "014", "bankNumber": "123-4-56789-0",
+        "nameTh": "บริษัท ร้านตัวอย่าง จำกัด", "nameEn": "Sample Shop Co., Ltd.", "type": "JURISTIC"});
+    let v = tp
+        .send(
+            "account created",
+            "POST",
+            "/v2/bank-accounts",
+            k,
+            &[],
+            j(acct.clone()),
+        )
+        .await;
+    let id = v["data"]["id"].as_str().unwrap_or("none").to_string();
+    tp.send(
+        "account duplicate",
+        "POST",
+        "/v2/bank-accounts",
+        k,
+        &[],
+        j(acct),
+    )
+    .await;
+    tp.send(
+        "account invalid",
+        "POST",
+        "/v2/bank-accounts",
+        k,
+        &[],
+        j(json!({"bankCode": "999", "bankNumber": "x"})),
+    )
+    .await;
+    tp.send("accounts", "GET", "/v2/bank-accounts", k, &[], Body::None)
+        .await;
+    tp.send(
+        "account",
+        "GET",
+        &format!("/v2/bank-accounts/{id}"),
+        k,
+        &[],
+        Body::None,
+    )
+    .await;
+    tp.send(
+        "account patched",
+        "PATCH",
+        &format!("/v2/bank-accounts/{id}"),
+        k,
+        &[],
+        j(json!({"nameEn": "Shop", "extraVerify": null})),
+    )
+    .await;
+    tp.send(
+        "account deleted",
+        "DELETE",
+        &format!("/v2/bank-accounts/{id}"),
+        k,
+        &[],
+        Body::None,
+    )
+    .await;
+    tp.send(
+        "account gone",
+        "GET",
+        &format!("/v2/bank-accounts/{id}"),
+        k,
+        &[],
+        Body::None,
+    )
+    .await;
+    tp.send(
+        "job unknown",
+        "GET",
+        "/v2/verify/bank/jobs/00000000-0000-4000-8000-000000000000",
+        k,
+        &[],
+        Body::None,
+    )
+    .await;
+    tp.send(
+        "async without egress",
+        "POST",
+        "/v2/verify/bank/async",
+        k,
+        &[],
+        j(json!({"payload": tr.payload, "callbackUrl": "https://example.com/hook"})),
+    )
+    .await;
+    tp.check("v2");
+    t.stop().await;
+});
+
+both!(v1_answers, |b: Backend| async move {
+    let t = spawn(b, |_| {}).await;
+    let ten = t.tenant(100).await;
+    let mut tp = Tape::new(&t);
+    let bearer = format!("Bearer {}", ten.api_key);
+    let k = Some(bearer.as_str());
+    let tr = t.transfer("004", "014", 15050).await;
+    tp.mask_transfer(&tr, 1);
+    tp.send("me", "GET", "/api/v1/me", k, &[], Body::None).await;
+    tp.send("unauthorized", "GET", "/api/v1/me", None, &[], Body::None)
+        .await;
+    tp.send(
+        "bad key",
+        "GET",
+        "/api/v1/me",
+        Some("Bearer nope"),
+        &[],
+        Body::None,
+    )
+    .await;
+    tp.send("unknown route", "GET", "/api/v1/nope", k, &[], Body::None)
+        .await;
+    tp.send(
+        "verified",
+        "POST",
+        "/api/v1/verify",
+        k,
+        &[],
+        j(json!({"payload": tr.payload, "checkDuplicate": true})),
+    )
+    .await;
+    tp.send(
+        "duplicate",
+        "POST",
+        "/api/v1/verify",
+        k,
+        &[],
+        j(json!({"payload": tr.payload, "checkDuplicate": true})),
+    )
+    .await;
+    tp.send(
+        "verified by GET",
+        "GET",
+        &format!("/api/v1/verify?payload={}", tr.payload),
+        k,
+        &[],
+        Body::None,
+    )
+    .await;
+    tp.send(
+        "invalid request",
+        "POST",
+        "/api/v1/verify",
+        k,
+        &[],
+        j(json!({})),
+    )
+    .await;
+    tp.send(
+        "invalid checkDuplicate",
+        "POST",
+        "/api/v1/verify",
+        k,
+        &[],
+        j(json!({"payload": tr.payload, "checkDuplicate": "yes"})),
+    )
+    .await;
+    tp.send(
+        "invalid payload",
+        "POST",
+        "/api/v1/verify",
+        k,
+        &[],
+        j(json!({"payload": "hello"})),
+    )
+    .await;
+    let unknown = slip_qr::encode_bank_slip("004", "20261123ABCDEFGHIJ");
+    tp.send(
+        "slip not found",
+        "POST",
+        "/api/v1/verify",
+        k,
+        &[],
+        j(json!({"payload": unknown})),
+    )
+    .await;
+    tp.send(
+        "upload without QR",
+        "POST",
+        "/api/v1/verify",
+        k,
+        &[],
+        Body::Form("file", blank_png()),
+    )
+    .await;
+    let png = server::slip_image::png_bytes(&tr.payload, "004").unwrap();
+    tp.send(
+        "upload duplicate",
+        "POST",
+        "/api/v1/verify",
+        k,
+        &[],
+        Body::Form("file", png),
+    )
+    .await;
+    let w = t
+        .app
+        .wallet
+        .create_transfer(&gateway::NewWalletTransfer {
+            amount: domain::Satang(5025),
+            sender_name: Some("สมหญิง ดีใจ".into()),
+            receiver_name: None,
+            receiver_phone: Some("0812345678".into()),
+        })
+        .await
+        .unwrap();
+    tp.mask(&w.payload, "wallet-payload");
+    tp.mask(&w.transaction_id, "wallet-id");
+    tp.mask(&w.sender_phone, "wallet-phone");
+    tp.send(
+        "truewallet",
+        "POST",
+        "/api/v1/verify/truewallet",
+        k,
+        &[],
+        j(json!({"payload": w.payload, "checkDuplicate": true})),
+    )
+    .await;
+    tp.send(
+        "truewallet duplicate",
+        "POST",
+        "/api/v1/verify/truewallet",
+        k,
+        &[],
+        j(json!({"payload": w.payload, "checkDuplicate": true})),
+    )
+    .await;
+    tp.send(
+        "qr promptpay",
+        "POST",
+        "/api/v1/qr/generate",
+        k,
+        &[],
+        j(json!({"type": "PROMPTPAY", "msisdn": "0812345678", "amount": 10.5})),
+    )
+    .await;
+    tp.send(
+        "qr invalid type",
+        "POST",
+        "/api/v1/qr/generate",
+        k,
+        &[],
+        j(json!({"type": "BITCOIN"})),
+    )
+    .await;
+    tp.send(
+        "qr invalid",
+        "POST",
+        "/api/v1/qr/generate",
+        k,
+        &[],
+        j(json!({"type": "PROMPTPAY", "msisdn": "12"})),
+    )
+    .await;
+    tp.check("v1");
+    t.stop().await;
+});
+
+both!(admin_and_partner_answers, |b: Backend| async move {
+    let t = spawn(b, |s| s.set_admin_token(TOKEN)).await;
+    let mut tp = Tape::new(&t);
+    let bearer = format!("Bearer {TOKEN}");
+    let k = Some(bearer.as_str());
+    tp.send(
+        "wrong token",
+        "GET",
+        "/admin/plans",
+        Some("Bearer wrong"),
+        &[],
+        Body::None,
+    )
+    .await;
+    tp.send(
+        "service invalid",
+        "POST",
+        "/admin/services",
+        k,
+        &[],
+        j(json!({"quota": -1})),
+    )
+    .await;
+    let v = tp
+        .send(
+            "service",
+            "POST",
+            "/admin/services",
+            k,
+            &[],
+            j(json!({"name": "Shop", "quota": 100})),
+        )
+        .await;
+    let sid = v["data"]["id"].as_str().unwrap_or("none").to_string();
+    let v = tp
+        .send(
+            "branch",
+            "POST",
+            "/admin/branches",
+            k,
+            &[],
+            j(json!({"serviceId": sid, "name": "Main", "main": true})),
+        )
+        .await;
+    let bid = v["data"]["id"].as_str().unwrap_or("none").to_string();
+    if let Some(key) = v["data"]["apiKey"].as_str() {
+        tp.mask(key, "branch-key");
+    }
+    tp.send(
+        "test branch",
+        "POST",
+        "/admin/branches",
+        k,
+        &[],
+        j(json!({"serviceId": sid, "name": "QA", "sandbox": true})),
+    )
+    .await;
+    let v = tp
+        .send(
+            "user",
+            "POST",
+            "/admin/users",
+            k,
+            &[],
+            j(json!({"name": "Owner"})),
+        )
+        .await;
+    let uid = v["data"]["id"].as_str().unwrap_or("none").to_string();
+    tp.send(
+        "service patched",
+        "PATCH",
+        &format!("/admin/services/{sid}"),
+        k,
+        &[],
+        j(json!({"ownerId": uid})),
+    )
+    .await;
+    tp.send(
+        "branch patched",
+        "PATCH",
+        &format!("/admin/branches/{bid}"),
+        k,
+        &[],
+        j(json!({"active": true, "sandbox": false})),
+    )
+    .await;
+    tp.send(
+        "key rotated",
+        "POST",
+        &format!("/admin/branches/{bid}/rotate-key"),
+        k,
+        &[],
+        j(json!({})),
+    )
+    .await;
+    tp.send(
+        "branch audit",
+        "GET",
+        &format!("/admin/branches/{bid}/audit"),
+        k,
+        &[],
+        Body::None,
+    )
+    .await;
+    tp.send(
+        "user patched",
+        "PATCH",
+        &format!("/admin/users/{uid}"),
+        k,
+        &[],
+        j(json!({"banned": false})),
+    )
+    .await;
+    tp.send("connectors", "GET", "/admin/connectors", k, &[], Body::None)
+        .await;
+    tp.send("plans", "GET", "/admin/plans", k, &[], Body::None)
+        .await;
+    tp.send(
+        "plan set",
+        "PUT",
+        "/admin/plans/pro",
+        k,
+        &[],
+        j(json!({"rps": 20})),
+    )
+    .await;
+    tp.send(
+        "package invalid",
+        "PUT",
+        "/admin/packages/basic",
+        k,
+        &[],
+        j(json!({"quota": -1, "price": 9.999})),
+    )
+    .await;
+    tp.send(
+        "package set",
+        "PUT",
+        "/admin/packages/basic",
+        k,
+        &[],
+        j(json!({"quota": 100, "durationDays": 30, "price": 990})),
+    )
+    .await;
+    tp.send("packages", "GET", "/admin/packages", k, &[], Body::None)
+        .await;
+    tp.send(
+        "credit",
+        "POST",
+        &format!("/admin/services/{sid}/credit"),
+        k,
+        &[],
+        j(json!({"amount": 1500.00, "note": "bank transfer 123"})),
+    )
+    .await;
+    tp.send(
+        "credit history",
+        "GET",
+        &format!("/admin/services/{sid}/credit"),
+        k,
+        &[],
+        Body::None,
+    )
+    .await;
+    tp.send(
+        "subscription invalid",
+        "POST",
+        &format!("/admin/services/{sid}/subscription"),
+        k,
+        &[],
+        j(json!({"package": "basic", "autoRenew": {"onExpiry": 1}})),
+    )
+    .await;
+    tp.send(
+        "subscribed",
+        "POST",
+        &format!("/admin/services/{sid}/subscription"),
+        k,
+        &[],
+        j(json!({"package": "basic"})),
+    )
+    .await;
+    tp.send(
+        "auto-renew",
+        "PUT",
+        &format!("/admin/services/{sid}/auto-renew"),
+        k,
+        &[],
+        j(json!({"enabled": true})),
+    )
+    .await;
+    tp.send(
+        "service audit",
+        "GET",
+        &format!("/admin/services/{sid}/audit"),
+        k,
+        &[],
+        Body::None,
+    )
+    .await;
+    let v = tp.send("partner", "POST", "/admin/partners", k, &[],
+        j(json!({"name": "POS", "serviceIds": [sid], "permissions": ["quota:read", "quota:write"]}))).await;
+    let pkey = v["data"]["apiKey"].as_str().unwrap_or("none").to_string();
+    let secret = v["data"]["secret"].as_str().unwrap_or("none").to_string();
+    tp.mask(&pkey, "partner-key");
+    tp.mask(&secret, "partner-secret");
+
+    // The partner API, signed.
+    let now = domain::Clock::now(t.clock.as_ref()).unix_timestamp();
+    for (label, method, path, body) in [
+        ("partner quota", "GET", "/b2b/branch/quota", ""),
+        (
+            "partner quota set",
+            "PUT",
+            "/b2b/branch/quota",
+            r#"{"limitQuota": 10}"#,
+        ),
+        (
+            "partner quota invalid",
+            "PUT",
+            "/b2b/branch/quota",
+            r#"{"limitQuota": 1.5}"#,
+        ),
+        (
+            "partner adjust",
+            "POST",
+            "/b2b/branch/quota/adjust",
+            r#"{"amount": 5}"#,
+        ),
+        (
+            "partner below usage",
+            "POST",
+            "/b2b/branch/quota/adjust",
+            r#"{"amount": -100}"#,
+        ),
+        ("partner reset", "POST", "/b2b/branch/quota/reset", ""),
+    ] {
+        let nonce = uuid::Uuid::new_v4().to_string();
+        let ts = now.to_string();
+        let sig = domain::partner::sign(
+            &secret,
+            &domain::partner::canonical(method, path, &ts, &nonce, body.as_bytes()),
+        );
+        tp.send(
+            label,
+            method,
+            &format!("/v2{path}"),
+            None,
+            &[
+                ("x-api-key", &pkey),
+                ("x-branch-key", &bid),
+                ("x-timestamp", &ts),
+                ("x-nonce", &nonce),
+                ("x-signature", &sig),
+            ],
+            Body::Json(body.to_string()),
+        )
+        .await;
+    }
+    tp.send(
+        "partner unsigned",
+        "GET",
+        "/v2/b2b/branch/quota",
+        None,
+        &[("x-api-key", &pkey)],
+        Body::None,
+    )
+    .await;
+    tp.check("admin");
+    t.stop().await;
+});
+
+both!(job_and_webhook_answers, |b: Backend| async move {
+    let rx = Receiver::spawn().await;
+    let eg = rx.egress();
+    let t = spawn(b, move |s| s.set_egress(eg)).await;
+    let ten = t.tenant(100).await;
+    let mut tp = Tape::new(&t);
+    let bearer = format!("Bearer {}", ten.api_key);
+    let k = Some(bearer.as_str());
+    let tr = t.transfer("004", "014", 15050).await;
+    tp.mask_transfer(&tr, 1);
+    let tr2 = t.transfer("004", "014", 2000).await;
+    tp.mask_transfer(&tr2, 2);
+    let hook = rx.url("hook");
+    tp.mask(&hook, "callback-url");
+    tp.send(
+        "async invalid callback",
+        "POST",
+        "/v2/verify/bank/async",
+        k,
+        &[],
+        j(json!({"payload": tr.payload, "callbackUrl": "http://example.com/hook"})),
+    )
+    .await;
+    let v = tp
+        .send(
+            "async",
+            "POST",
+            "/v2/verify/bank/async",
+            k,
+            &[],
+            j(json!({"payload": tr.payload, "callbackUrl": hook, "matchAmount": 150.5})),
+        )
+        .await;
+    let id = v["data"]["jobId"].as_str().unwrap_or("none").to_string();
+    tp.send(
+        "batch invalid",
+        "POST",
+        "/v2/verify/bank/batch",
+        k,
+        &[],
+        j(json!({"callbackUrl": hook, "slips": []})),
+    )
+    .await;
+    let got = rx.wait_for(1).await;
+    let mut hooks = String::from("## webhook\n");
+    let mut hs: Vec<(String, String)> = got[0]
+        .headers
+        .iter()
+        .filter(|(n, _)| {
+            let n = n.to_ascii_lowercase();
+            !["date", "content-length", "host", "x-service-signature"].contains(&n.as_str())
+        })
+        .map(|(n, v)| (n.to_ascii_lowercase(), v.clone()))
+        .collect();
+    hs.sort();
+    for (n, v) in hs {
+        hooks.push_str(&format!("{n}: {v}\n"));
+    }
+    hooks.push_str(&String::from_utf8_lossy(&got[0].body));
+    hooks.push_str("\n\n");
+    // The poll answers once the worker has saved the job.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let (_, v) = t
+            .get(&format!("/v2/verify/bank/jobs/{id}"), k.map(|b| &b[7..]))
+            .await;
+        if v["data"]["status"] == "done" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never done: {v}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    tp.send(
+        "job done",
+        "GET",
+        &format!("/v2/verify/bank/jobs/{id}"),
+        k,
+        &[],
+        Body::None,
+    )
+    .await;
+    tp.send(
+        "batch",
+        "POST",
+        "/v2/verify/bank/batch",
+        k,
+        &[],
+        j(json!({"callbackUrl": hook, "slips": [{"payload": tr2.payload}, {"payload": tr2.payload}]})),
+    )
+    .await;
+    tp.out.push_str(&hooks);
+    tp.check("jobs");
+    t.stop().await;
+});
+
+/// A white PNG with no QR code.
+fn blank_png() -> Vec<u8> {
+    let img = image::RgbImage::from_pixel(64, 64, image::Rgb([255, 255, 255]));
+    let mut out = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut out, image::ImageFormat::Png).unwrap();
+    out.into_inner()
+}
