@@ -195,7 +195,7 @@ pub struct ServiceChange {
     #[schema(minimum = 0)]
     pub quota: Option<i64>,
     /// RFC 3339.
-    #[schema(min_length = 1, max_length = 64)]
+    #[schema(min_length = 1, max_length = 64, format = DateTime)]
     pub expires_at: Option<String>,
     pub state: Option<ServiceStateName>,
     #[schema(min_length = 1, max_length = 64)]
@@ -278,9 +278,19 @@ pub struct UserChange {
 pub struct NewPartner {
     #[schema(min_length = 1, max_length = 100)]
     pub name: String,
+    #[schema(min_items = 1)]
     pub service_ids: Vec<String>,
-    /// `quota:read`, `quota:write`.
+    #[schema(min_items = 1, value_type = Vec<PartnerPermission>)]
     pub permissions: Vec<String>,
+}
+
+/// What a partner may do.
+#[derive(Debug, Deserialize, ToSchema)]
+pub enum PartnerPermission {
+    #[serde(rename = "quota:read")]
+    QuotaRead,
+    #[serde(rename = "quota:write")]
+    QuotaWrite,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -298,7 +308,7 @@ pub struct PackageChange {
     /// Verifications per billing cycle.
     #[schema(minimum = 1)]
     pub quota: i64,
-    #[schema(minimum = 1, maximum = 4294967295_i64)]
+    #[schema(minimum = 1, maximum = 3650)]
     pub duration_days: u32,
     /// Baht, at most 2 decimals (e.g. 990.00).
     #[schema(minimum = 0)]
