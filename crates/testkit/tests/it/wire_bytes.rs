@@ -117,6 +117,29 @@ impl<'a> Tape<'a> {
         serde_json::from_str(&text).unwrap_or(serde_json::Value::Null)
     }
 
+    /// `send` with a JSON body and no extra headers.
+    async fn post(
+        &mut self,
+        label: &str,
+        method: &str,
+        path: &str,
+        auth: Option<&str>,
+        body: serde_json::Value,
+    ) -> serde_json::Value {
+        self.send(label, method, path, auth, &[], j(body)).await
+    }
+
+    /// `send` without a body or extra headers.
+    async fn get(
+        &mut self,
+        label: &str,
+        method: &str,
+        path: &str,
+        auth: Option<&str>,
+    ) -> serde_json::Value {
+        self.send(label, method, path, auth, &[], Body::None).await
+    }
+
     /// Redacts the whole record and compares it with `golden/<name>.txt`.
     fn check(&self, name: &str) {
         let got = self.redact(&self.out);
@@ -203,80 +226,56 @@ both!(v2_answers, |b: Backend| async move {
     let bbl = t.transfer("002", "014", 990).await;
     tp.mask_transfer(&bbl, 2);
 
-    tp.send("health", "GET", "/health", None, &[], Body::None)
+    tp.get("health", "GET", "/health", None).await;
+    tp.get("banks", "GET", "/v2/banks", k).await;
+    tp.get("info", "GET", "/v2/info", k).await;
+    tp.get("no key", "GET", "/v2/info", None).await;
+    tp.get("bad key", "GET", "/v2/info", Some("Bearer nope"))
         .await;
-    tp.send("banks", "GET", "/v2/banks", k, &[], Body::None)
-        .await;
-    tp.send("info", "GET", "/v2/info", k, &[], Body::None).await;
-    tp.send("no key", "GET", "/v2/info", None, &[], Body::None)
-        .await;
-    tp.send(
-        "bad key",
-        "GET",
-        "/v2/info",
-        Some("Bearer nope"),
-        &[],
-        Body::None,
-    )
-    .await;
-    tp.send("unknown route", "GET", "/v2/nope", k, &[], Body::None)
-        .await;
-    tp.send("wrong method", "DELETE", "/v2/banks", k, &[], Body::None)
-        .await;
-    tp.send(
+    tp.get("unknown route", "GET", "/v2/nope", k).await;
+    tp.get("wrong method", "DELETE", "/v2/banks", k).await;
+    tp.post(
         "verified",
         "POST",
         "/v2/verify/bank",
         k,
-        &[],
-        j(json!({"payload": tr.payload})),
+        json!({"payload": tr.payload}),
     )
     .await;
-    tp.send(
+    tp.post(
         "duplicate",
         "POST",
         "/v2/verify/bank",
         k,
-        &[],
-        j(json!({"payload": tr.payload, "matchAmount": 99, "checkDuplicate": true})),
+        json!({"payload": tr.payload, "matchAmount": 99, "checkDuplicate": true}),
     )
     .await;
-    tp.send(
+    tp.post(
         "amount and account",
         "POST",
         "/v2/verify/bank",
         k,
-        &[],
-        j(json!({"payload": tr.payload, "matchAmount": 150.5, "matchAccount": true})),
+        json!({"payload": tr.payload, "matchAmount": 150.5, "matchAccount": true}),
     )
     .await;
-    tp.send(
+    tp.post(
         "pending",
         "POST",
         "/v2/verify/bank",
         k,
-        &[],
-        j(json!({"payload": bbl.payload})),
+        json!({"payload": bbl.payload}),
     )
     .await;
-    tp.send(
+    tp.post(
         "validation",
         "POST",
         "/v2/verify/bank",
         k,
-        &[],
-        j(json!({"payload": 5, "matchAmount": "x", "extra": true})),
+        json!({"payload": 5, "matchAmount": "x", "extra": true}),
     )
     .await;
-    tp.send(
-        "empty body",
-        "POST",
-        "/v2/verify/bank",
-        k,
-        &[],
-        j(json!({})),
-    )
-    .await;
+    tp.post("empty body", "POST", "/v2/verify/bank", k, json!({}))
+        .await;
     tp.send(
         "not json",
         "POST",
@@ -286,41 +285,37 @@ both!(v2_answers, |b: Backend| async move {
         Body::Json("{".into()),
     )
     .await;
-    tp.send(
+    tp.post(
         "not a slip",
         "POST",
         "/v2/verify/bank",
         k,
-        &[],
-        j(json!({"payload": "hello"})),
+        json!({"payload": "hello"}),
     )
     .await;
     let unknown = slip_qr::encode_bank_slip("004", "20261123ABCDEFGHIJ");
-    tp.send(
+    tp.post(
         "unknown slip",
         "POST",
         "/v2/verify/bank",
         k,
-        &[],
-        j(json!({"payload": unknown})),
+        json!({"payload": unknown}),
     )
     .await;
-    tp.send(
+    tp.post(
         "base64 not an image",
         "POST",
         "/v2/verify/bank",
         k,
-        &[],
-        j(json!({"base64": "aGVsbG8gd29ybGQ="})),
+        json!({"base64": "aGVsbG8gd29ybGQ="}),
     )
     .await;
-    tp.send(
+    tp.post(
         "url refused",
         "POST",
         "/v2/verify/bank",
         k,
-        &[],
-        j(json!({"url": "http://127.0.0.1/slip.png"})),
+        json!({"url": "http://127.0.0.1/slip.png"}),
     )
     .await;
     let png = server::slip_image::png_bytes(&tr.payload, "004").unwrap();
@@ -373,56 +368,39 @@ both!(v2_answers, |b: Backend| async move {
     .await;
     let over = t.transfer("004", "014", 200).await;
     tp.mask_transfer(&over, 4);
-    tp.send(
+    tp.post(
         "quota exceeded",
         "POST",
         "/v2/verify/bank",
         e,
-        &[],
-        j(json!({"payload": over.payload})),
+        json!({"payload": over.payload}),
     )
     .await;
 
     // TrueMoney.
-    let w = t
-        .app
-        .wallet
-        .create_transfer(&gateway::NewWalletTransfer {
-            amount: domain::Satang(5025),
-            sender_name: Some("สมหญิง ดีใจ".into()),
-            receiver_name: None,
-            receiver_phone: Some("0812345678".into()),
-        })
-        .await
-        .unwrap();
-    tp.mask(&w.payload, "wallet-payload");
-    tp.mask(&w.transaction_id, "wallet-id");
-    tp.mask(&w.sender_phone, "wallet-phone");
-    tp.send(
+    let w = wallet_transfer(&t, &mut tp).await;
+    tp.post(
         "truewallet",
         "POST",
         "/v2/verify/truewallet",
         k,
-        &[],
-        j(json!({"payload": w.payload, "matchAmount": 50.25})),
+        json!({"payload": w.payload, "matchAmount": 50.25}),
     )
     .await;
-    tp.send(
+    tp.post(
         "truewallet quota exceeded",
         "POST",
         "/v2/verify/truewallet",
         e,
-        &[],
-        j(json!({"payload": w.payload})),
+        json!({"payload": w.payload}),
     )
     .await;
-    tp.send(
+    tp.post(
         "truewallet not a wallet slip",
         "POST",
         "/v2/verify/truewallet",
         k,
-        &[],
-        j(json!({"payload": tr.payload})),
+        json!({"payload": tr.payload}),
     )
     .await;
 
@@ -449,69 +427,47 @@ both!(v2_answers, |b: Backend| async move {
         j(acct),
     )
     .await;
-    tp.send(
+    tp.post(
         "account invalid",
         "POST",
         "/v2/bank-accounts",
         k,
-        &[],
-        j(json!({"bankCode": "999", "bankNumber": "x"})),
+        json!({"bankCode": "999", "bankNumber": "x"}),
     )
     .await;
-    tp.send("accounts", "GET", "/v2/bank-accounts", k, &[], Body::None)
+    tp.get("accounts", "GET", "/v2/bank-accounts", k).await;
+    tp.get("account", "GET", &format!("/v2/bank-accounts/{id}"), k)
         .await;
-    tp.send(
-        "account",
-        "GET",
-        &format!("/v2/bank-accounts/{id}"),
-        k,
-        &[],
-        Body::None,
-    )
-    .await;
-    tp.send(
+    tp.post(
         "account patched",
         "PATCH",
         &format!("/v2/bank-accounts/{id}"),
         k,
-        &[],
-        j(json!({"nameEn": "Shop", "extraVerify": null})),
+        json!({"nameEn": "Shop", "extraVerify": null}),
     )
     .await;
-    tp.send(
+    tp.get(
         "account deleted",
         "DELETE",
         &format!("/v2/bank-accounts/{id}"),
         k,
-        &[],
-        Body::None,
     )
     .await;
-    tp.send(
-        "account gone",
-        "GET",
-        &format!("/v2/bank-accounts/{id}"),
-        k,
-        &[],
-        Body::None,
-    )
-    .await;
-    tp.send(
+    tp.get("account gone", "GET", &format!("/v2/bank-accounts/{id}"), k)
+        .await;
+    tp.get(
         "job unknown",
         "GET",
         "/v2/verify/bank/jobs/00000000-0000-4000-8000-000000000000",
         k,
-        &[],
-        Body::None,
     )
     .await;
-    tp.send(
+    tp.post(
         "async without egress",
         "POST",
         "/v2/verify/bank/async",
         k,
-        &[],
-        j(json!({"payload": tr.payload, "callbackUrl": "https://example.com/hook"})),
+        json!({"payload": tr.payload, "callbackUrl": "https://example.com/hook"}),
     )
     .await;
     tp.check("v2");
@@ -526,36 +482,25 @@ both!(v1_answers, |b: Backend| async move {
     let k = Some(bearer.as_str());
     let tr = t.transfer("004", "014", 15050).await;
     tp.mask_transfer(&tr, 1);
-    tp.send("me", "GET", "/api/v1/me", k, &[], Body::None).await;
-    tp.send("unauthorized", "GET", "/api/v1/me", None, &[], Body::None)
+    tp.get("me", "GET", "/api/v1/me", k).await;
+    tp.get("unauthorized", "GET", "/api/v1/me", None).await;
+    tp.get("bad key", "GET", "/api/v1/me", Some("Bearer nope"))
         .await;
-    tp.send(
-        "bad key",
-        "GET",
-        "/api/v1/me",
-        Some("Bearer nope"),
-        &[],
-        Body::None,
-    )
-    .await;
-    tp.send("unknown route", "GET", "/api/v1/nope", k, &[], Body::None)
-        .await;
-    tp.send(
+    tp.get("unknown route", "GET", "/api/v1/nope", k).await;
+    tp.post(
         "verified",
         "POST",
         "/api/v1/verify",
         k,
-        &[],
-        j(json!({"payload": tr.payload, "checkDuplicate": true})),
+        json!({"payload": tr.payload, "checkDuplicate": true}),
     )
     .await;
-    tp.send(
+    tp.post(
         "duplicate",
         "POST",
         "/api/v1/verify",
         k,
-        &[],
-        j(json!({"payload": tr.payload, "checkDuplicate": true})),
+        json!({"payload": tr.payload, "checkDuplicate": true}),
     )
     .await;
     tp.send(
@@ -567,41 +512,31 @@ both!(v1_answers, |b: Backend| async move {
         Body::None,
     )
     .await;
-    tp.send(
-        "invalid request",
-        "POST",
-        "/api/v1/verify",
-        k,
-        &[],
-        j(json!({})),
-    )
-    .await;
-    tp.send(
+    tp.post("invalid request", "POST", "/api/v1/verify", k, json!({}))
+        .await;
+    tp.post(
         "invalid checkDuplicate",
         "POST",
         "/api/v1/verify",
         k,
-        &[],
-        j(json!({"payload": tr.payload, "checkDuplicate": "yes"})),
+        json!({"payload": tr.payload, "checkDuplicate": "yes"}),
     )
     .await;
-    tp.send(
+    tp.post(
         "invalid payload",
         "POST",
         "/api/v1/verify",
         k,
-        &[],
-        j(json!({"payload": "hello"})),
+        json!({"payload": "hello"}),
     )
     .await;
     let unknown = slip_qr::encode_bank_slip("004", "20261123ABCDEFGHIJ");
-    tp.send(
+    tp.post(
         "slip not found",
         "POST",
         "/api/v1/verify",
         k,
-        &[],
-        j(json!({"payload": unknown})),
+        json!({"payload": unknown}),
     )
     .await;
     tp.send(
@@ -623,63 +558,45 @@ both!(v1_answers, |b: Backend| async move {
         Body::Form("file", png),
     )
     .await;
-    let w = t
-        .app
-        .wallet
-        .create_transfer(&gateway::NewWalletTransfer {
-            amount: domain::Satang(5025),
-            sender_name: Some("สมหญิง ดีใจ".into()),
-            receiver_name: None,
-            receiver_phone: Some("0812345678".into()),
-        })
-        .await
-        .unwrap();
-    tp.mask(&w.payload, "wallet-payload");
-    tp.mask(&w.transaction_id, "wallet-id");
-    tp.mask(&w.sender_phone, "wallet-phone");
-    tp.send(
+    let w = wallet_transfer(&t, &mut tp).await;
+    tp.post(
         "truewallet",
         "POST",
         "/api/v1/verify/truewallet",
         k,
-        &[],
-        j(json!({"payload": w.payload, "checkDuplicate": true})),
+        json!({"payload": w.payload, "checkDuplicate": true}),
     )
     .await;
-    tp.send(
+    tp.post(
         "truewallet duplicate",
         "POST",
         "/api/v1/verify/truewallet",
         k,
-        &[],
-        j(json!({"payload": w.payload, "checkDuplicate": true})),
+        json!({"payload": w.payload, "checkDuplicate": true}),
     )
     .await;
-    tp.send(
+    tp.post(
         "qr promptpay",
         "POST",
         "/api/v1/qr/generate",
         k,
-        &[],
-        j(json!({"type": "PROMPTPAY", "msisdn": "0812345678", "amount": 10.5})),
+        json!({"type": "PROMPTPAY", "msisdn": "0812345678", "amount": 10.5}),
     )
     .await;
-    tp.send(
+    tp.post(
         "qr invalid type",
         "POST",
         "/api/v1/qr/generate",
         k,
-        &[],
-        j(json!({"type": "BITCOIN"})),
+        json!({"type": "BITCOIN"}),
     )
     .await;
-    tp.send(
+    tp.post(
         "qr invalid",
         "POST",
         "/api/v1/qr/generate",
         k,
-        &[],
-        j(json!({"type": "PROMPTPAY", "msisdn": "12"})),
+        json!({"type": "PROMPTPAY", "msisdn": "12"}),
     )
     .await;
     tp.check("v1");
@@ -691,22 +608,14 @@ both!(admin_and_partner_answers, |b: Backend| async move {
     let mut tp = Tape::new(&t);
     let bearer = format!("Bearer {TOKEN}");
     let k = Some(bearer.as_str());
-    tp.send(
-        "wrong token",
-        "GET",
-        "/admin/plans",
-        Some("Bearer wrong"),
-        &[],
-        Body::None,
-    )
-    .await;
-    tp.send(
+    tp.get("wrong token", "GET", "/admin/plans", Some("Bearer wrong"))
+        .await;
+    tp.post(
         "service invalid",
         "POST",
         "/admin/services",
         k,
-        &[],
-        j(json!({"quota": -1})),
+        json!({"quota": -1}),
     )
     .await;
     let v = tp
@@ -734,13 +643,12 @@ both!(admin_and_partner_answers, |b: Backend| async move {
     if let Some(key) = v["data"]["apiKey"].as_str() {
         tp.mask(key, "branch-key");
     }
-    tp.send(
+    tp.post(
         "test branch",
         "POST",
         "/admin/branches",
         k,
-        &[],
-        j(json!({"serviceId": sid, "name": "QA", "sandbox": true})),
+        json!({"serviceId": sid, "name": "QA", "sandbox": true}),
     )
     .await;
     let v = tp
@@ -754,140 +662,113 @@ both!(admin_and_partner_answers, |b: Backend| async move {
         )
         .await;
     let uid = v["data"]["id"].as_str().unwrap_or("none").to_string();
-    tp.send(
+    tp.post(
         "service patched",
         "PATCH",
         &format!("/admin/services/{sid}"),
         k,
-        &[],
-        j(json!({"ownerId": uid})),
+        json!({"ownerId": uid}),
     )
     .await;
-    tp.send(
+    tp.post(
         "branch patched",
         "PATCH",
         &format!("/admin/branches/{bid}"),
         k,
-        &[],
-        j(json!({"active": true, "sandbox": false})),
+        json!({"active": true, "sandbox": false}),
     )
     .await;
-    tp.send(
+    tp.post(
         "key rotated",
         "POST",
         &format!("/admin/branches/{bid}/rotate-key"),
         k,
-        &[],
-        j(json!({})),
+        json!({}),
     )
     .await;
-    tp.send(
+    tp.get(
         "branch audit",
         "GET",
         &format!("/admin/branches/{bid}/audit"),
         k,
-        &[],
-        Body::None,
     )
     .await;
-    tp.send(
+    tp.post(
         "user patched",
         "PATCH",
         &format!("/admin/users/{uid}"),
         k,
-        &[],
-        j(json!({"banned": false})),
+        json!({"banned": false}),
     )
     .await;
-    tp.send("connectors", "GET", "/admin/connectors", k, &[], Body::None)
+    tp.get("connectors", "GET", "/admin/connectors", k).await;
+    tp.get("plans", "GET", "/admin/plans", k).await;
+    tp.post("plan set", "PUT", "/admin/plans/pro", k, json!({"rps": 20}))
         .await;
-    tp.send("plans", "GET", "/admin/plans", k, &[], Body::None)
-        .await;
-    tp.send(
-        "plan set",
-        "PUT",
-        "/admin/plans/pro",
-        k,
-        &[],
-        j(json!({"rps": 20})),
-    )
-    .await;
-    tp.send(
+    tp.post(
         "package invalid",
         "PUT",
         "/admin/packages/basic",
         k,
-        &[],
-        j(json!({"quota": -1, "price": 9.999})),
+        json!({"quota": -1, "price": 9.999}),
     )
     .await;
-    tp.send(
+    tp.post(
         "package set",
         "PUT",
         "/admin/packages/basic",
         k,
-        &[],
-        j(json!({"quota": 100, "durationDays": 30, "price": 990})),
+        json!({"quota": 100, "durationDays": 30, "price": 990}),
     )
     .await;
-    tp.send("packages", "GET", "/admin/packages", k, &[], Body::None)
-        .await;
-    tp.send(
+    tp.get("packages", "GET", "/admin/packages", k).await;
+    tp.post(
         "credit",
         "POST",
         &format!("/admin/services/{sid}/credit"),
         k,
-        &[],
-        j(json!({"amount": 1500.00, "note": "bank transfer 123"})),
+        json!({"amount": 1500.00, "note": "bank transfer 123"}),
     )
     .await;
-    tp.send(
+    tp.get(
         "credit history",
         "GET",
         &format!("/admin/services/{sid}/credit"),
         k,
-        &[],
-        Body::None,
     )
     .await;
-    tp.send(
+    tp.post(
         "subscription invalid",
         "POST",
         &format!("/admin/services/{sid}/subscription"),
         k,
-        &[],
-        j(json!({"package": "basic", "autoRenew": {"onExpiry": 1}})),
+        json!({"package": "basic", "autoRenew": {"onExpiry": 1}}),
     )
     .await;
-    tp.send(
+    tp.post(
         "subscribed",
         "POST",
         &format!("/admin/services/{sid}/subscription"),
         k,
-        &[],
-        j(json!({"package": "basic"})),
+        json!({"package": "basic"}),
     )
     .await;
-    tp.send(
+    tp.post(
         "auto-renew",
         "PUT",
         &format!("/admin/services/{sid}/auto-renew"),
         k,
-        &[],
-        j(json!({"enabled": true})),
+        json!({"enabled": true}),
     )
     .await;
-    tp.send(
+    tp.get(
         "service audit",
         "GET",
         &format!("/admin/services/{sid}/audit"),
         k,
-        &[],
-        Body::None,
     )
     .await;
-    let v = tp.send("partner", "POST", "/admin/partners", k, &[],
-        j(json!({"name": "POS", "serviceIds": [sid], "permissions": ["quota:read", "quota:write"]}))).await;
+    let v = tp.post("partner", "POST", "/admin/partners", k, json!({"name": "POS", "serviceIds": [sid], "permissions": ["quota:read", "quota:write"]})).await;
     let pkey = v["data"]["apiKey"].as_str().unwrap_or("none").to_string();
     let secret = v["data"]["secret"].as_str().unwrap_or("none").to_string();
     tp.mask(&pkey, "partner-key");
@@ -972,13 +853,12 @@ both!(job_and_webhook_answers, |b: Backend| async move {
     tp.mask_transfer(&tr2, 2);
     let hook = rx.url("hook");
     tp.mask(&hook, "callback-url");
-    tp.send(
+    tp.post(
         "async invalid callback",
         "POST",
         "/v2/verify/bank/async",
         k,
-        &[],
-        j(json!({"payload": tr.payload, "callbackUrl": "http://example.com/hook"})),
+        json!({"payload": tr.payload, "callbackUrl": "http://example.com/hook"}),
     )
     .await;
     let v = tp
@@ -992,13 +872,12 @@ both!(job_and_webhook_answers, |b: Backend| async move {
         )
         .await;
     let id = v["data"]["jobId"].as_str().unwrap_or("none").to_string();
-    tp.send(
+    tp.post(
         "batch invalid",
         "POST",
         "/v2/verify/bank/batch",
         k,
-        &[],
-        j(json!({"callbackUrl": hook, "slips": []})),
+        json!({"callbackUrl": hook, "slips": []}),
     )
     .await;
     let got = rx.wait_for(1).await;
@@ -1030,28 +909,39 @@ both!(job_and_webhook_answers, |b: Backend| async move {
         assert!(std::time::Instant::now() < deadline, "never done: {v}");
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
-    tp.send(
-        "job done",
-        "GET",
-        &format!("/v2/verify/bank/jobs/{id}"),
-        k,
-        &[],
-        Body::None,
-    )
-    .await;
-    tp.send(
+    tp.get("job done", "GET", &format!("/v2/verify/bank/jobs/{id}"), k)
+        .await;
+    tp.post(
         "batch",
         "POST",
         "/v2/verify/bank/batch",
         k,
-        &[],
-        j(json!({"callbackUrl": hook, "slips": [{"payload": tr2.payload}, {"payload": tr2.payload}]})),
+        json!({"callbackUrl": hook, "slips": [{"payload": tr2.payload}, {"payload": tr2.payload}]}),
     )
     .await;
     tp.out.push_str(&hooks);
     tp.check("jobs");
     t.stop().await;
 });
+
+/// A TrueMoney sandbox transfer of 50.25 baht, its random parts masked.
+async fn wallet_transfer(t: &TestApp, tp: &mut Tape<'_>) -> domain::model::WalletTransfer {
+    let w = t
+        .app
+        .wallet
+        .create_transfer(&gateway::NewWalletTransfer {
+            amount: domain::Satang(5025),
+            sender_name: Some("สมหญิง ดีใจ".into()),
+            receiver_name: None,
+            receiver_phone: Some("0812345678".into()),
+        })
+        .await
+        .unwrap();
+    tp.mask(&w.payload, "wallet-payload");
+    tp.mask(&w.transaction_id, "wallet-id");
+    tp.mask(&w.sender_phone, "wallet-phone");
+    w
+}
 
 /// A white PNG with no QR code.
 fn blank_png() -> Vec<u8> {
