@@ -4,6 +4,7 @@
 //! step is due, and the exact webhook bytes. The store persists the result.
 
 use crate::clock::format_bangkok;
+use crate::ids::{BranchId, JobId, ServiceId};
 use crate::Satang;
 use hmac::{Hmac, Mac};
 use serde_json::{json, Value};
@@ -235,10 +236,10 @@ pub struct Webhook {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Job {
-    pub id: String,
+    pub id: JobId,
     pub batch_id: Option<String>,
-    pub service_id: String,
-    pub branch_id: String,
+    pub service_id: ServiceId,
+    pub branch_id: BranchId,
     pub payload: String,
     pub check_duplicate: bool,
     pub match_account: bool,
@@ -279,10 +280,10 @@ pub struct NewJob {
 impl Job {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        id: String,
+        id: JobId,
         batch_id: Option<String>,
-        service_id: String,
-        branch_id: String,
+        service_id: ServiceId,
+        branch_id: BranchId,
         slip: NewJob,
         callback_url: Option<String>,
         now: OffsetDateTime,

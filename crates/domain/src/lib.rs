@@ -6,6 +6,7 @@ pub mod billing;
 pub mod clock;
 pub mod cycle;
 pub mod error;
+pub mod ids;
 pub mod ip;
 pub mod job;
 pub mod matching;
@@ -17,4 +18,5 @@ pub mod rate;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{Error, FieldError, Validation};
+pub use ids::{BranchId, JobId, ServiceId};
 pub use money::Satang;

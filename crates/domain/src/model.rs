@@ -1,6 +1,7 @@
 //! The records the service works with, and the wire shape of a verified slip (spec 2.1).
 
 use crate::clock::format_bangkok;
+use crate::ids::{BranchId, ServiceId};
 use crate::ip::AllowList;
 use crate::money::Satang;
 use crate::quota::Quota;
@@ -37,7 +38,7 @@ impl ServiceState {
 /// An application: it owns branches and the service-wide quota.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Service {
-    pub id: String,
+    pub id: ServiceId,
     pub name: String,
     /// Counters as stored; `used` counts the cycle starting at `cycle_start` (see `cycle`).
     pub quota: Quota,
@@ -111,8 +112,8 @@ impl Service {
 
 #[derive(Clone, PartialEq, Eq)]
 pub struct Branch {
-    pub id: String,
-    pub service_id: String,
+    pub id: BranchId,
+    pub service_id: ServiceId,
     pub name: String,
     pub is_main: bool,
     pub active: bool,
@@ -176,7 +177,7 @@ pub struct Partner {
     /// Kept in clear: needed to check signatures. Shown once at creation.
     pub secret: String,
     pub permissions: Vec<crate::partner::Permission>,
-    pub service_ids: Vec<String>,
+    pub service_ids: Vec<ServiceId>,
     pub created_at: OffsetDateTime,
 }
 
@@ -201,8 +202,8 @@ pub struct AuditEntry {
     /// `partner:<id>`, `cli`, ...
     pub actor: String,
     pub action: String,
-    pub service_id: Option<String>,
-    pub branch_id: Option<String>,
+    pub service_id: Option<ServiceId>,
+    pub branch_id: Option<BranchId>,
     /// JSON with the values before and after.
     pub detail: String,
 }
@@ -517,8 +518,8 @@ impl AccountType {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BankAccount {
     pub id: String,
-    pub service_id: String,
-    pub branch_id: String,
+    pub service_id: ServiceId,
+    pub branch_id: BranchId,
     /// BOT code or `PROMPTPAY`.
     pub bank_code: String,
     /// Digits only (separators removed on the way in).

@@ -16,8 +16,8 @@ macro_rules! account_from_row {
         let kind: String = r.try_get("kind")?;
         BankAccount {
             id: r.try_get("id")?,
-            service_id: r.try_get("service_id")?,
-            branch_id: r.try_get("branch_id")?,
+            service_id: r.try_get::<String, _>("service_id")?.into(),
+            branch_id: r.try_get::<String, _>("branch_id")?.into(),
             bank_code: r.try_get("bank_code")?,
             bank_number: r.try_get("bank_number")?,
             name_th: r.try_get("name_th")?,
@@ -39,8 +39,8 @@ pub(crate) async fn create(pool: &Pool, a: &BankAccount) -> Result<()> {
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, true, $10)",
         )
         .bind(&a.id)
-        .bind(&a.service_id)
-        .bind(&a.branch_id)
+        .bind(a.service_id.as_str())
+        .bind(a.branch_id.as_str())
         .bind(&a.bank_code)
         .bind(&a.bank_number)
         .bind(&a.name_th)

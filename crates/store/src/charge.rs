@@ -104,7 +104,7 @@ async fn apply(pool: &Pool, recs: &[&VerificationRecord]) -> Result<Vec<Result<C
     let mut branch_ids: Vec<&str> = recs.iter().map(|r| r.branch_id.as_str()).collect();
     branch_ids.sort_unstable();
     branch_ids.dedup();
-    let job_ids: Vec<&str> = recs.iter().filter_map(|r| r.job_id.as_deref()).collect();
+    let job_ids: Vec<&str> = recs.iter().filter_map(|r| r.job_id.as_ref().map(domain::JobId::as_str)).collect();
     let keyed: Vec<(&str, &str)> = recs
         .iter()
         .filter_map(|r| Some((r.branch_id.as_str(), r.idempotency_key.as_deref()?)))
@@ -204,10 +204,10 @@ async fn apply(pool: &Pool, recs: &[&VerificationRecord]) -> Result<Vec<Result<C
             let mut q = sqlx::query_as(&sql);
             for rec in &to_insert {
                 q = q
-                    .bind(&rec.service_id)
+                    .bind(rec.service_id.as_str())
                     .bind(&rec.sending_bank)
                     .bind(&rec.trans_ref)
-                    .bind(&rec.branch_id)
+                    .bind(rec.branch_id.as_str())
                     .bind(rec.amount.0)
                     .bind(to_millis(rec.transferred_at))
                     .bind(to_millis(rec.verified_at))

@@ -25,7 +25,7 @@ pub enum IdemBegin {
 
 /// The key's row as `begin` needs it.
 pub struct IdemKey<'a> {
-    pub branch_id: &'a str,
+    pub branch_id: &'a domain::BranchId,
     pub key: &'a str,
     pub fingerprint: &'a str,
 }
@@ -47,7 +47,7 @@ pub(crate) async fn begin(
             "INSERT INTO idempotency_keys (branch_id, idem_key, fingerprint, created_at, lease_until) \
              VALUES ($1, $2, $3, $4, $5) ON CONFLICT (branch_id, idem_key) DO NOTHING",
         )
-        .bind(k.branch_id)
+        .bind(k.branch_id.as_str())
         .bind(k.key)
         .bind(k.fingerprint)
         .bind(to_millis(now))
@@ -62,7 +62,7 @@ pub(crate) async fn begin(
             "SELECT fingerprint, status, body, lease_until FROM idempotency_keys \
              WHERE branch_id = $1 AND idem_key = $2",
         )
-        .bind(k.branch_id)
+        .bind(k.branch_id.as_str())
         .bind(k.key)
         .fetch_optional(p)
         .await?
@@ -89,7 +89,7 @@ pub(crate) async fn begin(
             "UPDATE idempotency_keys SET lease_until = $3 \
              WHERE branch_id = $1 AND idem_key = $2 AND status IS NULL AND lease_until = $4",
         )
-        .bind(k.branch_id)
+        .bind(k.branch_id.as_str())
         .bind(k.key)
         .bind(to_millis(lease_until))
         .bind(lease)

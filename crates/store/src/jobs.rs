@@ -28,10 +28,10 @@ macro_rules! job_from_row {
         let corrupt = |what: &str, v: &str| StoreError::Corrupt(format!("job {what} {v}"));
         let count = |v: i64| u32::try_from(v).unwrap_or(u32::MAX);
         Job {
-            id: r.try_get("id")?,
+            id: r.try_get::<String, _>("id")?.into(),
             batch_id: r.try_get("batch_id")?,
-            service_id: r.try_get("service_id")?,
-            branch_id: r.try_get("branch_id")?,
+            service_id: r.try_get::<String, _>("service_id")?.into(),
+            branch_id: r.try_get::<String, _>("branch_id")?.into(),
             payload: r.try_get("payload")?,
             check_duplicate: r.try_get("check_duplicate")?,
             match_account: r.try_get("match_account")?,
@@ -114,11 +114,11 @@ pub(crate) async fn insert(pool: &Pool, jobs: &[Job]) -> Result<()> {
             let mut q = sqlx::query(&sql);
             for (i, j) in chunk.iter().enumerate() {
                 q = q
-                    .bind(&j.id)
+                    .bind(j.id.as_str())
                     .bind(&j.batch_id)
                     .bind((chunk_no * INSERT_CHUNK + i) as i64)
-                    .bind(&j.service_id)
-                    .bind(&j.branch_id)
+                    .bind(j.service_id.as_str())
+                    .bind(j.branch_id.as_str())
                     .bind(&j.payload)
                     .bind(j.check_duplicate)
                     .bind(j.match_amount.map(|a| a.0))
@@ -198,7 +198,7 @@ pub(crate) async fn save(pool: &Pool, j: &Job, token: &str) -> Result<bool> {
              updated_at = $20, finished_at = $21, billing_retries = $22, lease_token = NULL \
              WHERE id = $1 AND lease_token = $2",
         )
-        .bind(&j.id)
+        .bind(j.id.as_str())
         .bind(token)
         .bind(j.status.as_str())
         .bind(j.stage.as_str())

@@ -17,7 +17,7 @@ use async_trait::async_trait;
 use domain::model::{AuditEntry, Branch, Partner, Plan, Service, Transfer, User};
 use domain::quota::{QuotaOp, QuotaOpError};
 use domain::rate::{Decision, Gcra};
-use domain::Satang;
+use domain::{BranchId, JobId, Satang, ServiceId};
 use time::OffsetDateTime;
 
 pub use billing::{PeriodOutcome, PeriodStart};
@@ -60,8 +60,8 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 /// A verified slip, recorded once per service.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VerificationRecord {
-    pub service_id: String,
-    pub branch_id: String,
+    pub service_id: ServiceId,
+    pub branch_id: BranchId,
     pub sending_bank: String,
     pub trans_ref: String,
     pub amount: Satang,
@@ -69,7 +69,7 @@ pub struct VerificationRecord {
     pub verified_at: OffsetDateTime,
     /// The async job this verification belongs to: a job is charged at most once, however
     /// often it runs (a crashed worker's job runs again).
-    pub job_id: Option<String>,
+    pub job_id: Option<JobId>,
     /// The request's `Idempotency-Key` (of `branch_id`): charged at most once, like a job, so
     /// a retry after its node died between the charge and the answer is not charged again.
     pub idempotency_key: Option<String>,
@@ -124,10 +124,10 @@ pub trait Store: Send + Sync + 'static {
     fn backend(&self) -> &'static str;
 
     async fn create_service(&self, s: &Service) -> Result<()>;
-    async fn get_service(&self, id: &str) -> Result<Option<Service>>;
+    async fn get_service(&self, id: &ServiceId) -> Result<Option<Service>>;
     async fn find_service_by_name(&self, name: &str) -> Result<Option<Service>>;
     /// Returns the updated service, or `None` if it does not exist.
-    async fn update_service(&self, id: &str, patch: &ServicePatch) -> Result<Option<Service>>;
+    async fn update_service(&self, id: &ServiceId, patch: &ServicePatch) -> Result<Option<Service>>;
 
     async fn create_user(&self, u: &User) -> Result<()>;
     async fn get_user(&self, id: &str) -> Result<Option<User>>;
@@ -136,15 +136,15 @@ pub trait Store: Send + Sync + 'static {
 
     /// Fails with `Conflict` for a second main branch of a service or a reused key hash.
     async fn create_branch(&self, b: &Branch, api_key_hash: &str) -> Result<()>;
-    async fn get_branch(&self, id: &str) -> Result<Option<Branch>>;
-    async fn list_branches(&self, service_id: &str) -> Result<Vec<Branch>>;
+    async fn get_branch(&self, id: &BranchId) -> Result<Option<Branch>>;
+    async fn list_branches(&self, service_id: &ServiceId) -> Result<Vec<Branch>>;
     /// Returns the updated branch, or `None` if it does not exist.
-    async fn update_branch(&self, id: &str, patch: &BranchPatch) -> Result<Option<Branch>>;
+    async fn update_branch(&self, id: &BranchId, patch: &BranchPatch) -> Result<Option<Branch>>;
     /// Replaces the key hash. The old key stops working at once, or at `keep_old_until`.
     /// False if no such branch.
     async fn set_api_key_hash(
         &self,
-        branch_id: &str,
+        branch_id: &BranchId,
         hash: &str,
         keep_old_until: Option<OffsetDateTime>,
     ) -> Result<bool>;
@@ -165,12 +165,12 @@ pub trait Store: Send + Sync + 'static {
     /// same transaction. `Ok(Err(..))`: refused, nothing changed. `None`: no such branch.
     async fn modify_branch_quota(
         &self,
-        branch_id: &str,
+        branch_id: &BranchId,
         op: QuotaOp,
         now: OffsetDateTime,
         actor: &str,
     ) -> Result<Option<Result<(Service, Branch), QuotaOpError>>>;
-    async fn list_audit(&self, branch_id: &str) -> Result<Vec<AuditEntry>>;
+    async fn list_audit(&self, branch_id: &BranchId) -> Result<Vec<AuditEntry>>;
 
     /// Fails with `Conflict` if the key hash exists.
     async fn create_partner(&self, p: &Partner, api_key_hash: &str) -> Result<()>;
@@ -188,29 +188,29 @@ pub trait Store: Send + Sync + 'static {
     async fn upsert_plan(&self, plan: &Plan) -> Result<()>;
     async fn list_plans(&self) -> Result<Vec<Plan>>;
     /// Takes one request from a branch's allowance (GCRA state shared through the database).
-    async fn rate_take(&self, branch_id: &str, limit: &Gcra, now_us: i64) -> Result<Decision>;
+    async fn rate_take(&self, branch_id: &BranchId, limit: &Gcra, now_us: i64) -> Result<Decision>;
 
     /// `Conflict` when the service already has an active account with this bank and number.
     async fn create_bank_account(&self, a: &domain::model::BankAccount) -> Result<()>;
     /// Active accounts of a branch, oldest first.
-    async fn list_bank_accounts(&self, branch_id: &str) -> Result<Vec<domain::model::BankAccount>>;
+    async fn list_bank_accounts(&self, branch_id: &BranchId) -> Result<Vec<domain::model::BankAccount>>;
     /// An active account, only if it belongs to the branch.
     async fn get_bank_account(
         &self,
-        branch_id: &str,
+        branch_id: &BranchId,
         id: &str,
     ) -> Result<Option<domain::model::BankAccount>>;
     /// False if the branch has no such active account.
     async fn set_bank_account_extra_verify(
         &self,
-        branch_id: &str,
+        branch_id: &BranchId,
         id: &str,
         extra: Option<&str>,
     ) -> Result<bool>;
     /// Deactivates; false if the branch has no such active account.
     async fn delete_bank_account(
         &self,
-        branch_id: &str,
+        branch_id: &BranchId,
         id: &str,
         now: OffsetDateTime,
     ) -> Result<bool>;
@@ -218,7 +218,7 @@ pub trait Store: Send + Sync + 'static {
     /// The recorded (first) verification of a slip in a service, if any.
     async fn get_verification(
         &self,
-        service_id: &str,
+        service_id: &ServiceId,
         sending_bank: &str,
         trans_ref: &str,
     ) -> Result<Option<VerificationRecord>>;
@@ -231,12 +231,12 @@ pub trait Store: Send + Sync + 'static {
     /// The first test verification of a slip in a service, if any.
     async fn get_sandbox_verification(
         &self,
-        service_id: &str,
+        service_id: &ServiceId,
         sending_bank: &str,
         trans_ref: &str,
     ) -> Result<Option<VerificationRecord>>;
     /// Test verifications (duplicates included, ever) of the service and of the branch.
-    async fn sandbox_used(&self, service_id: &str, branch_id: &str) -> Result<(i64, i64)>;
+    async fn sandbox_used(&self, service_id: &ServiceId, branch_id: &BranchId) -> Result<(i64, i64)>;
 
     /// `Idempotency-Key`: forgets keys created before `forget_before`, then claims the key for
     /// this request (lease until `lease_until`) or says why not (`IdemBegin`).
@@ -251,7 +251,7 @@ pub trait Store: Send + Sync + 'static {
     /// (`None`, a 5xx: nothing stored, a retry runs again).
     async fn idempotency_finish(
         &self,
-        branch_id: &str,
+        branch_id: &BranchId,
         key: &str,
         answer: Option<(u16, &str)>,
     ) -> Result<()>;
@@ -273,7 +273,7 @@ pub trait Store: Send + Sync + 'static {
     async fn save_job(&self, job: &domain::job::Job, token: &str) -> Result<bool>;
     /// Hands back every job claimed with `token`, due at `now` (graceful shutdown).
     async fn release_jobs(&self, token: &str, now: OffsetDateTime) -> Result<u64>;
-    async fn get_job(&self, id: &str) -> Result<Option<domain::job::Job>>;
+    async fn get_job(&self, id: &JobId) -> Result<Option<domain::job::Job>>;
     /// Deletes finished jobs whose retention ended before `now`.
     async fn sweep_jobs(&self, now: OffsetDateTime) -> Result<u64>;
     /// Jobs per status.
@@ -293,7 +293,7 @@ pub trait Store: Send + Sync + 'static {
     /// resets the quota and cycle, and audits it. See `billing`.
     async fn start_period(
         &self,
-        service_id: &str,
+        service_id: &ServiceId,
         start: &PeriodStart,
         payment: Option<&domain::billing::Payment>,
         now: OffsetDateTime,
@@ -303,7 +303,7 @@ pub trait Store: Send + Sync + 'static {
     /// `Some(Err(()))`: it would leave a negative balance, nothing moved.
     async fn move_credit(
         &self,
-        service_id: &str,
+        service_id: &ServiceId,
         kind: domain::billing::CreditKind,
         amount: i64,
         note: Option<&str>,
@@ -311,17 +311,17 @@ pub trait Store: Send + Sync + 'static {
         actor: &str,
     ) -> Result<Option<std::result::Result<domain::billing::LedgerEntry, ()>>>;
     /// The service's credit ledger, oldest first.
-    async fn credit_history(&self, service_id: &str) -> Result<Vec<domain::billing::LedgerEntry>>;
+    async fn credit_history(&self, service_id: &ServiceId) -> Result<Vec<domain::billing::LedgerEntry>>;
     /// False if no such service.
     async fn set_auto_renew(
         &self,
-        service_id: &str,
+        service_id: &ServiceId,
         auto: domain::billing::AutoRenew,
         now: OffsetDateTime,
         actor: &str,
     ) -> Result<bool>;
     /// Audit entries about a service as a whole (subscriptions, renewals, auto-renew).
-    async fn list_service_audit(&self, service_id: &str) -> Result<Vec<AuditEntry>>;
+    async fn list_service_audit(&self, service_id: &ServiceId) -> Result<Vec<AuditEntry>>;
 
     /// Sandbox wallet ledger. `Conflict` if the transaction id exists.
     async fn insert_wallet_transfer(&self, t: &domain::model::WalletTransfer) -> Result<()>;

@@ -29,8 +29,8 @@ pub(crate) async fn record(pool: &Pool, rec: &VerificationRecord) -> Result<Char
     on_pool!(pool: pool, p => {
         let mut tx = p.begin_with(begin).await?;
         if sqlx::query(&branch_sql)
-            .bind(&rec.branch_id)
-            .bind(&rec.service_id)
+            .bind(rec.branch_id.as_str())
+            .bind(rec.service_id.as_str())
             .fetch_optional(&mut *tx)
             .await?
             .is_none()
@@ -39,7 +39,7 @@ pub(crate) async fn record(pool: &Pool, rec: &VerificationRecord) -> Result<Char
         }
         if let Some(job) = &rec.job_id {
             let before: Option<Option<bool>> = sqlx::query(&job_sql)
-                .bind(job)
+                .bind(job.as_str())
                 .fetch_optional(&mut *tx)
                 .await?
                 .map(|r| r.try_get(0))
@@ -54,10 +54,10 @@ pub(crate) async fn record(pool: &Pool, rec: &VerificationRecord) -> Result<Char
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
              ON CONFLICT (service_id, sending_bank, trans_ref) DO NOTHING RETURNING service_id",
         )
-        .bind(&rec.service_id)
+        .bind(rec.service_id.as_str())
         .bind(&rec.sending_bank)
         .bind(&rec.trans_ref)
-        .bind(&rec.branch_id)
+        .bind(rec.branch_id.as_str())
         .bind(rec.amount.0)
         .bind(to_millis(rec.transferred_at))
         .bind(to_millis(rec.verified_at))
@@ -67,12 +67,12 @@ pub(crate) async fn record(pool: &Pool, rec: &VerificationRecord) -> Result<Char
         .await?
         .is_some();
         sqlx::query("UPDATE branches SET sandbox_used = sandbox_used + 1 WHERE id = $1")
-            .bind(&rec.branch_id)
+            .bind(rec.branch_id.as_str())
             .execute(&mut *tx)
             .await?;
         if let Some(job) = &rec.job_id {
             sqlx::query("UPDATE jobs SET charged_first = $2 WHERE id = $1")
-                .bind(job)
+                .bind(job.as_str())
                 .bind(first)
                 .execute(&mut *tx)
                 .await?;
@@ -103,7 +103,7 @@ pub(crate) async fn used(pool: &Pool, service_id: &str, branch_id: &str) -> Resu
 pub(crate) async fn get(
     pool: &Pool,
     space: Space,
-    service_id: &str,
+    service_id: &domain::ServiceId,
     sending_bank: &str,
     trans_ref: &str,
 ) -> Result<Option<VerificationRecord>> {
@@ -120,15 +120,15 @@ pub(crate) async fn get(
     };
     on_pool!(pool: pool, p => {
         let row = sqlx::query(sql)
-            .bind(service_id)
+            .bind(service_id.as_str())
             .bind(sending_bank)
             .bind(trans_ref)
             .fetch_optional(p)
             .await?;
         match row {
             Some(r) => Ok(Some(VerificationRecord {
-                service_id: service_id.to_string(),
-                branch_id: r.try_get(0)?,
+                service_id: service_id.clone(),
+                branch_id: r.try_get::<String, _>(0)?.into(),
                 sending_bank: sending_bank.to_string(),
                 trans_ref: trans_ref.to_string(),
                 amount: Satang(r.try_get(1)?),

@@ -18,7 +18,7 @@ use domain::partner::Permission;
 use domain::quota::Quota;
 use domain::quota::{QuotaOp, QuotaOpError};
 use domain::rate::{Decision, Gcra};
-use domain::Satang;
+use domain::{BranchId, JobId, Satang, ServiceId};
 use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
@@ -91,7 +91,7 @@ macro_rules! service_from_row {
     ($r:expr) => {{
         let r = &$r;
         Service {
-            id: r.try_get("s_id")?,
+            id: r.try_get::<String, _>("s_id")?.into(),
             name: r.try_get("s_name")?,
             quota: Quota {
                 limit: r.try_get("s_limit")?,
@@ -141,8 +141,8 @@ macro_rules! branch_from_row {
         let r = &$r;
         let ips: String = r.try_get("b_ips")?;
         Branch {
-            id: r.try_get("b_id")?,
-            service_id: r.try_get("b_service")?,
+            id: r.try_get::<String, _>("b_id")?.into(),
+            service_id: r.try_get::<String, _>("b_service")?.into(),
             name: r.try_get("b_name")?,
             is_main: r.try_get("b_main")?,
             active: r.try_get("b_active")?,
@@ -243,8 +243,8 @@ impl SqlStore {
                     at: from_millis(r.try_get("at")?),
                     actor: r.try_get("actor")?,
                     action: r.try_get("action")?,
-                    service_id: r.try_get("service_id")?,
-                    branch_id: r.try_get("branch_id")?,
+                    service_id: r.try_get::<Option<String>, _>("service_id")?.map(ServiceId::from),
+                    branch_id: r.try_get::<Option<String>, _>("branch_id")?.map(BranchId::from),
                     detail: r.try_get("detail")?,
                 });
             }
@@ -374,7 +374,7 @@ impl Store for SqlStore {
                  owner_verified) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
             )
-            .bind(&s.id)
+            .bind(s.id.as_str())
             .bind(&s.name)
             .bind(s.quota.limit)
             .bind(s.quota.used)
@@ -395,14 +395,14 @@ impl Store for SqlStore {
         Ok(())
     }
 
-    async fn get_service(&self, id: &str) -> Result<Option<Service>> {
+    async fn get_service(&self, id: &ServiceId) -> Result<Option<Service>> {
         let sql = concat!(
             "SELECT ",
             service_cols!(),
             " FROM services s LEFT JOIN users u ON u.id = s.owner_id LEFT JOIN plans pl ON pl.name = s.plan WHERE s.id = $1"
         );
         on_pool!(self, p => {
-            match sqlx::query(sql).bind(id).fetch_optional(p).await? {
+            match sqlx::query(sql).bind(id.as_str()).fetch_optional(p).await? {
                 Some(r) => Ok(Some(service_from_row!(r))),
                 None => Ok(None),
             }
@@ -424,7 +424,7 @@ impl Store for SqlStore {
         })
     }
 
-    async fn update_service(&self, id: &str, patch: &ServicePatch) -> Result<Option<Service>> {
+    async fn update_service(&self, id: &ServiceId, patch: &ServicePatch) -> Result<Option<Service>> {
         let (set_limit, limit) = split(&patch.limit_quota);
         let (set_exp, exp) = split(&patch.expires_at);
         let (set_owner, owner) = split(&patch.owner_id);
@@ -441,7 +441,7 @@ impl Store for SqlStore {
                  owner_verified = COALESCE($13, owner_verified) \
                  WHERE id = $1",
             )
-            .bind(id)
+            .bind(id.as_str())
             .bind(&patch.name)
             .bind(set_limit)
             .bind(limit)
@@ -511,8 +511,8 @@ impl Store for SqlStore {
                  total_used_quota, created_at, cycle_start, sandbox) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
             )
-            .bind(&b.id)
-            .bind(&b.service_id)
+            .bind(b.id.as_str())
+            .bind(b.service_id.as_str())
             .bind(&b.name)
             .bind(b.is_main)
             .bind(b.active)
@@ -533,21 +533,21 @@ impl Store for SqlStore {
         Ok(())
     }
 
-    async fn get_branch(&self, id: &str) -> Result<Option<Branch>> {
+    async fn get_branch(&self, id: &BranchId) -> Result<Option<Branch>> {
         let sql = concat!(
             "SELECT ",
             branch_cols!(),
             " FROM branches b WHERE b.id = $1"
         );
         on_pool!(self, p => {
-            match sqlx::query(sql).bind(id).fetch_optional(p).await? {
+            match sqlx::query(sql).bind(id.as_str()).fetch_optional(p).await? {
                 Some(r) => Ok(Some(branch_from_row!(r))),
                 None => Ok(None),
             }
         })
     }
 
-    async fn list_branches(&self, service_id: &str) -> Result<Vec<Branch>> {
+    async fn list_branches(&self, service_id: &ServiceId) -> Result<Vec<Branch>> {
         let sql = concat!(
             "SELECT ",
             branch_cols!(),
@@ -555,7 +555,7 @@ impl Store for SqlStore {
              ORDER BY b.is_main DESC, b.created_at, b.id"
         );
         on_pool!(self, p => {
-            let rows = sqlx::query(sql).bind(service_id).fetch_all(p).await?;
+            let rows = sqlx::query(sql).bind(service_id.as_str()).fetch_all(p).await?;
             let mut out = Vec::with_capacity(rows.len());
             for r in rows {
                 out.push(branch_from_row!(r));
@@ -564,7 +564,7 @@ impl Store for SqlStore {
         })
     }
 
-    async fn update_branch(&self, id: &str, patch: &BranchPatch) -> Result<Option<Branch>> {
+    async fn update_branch(&self, id: &BranchId, patch: &BranchPatch) -> Result<Option<Branch>> {
         let (set_url, url) = split(&patch.webhook_url);
         let (set_secret, secret) = split(&patch.webhook_secret);
         let (set_limit, limit) = split(&patch.limit_quota);
@@ -580,7 +580,7 @@ impl Store for SqlStore {
                  sandbox = COALESCE($13, sandbox) \
                  WHERE id = $1",
             )
-            .bind(id)
+            .bind(id.as_str())
             .bind(&patch.name)
             .bind(patch.active)
             .bind(patch.allow_ips.as_ref().map(encode_ips))
@@ -601,7 +601,7 @@ impl Store for SqlStore {
 
     async fn set_api_key_hash(
         &self,
-        branch_id: &str,
+        branch_id: &BranchId,
         hash: &str,
         keep_old_until: Option<OffsetDateTime>,
     ) -> Result<bool> {
@@ -612,7 +612,7 @@ impl Store for SqlStore {
                  prev_api_key_hash = CASE WHEN $3 THEN api_key_hash ELSE NULL END, \
                  prev_key_expires_at = $4 WHERE id = $1",
             )
-                .bind(branch_id)
+                .bind(branch_id.as_str())
                 .bind(hash)
                 .bind(keep_old_until.is_some())
                 .bind(keep_old_until.map(to_millis))
@@ -651,12 +651,12 @@ impl Store for SqlStore {
 
     async fn modify_branch_quota(
         &self,
-        branch_id: &str,
+        branch_id: &BranchId,
         op: QuotaOp,
         now: OffsetDateTime,
         actor: &str,
     ) -> Result<Option<std::result::Result<(Service, Branch), QuotaOpError>>> {
-        match crate::quota_ops::modify(&self.pool, branch_id, op, now, actor).await? {
+        match crate::quota_ops::modify(&self.pool, branch_id.as_str(), op, now, actor).await? {
             None => Ok(None),
             Some(Err(e)) => Ok(Some(Err(e))),
             Some(Ok(())) => {
@@ -687,48 +687,48 @@ impl Store for SqlStore {
 
     async fn start_period(
         &self,
-        service_id: &str,
+        service_id: &ServiceId,
         start: &crate::PeriodStart,
         payment: Option<&domain::billing::Payment>,
         now: OffsetDateTime,
         actor: &str,
     ) -> Result<crate::PeriodOutcome> {
-        crate::billing::start_period(&self.pool, service_id, start, payment, now, actor).await
+        crate::billing::start_period(&self.pool, service_id.as_str(), start, payment, now, actor).await
     }
 
     async fn move_credit(
         &self,
-        service_id: &str,
+        service_id: &ServiceId,
         kind: domain::billing::CreditKind,
         amount: i64,
         note: Option<&str>,
         now: OffsetDateTime,
         actor: &str,
     ) -> Result<Option<std::result::Result<domain::billing::LedgerEntry, ()>>> {
-        crate::billing::move_credit(&self.pool, service_id, kind, amount, note, now, actor).await
+        crate::billing::move_credit(&self.pool, service_id.as_str(), kind, amount, note, now, actor).await
     }
 
-    async fn credit_history(&self, service_id: &str) -> Result<Vec<domain::billing::LedgerEntry>> {
-        crate::billing::credit_history(&self.pool, service_id).await
+    async fn credit_history(&self, service_id: &ServiceId) -> Result<Vec<domain::billing::LedgerEntry>> {
+        crate::billing::credit_history(&self.pool, service_id.as_str()).await
     }
 
     async fn set_auto_renew(
         &self,
-        service_id: &str,
+        service_id: &ServiceId,
         auto: domain::billing::AutoRenew,
         now: OffsetDateTime,
         actor: &str,
     ) -> Result<bool> {
-        crate::billing::set_auto_renew(&self.pool, service_id, auto, now, actor).await
+        crate::billing::set_auto_renew(&self.pool, service_id.as_str(), auto, now, actor).await
     }
 
-    async fn list_service_audit(&self, service_id: &str) -> Result<Vec<AuditEntry>> {
-        self.audit_where("service_id = $1 AND branch_id IS NULL", service_id)
+    async fn list_service_audit(&self, service_id: &ServiceId) -> Result<Vec<AuditEntry>> {
+        self.audit_where("service_id = $1 AND branch_id IS NULL", service_id.as_str())
             .await
     }
 
-    async fn list_audit(&self, branch_id: &str) -> Result<Vec<AuditEntry>> {
-        self.audit_where("branch_id = $1", branch_id).await
+    async fn list_audit(&self, branch_id: &BranchId) -> Result<Vec<AuditEntry>> {
+        self.audit_where("branch_id = $1", branch_id.as_str()).await
     }
 
     async fn create_partner(&self, partner: &Partner, api_key_hash: &str) -> Result<()> {
@@ -756,7 +756,7 @@ impl Store for SqlStore {
             for sid in &partner.service_ids {
                 sqlx::query("INSERT INTO partner_services (partner_id, service_id) VALUES ($1, $2)")
                     .bind(&partner.id)
-                    .bind(sid)
+                    .bind(sid.as_str())
                     .execute(&mut *tx)
                     .await
                     .map_err(|e| unique_violation(e, "service listed twice"))?;
@@ -790,7 +790,7 @@ impl Store for SqlStore {
                 name: r.try_get("name")?,
                 secret: r.try_get("secret")?,
                 permissions: perms.split(',').filter_map(Permission::parse).collect(),
-                service_ids: services.into_iter().map(|(s,)| s).collect(),
+                service_ids: services.into_iter().map(|(s,)| ServiceId::from(s)).collect(),
                 created_at: from_millis(r.try_get("created_at")?),
             }))
         })
@@ -854,7 +854,7 @@ impl Store for SqlStore {
         })
     }
 
-    async fn rate_take(&self, branch_id: &str, limit: &Gcra, now_us: i64) -> Result<Decision> {
+    async fn rate_take(&self, branch_id: &BranchId, limit: &Gcra, now_us: i64) -> Result<Decision> {
         // One statement decides: the row is created or moved forward only when allowed.
         let greatest = match self.pool {
             Pool::Sqlite(_) => "MAX",
@@ -869,7 +869,7 @@ impl Store for SqlStore {
         );
         on_pool!(self, p => {
             let row: Option<(i64,)> = sqlx::query_as(&take)
-                .bind(branch_id)
+                .bind(branch_id.as_str())
                 .bind(now_us)
                 .bind(limit.interval_us)
                 .bind(limit.tolerance_us)
@@ -883,7 +883,7 @@ impl Store for SqlStore {
                 None => {
                     let (tat,): (i64,) =
                         sqlx::query_as("SELECT tat FROM rate_limit_state WHERE branch_id = $1")
-                            .bind(branch_id)
+                            .bind(branch_id.as_str())
                             .fetch_one(p)
                             .await?;
                     Ok(limit.check(Some(tat), now_us))
@@ -896,34 +896,34 @@ impl Store for SqlStore {
         crate::accounts::create(&self.pool, a).await
     }
 
-    async fn list_bank_accounts(&self, branch_id: &str) -> Result<Vec<domain::model::BankAccount>> {
-        crate::accounts::list(&self.pool, branch_id).await
+    async fn list_bank_accounts(&self, branch_id: &BranchId) -> Result<Vec<domain::model::BankAccount>> {
+        crate::accounts::list(&self.pool, branch_id.as_str()).await
     }
 
     async fn get_bank_account(
         &self,
-        branch_id: &str,
+        branch_id: &BranchId,
         id: &str,
     ) -> Result<Option<domain::model::BankAccount>> {
-        crate::accounts::get(&self.pool, branch_id, id).await
+        crate::accounts::get(&self.pool, branch_id.as_str(), id).await
     }
 
     async fn set_bank_account_extra_verify(
         &self,
-        branch_id: &str,
+        branch_id: &BranchId,
         id: &str,
         extra: Option<&str>,
     ) -> Result<bool> {
-        crate::accounts::set_extra_verify(&self.pool, branch_id, id, extra).await
+        crate::accounts::set_extra_verify(&self.pool, branch_id.as_str(), id, extra).await
     }
 
     async fn delete_bank_account(
         &self,
-        branch_id: &str,
+        branch_id: &BranchId,
         id: &str,
         now: OffsetDateTime,
     ) -> Result<bool> {
-        crate::accounts::delete(&self.pool, branch_id, id, now).await
+        crate::accounts::delete(&self.pool, branch_id.as_str(), id, now).await
     }
 
     async fn insert_wallet_transfer(&self, t: &domain::model::WalletTransfer) -> Result<()> {
@@ -939,7 +939,7 @@ impl Store for SqlStore {
 
     async fn get_verification(
         &self,
-        service_id: &str,
+        service_id: &ServiceId,
         sending_bank: &str,
         trans_ref: &str,
     ) -> Result<Option<VerificationRecord>> {
@@ -966,11 +966,11 @@ impl Store for SqlStore {
 
     async fn idempotency_finish(
         &self,
-        branch_id: &str,
+        branch_id: &BranchId,
         key: &str,
         answer: Option<(u16, &str)>,
     ) -> Result<()> {
-        crate::idempotency::finish(&self.pool, branch_id, key, answer).await
+        crate::idempotency::finish(&self.pool, branch_id.as_str(), key, answer).await
     }
 
     async fn record_sandbox_verification(&self, rec: &VerificationRecord) -> Result<ChargeOutcome> {
@@ -979,7 +979,7 @@ impl Store for SqlStore {
 
     async fn get_sandbox_verification(
         &self,
-        service_id: &str,
+        service_id: &ServiceId,
         sending_bank: &str,
         trans_ref: &str,
     ) -> Result<Option<VerificationRecord>> {
@@ -994,8 +994,8 @@ impl Store for SqlStore {
         .await
     }
 
-    async fn sandbox_used(&self, service_id: &str, branch_id: &str) -> Result<(i64, i64)> {
-        crate::sandbox::used(&self.pool, service_id, branch_id).await
+    async fn sandbox_used(&self, service_id: &ServiceId, branch_id: &BranchId) -> Result<(i64, i64)> {
+        crate::sandbox::used(&self.pool, service_id.as_str(), branch_id.as_str()).await
     }
 
     async fn insert_jobs(&self, jobs: &[domain::job::Job]) -> Result<()> {
@@ -1020,8 +1020,8 @@ impl Store for SqlStore {
         crate::jobs::release(&self.pool, token, now).await
     }
 
-    async fn get_job(&self, id: &str) -> Result<Option<domain::job::Job>> {
-        crate::jobs::get(&self.pool, id).await
+    async fn get_job(&self, id: &JobId) -> Result<Option<domain::job::Job>> {
+        crate::jobs::get(&self.pool, id.as_str()).await
     }
 
     async fn sweep_jobs(&self, now: OffsetDateTime) -> Result<u64> {

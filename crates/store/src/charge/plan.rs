@@ -114,7 +114,7 @@ pub(crate) fn decide(recs: &[&VerificationRecord], snap: &Snapshot) -> Plan {
     let before: Vec<Option<bool>> = recs
         .iter()
         .map(|rec| {
-            let job = rec.job_id.as_deref().and_then(|j| {
+            let job = rec.job_id.as_ref().map(domain::JobId::as_str).and_then(|j| {
                 snap.jobs_before
                     .iter()
                     .find(|(id, _)| id == j)
@@ -124,7 +124,7 @@ pub(crate) fn decide(recs: &[&VerificationRecord], snap: &Snapshot) -> Plan {
                 let k = rec.idempotency_key.as_deref()?;
                 snap.keys_before
                     .iter()
-                    .find(|(b, kk, _)| *b == rec.branch_id && kk == k)
+                    .find(|(b, kk, _)| b == rec.branch_id.as_str() && kk == k)
                     .map(|(_, _, f)| *f)
             })
         })
@@ -147,11 +147,13 @@ pub(crate) fn decide(recs: &[&VerificationRecord], snap: &Snapshot) -> Plan {
             valid.push(false);
             continue;
         }
-        let s = snap.services.iter().position(|s| s.id == rec.service_id);
+        let s = snap.services.iter().position(|s| s.id == rec.service_id.as_str());
         let b = snap
             .branches
             .iter()
-            .position(|b| b.id == rec.branch_id && b.service_id == rec.service_id);
+            .position(|b| {
+                b.id == rec.branch_id.as_str() && b.service_id == rec.service_id.as_str()
+            });
         match (s, b) {
             (Some(s), Some(b)) => {
                 charges.push((s, b));
@@ -254,8 +256,8 @@ impl Plan {
                 if !*g {
                     return Err(StoreError::QuotaExceeded);
                 }
-                let key = (&rec.service_id, &rec.sending_bank, &rec.trans_ref);
-                let first = match inserted.iter().position(|(s, b, t)| (s, b, t) == key) {
+                let key = (rec.service_id.as_str(), &rec.sending_bank, &rec.trans_ref);
+                let first = match inserted.iter().position(|(s, b, t)| (s.as_str(), b, t) == key) {
                     Some(i) => {
                         inserted.swap_remove(i);
                         true
@@ -294,7 +296,7 @@ impl Plan {
             })
             .collect();
         let jobs = charged()
-            .filter_map(|(rec, first)| Some((rec.job_id.as_deref()?, first)))
+            .filter_map(|(rec, first)| Some((rec.job_id.as_ref().map(domain::JobId::as_str)?, first)))
             .collect();
         Settled {
             outcomes,
