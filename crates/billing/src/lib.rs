@@ -11,7 +11,7 @@ use std::time::Duration;
 /// One renewal to approve.
 #[derive(Debug, Clone)]
 pub struct RenewalRequest {
-    pub service_id: String,
+    pub service_id: domain::ServiceId,
     pub service_name: String,
     pub package: Package,
     pub reason: RenewReason,

@@ -1,13 +1,14 @@
 //! Ids as types: a branch id cannot be passed where a service id is expected. Each is a
 //! string on the wire and in the database (`#[serde(transparent)]`, a plain `string` schema);
 //! the store converts at its boundary. No `Deref<Target = String>`: that would let one id pass
-//! for another again through `&str`.
+//! for another again through `&str`. `Default` is the empty id, which no row has (it lets
+//! request structs keep `..Default::default()`).
 
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
         #[derive(
-            Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord,
+            Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord,
             serde::Serialize, serde::Deserialize, utoipa::ToSchema,
         )]
         #[serde(transparent)]

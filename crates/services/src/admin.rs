@@ -4,7 +4,7 @@ use crate::Services;
 use domain::ip::AllowList;
 use domain::model::{Branch, Plan, Service, ServiceState, User};
 use domain::quota::Quota;
-use domain::{apikey, Error, Validation};
+use domain::{apikey, BranchId, Error, ServiceId, Validation};
 use store::{BranchPatch, ServicePatch, StoreError};
 use time::OffsetDateTime;
 
@@ -15,7 +15,7 @@ pub const DEFAULT_PLAN: &str = "default";
 
 #[derive(Debug, Clone, Default)]
 pub struct NewBranch {
-    pub service_id: String,
+    pub service_id: ServiceId,
     pub name: String,
     pub is_main: bool,
     /// Empty means `*` (all addresses).
@@ -87,7 +87,7 @@ impl Services {
         v.into_result()?;
         let now = self.clock.now();
         let s = Service {
-            id: uuid::Uuid::new_v4().to_string(),
+            id: ServiceId::new(uuid::Uuid::new_v4().to_string()),
             name: name.trim().to_string(),
             quota: Quota {
                 limit: Some(limit),
@@ -138,7 +138,7 @@ impl Services {
         let key = new_key();
         let now = self.clock.now();
         let b = Branch {
-            id: uuid::Uuid::new_v4().to_string(),
+            id: BranchId::new(uuid::Uuid::new_v4().to_string()),
             service_id: req.service_id.clone(),
             name: req.name.trim().to_string(),
             is_main: req.is_main,
@@ -166,7 +166,7 @@ impl Services {
         }
     }
 
-    pub async fn update_branch(&self, id: &str, upd: &BranchUpdate) -> Result<Branch, Error> {
+    pub async fn update_branch(&self, id: &BranchId, upd: &BranchUpdate) -> Result<Branch, Error> {
         let mut v = Validation::new();
         if let Some(n) = &upd.name {
             check_name(&mut v, n);
@@ -223,7 +223,7 @@ impl Services {
             .ok_or_else(|| Error::invalid("branch", "no such branch"))
     }
 
-    pub async fn update_service(&self, id: &str, upd: &ServiceUpdate) -> Result<Service, Error> {
+    pub async fn update_service(&self, id: &ServiceId, upd: &ServiceUpdate) -> Result<Service, Error> {
         let mut v = Validation::new();
         if let Some(n) = &upd.name {
             check_name(&mut v, n);
@@ -319,7 +319,7 @@ impl Services {
     /// so integrations can switch without downtime.
     pub async fn rotate_key(
         &self,
-        branch_id: &str,
+        branch_id: &BranchId,
         grace: Option<time::Duration>,
     ) -> Result<String, Error> {
         if let Some(g) = grace {
@@ -344,7 +344,7 @@ impl Services {
 // Plain reads for operators. Store errors stay as they are: the API maps them to its 500, the
 // CLI prints their text.
 impl Services {
-    pub async fn get_service(&self, id: &str) -> Result<Option<Service>, StoreError> {
+    pub async fn get_service(&self, id: &ServiceId) -> Result<Option<Service>, StoreError> {
         self.store.get_service(id).await
     }
 
@@ -352,7 +352,7 @@ impl Services {
         self.store.find_service_by_name(name).await
     }
 
-    pub async fn list_branches(&self, service_id: &str) -> Result<Vec<Branch>, StoreError> {
+    pub async fn list_branches(&self, service_id: &ServiceId) -> Result<Vec<Branch>, StoreError> {
         self.store.list_branches(service_id).await
     }
 
@@ -363,7 +363,7 @@ impl Services {
     /// The partner quota changes of a branch (empty for an unknown branch).
     pub async fn list_audit(
         &self,
-        branch_id: &str,
+        branch_id: &BranchId,
     ) -> Result<Vec<domain::model::AuditEntry>, StoreError> {
         self.store.list_audit(branch_id).await
     }

@@ -70,7 +70,7 @@ impl Default for DecodeBudget {
 pub struct UploadSlots {
     global: Arc<Semaphore>,
     per_branch: usize,
-    branches: Mutex<HashMap<String, Arc<Semaphore>>>,
+    branches: Mutex<HashMap<domain::BranchId, Arc<Semaphore>>>,
 }
 
 /// An upload slot (and the branch's share of it), held until the image is read.
@@ -89,14 +89,14 @@ impl UploadSlots {
         }
     }
 
-    pub async fn acquire(&self, branch_id: &str) -> Option<UploadSlot> {
+    pub async fn acquire(&self, branch_id: &domain::BranchId) -> Option<UploadSlot> {
         let branch = {
             let mut map = self.branches.lock().unwrap_or_else(|e| e.into_inner());
             // Forget branches nobody holds or waits for (the map holds the only reference).
             if map.len() > 1024 {
                 map.retain(|_, s| Arc::strong_count(s) > 1);
             }
-            map.entry(branch_id.to_string())
+            map.entry(branch_id.clone())
                 .or_insert_with(|| Arc::new(Semaphore::new(self.per_branch)))
                 .clone()
         };
@@ -128,17 +128,17 @@ mod tests {
     #[tokio::test]
     async fn a_branch_holds_at_most_its_share() {
         let slots = UploadSlots::new(4, 2);
-        let a1 = slots.acquire("a").await.unwrap();
-        let _a2 = slots.acquire("a").await.unwrap();
+        let a1 = slots.acquire(&"a".into()).await.unwrap();
+        let _a2 = slots.acquire(&"a".into()).await.unwrap();
         // A third for `a` waits on a's share, not on the global slots…
-        let third = tokio::time::timeout(Duration::from_millis(50), slots.acquire("a")).await;
+        let third = tokio::time::timeout(Duration::from_millis(50), slots.acquire(&"a".into())).await;
         assert!(third.is_err());
         // …which another branch still finds free.
-        let _b1 = slots.acquire("b").await.unwrap();
-        let _b2 = slots.acquire("b").await.unwrap();
+        let _b1 = slots.acquire(&"b".into()).await.unwrap();
+        let _b2 = slots.acquire(&"b".into()).await.unwrap();
         assert_eq!(slots.available(), 0);
         drop(a1);
-        assert!(slots.acquire("a").await.is_some());
+        assert!(slots.acquire(&"a".into()).await.is_some());
     }
 
     #[tokio::test]

@@ -8,7 +8,7 @@ use crate::input::SlipInput;
 use crate::verify::VerifyRequest;
 use crate::Services;
 use domain::job::{Attempt, Delivery, Job, NewJob, Stage};
-use domain::{Error, Satang};
+use domain::{BranchId, Error, JobId, Satang};
 use egress::EgressError;
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,7 +17,7 @@ use tokio::task::JoinSet;
 
 /// Branch id → the branch and its service (or why they could not be read).
 type Owners = std::collections::HashMap<
-    String,
+    BranchId,
     Result<
         (
             Option<domain::model::Branch>,
@@ -44,7 +44,7 @@ pub struct SubmitSlip {
 pub struct Submitted {
     pub batch_id: Option<String>,
     /// In request order.
-    pub job_ids: Vec<String>,
+    pub job_ids: Vec<JobId>,
 }
 
 impl Services {
@@ -99,7 +99,7 @@ impl Services {
                 Err(e) => return Err(e),
             };
             jobs.push(Job::new(
-                id_for("job", i),
+                JobId::new(id_for("job", i)),
                 batch_id.clone(),
                 caller.service.id.clone(),
                 caller.branch.id.clone(),
@@ -124,8 +124,8 @@ impl Services {
     }
 
     /// A job of the caller's branch, while it is retained; otherwise `JOB_NOT_FOUND`.
-    pub async fn job(&self, caller: &Caller, id: &str) -> Result<Job, Error> {
-        match self.store.get_job(id.trim()).await? {
+    pub async fn job(&self, caller: &Caller, id: &JobId) -> Result<Job, Error> {
+        match self.store.get_job(&JobId::from(id.as_str().trim())).await? {
             Some(j) if j.branch_id == caller.branch.id && j.expires_at > self.clock.now() => Ok(j),
             _ => Err(Error::JobNotFound),
         }
@@ -429,10 +429,10 @@ pub async fn run_worker(svc: Services, cfg: WorkerConfig, mut shutdown: watch::R
 }
 
 /// A UUID (v4 layout) derived from a branch's idempotency key: the same key, the same ids.
-fn keyed_id(branch_id: &str, key: &str, what: &str, i: usize) -> String {
+fn keyed_id(branch_id: &BranchId, key: &str, what: &str, i: usize) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
-    for part in [branch_id, key, what, &i.to_string()] {
+    for part in [branch_id.as_str(), key, what, &i.to_string()] {
         h.update((part.len() as u64).to_be_bytes());
         h.update(part.as_bytes());
     }

@@ -90,7 +90,7 @@ impl Services {
         }
         let branch = self
             .store
-            .get_branch(branch_id)
+            .get_branch(&domain::BranchId::from(branch_id))
             .await?
             .filter(|b| p.service_ids.contains(&b.service_id))
             .ok_or(Error::BranchAccessDenied)?;
@@ -147,7 +147,7 @@ impl Services {
     pub async fn create_partner(
         &self,
         name: &str,
-        service_ids: &[String],
+        service_ids: &[domain::ServiceId],
         permissions: &[String],
     ) -> Result<(Partner, String), Error> {
         let mut v = Validation::new();

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 pub enum RateLimiter {
-    Local(Mutex<HashMap<String, i64>>),
+    Local(Mutex<HashMap<domain::BranchId, i64>>),
     Shared,
 }
 

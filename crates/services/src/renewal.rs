@@ -21,16 +21,16 @@ use store::{ChargeOutcome, PeriodOutcome, PeriodStart, StoreError, VerificationR
 /// queueing for the endpoint one by one through its timeout. Later arrivals ask afresh.
 #[derive(Default)]
 pub struct RenewalLocks {
-    by_service: Mutex<HashMap<String, ServiceLock>>,
+    by_service: Mutex<HashMap<domain::ServiceId, ServiceLock>>,
 }
 
 /// The last "billing unavailable" for a period (`<service>:<seq>`) and when it came.
 type ServiceLock = Arc<tokio::sync::Mutex<Option<(String, Instant)>>>;
 
 impl RenewalLocks {
-    fn of(&self, service_id: &str) -> ServiceLock {
+    fn of(&self, service_id: &domain::ServiceId) -> ServiceLock {
         let mut map = self.by_service.lock().unwrap_or_else(|e| e.into_inner());
-        map.entry(service_id.to_string()).or_default().clone()
+        map.entry(service_id.clone()).or_default().clone()
     }
 }
 

@@ -69,7 +69,7 @@ impl Services {
     /// when short); without, the operator has been paid some other way.
     pub async fn subscribe(
         &self,
-        service_id: &str,
+        service_id: &domain::ServiceId,
         package: &str,
         auto_renew: Option<AutoRenew>,
         pay_from_credit: bool,
@@ -115,7 +115,7 @@ impl Services {
 
     pub async fn set_auto_renew(
         &self,
-        service_id: &str,
+        service_id: &domain::ServiceId,
         auto: AutoRenew,
         actor: &str,
     ) -> Result<Service, Error> {
@@ -136,7 +136,7 @@ impl Services {
     /// never goes below zero).
     pub async fn move_credit(
         &self,
-        service_id: &str,
+        service_id: &domain::ServiceId,
         kind: CreditKind,
         amount: Satang,
         note: Option<&str>,
@@ -174,7 +174,7 @@ impl Services {
     }
 
     /// The balance and every movement, oldest first.
-    pub async fn credit_history(&self, service_id: &str) -> Result<(i64, Vec<LedgerEntry>), Error> {
+    pub async fn credit_history(&self, service_id: &domain::ServiceId) -> Result<(i64, Vec<LedgerEntry>), Error> {
         let s = self
             .store
             .get_service(service_id)
@@ -189,7 +189,7 @@ impl Services {
     /// The audit entries of a service as a whole (subscriptions, renewals, auto-renew).
     pub async fn service_audit(
         &self,
-        service_id: &str,
+        service_id: &domain::ServiceId,
     ) -> Result<Vec<domain::model::AuditEntry>, Error> {
         if self.store.get_service(service_id).await?.is_none() {
             return Err(no_service());

@@ -20,7 +20,7 @@ pub struct VerifyRequest<S = BankSlipQr> {
     /// Compare the slip's receiver with the branch's bank accounts (`matchAccount`).
     pub match_account: bool,
     /// Set for an async job: its quota is charged at most once.
-    pub job_id: Option<String>,
+    pub job_id: Option<domain::JobId>,
 }
 
 impl Services {
