@@ -15,7 +15,7 @@ use axum::extract::State;
 use axum::Json;
 use domain::billing::{AutoRenew, CreditKind};
 use domain::model::ServiceState;
-use domain::{Error, Satang};
+use domain::{BranchId, Error, Satang, ServiceId};
 use serde_json::Value;
 use services::admin::{BranchUpdate, NewBranch, ServiceUpdate};
 use services::subscriptions::NewPackage;
@@ -114,7 +114,7 @@ async fn create_service(
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn update_service(
     State(svc): State<Services>,
-    Path(id): Path<String>,
+    Path(id): Path<ServiceId>,
     _: Admin,
     body: Body,
 ) -> Reply<w::ServiceView> {
@@ -168,7 +168,7 @@ async fn create_branch(State(svc): State<Services>, _: Admin, body: Body) -> Rep
         }
     }
     let req = NewBranch {
-        service_id: f.string("serviceId", 1, 64).unwrap_or_default(),
+        service_id: f.string("serviceId", 1, 64).unwrap_or_default().into(),
         name: f.string("name", 1, 100).unwrap_or_default(),
         is_main: f.boolean("main").unwrap_or(false),
         allow_ips: match f.strings("allowIps") {
@@ -197,7 +197,7 @@ async fn create_branch(State(svc): State<Services>, _: Admin, body: Body) -> Rep
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn update_branch(
     State(svc): State<Services>,
-    Path(id): Path<String>,
+    Path(id): Path<BranchId>,
     _: Admin,
     body: Body,
 ) -> Reply<w::BranchView> {
@@ -234,7 +234,7 @@ async fn update_branch(
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn rotate_key(
     State(svc): State<Services>,
-    Path(id): Path<String>,
+    Path(id): Path<BranchId>,
     _: Admin,
     body: Body,
 ) -> Reply<w::RotatedKey> {
@@ -243,7 +243,10 @@ async fn rotate_key(
     let grace = f.whole("graceSeconds", 0).map(time::Duration::seconds);
     f.finish()?;
     let key = svc.rotate_key(&id, grace).await?;
-    Ok(Plain::json(w::RotatedKey { id, api_key: key }))
+    Ok(Plain::json(w::RotatedKey {
+        id: id.into_string(),
+        api_key: key,
+    }))
 }
 
 #[utoipa::path(get, path = "/branches/{id}/audit", tag = "admin",
@@ -255,7 +258,7 @@ async fn rotate_key(
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn audit(
     State(svc): State<Services>,
-    Path(id): Path<String>,
+    Path(id): Path<BranchId>,
     _: Admin,
 ) -> Reply<Vec<w::AuditEntry>> {
     let entries = svc.list_audit(&id).await.map_err(Error::from)?;
@@ -321,7 +324,12 @@ async fn create_partner(
     let map = json_object(body).await?;
     let mut f = Fields::new(&map);
     let name = f.string("name", 1, 100).unwrap_or_default();
-    let services = f.strings("serviceIds").unwrap_or_default();
+    let services: Vec<ServiceId> = f
+        .strings("serviceIds")
+        .unwrap_or_default()
+        .into_iter()
+        .map(ServiceId::from)
+        .collect();
     let permissions = f.strings("permissions").unwrap_or_default();
     f.finish()?;
     let (p, key) = svc.create_partner(&name, &services, &permissions).await?;
@@ -511,7 +519,7 @@ async fn set_package(
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn subscribe(
     State(svc): State<Services>,
-    Path(id): Path<String>,
+    Path(id): Path<ServiceId>,
     _: Admin,
     body: Body,
 ) -> Reply<w::ServiceView> {
@@ -539,7 +547,7 @@ async fn subscribe(
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn set_auto_renew(
     State(svc): State<Services>,
-    Path(id): Path<String>,
+    Path(id): Path<ServiceId>,
     _: Admin,
     body: Body,
 ) -> Reply<w::ServiceView> {
@@ -581,7 +589,7 @@ async fn set_auto_renew(
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn move_credit(
     State(svc): State<Services>,
-    Path(id): Path<String>,
+    Path(id): Path<ServiceId>,
     _: Admin,
     body: Body,
 ) -> Reply<w::LedgerEntryView> {
@@ -620,7 +628,7 @@ async fn move_credit(
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn credit_history(
     State(svc): State<Services>,
-    Path(id): Path<String>,
+    Path(id): Path<ServiceId>,
     _: Admin,
 ) -> Reply<w::CreditHistory> {
     let (balance, entries) = svc.credit_history(&id).await?;
@@ -636,7 +644,7 @@ async fn credit_history(
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn service_audit(
     State(svc): State<Services>,
-    Path(id): Path<String>,
+    Path(id): Path<ServiceId>,
     _: Admin,
 ) -> Reply<Vec<w::AuditEntry>> {
     let entries = svc.service_audit(&id).await?;

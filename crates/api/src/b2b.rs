@@ -98,7 +98,7 @@ fn whole(map: &Map<String, Value>, name: &str, nullable: bool) -> Result<Option<
 fn flat_branch(svc: &Services, s: &Service, b: &Branch) -> PartnerBranch {
     let q = b.quota_in(s.current_cycle(svc.now()));
     PartnerBranch {
-        id: b.id.clone(),
+        id: b.id.to_string(),
         name: b.name.clone(),
         limit_quota: q.limit,
         used_quota: q.used,

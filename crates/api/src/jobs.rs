@@ -66,7 +66,11 @@ async fn submit_one(
         let done = svc
             .submit_jobs(&c, vec![slip(sub)], callback, false)
             .await?;
-        let id = done.job_ids.first().cloned().unwrap_or_default();
+        let id = done
+            .job_ids
+            .first()
+            .map(ToString::to_string)
+            .unwrap_or_default();
         Ok::<_, ApiError>((
             StatusCode::ACCEPTED,
             V2Ok::json(
@@ -167,7 +171,7 @@ async fn submit_batch(
                 BatchAccepted {
                     batch_id: done.batch_id,
                     count: done.job_ids.len(),
-                    job_ids: done.job_ids,
+                    job_ids: done.job_ids.into_iter().map(String::from).collect(),
                 },
             ),
         ))
@@ -184,7 +188,7 @@ async fn submit_batch(
         (status = 404, description = "JOB_NOT_FOUND", body = ErrorBody)))]
 async fn poll(
     State(svc): State<Services>,
-    Path(job_id): Path<String>,
+    Path(job_id): Path<domain::JobId>,
     Authed(c): Authed,
 ) -> Result<Json<V2Ok<Job>>, ApiError> {
     let job = svc.job(&c, &job_id).await?;

@@ -1,5 +1,6 @@
-//! The one path-id extractor: `Path(id): Path<String>` as with axum's, but a bad id becomes
-//! `VALIDATION_ERROR` naming the parameter (U+0000 included: PostgreSQL text cannot hold it).
+//! The one path-id extractor: `Path(id): Path<String>` (or an id type: `Path<ServiceId>`) as
+//! with axum's, but a bad id becomes `VALIDATION_ERROR` naming the parameter (U+0000 included:
+//! PostgreSQL text cannot hold it).
 
 use crate::error::ApiError;
 use axum::extract::FromRequestParts;
@@ -8,7 +9,7 @@ use domain::Error;
 
 pub(crate) struct Path<T>(pub T);
 
-impl<S: Send + Sync> FromRequestParts<S> for Path<String> {
+impl<S: Send + Sync, T: From<String>> FromRequestParts<S> for Path<T> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
@@ -19,6 +20,6 @@ impl<S: Send + Sync> FromRequestParts<S> for Path<String> {
                 .map_err(|_| bad("is not valid UTF-8"))?;
         let (name, value) = pairs.into_iter().next().ok_or_else(|| bad("is missing"))?;
         crate::body::no_nul(&name, &value)?;
-        Ok(Path(value))
+        Ok(Path(T::from(value)))
     }
 }

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 pub fn service(s: &Service) -> ServiceView {
     ServiceView {
-        id: s.id.clone(),
+        id: s.id.to_string(),
         name: s.name.clone(),
         state: s.state.as_str(),
         limit_quota: s.quota.limit,
@@ -69,8 +69,8 @@ pub fn credit_history(balance: i64, entries: &[LedgerEntry]) -> CreditHistory {
 
 pub fn branch(b: &Branch, api_key: Option<&str>) -> BranchView {
     BranchView {
-        id: b.id.clone(),
-        service_id: b.service_id.clone(),
+        id: b.id.to_string(),
+        service_id: b.service_id.to_string(),
         name: b.name.clone(),
         is_main: b.is_main,
         active: b.active,
@@ -108,7 +108,7 @@ pub fn new_partner(p: &Partner, api_key: &str) -> PartnerView {
         api_key: api_key.to_string(),
         secret: p.secret.clone(),
         permissions: p.permissions.iter().map(|p| p.as_str()).collect(),
-        services: p.service_ids.clone(),
+        services: p.service_ids.iter().map(ToString::to_string).collect(),
     }
 }
 
@@ -119,8 +119,8 @@ pub fn audit(entries: &[domain::model::AuditEntry]) -> Vec<AuditEntry> {
             at: format_bangkok(e.at),
             actor: e.actor.clone(),
             action: e.action.clone(),
-            service_id: e.service_id.clone(),
-            branch_id: e.branch_id.clone(),
+            service_id: e.service_id.as_ref().map(ToString::to_string),
+            branch_id: e.branch_id.as_ref().map(ToString::to_string),
             detail: serde_json::from_str::<Value>(&e.detail).unwrap_or_default(),
         })
         .collect()

@@ -320,7 +320,7 @@ impl From<&domain::job::Job> for Job {
             _ => None,
         };
         Job {
-            job_id: j.id.clone(),
+            job_id: j.id.to_string(),
             batch_id: j.batch_id.clone(),
             status: j.status.as_str(),
             data: if j.status == JobStatus::Failed {
