@@ -149,8 +149,8 @@ pub struct TestApp {
 
 /// A service with its main branch, as most tests need.
 pub struct Tenant {
-    pub service_id: String,
-    pub branch_id: String,
+    pub service_id: domain::ServiceId,
+    pub branch_id: domain::BranchId,
     pub api_key: String,
 }
 
@@ -336,10 +336,10 @@ impl TestApp {
 
     pub async fn branch(
         &self,
-        service_id: &str,
+        service_id: impl Into<domain::ServiceId>,
         name: &str,
         limit: Option<i64>,
-    ) -> (String, String) {
+    ) -> (domain::BranchId, String) {
         let (b, key) = self
             .app
             .services

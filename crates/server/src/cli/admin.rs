@@ -7,6 +7,7 @@ use domain::billing::{AutoRenew, CreditKind};
 use domain::model::ServiceState;
 use domain::Satang;
 use serde_json::json;
+use domain::{BranchId, ServiceId};
 use services::admin::{BranchUpdate, NewBranch, ServiceUpdate};
 use services::subscriptions::NewPackage;
 use services::Services;
@@ -38,10 +39,10 @@ pub(crate) enum Admin {
     Audit {
         /// A branch's quota changes (its id).
         #[arg(long)]
-        branch: Option<String>,
+        branch: Option<BranchId>,
         /// A service's subscriptions, renewals and auto-renew changes (its id).
         #[arg(long)]
-        service: Option<String>,
+        service: Option<ServiceId>,
     },
     /// Branches: each with its own API key, IP allow-list, quota and webhook.
     #[command(subcommand)]
@@ -68,7 +69,7 @@ pub(crate) enum ServiceCmd {
     Subscribe {
         /// The service's id.
         #[arg(long)]
-        service: String,
+        service: ServiceId,
         /// Package name or id (see `admin package list`).
         #[arg(long)]
         package: String,
@@ -93,7 +94,7 @@ pub(crate) enum ServiceCmd {
 pub(crate) struct AutoRenewArgs {
     /// The service's id.
     #[arg(long)]
-    service: String,
+    service: ServiceId,
     /// Turn auto-renewal on (both triggers unless one of the -only flags is given).
     #[arg(long)]
     on: bool,
@@ -136,7 +137,7 @@ pub(crate) enum CreditCmd {
     Topup {
         /// The service's id.
         #[arg(long)]
-        service: String,
+        service: ServiceId,
         /// Baht, e.g. 500.00.
         #[arg(long)]
         amount: String,
@@ -148,7 +149,7 @@ pub(crate) enum CreditCmd {
     Adjust {
         /// The service's id.
         #[arg(long)]
-        service: String,
+        service: ServiceId,
         /// Baht, e.g. -100.00 or 25.50.
         #[arg(long, allow_hyphen_values = true)]
         amount: String,
@@ -160,7 +161,7 @@ pub(crate) enum CreditCmd {
     History {
         /// The service's id.
         #[arg(long)]
-        service: String,
+        service: ServiceId,
     },
 }
 
@@ -179,7 +180,7 @@ pub(crate) fn parse_signed_amount(v: &str) -> Result<Satang, String> {
 pub(crate) struct ServiceUpdateArgs {
     /// The service's id.
     #[arg(long)]
-    service: String,
+    service: ServiceId,
     /// A new name.
     #[arg(long)]
     name: Option<String>,
@@ -235,7 +236,7 @@ pub(crate) enum PartnerCmd {
         name: String,
         /// A service the partner may manage; repeatable.
         #[arg(long = "service", required = true)]
-        services: Vec<String>,
+        services: Vec<ServiceId>,
         /// Comma-separated: quota:read, quota:write.
         #[arg(long)]
         permissions: String,
@@ -310,7 +311,7 @@ pub(crate) enum BranchCmd {
     Create {
         /// The service's id.
         #[arg(long)]
-        service: String,
+        service: ServiceId,
         /// The branch's name.
         #[arg(long)]
         name: String,
@@ -335,7 +336,7 @@ pub(crate) enum BranchCmd {
 pub(crate) struct BranchUpdateArgs {
     /// The branch's id.
     #[arg(long)]
-    branch: String,
+    branch: BranchId,
     /// A new name.
     #[arg(long)]
     name: Option<String>,
@@ -368,7 +369,7 @@ pub(crate) enum KeyCmd {
     Rotate {
         /// The branch's id.
         #[arg(long)]
-        branch: String,
+        branch: BranchId,
         /// Keep the old key working this long (e.g. 30m, 24h, 7d; at most 7 days).
         #[arg(long)]
         grace: Option<String>,
