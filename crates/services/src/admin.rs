@@ -223,7 +223,11 @@ impl Services {
             .ok_or_else(|| Error::invalid("branch", "no such branch"))
     }
 
-    pub async fn update_service(&self, id: &ServiceId, upd: &ServiceUpdate) -> Result<Service, Error> {
+    pub async fn update_service(
+        &self,
+        id: &ServiceId,
+        upd: &ServiceUpdate,
+    ) -> Result<Service, Error> {
         let mut v = Validation::new();
         if let Some(n) = &upd.name {
             check_name(&mut v, n);

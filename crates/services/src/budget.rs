@@ -131,7 +131,8 @@ mod tests {
         let a1 = slots.acquire(&"a".into()).await.unwrap();
         let _a2 = slots.acquire(&"a".into()).await.unwrap();
         // A third for `a` waits on a's share, not on the global slots…
-        let third = tokio::time::timeout(Duration::from_millis(50), slots.acquire(&"a".into())).await;
+        let third =
+            tokio::time::timeout(Duration::from_millis(50), slots.acquire(&"a".into())).await;
         assert!(third.is_err());
         // …which another branch still finds free.
         let _b1 = slots.acquire(&"b".into()).await.unwrap();

@@ -174,7 +174,10 @@ impl Services {
     }
 
     /// The balance and every movement, oldest first.
-    pub async fn credit_history(&self, service_id: &domain::ServiceId) -> Result<(i64, Vec<LedgerEntry>), Error> {
+    pub async fn credit_history(
+        &self,
+        service_id: &domain::ServiceId,
+    ) -> Result<(i64, Vec<LedgerEntry>), Error> {
         let s = self
             .store
             .get_service(service_id)

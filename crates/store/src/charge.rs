@@ -104,7 +104,10 @@ async fn apply(pool: &Pool, recs: &[&VerificationRecord]) -> Result<Vec<Result<C
     let mut branch_ids: Vec<&str> = recs.iter().map(|r| r.branch_id.as_str()).collect();
     branch_ids.sort_unstable();
     branch_ids.dedup();
-    let job_ids: Vec<&str> = recs.iter().filter_map(|r| r.job_id.as_ref().map(domain::JobId::as_str)).collect();
+    let job_ids: Vec<&str> = recs
+        .iter()
+        .filter_map(|r| r.job_id.as_ref().map(domain::JobId::as_str))
+        .collect();
     let keyed: Vec<(&str, &str)> = recs
         .iter()
         .filter_map(|r| Some((r.branch_id.as_str(), r.idempotency_key.as_deref()?)))

@@ -127,7 +127,8 @@ pub trait Store: Send + Sync + 'static {
     async fn get_service(&self, id: &ServiceId) -> Result<Option<Service>>;
     async fn find_service_by_name(&self, name: &str) -> Result<Option<Service>>;
     /// Returns the updated service, or `None` if it does not exist.
-    async fn update_service(&self, id: &ServiceId, patch: &ServicePatch) -> Result<Option<Service>>;
+    async fn update_service(&self, id: &ServiceId, patch: &ServicePatch)
+        -> Result<Option<Service>>;
 
     async fn create_user(&self, u: &User) -> Result<()>;
     async fn get_user(&self, id: &str) -> Result<Option<User>>;
@@ -193,7 +194,10 @@ pub trait Store: Send + Sync + 'static {
     /// `Conflict` when the service already has an active account with this bank and number.
     async fn create_bank_account(&self, a: &domain::model::BankAccount) -> Result<()>;
     /// Active accounts of a branch, oldest first.
-    async fn list_bank_accounts(&self, branch_id: &BranchId) -> Result<Vec<domain::model::BankAccount>>;
+    async fn list_bank_accounts(
+        &self,
+        branch_id: &BranchId,
+    ) -> Result<Vec<domain::model::BankAccount>>;
     /// An active account, only if it belongs to the branch.
     async fn get_bank_account(
         &self,
@@ -236,7 +240,11 @@ pub trait Store: Send + Sync + 'static {
         trans_ref: &str,
     ) -> Result<Option<VerificationRecord>>;
     /// Test verifications (duplicates included, ever) of the service and of the branch.
-    async fn sandbox_used(&self, service_id: &ServiceId, branch_id: &BranchId) -> Result<(i64, i64)>;
+    async fn sandbox_used(
+        &self,
+        service_id: &ServiceId,
+        branch_id: &BranchId,
+    ) -> Result<(i64, i64)>;
 
     /// `Idempotency-Key`: forgets keys created before `forget_before`, then claims the key for
     /// this request (lease until `lease_until`) or says why not (`IdemBegin`).
@@ -311,7 +319,10 @@ pub trait Store: Send + Sync + 'static {
         actor: &str,
     ) -> Result<Option<std::result::Result<domain::billing::LedgerEntry, ()>>>;
     /// The service's credit ledger, oldest first.
-    async fn credit_history(&self, service_id: &ServiceId) -> Result<Vec<domain::billing::LedgerEntry>>;
+    async fn credit_history(
+        &self,
+        service_id: &ServiceId,
+    ) -> Result<Vec<domain::billing::LedgerEntry>>;
     /// False if no such service.
     async fn set_auto_renew(
         &self,

@@ -424,7 +424,11 @@ impl Store for SqlStore {
         })
     }
 
-    async fn update_service(&self, id: &ServiceId, patch: &ServicePatch) -> Result<Option<Service>> {
+    async fn update_service(
+        &self,
+        id: &ServiceId,
+        patch: &ServicePatch,
+    ) -> Result<Option<Service>> {
         let (set_limit, limit) = split(&patch.limit_quota);
         let (set_exp, exp) = split(&patch.expires_at);
         let (set_owner, owner) = split(&patch.owner_id);
@@ -693,7 +697,8 @@ impl Store for SqlStore {
         now: OffsetDateTime,
         actor: &str,
     ) -> Result<crate::PeriodOutcome> {
-        crate::billing::start_period(&self.pool, service_id.as_str(), start, payment, now, actor).await
+        crate::billing::start_period(&self.pool, service_id.as_str(), start, payment, now, actor)
+            .await
     }
 
     async fn move_credit(
@@ -705,10 +710,22 @@ impl Store for SqlStore {
         now: OffsetDateTime,
         actor: &str,
     ) -> Result<Option<std::result::Result<domain::billing::LedgerEntry, ()>>> {
-        crate::billing::move_credit(&self.pool, service_id.as_str(), kind, amount, note, now, actor).await
+        crate::billing::move_credit(
+            &self.pool,
+            service_id.as_str(),
+            kind,
+            amount,
+            note,
+            now,
+            actor,
+        )
+        .await
     }
 
-    async fn credit_history(&self, service_id: &ServiceId) -> Result<Vec<domain::billing::LedgerEntry>> {
+    async fn credit_history(
+        &self,
+        service_id: &ServiceId,
+    ) -> Result<Vec<domain::billing::LedgerEntry>> {
         crate::billing::credit_history(&self.pool, service_id.as_str()).await
     }
 
@@ -896,7 +913,10 @@ impl Store for SqlStore {
         crate::accounts::create(&self.pool, a).await
     }
 
-    async fn list_bank_accounts(&self, branch_id: &BranchId) -> Result<Vec<domain::model::BankAccount>> {
+    async fn list_bank_accounts(
+        &self,
+        branch_id: &BranchId,
+    ) -> Result<Vec<domain::model::BankAccount>> {
         crate::accounts::list(&self.pool, branch_id.as_str()).await
     }
 
@@ -994,7 +1014,11 @@ impl Store for SqlStore {
         .await
     }
 
-    async fn sandbox_used(&self, service_id: &ServiceId, branch_id: &BranchId) -> Result<(i64, i64)> {
+    async fn sandbox_used(
+        &self,
+        service_id: &ServiceId,
+        branch_id: &BranchId,
+    ) -> Result<(i64, i64)> {
         crate::sandbox::used(&self.pool, service_id.as_str(), branch_id.as_str()).await
     }
 

@@ -96,8 +96,11 @@ both!(services_and_branches, |b: Backend| async move {
     );
     let svc = service("s1", Some(10));
     s.create_service(&svc).await.unwrap();
-    assert_eq!(s.get_service("s1").await.unwrap(), Some(svc.clone()));
-    assert_eq!(s.get_service("nope").await.unwrap(), None);
+    assert_eq!(
+        s.get_service(&"s1".into()).await.unwrap(),
+        Some(svc.clone())
+    );
+    assert_eq!(s.get_service(&"nope".into()).await.unwrap(), None);
     assert_eq!(
         s.find_service_by_name("svc s1").await.unwrap(),
         Some(svc.clone())
@@ -124,13 +127,16 @@ both!(services_and_branches, |b: Backend| async move {
         ),
         "key hashes are unique"
     );
-    assert_eq!(s.get_branch("b1").await.unwrap(), Some(main.clone()));
+    assert_eq!(
+        s.get_branch(&"b1".into()).await.unwrap(),
+        Some(main.clone())
+    );
     let list: Vec<String> = s
-        .list_branches("s1")
+        .list_branches(&"s1".into())
         .await
         .unwrap()
         .into_iter()
-        .map(|b| b.id)
+        .map(|b| b.id.into_string())
         .collect();
     assert_eq!(list, ["b1", "b3"]);
 
@@ -145,7 +151,10 @@ both!(services_and_branches, |b: Backend| async move {
         .await
         .unwrap()
         .is_none());
-    assert!(s.set_api_key_hash("b3", "hash3b", None).await.unwrap());
+    assert!(s
+        .set_api_key_hash(&"b3".into(), "hash3b", None)
+        .await
+        .unwrap());
     assert!(s
         .find_by_api_key_hash("hash3", at(0))
         .await
@@ -156,10 +165,13 @@ both!(services_and_branches, |b: Backend| async move {
         .await
         .unwrap()
         .is_some());
-    assert!(!s.set_api_key_hash("missing", "x", None).await.unwrap());
+    assert!(!s
+        .set_api_key_hash(&"missing".into(), "x", None)
+        .await
+        .unwrap());
     // With a grace period the previous key works until it ends, then only the new one.
     assert!(s
-        .set_api_key_hash("b3", "hash3c", Some(at(1000)))
+        .set_api_key_hash(&"b3".into(), "hash3c", Some(at(1000)))
         .await
         .unwrap());
     assert!(s
@@ -178,7 +190,10 @@ both!(services_and_branches, |b: Backend| async move {
         .unwrap()
         .is_some());
     // A later rotation without grace drops the previous key at once.
-    assert!(s.set_api_key_hash("b3", "hash3d", None).await.unwrap());
+    assert!(s
+        .set_api_key_hash(&"b3".into(), "hash3d", None)
+        .await
+        .unwrap());
     assert!(s
         .find_by_api_key_hash("hash3c", at(0))
         .await
@@ -195,7 +210,11 @@ both!(services_and_branches, |b: Backend| async move {
         biller_id: Some(Some("099400016550100".into())),
         sandbox: Some(true),
     };
-    let updated = s.update_branch("b3", &patch).await.unwrap().unwrap();
+    let updated = s
+        .update_branch(&"b3".into(), &patch)
+        .await
+        .unwrap()
+        .unwrap();
     assert!(updated.sandbox);
     assert_eq!(updated.biller_id.as_deref(), Some("099400016550100"));
     assert_eq!(updated.name, "Renamed");
@@ -209,14 +228,14 @@ both!(services_and_branches, |b: Backend| async move {
     assert_eq!(updated.quota.limit, Some(9));
     // An empty patch changes nothing; an explicit None clears.
     let same = s
-        .update_branch("b3", &BranchPatch::default())
+        .update_branch(&"b3".into(), &BranchPatch::default())
         .await
         .unwrap()
         .unwrap();
     assert_eq!(same, updated);
     let cleared = s
         .update_branch(
-            "b3",
+            &"b3".into(),
             &BranchPatch {
                 webhook_url: Some(None),
                 webhook_secret: Some(None),
@@ -227,7 +246,11 @@ both!(services_and_branches, |b: Backend| async move {
         .unwrap()
         .unwrap();
     assert_eq!((cleared.webhook_url, cleared.webhook_secret), (None, None));
-    assert!(s.update_branch("missing", &patch).await.unwrap().is_none());
+    assert!(s
+        .update_branch(&"missing".into(), &patch)
+        .await
+        .unwrap()
+        .is_none());
     s.close().await;
 });
 
@@ -266,7 +289,7 @@ both!(charging_and_recording, |b: Backend| async move {
         s.charge_and_record(&record("s1", "b2", "R2")).await,
         Err(StoreError::QuotaExceeded)
     ));
-    let svc = s.get_service("s1").await.unwrap().unwrap();
+    let svc = s.get_service(&"s1".into()).await.unwrap().unwrap();
     assert_eq!(
         (svc.quota.used, svc.quota.total_used),
         (3, 3),
@@ -284,8 +307,8 @@ both!(charging_and_recording, |b: Backend| async move {
         s.charge_and_record(&record("s1", "b1", "R3")).await,
         Err(StoreError::QuotaExceeded)
     ));
-    let b1 = s.get_branch("b1").await.unwrap().unwrap();
-    let b2 = s.get_branch("b2").await.unwrap().unwrap();
+    let b1 = s.get_branch(&"b1".into()).await.unwrap().unwrap();
+    let b2 = s.get_branch(&"b2".into()).await.unwrap().unwrap();
     assert_eq!((b1.quota.used, b2.quota.used), (3, 1));
     // A branch of another service cannot be charged through this service.
     s.create_service(&service("s2", None)).await.unwrap();
@@ -334,13 +357,16 @@ both!(stored_transfer, |b: Backend| async move {
             ..record("s1", "b1", r)
         };
         s.charge_and_record(&rec).await.unwrap();
-        assert_eq!(s.get_verification("s1", "004", r).await.unwrap(), Some(rec));
+        assert_eq!(
+            s.get_verification(&"s1".into(), "004", r).await.unwrap(),
+            Some(rec)
+        );
     }
     s.charge_and_record(&record("s1", "b1", "OLD"))
         .await
         .unwrap();
     let old = s
-        .get_verification("s1", "004", "OLD")
+        .get_verification(&"s1".into(), "004", "OLD")
         .await
         .unwrap()
         .unwrap();
@@ -434,7 +460,7 @@ both!(migrations_are_idempotent, |b: Backend| async move {
     // A second start (or a second node) applies nothing again and keeps the data.
     let (a, c) = tokio::join!(store::connect(&db.url), store::connect(&db.url));
     let (a, c) = (a.unwrap(), c.unwrap());
-    assert!(a.get_service("s1").await.unwrap().is_some());
+    assert!(a.get_service(&"s1".into()).await.unwrap().is_some());
     a.close().await;
     c.close().await;
 });
@@ -481,9 +507,9 @@ both!(concurrent_charges_are_exact, |b: Backend| async move {
     }
     // b1 (no own limit) takes its 50, b2 stops at its limit of 7; the service (60) has room.
     assert_eq!((ok, refused), (57, 43));
-    let svc = s.get_service("s1").await.unwrap().unwrap();
-    let b1 = s.get_branch("b1").await.unwrap().unwrap();
-    let b2 = s.get_branch("b2").await.unwrap().unwrap();
+    let svc = s.get_service(&"s1".into()).await.unwrap().unwrap();
+    let b1 = s.get_branch(&"b1".into()).await.unwrap().unwrap();
+    let b2 = s.get_branch(&"b2".into()).await.unwrap().unwrap();
     assert_eq!((svc.quota.used, svc.quota.total_used), (57, 57));
     assert_eq!((b1.quota.used, b2.quota.used), (50, 7));
     // b1 verifies the 5 even slips, b2 some of the 5 odd ones: each slip is first exactly once.
@@ -518,7 +544,11 @@ both!(service_states_users_and_patches, |b: Backend| async move {
         rate_limit_rps: Some(Some(7)),
         owner_verified: Some(false),
     };
-    let svc = s.update_service("s1", &patch).await.unwrap().unwrap();
+    let svc = s
+        .update_service(&"s1".into(), &patch)
+        .await
+        .unwrap()
+        .unwrap();
     assert!(!svc.owner_verified);
     assert_eq!(svc.name, "Renamed");
     assert_eq!(svc.quota.limit, None);
@@ -529,7 +559,13 @@ both!(service_states_users_and_patches, |b: Backend| async move {
     assert_eq!(svc.rate_limit_rps, Some(7));
     assert!(s.set_user_banned("u1", true).await.unwrap());
     assert!(!s.set_user_banned("nope", true).await.unwrap());
-    assert!(s.get_service("s1").await.unwrap().unwrap().owner_banned);
+    assert!(
+        s.get_service(&"s1".into())
+            .await
+            .unwrap()
+            .unwrap()
+            .owner_banned
+    );
     // The owner's ban shows through the authentication look-up as well.
     s.create_branch(&branch("b1", "s1", true, None), "h1")
         .await
@@ -549,12 +585,20 @@ both!(service_states_users_and_patches, |b: Backend| async move {
         owner_id: Some(None),
         ..Default::default()
     };
-    let svc = s.update_service("s1", &back).await.unwrap().unwrap();
+    let svc = s
+        .update_service(&"s1".into(), &back)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         (svc.quota.limit, svc.state, svc.expires_at, svc.owner_banned),
         (Some(3), ServiceState::Active, None, false)
     );
-    assert!(s.update_service("nope", &back).await.unwrap().is_none());
+    assert!(s
+        .update_service(&"nope".into(), &back)
+        .await
+        .unwrap()
+        .is_none());
     s.close().await;
 });
 
@@ -587,8 +631,8 @@ both!(
                 .unwrap()
                 .first_verification
         );
-        let svc = s.get_service("s1").await.unwrap().unwrap();
-        let br = s.get_branch("b1").await.unwrap().unwrap();
+        let svc = s.get_service(&"s1".into()).await.unwrap().unwrap();
+        let br = s.get_branch(&"b1".into()).await.unwrap().unwrap();
         assert_eq!((svc.quota.used, svc.quota.total_used), (1, 3));
         assert_eq!((br.quota.used, br.quota.total_used), (1, 3));
         assert_eq!(svc.cycle_start, domain::cycle::cycle_start(at(0), later));
@@ -635,7 +679,7 @@ both!(plans_and_shared_rate_limits, |b: Backend| async move {
     s.create_service(&service("s1", None)).await.unwrap();
     let svc = s
         .update_service(
-            "s1",
+            &"s1".into(),
             &ServicePatch {
                 plan: Some("pro".into()),
                 ..Default::default()
@@ -650,21 +694,21 @@ both!(plans_and_shared_rate_limits, |b: Backend| async move {
     let g = Gcra::new(10, 3);
     let mut allowed = 0;
     for _ in 0..5 {
-        if let Decision::Allowed { .. } = s.rate_take("b1", &g, 1_000_000).await.unwrap() {
+        if let Decision::Allowed { .. } = s.rate_take(&"b1".into(), &g, 1_000_000).await.unwrap() {
             allowed += 1;
         }
     }
     assert_eq!(allowed, 3);
-    match s.rate_take("b1", &g, 1_000_000).await.unwrap() {
+    match s.rate_take(&"b1".into(), &g, 1_000_000).await.unwrap() {
         Decision::Limited { retry_after_us } => assert_eq!(retry_after_us, 100_000),
         other => panic!("{other:?}"),
     }
     assert!(matches!(
-        s.rate_take("b1", &g, 1_100_000).await.unwrap(),
+        s.rate_take(&"b1".into(), &g, 1_100_000).await.unwrap(),
         Decision::Allowed { .. }
     ));
     assert!(matches!(
-        s.rate_take("b2", &g, 1_000_000).await.unwrap(),
+        s.rate_take(&"b2".into(), &g, 1_000_000).await.unwrap(),
         Decision::Allowed { remaining: 2, .. }
     ));
     s.close().await;
@@ -685,7 +729,7 @@ both!(
         for i in 0..60 {
             let node = if i % 2 == 0 { n1.clone() } else { n2.clone() };
             tasks.push(tokio::spawn(async move {
-                node.rate_take("b1", &g, 5_000_000).await.unwrap()
+                node.rate_take(&"b1".into(), &g, 5_000_000).await.unwrap()
             }));
         }
         let mut allowed = 0;
@@ -708,20 +752,34 @@ both!(
         let db = TestDb::new(b).await;
         let s = std::sync::Arc::new(open(&db).await);
         s.create_service(&service("s1", Some(10))).await.unwrap();
-        s.move_credit("s1", CreditKind::TopUp, 10_000, Some("cash"), at(1), "cli")
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
+        s.move_credit(
+            &"s1".into(),
+            CreditKind::TopUp,
+            10_000,
+            Some("cash"),
+            at(1),
+            "cli",
+        )
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
         // 50 draws of 10 baht at once from 100 baht: exactly 10 succeed, never below zero.
         let mut tasks = Vec::new();
         for _ in 0..50 {
             let s = s.clone();
             tasks.push(tokio::spawn(async move {
-                s.move_credit("s1", CreditKind::Adjustment, -1_000, None, at(2), "cli")
-                    .await
-                    .unwrap()
-                    .is_some_and(|r| r.is_ok())
+                s.move_credit(
+                    &"s1".into(),
+                    CreditKind::Adjustment,
+                    -1_000,
+                    None,
+                    at(2),
+                    "cli",
+                )
+                .await
+                .unwrap()
+                .is_some_and(|r| r.is_ok())
             }));
         }
         let mut ok = 0;
@@ -729,15 +787,15 @@ both!(
             ok += t.await.unwrap() as i32;
         }
         assert_eq!(ok, 10);
-        let svc = s.get_service("s1").await.unwrap().unwrap();
+        let svc = s.get_service(&"s1".into()).await.unwrap().unwrap();
         assert_eq!(svc.subscription.credit, 0);
-        let h = s.credit_history("s1").await.unwrap();
+        let h = s.credit_history(&"s1".into()).await.unwrap();
         assert_eq!(h.len(), 11);
         assert!(h.iter().all(|e| e.balance_after >= 0));
         assert_eq!(h.last().unwrap().balance_after, 0);
         assert_eq!(h[0].note.as_deref(), Some("cash"));
         assert_eq!(
-            s.move_credit("nope", CreditKind::TopUp, 1, None, at(3), "cli")
+            s.move_credit(&"nope".into(), CreditKind::TopUp, 1, None, at(3), "cli")
                 .await
                 .unwrap(),
             None
@@ -760,22 +818,28 @@ both!(
             auto_renew: Some(AutoRenew::ON),
         };
         let out = s
-            .start_period("s1", &sub, Some(&Payment::Ledger), at(4), "cli")
+            .start_period(&"s1".into(), &sub, Some(&Payment::Ledger), at(4), "cli")
             .await
             .unwrap();
         assert_eq!(out, PeriodOutcome::InsufficientCredit);
         let out = s
-            .start_period("s1", &sub, None, at(4), "cli")
+            .start_period(&"s1".into(), &sub, None, at(4), "cli")
             .await
             .unwrap();
         assert!(matches!(out, PeriodOutcome::Started { reason: None }));
-        let svc = s.get_service("s1").await.unwrap().unwrap();
+        let svc = s.get_service(&"s1".into()).await.unwrap().unwrap();
         assert_eq!(svc.quota.limit, Some(5));
         assert_eq!(svc.subscription.renewal_seq, 1);
         // Not due (quota has room, not expired): a renewal is refused.
         let renew = PeriodStart::Renew { expected_seq: 1 };
         let out = s
-            .start_period("s1", &renew, Some(&Payment::Ledger), at(5), "auto-renew")
+            .start_period(
+                &"s1".into(),
+                &renew,
+                Some(&Payment::Ledger),
+                at(5),
+                "auto-renew",
+            )
             .await
             .unwrap();
         assert_eq!(out, PeriodOutcome::NotDue);
@@ -802,7 +866,7 @@ both!(
             }
         };
         assert!(upd && del, "UPDATE and DELETE must be refused");
-        assert_eq!(s.credit_history("s1").await.unwrap().len(), 11);
+        assert_eq!(s.credit_history(&"s1".into()).await.unwrap().len(), 11);
         s.close().await;
     }
 );

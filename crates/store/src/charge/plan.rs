@@ -114,12 +114,16 @@ pub(crate) fn decide(recs: &[&VerificationRecord], snap: &Snapshot) -> Plan {
     let before: Vec<Option<bool>> = recs
         .iter()
         .map(|rec| {
-            let job = rec.job_id.as_ref().map(domain::JobId::as_str).and_then(|j| {
-                snap.jobs_before
-                    .iter()
-                    .find(|(id, _)| id == j)
-                    .map(|(_, f)| *f)
-            });
+            let job = rec
+                .job_id
+                .as_ref()
+                .map(domain::JobId::as_str)
+                .and_then(|j| {
+                    snap.jobs_before
+                        .iter()
+                        .find(|(id, _)| id == j)
+                        .map(|(_, f)| *f)
+                });
             job.or_else(|| {
                 let k = rec.idempotency_key.as_deref()?;
                 snap.keys_before
@@ -147,13 +151,13 @@ pub(crate) fn decide(recs: &[&VerificationRecord], snap: &Snapshot) -> Plan {
             valid.push(false);
             continue;
         }
-        let s = snap.services.iter().position(|s| s.id == rec.service_id.as_str());
-        let b = snap
-            .branches
+        let s = snap
+            .services
             .iter()
-            .position(|b| {
-                b.id == rec.branch_id.as_str() && b.service_id == rec.service_id.as_str()
-            });
+            .position(|s| s.id == rec.service_id.as_str());
+        let b = snap.branches.iter().position(|b| {
+            b.id == rec.branch_id.as_str() && b.service_id == rec.service_id.as_str()
+        });
         match (s, b) {
             (Some(s), Some(b)) => {
                 charges.push((s, b));
@@ -257,7 +261,10 @@ impl Plan {
                     return Err(StoreError::QuotaExceeded);
                 }
                 let key = (rec.service_id.as_str(), &rec.sending_bank, &rec.trans_ref);
-                let first = match inserted.iter().position(|(s, b, t)| (s.as_str(), b, t) == key) {
+                let first = match inserted
+                    .iter()
+                    .position(|(s, b, t)| (s.as_str(), b, t) == key)
+                {
                     Some(i) => {
                         inserted.swap_remove(i);
                         true
@@ -296,7 +303,9 @@ impl Plan {
             })
             .collect();
         let jobs = charged()
-            .filter_map(|(rec, first)| Some((rec.job_id.as_ref().map(domain::JobId::as_str)?, first)))
+            .filter_map(|(rec, first)| {
+                Some((rec.job_id.as_ref().map(domain::JobId::as_str)?, first))
+            })
             .collect();
         Settled {
             outcomes,

@@ -578,7 +578,7 @@ both!(
             .await
             .unwrap();
         assert_eq!(claimed.len(), 1);
-        assert_eq!(claimed[0].id, id);
+        assert_eq!(claimed[0].id.as_str(), id);
         let caller = t
             .app
             .services
@@ -595,7 +595,7 @@ both!(
             match_amount: None,
             remark: None,
             match_account: false,
-            job_id: Some(id.clone()),
+            job_id: Some(id.clone().into()),
         };
         t.app.services.verify_bank(&caller, &req).await.unwrap();
         assert_eq!(used(&t, &ten.api_key).await, 1);
@@ -674,7 +674,7 @@ both!(
             )
             .await
             .unwrap();
-        let id = uuid::Uuid::new_v4().to_string();
+        let id = domain::JobId::new(uuid::Uuid::new_v4().to_string());
         let job = domain::job::Job::new(
             id.clone(),
             None,

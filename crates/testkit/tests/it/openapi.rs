@@ -876,7 +876,7 @@ async fn partner_answers_fit_the_document() {
             .http
             .request(m, format!("{}/v2{path}", t.base))
             .header("X-API-Key", &key)
-            .header("X-Branch-Key", &ten.branch_id)
+            .header("X-Branch-Key", ten.branch_id.as_str())
             .header("X-Timestamp", &ts)
             .header("X-Nonce", &nonce)
             .header("X-Signature", sig)

@@ -96,7 +96,7 @@ fn code(v: &Value) -> &str {
     v["error"]["code"].as_str().unwrap_or("<none>")
 }
 
-async fn partner(t: &TestApp, services: &[String], perms: &str) -> P {
+async fn partner(t: &TestApp, services: &[domain::ServiceId], perms: &str) -> P {
     let (p, key) = t
         .app
         .services
@@ -205,7 +205,9 @@ both!(quota_operations, |b: Backend| async move {
 
     // Every change is in the audit log, in order, with its actor.
     let audit = t.app.store.as_ref();
-    let entries = store::Store::list_audit(audit, br).await.unwrap();
+    let entries = store::Store::list_audit(audit, &ten.branch_id)
+        .await
+        .unwrap();
     let actions: Vec<&str> = entries.iter().map(|e| e.action.as_str()).collect();
     assert_eq!(
         actions,
@@ -333,17 +335,19 @@ both!(refused_requests, |b: Backend| async move {
     // Signed correctly but without the permission, or for another service's branch.
     let (s, v) = send(&t, &p, Req::new("PUT", Q, r#"{"limitQuota": 10}"#, br)).await;
     assert_eq!((s, code(&v)), (403, "PERMISSION_DENIED"));
-    let (s, v) = send(&t, &p, Req::new("GET", Q, "", &other.branch_id)).await;
+    let (s, v) = send(&t, &p, Req::new("GET", Q, "", other.branch_id.as_str())).await;
     assert_eq!((s, code(&v)), (403, "BRANCH_ACCESS_DENIED"));
     let (s, v) = send(&t, &p, Req::new("GET", Q, "", "not-a-uuid")).await;
     assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"));
     // Nothing changed.
     let (_, v) = send(&t, &p, get()).await;
     assert_eq!(v["data"]["branch"]["limitQuota"], Value::Null);
-    assert!(store::Store::list_audit(t.app.store.as_ref(), br)
-        .await
-        .unwrap()
-        .is_empty());
+    assert!(
+        store::Store::list_audit(t.app.store.as_ref(), &ten.branch_id)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     t.stop().await;
 });
 

@@ -14,7 +14,11 @@ fn code(v: &Value) -> &str {
     v["error"]["code"].as_str().unwrap_or("<none>")
 }
 
-async fn test_branch(t: &TestApp, service_id: &str, limit: Option<i64>) -> (String, String) {
+async fn test_branch(
+    t: &TestApp,
+    service_id: &domain::ServiceId,
+    limit: Option<i64>,
+) -> (domain::BranchId, String) {
     let (b, key) = t
         .app
         .services

@@ -492,7 +492,7 @@ both!(
     }
 );
 
-async fn set_service(t: &TestApp, id: &str, upd: services::admin::ServiceUpdate) {
+async fn set_service(t: &TestApp, id: &domain::ServiceId, upd: services::admin::ServiceUpdate) {
     t.app.services.update_service(id, &upd).await.unwrap();
 }
 
