@@ -157,7 +157,7 @@ impl CreditKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LedgerEntry {
     pub id: String,
-    pub service_id: String,
+    pub service_id: crate::ServiceId,
     pub at: OffsetDateTime,
     pub kind: CreditKind,
     /// Satang; negative draws.

@@ -65,7 +65,7 @@ macro_rules! ledger_from_row {
         let kind: String = r.try_get("kind")?;
         LedgerEntry {
             id: r.try_get("id")?,
-            service_id: r.try_get("service_id")?,
+            service_id: r.try_get::<String, _>("service_id")?.into(),
             at: from_millis(r.try_get("at")?),
             kind: CreditKind::parse(&kind)
                 .ok_or_else(|| StoreError::Corrupt(format!("ledger kind {kind}")))?,
@@ -146,7 +146,7 @@ macro_rules! insert_ledger {
     ($tx:expr, $service_id:expr, $now:expr, $kind:expr, $amount:expr, $after:expr, $actor:expr, $note:expr) => {{
         let e = LedgerEntry {
             id: uuid::Uuid::new_v4().to_string(),
-            service_id: $service_id.to_string(),
+            service_id: domain::ServiceId::from($service_id),
             at: $now,
             kind: $kind,
             amount: $amount,
@@ -159,7 +159,7 @@ macro_rules! insert_ledger {
              balance_after, actor, note) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         )
         .bind(&e.id)
-        .bind(&e.service_id)
+        .bind(e.service_id.as_str())
         .bind(to_millis(e.at))
         .bind(e.kind.as_str())
         .bind(e.amount)
