@@ -1,8 +1,10 @@
 //! Benchmark: decode every corpus image single-threaded, print per-family decoded/total and
 //! median ms per image (image decoding included, like qr_anchor.py). Writes nothing to disk.
 //!
-//! Usage: reader-bench [CORPUS_DIR] [--verbose] [--json OUT] [--scan-ms N] [--scan-passes N]
+//! Usage: reader-bench [CORPUS_DIR] [--verbose] [--trace] [--json OUT] [--scan-ms N]
+//!        [--scan-passes N]
 //!
+//! `--trace` prints, per image, where its time went (decode, each pass and preparation, ms).
 //! `--json` writes `{file: {ok, ms, how}}` for `scripts/reader-compare.py`; `--scan-ms` and
 //! `--scan-passes` override the reader's default scan budget (`reader::Limits`).
 
@@ -24,6 +26,7 @@ fn median(v: &mut [f64]) -> f64 {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let verbose = args.iter().any(|a| a == "--verbose");
+    let trace = args.iter().any(|a| a == "--trace");
     let opt = |name: &str| {
         args.iter()
             .position(|a| a == name)
@@ -67,7 +70,11 @@ fn main() {
         let family = m["family"].as_str().expect("family");
         let bytes = std::fs::read(format!("{dir}/{file}")).expect("read image");
         let t = Instant::now();
-        let res = reader::read_qr_explained(&bytes, &limits);
+        let (res, stages) = if trace {
+            reader::read_qr_traced(&bytes, &limits)
+        } else {
+            (reader::read_qr_explained(&bytes, &limits), Vec::new())
+        };
         let ms = t.elapsed().as_secs_f64() * 1000.0;
         let ok = matches!(&res, Ok((texts, _)) if texts.iter().any(|x| x == payload));
         if let Ok((_, s)) = &res {
@@ -81,6 +88,13 @@ fn main() {
         };
         if verbose {
             eprintln!("{file:28} {family:6} {ok:5} {how:12} {ms:8.1} ms");
+        }
+        if trace {
+            let s: Vec<String> = stages
+                .iter()
+                .map(|(n, ms)| format!("{n} {ms:.1}"))
+                .collect();
+            eprintln!("{file:28} {ms:8.1} ms: {}", s.join(", "));
         }
         records.insert(
             file.to_string(),

@@ -495,12 +495,46 @@ pub fn read_qr_explained(
     bytes: &[u8],
     limits: &Limits,
 ) -> Result<(Vec<String>, &'static str), ReadError> {
-    let mut budget = strategies::Budget::new(limits);
+    read_with(bytes, strategies::Budget::new(limits), limits).0
+}
+
+/// Stage timings of one read: (stage, milliseconds) in order (decode, fit, each pass and
+/// preparation); for benchmarks (`reader-bench --trace`).
+#[doc(hidden)]
+pub type Trace = Vec<(&'static str, f64)>;
+
+/// Like [`read_qr_explained`], also returning where the time went.
+#[doc(hidden)]
+pub fn read_qr_traced(
+    bytes: &[u8],
+    limits: &Limits,
+) -> (Result<(Vec<String>, &'static str), ReadError>, Trace) {
+    read_with(bytes, strategies::Budget::new(limits).traced(), limits)
+}
+
+fn read_with(
+    bytes: &[u8],
+    mut budget: strategies::Budget,
+    limits: &Limits,
+) -> (Result<(Vec<String>, &'static str), ReadError>, Trace) {
+    let res = read_inner(bytes, &mut budget, limits);
+    let trace = budget
+        .stages()
+        .into_iter()
+        .map(|(n, d)| (n, d.as_secs_f64() * 1e3))
+        .collect();
+    (res, trace)
+}
+
+fn read_inner(
+    bytes: &[u8],
+    budget: &mut strategies::Budget,
+    limits: &Limits,
+) -> Result<(Vec<String>, &'static str), ReadError> {
     let gray = decode_gray(bytes, limits)?;
-    let (found, name) = catch_unwind(AssertUnwindSafe(|| {
-        strategies::run_named(&gray, &mut budget)
-    }))
-    .unwrap_or((Vec::new(), "panic"));
+    budget.mark("decode");
+    let (found, name) = catch_unwind(AssertUnwindSafe(|| strategies::run_named(&gray, budget)))
+        .unwrap_or((Vec::new(), "panic"));
     if found.is_empty() {
         Err(ReadError::NoQr)
     } else {
