@@ -8,7 +8,8 @@ The references run here, one image at a time on one thread, the same way as
 ../shared/tools/wechat_anchor.py (cv2.imdecode + WeChatQRCode.detectAndDecode), image decoding
 included, so that every image gets a time and a result from all three in the same run.
 Prints per family: decoded counts (ours, zxing, wechat, union of the two references, ours ∪
-both), median and p99 ms for each reader, and the total-time ratio to zxing-cpp; then the p99 of
+both), median and p99 ms for each reader, the total-time ratio to zxing-cpp and both totals
+(ms: where a folder's time goes); then the p99 of
 our "no QR found" answers and the images a reference reads that we do not.
 """
 import importlib.util, io, json, os, statistics, sys, time
@@ -66,11 +67,12 @@ def line(name, rs):
     tot_o, tot_z = sum(ms(3)), sum(ms(5))
     print(f"{name:8} {c(2):>3}/{n:<3} {c(4):>3} {c(6):>3} {union:>5} {alls:>5} | "
           f"{statistics.median(ms(3)):6.1f} {p99(ms(3)):6.1f} | {statistics.median(ms(5)):6.1f} {p99(ms(5)):6.1f} | "
-          f"{statistics.median(ms(7)):6.1f} {p99(ms(7)):6.1f} | {tot_o / tot_z if tot_z else float('nan'):5.2f}")
+          f"{statistics.median(ms(7)):6.1f} {p99(ms(7)):6.1f} | {tot_o / tot_z if tot_z else float('nan'):5.2f} "
+          f"| {tot_o:7.0f} {tot_z:7.0f}")
 
 
 print(f"{'family':8} {'ours':>7} {'zx':>3} {'wq':>3} {'zx∪wq':>5} {'all':>5} | "
-      f"{'ours ms med/p99':>13} | {'zxing med/p99':>13} | {'wechat med/p99':>13} | {'time/zx':>5}")
+      f"{'ours ms med/p99':>13} | {'zxing med/p99':>13} | {'wechat med/p99':>13} | {'time/zx':>5} | {'ours ms':>7} {'zx ms':>7}")
 for fam in sorted({r[0] for r in rows}):
     line(fam, [r for r in rows if r[0] == fam])
 line("total", rows)
@@ -83,3 +85,5 @@ print(f"total time: ours {sum(r[3] for r in rows) / 1e3:.2f} s, zxing-cpp {sum(r
 missed = [f"{r[1]}({'zx' if r[4] else ''}{'+' if r[4] and r[6] else ''}{'wq' if r[6] else ''})"
           for r in rows if not r[2] and (r[4] or r[6])]
 print("read by a reference, not by us:", " ".join(missed) or "none")
+if os.environ.get("READER_COMPARE_ROWS"):  # every image's row, for a closer look
+    json.dump(rows, open(os.environ["READER_COMPARE_ROWS"], "w"))

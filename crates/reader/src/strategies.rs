@@ -104,6 +104,57 @@ const RQRR_TAIL: &[(&str, RqrrPrep)] = &[
     ("close+rqrr", |g| close_dark(g, 2)),
 ];
 
+/// A preparation of the QR region (crop of the working image in the decoders' polarity, its
+/// module size in px, whether the image is low-contrast), or `None` when it does not apply.
+type CropPrep = fn(&GrayImage, f32, bool) -> Option<GrayImage>;
+
+/// The strategies tried on the QR region the evidence gate found, before the whole image: the
+/// ones that read late on the hard families (`docs/benchmarks.md`), each on a crop of a few
+/// percent to half of the image. rqrr costs 5–10× an rxing pass per pixel, so it only runs
+/// on the crop (and the small images' tail).
+const CROP_STRATEGIES: &[(&str, CropPrep)] = &[
+    // (The crop as it is, and rqrr on it, read nothing the list below does not: left out.)
+    // Dim dark-mode cards and faded prints: one global threshold over the code alone.
+    ("crop+otsu", |c, _, low| low.then(|| otsu_threshold(c))),
+    // Thermal receipts: missing printer dots (see "close").
+    ("crop+close", |c, m, _| (m >= 2.5).then(|| close_dark(c, 2))),
+    // Thumbnails: modules under 3.5 px upscaled to 4–7 px with Lanczos (see "lanczos").
+    ("crop+lanczos", |c, m, _| {
+        (m < 3.5).then(|| upscale_lanczos(c, if m < 2.0 { 3 } else { 2 }))
+    }),
+    ("crop+close+rqrr", |c, m, _| {
+        (m >= 2.5).then(|| close_dark(c, 2))
+    }),
+];
+
+/// The region of `g` holding the QR whose finders (x, y, module; corner first) the gate
+/// found: the parallelogram they span, completed by its fourth corner, plus 10 modules each
+/// side (3.5 to the code's edge, the quiet zone, and slack for perspective); `None` when
+/// that is more than half the image (no saving) or degenerate. Also returns the module size.
+fn qr_region(g: &GrayImage, f: &[(f32, f32, f32); 3]) -> Option<(GrayImage, f32)> {
+    let [a, b, c] = *f;
+    let m = (a.2 + b.2 + c.2) / 3.0;
+    let d = (b.0 + c.0 - a.0, b.1 + c.1 - a.1);
+    let xs = [a.0, b.0, c.0, d.0];
+    let ys = [a.1, b.1, c.1, d.1];
+    let pad = 10.0 * m;
+    let lo = |v: &[f32; 4]| v.iter().copied().fold(f32::MAX, f32::min) - pad;
+    let hi = |v: &[f32; 4]| v.iter().copied().fold(f32::MIN, f32::max) + pad;
+    let (w, h) = (g.width() as f32, g.height() as f32);
+    let (x0, y0) = (lo(&xs).max(0.0), lo(&ys).max(0.0));
+    let (x1, y1) = (hi(&xs).min(w), hi(&ys).min(h));
+    if !(m.is_finite() && x1 - x0 >= 21.0 && y1 - y0 >= 21.0) || (x1 - x0) * (y1 - y0) > 0.5 * w * h
+    {
+        return None;
+    }
+    let (x0, y0) = (x0 as u32, y0 as u32);
+    let (cw, ch) = (
+        (x1 as u32).saturating_sub(x0),
+        (y1 as u32).saturating_sub(y0),
+    );
+    Some((image::imageops::crop_imm(g, x0, y0, cw, ch).to_image(), m))
+}
+
 /// What the QR search of one image may spend: a number of detector passes (one decoder on one
 /// prepared image) and a time from the start of the read. The first `FREE_PASSES` passes (the
 /// cheap half-size one and the plain working image, which read every corpus slip we read)
@@ -286,6 +337,29 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
     };
     let base: &GrayImage = &base;
     let low_contrast = stats.low_contrast();
+    // The QR region the gate found, at most half the image: the strategies that read late
+    // reads (closing, upscale, threshold, rqrr) first run there, at a fraction of the cost.
+    if let Some((crop, module)) = evidence.finders.and_then(|f| qr_region(base, &f)) {
+        budget.mark("crop");
+        for (name, prep) in CROP_STRATEGIES {
+            if budget.spent() {
+                return (Vec::new(), "budget");
+            }
+            let Some(img) = prep(&crop, module, low_contrast) else {
+                continue;
+            };
+            budget.mark("prep");
+            let found = if name.ends_with("rqrr") {
+                budget.pass(&img, scan_rqrr).unwrap_or_default()
+            } else {
+                scan(&img, budget)
+            };
+            budget.mark(name);
+            if !found.is_empty() {
+                return (found, name);
+            }
+        }
+    }
     let order = STRATEGIES
         .iter()
         .filter(|s| low_contrast && s.name == "otsu")
@@ -401,7 +475,7 @@ const EVIDENCE_MAX_HITS: usize = 20_000;
 const EVIDENCE_MAX_CENTRES: usize = 48;
 
 /// What the evidence gate saw (for tests and benchmarks).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Evidence {
     /// Row 1:1:3:1:1 runs confirmed down the column and the diagonal through their centre.
     pub hits: usize,
@@ -412,6 +486,9 @@ pub struct Evidence {
     /// Whether those three finders have light centres (a light-on-dark code: dark mode), so
     /// the strategies should read the inverted image.
     pub light: bool,
+    /// The three finders (x, y, module size in the working image; the corner first) of the
+    /// best-supported triple, when `qr_like`.
+    pub finders: Option<[(f32, f32, f32); 3]>,
 }
 
 /// Cheap evidence that `work` holds a QR code, checked after the free passes fail: on a
@@ -437,18 +514,26 @@ fn finder_evidence_with_half(work: &GrayImage, half: &GrayImage) -> Evidence {
     let mut hits: Vec<Hit> = Vec::new();
     let evidence = |hits: &[Hit]| {
         let (pts, light, seen) = centres_of(hits);
-        let qr_like = find_triple(&pts, |_| true).is_some();
+        let any = find_triple(&pts, |_| true);
         // Polarity: the best-supported triple whose three centres agree (a QR's finders all
         // have the same), so a stray mixed triple in text cannot decide it.
-        let support = |light_centres: bool| {
-            find_triple(&pts, |i| (light[i] > 0.5) == light_centres)
-                .map_or(0, |t| t.iter().map(|&i| seen[i]).sum::<u32>())
+        let agreeing = |light_centres: bool| {
+            best_triple(&pts, &seen, |i| (light[i] > 0.5) == light_centres)
+                .map(|t| (t.iter().map(|&i| seen[i]).sum::<u32>(), t))
         };
+        let (dark_t, light_t) = if any.is_some() {
+            (agreeing(false), agreeing(true))
+        } else {
+            (None, None)
+        };
+        let is_light = light_t.is_some_and(|l| dark_t.is_none_or(|d| l.0 > d.0));
+        let chosen = if is_light { light_t } else { dark_t }.map(|t| t.1).or(any);
         Evidence {
             hits: hits.len(),
             centres: pts.len(),
-            qr_like,
-            light: qr_like && support(true) > support(false),
+            qr_like: any.is_some(),
+            light: is_light,
+            finders: chosen.map(|t| t.map(|i| pts[i])),
         }
     };
     if work.width().min(work.height()) >= CHEAP_HALF_MIN_SIDE {
@@ -593,12 +678,50 @@ fn three_finders(pts: &[(f32, f32, f32)]) -> bool {
     find_triple(pts, |_| true).is_some()
 }
 
+/// Of the triples [`find_triple`] accepts, the one whose centres were seen on the most rows
+/// (a real finder gives a hit on every row through its centre block; a stray triple in text
+/// or a textured header, a few), as indices (corner first).
+fn best_triple(
+    pts: &[(f32, f32, f32)],
+    seen: &[u32],
+    use_centre: impl Fn(usize) -> bool,
+) -> Option<[usize; 3]> {
+    let mut best: Option<(f32, [usize; 3])> = None;
+    for_each_triple(pts, &use_centre, &mut |t| {
+        // A QR's three finders have the same module size: weigh the rows seen by how well
+        // the sizes agree (a triple mixing a finder with data modules scores lower).
+        let ms = t.map(|i| pts[i].2);
+        let agree = ms.iter().copied().fold(f32::MAX, f32::min)
+            / ms.iter().copied().fold(f32::MIN, f32::max);
+        let score = t.iter().map(|&i| seen[i] as f32).sum::<f32>() * agree * agree;
+        if best.is_none_or(|b| score > b.0) {
+            best = Some((score, t));
+        }
+        false
+    });
+    best.map(|b| b.1)
+}
+
 /// Three centres (x, y, module) that could be a QR's finders, as indices (corner first):
 /// similar modules, and one of them the corner of two sides of about equal length (±40 %) at
 /// about a right angle (±25°: perspective and shear), 14–180 modules long (versions 1–40).
 /// Only centres `use_centre` accepts take part; the first triple found (centres come most-seen
 /// first) is returned.
 fn find_triple(pts: &[(f32, f32, f32)], use_centre: impl Fn(usize) -> bool) -> Option<[usize; 3]> {
+    let mut found = None;
+    for_each_triple(pts, &use_centre, &mut |t| {
+        found = Some(t);
+        true
+    });
+    found
+}
+
+/// Calls `visit` with every triple [`find_triple`] accepts until it returns true.
+fn for_each_triple(
+    pts: &[(f32, f32, f32)],
+    use_centre: &dyn Fn(usize) -> bool,
+    visit: &mut dyn FnMut([usize; 3]) -> bool,
+) {
     let similar = |a: f32, b: f32| a.max(b) <= 1.8 * a.min(b);
     for (i, &(ax, ay, am)) in pts.iter().enumerate() {
         if !use_centre(i) {
@@ -622,13 +745,12 @@ fn find_triple(pts: &[(f32, f32, f32)], use_centre: impl Fn(usize) -> bool) -> O
                     continue;
                 }
                 let cos = (ux * vx + uy * vy) / (lu * lv);
-                if cos.abs() <= 0.42 {
-                    return Some([i, j, k]);
+                if cos.abs() <= 0.42 && visit([i, j, k]) {
+                    return;
                 }
             }
         }
     }
-    None
 }
 
 /// [`finder_evidence`] on the working image of `full`.
@@ -1292,6 +1414,131 @@ mod tests {
         );
     }
 
+    /// `g` with every level mapped through `f` (re-colouring generated images).
+    fn map(g: &GrayImage, f: impl Fn(u8) -> u8) -> GrayImage {
+        GrayImage::from_fn(g.width(), g.height(), |x, y| {
+            image::Luma([f(g.get_pixel(x, y).0[0])])
+        })
+    }
+
+    #[test]
+    fn evidence_tells_the_polarity_of_the_finders() {
+        let e = finder_evidence(&finders_only());
+        assert!(e.qr_like && !e.light, "{e:?}");
+        let f = e.finders.expect("a triple");
+        // The corner finder of `finders_only` is at module (3.5, 3.5), 6 px modules, from 40.
+        assert!(
+            (f[0].0 - 61.0).abs() < 4.0 && (f[0].1 - 61.0).abs() < 4.0,
+            "{f:?}"
+        );
+        let e = finder_evidence(&invert(&finders_only()));
+        assert!(e.qr_like && e.light, "{e:?}");
+    }
+
+    #[test]
+    fn qr_region_is_the_code_plus_ten_modules() {
+        let g = GrayImage::new(1000, 1000);
+        let f = [
+            (500.0, 500.0, 4.0),
+            (600.0, 500.0, 4.0),
+            (500.0, 600.0, 4.0),
+        ];
+        let (crop, m) = qr_region(&g, &f).expect("a small region");
+        assert_eq!((crop.dimensions(), m), ((180, 180), 4.0));
+        // Clipped at the border.
+        let f = [(10.0, 10.0, 4.0), (110.0, 10.0, 4.0), (10.0, 110.0, 4.0)];
+        assert_eq!(qr_region(&g, &f).unwrap().0.dimensions(), (150, 150));
+        // Most of the image: no crop.
+        let f = [
+            (100.0, 100.0, 4.0),
+            (900.0, 100.0, 4.0),
+            (100.0, 900.0, 4.0),
+        ];
+        assert!(qr_region(&g, &f).is_none());
+    }
+
+    #[test]
+    fn a_dim_dark_mode_code_is_read_after_a_global_threshold() {
+        // Light modules at ~115 on a ~40 card: the decoders' own binarisers miss it, inverted
+        // or not; the gate sees light-centred finders, the image is low-contrast, and Otsu on
+        // the inverted QR region reads it.
+        let payload = slip_payload();
+        let g = map(&thumbnail(&payload, 4.0, 2.0), |v| {
+            118 - (u16::from(v) * 78 / 255) as u8
+        });
+        let stats = Stats::of(&g);
+        assert!(
+            stats.dark() && stats.low_contrast(),
+            "{} {} {}",
+            stats.mean,
+            stats.lo,
+            stats.hi
+        );
+        let e = finder_evidence(&g);
+        assert!(e.qr_like && e.light, "{e:?}");
+        let (found, how) = run_named(&g, &mut Budget::new(&unlimited()));
+        assert_eq!(found, vec![payload]);
+        assert!(["dark", "crop+otsu"].contains(&how), "{how}");
+    }
+
+    #[test]
+    fn the_qr_region_of_a_speckled_print_is_closed_and_read() {
+        // A 6 px/module code whose dark modules miss 2×2 dots in a regular pattern, in the
+        // lower right of a page with text bars: the plain pass misses it, a closing of the
+        // QR region reads it.
+        let payload = slip_payload();
+        let mut g = thumbnail(&payload, 6.0, 2.5);
+        let (w, h) = g.dimensions();
+        // A third of the 2×2 printer dots missing, at random (seeded).
+        let holes: Vec<bool> = (0..(w / 2 + 1) * (h / 2 + 1))
+            .scan(0x2545_f491u32, |s, _| {
+                *s ^= *s << 13;
+                *s ^= *s >> 17;
+                *s ^= *s << 5;
+                Some(*s % 3 == 0)
+            })
+            .collect();
+        // Where the code's modules are (as `thumbnail` draws them at 8 px, then scales): the
+        // finders are left whole, so the gate finds this code's triple.
+        let n = qrcode::QrCode::with_error_correction_level(payload.as_bytes(), qrcode::EcLevel::M)
+            .unwrap()
+            .width() as i32;
+        let big_side = ((n as u32 + 8) * 8) as f32 * 2.5;
+        let off = big_side as i32 - (n + 8) * 8 - 16;
+        let module_at = |x: u32, y: u32| {
+            let at = |v: u32| ((v as f32 * 8.0 / 6.0) as i32 - off).div_euclid(8) - 4;
+            (at(x), at(y))
+        };
+        for y in 0..h {
+            for x in 0..w {
+                let (mx, my) = module_at(x, y);
+                let finder = (mx < 8 || mx >= n - 8) && (my < 8 || (mx < 8 && my >= n - 8));
+                if g.get_pixel(x, y).0[0] < 128
+                    && !finder
+                    && holes[((y / 2) * (w / 2 + 1) + x / 2) as usize]
+                {
+                    g.put_pixel(x, y, image::Luma([235]));
+                }
+            }
+        }
+        let e = finder_evidence(&g);
+        let f = e.finders.expect("finders");
+        let (crop, m) = qr_region(&g, &f).expect("a region");
+        assert!((4.5..7.5).contains(&m), "{m} {f:?}");
+        assert!(crop.width() * crop.height() * 2 <= w * h);
+        assert!(
+            scan_rxing(&g, true).is_empty(),
+            "the plain pass reads it: not a test"
+        );
+        assert_eq!(
+            scan_rxing(&close_dark(&crop, 2), true),
+            vec![payload.clone()]
+        );
+        let (found, how) = run_named(&g, &mut Budget::new(&unlimited()));
+        assert_eq!(found, vec![payload]);
+        assert_eq!(how, "crop+close");
+    }
+
     #[test]
     fn three_finders_needs_a_right_angle_and_similar_modules() {
         let l = [(0.0, 0.0, 4.0), (100.0, 0.0, 4.0), (0.0, 100.0, 4.0)];
@@ -1327,6 +1574,10 @@ mod tests {
             let mut b = Budget::new(&unlimited());
             assert_eq!(run_named(&g, &mut b), (Vec::new(), "no-finder"));
             assert!(b.used() <= FREE_PASSES + 1, "{} passes", b.used());
+            // Big images: the gate runs before the plain pass, so only the half pass is spent.
+            if g.width().min(g.height()) >= CHEAP_HALF_MIN_SIDE {
+                assert_eq!(b.used(), 1, "{}x{}", g.width(), g.height());
+            }
         }
         // With finder patterns, every strategy is tried.
         let mut b = Budget::new(&unlimited());
