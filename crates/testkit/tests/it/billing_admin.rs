@@ -103,7 +103,7 @@ both!(packages_subscription_and_credit, |b: Backend| async move {
     let (s, v) = t
         .call("POST", &sub, TOKEN, Some(json!({"package": "nope"})))
         .await;
-    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"), "{v}");
+    assert_eq!((s, code(&v)), (404, "NOT_FOUND"), "{v}");
     assert!(message(&v).starts_with("package:"), "{v}");
     let (s, v) = t
         .call(
@@ -355,7 +355,7 @@ both!(
             let (s, v) = t.call(method, &path, TOKEN, body).await;
             assert_eq!(
                 (s, code(&v), message(&v)),
-                (400, "VALIDATION_ERROR", "service: no such service"),
+                (404, "NOT_FOUND", "service: no such service"),
                 "{method} {path}"
             );
         }
