@@ -55,7 +55,7 @@ const STRATEGIES: &[Strategy] = &[
         name: "lanczos",
         prep: |g| {
             let short = g.width().min(g.height());
-            (short < TINY_SIDE).then(|| upscale_lanczos(g, if short < 400 { 3 } else { 2 }))
+            (short < TINY_SIDE).then(|| upscale_lanczos(g, lanczos_factor(short)))
         },
     },
     // Noisy / moiré photos: averaging 2×2 blocks low-passes the noise and screen pattern.
@@ -120,12 +120,41 @@ const CROP_STRATEGIES: &[(&str, CropPrep)] = &[
     ("crop+close", |c, m, _| (m >= 2.5).then(|| close_dark(c, 2))),
     // Thumbnails: modules under 3.5 px upscaled to 4–7 px with Lanczos (see "lanczos").
     ("crop+lanczos", |c, m, _| {
-        (m < 3.5).then(|| upscale_lanczos(c, if m < 2.0 { 3 } else { 2 }))
+        (m < 3.5).then(|| upscale_lanczos(c, crop_lanczos_factor(m)))
     }),
     ("crop+close+rqrr", |c, m, _| {
         (m >= 2.5).then(|| close_dark(c, 2))
     }),
 ];
+
+/// The Lanczos factor for a QR region of `module` px modules: ×3 under 2 px, else ×2.
+fn crop_lanczos_factor(module: f32) -> u32 {
+    if module < 2.0 {
+        3
+    } else {
+        2
+    }
+}
+
+/// The Lanczos factor for a whole thumbnail of short side `short`: ×3 under 400 px, else ×2.
+fn lanczos_factor(short: u32) -> u32 {
+    if short < 400 {
+        3
+    } else {
+        2
+    }
+}
+
+/// How many times the working image's pixels the strategy `name` hands the decoder (its
+/// upscale), so the budget can refuse a pass before paying for its preparation.
+fn prepared_scale(name: &str, work: &GrayImage) -> u64 {
+    let short = work.width().min(work.height());
+    match name {
+        "lanczos" if short < TINY_SIDE => u64::from(lanczos_factor(short)).pow(2),
+        "bilinear2" => 4,
+        _ => 1,
+    }
+}
 
 /// The region of `g` holding the QR whose finders (x, y, module; corner first) the gate
 /// found: the parallelogram they span, completed by its fourth corner, plus 10 modules each
@@ -345,6 +374,15 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
             if budget.spent() {
                 return (Vec::new(), "budget");
             }
+            let scale = if *name == "crop+lanczos" {
+                u64::from(crop_lanczos_factor(module)).pow(2)
+            } else {
+                1
+            };
+            let area = u64::from(crop.width()) * u64::from(crop.height());
+            if !budget.affords(area * scale) {
+                continue;
+            }
             let Some(img) = prep(&crop, module, low_contrast) else {
                 continue;
             };
@@ -376,8 +414,9 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
         if budget.spent() {
             return (Vec::new(), "budget");
         }
-        // Not even one pass over an image this size fits: skip the preparation's cost too.
-        if !budget.affords(u64::from(work.width()) * u64::from(work.height())) {
+        // Not even one pass over the prepared image fits: skip the preparation's cost too.
+        let area = u64::from(work.width()) * u64::from(work.height());
+        if !budget.affords(area * prepared_scale(s.name, work)) {
             continue;
         }
         if let Some(img) = (s.prep)(base) {
