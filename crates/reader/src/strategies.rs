@@ -1579,6 +1579,23 @@ mod tests {
     }
 
     #[test]
+    fn the_budget_sees_an_upscale_before_it_is_prepared() {
+        let thumb = GrayImage::new(300, 450);
+        assert_eq!(prepared_scale("lanczos", &thumb), 9);
+        assert_eq!(prepared_scale("lanczos", &GrayImage::new(500, 800)), 4);
+        assert_eq!(prepared_scale("lanczos", &GrayImage::new(900, 1200)), 1);
+        assert_eq!(prepared_scale("close", &thumb), 1);
+        // A budget that affords a pass over the thumbnail but not over its ×3 upscale skips
+        // the strategy without preparing it.
+        let mut b = Budget::new(&unlimited());
+        assert!(b.take(1) && b.take(1));
+        b.time = Duration::from_secs(1);
+        b.ns_per_px = 1e9 / (300.0 * 450.0 * 4.0);
+        assert!(b.affords(300 * 450));
+        assert!(!b.affords(300 * 450 * prepared_scale("lanczos", &thumb)));
+    }
+
+    #[test]
     fn three_finders_needs_a_right_angle_and_similar_modules() {
         let l = [(0.0, 0.0, 4.0), (100.0, 0.0, 4.0), (0.0, 100.0, 4.0)];
         assert!(three_finders(&l));
