@@ -221,6 +221,12 @@ fn request_rules(doc: &mut Value) {
             "RotateKey" => schema["properties"]["graceSeconds"]["maximum"] = json!(7 * 24 * 3600),
             "PackageChange" => schema["properties"]["price"]["maximum"] = json!(100_000_000),
             "NewBankAccount" => schema["properties"]["bankNumber"]["maxLength"] = json!(32),
+            "AdjustQuota" => {
+                let amount = &mut schema["properties"]["amount"];
+                amount["not"] = json!({ "const": 0 });
+                amount["minimum"] = json!(-1_000_000_000);
+                amount["maximum"] = json!(1_000_000_000);
+            }
             // At least one trigger.
             "AutoRenewChange" => {
                 schema["anyOf"] = json!(["enabled", "onExpiry", "onQuota"]
