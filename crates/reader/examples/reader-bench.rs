@@ -5,6 +5,11 @@
 //!        [--scan-passes N]
 //!
 //! `--trace` prints, per image, where its time went (decode, each pass and preparation, ms).
+//!
+//! `reader-bench --serve [--scan-ms N] [--scan-passes N]` reads one image path per line on
+//! stdin and answers each with one JSON line `{"texts": [...], "ms": …, "how": …}` (the read
+//! alone timed, as for a folder), so `scripts/reader-compare.py` can run ours, zxing-cpp and
+//! WeChat's reader on each image in turn: the three see the same load at the same moment.
 //! `--json` writes `{file: {ok, ms, how}}` for `scripts/reader-compare.py`; `--scan-ms` and
 //! `--scan-passes` override the reader's default scan budget (`reader::Limits`).
 
@@ -39,6 +44,10 @@ fn main() {
     }
     if let Some(n) = opt("--scan-passes") {
         limits.scan_passes = n.parse().expect("--scan-passes N");
+    }
+    if args.iter().any(|a| a == "--serve") {
+        serve(&limits);
+        return;
     }
     let values: Vec<&String> = args
         .iter()
@@ -122,5 +131,26 @@ fn main() {
     println!("winning strategy: {}", s.join(" "));
     if let Some(path) = json_out {
         std::fs::write(path, serde_json::Value::Object(records).to_string()).expect("write --json");
+    }
+}
+
+/// One image path per stdin line → one JSON line on stdout, until stdin closes.
+fn serve(limits: &reader::Limits) {
+    use std::io::{BufRead, Write};
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout().lock();
+    for line in stdin.lock().lines() {
+        let path = line.expect("read stdin");
+        let bytes = std::fs::read(path.trim()).expect("read image");
+        let t = Instant::now();
+        let res = reader::read_qr_explained(&bytes, limits);
+        let ms = t.elapsed().as_secs_f64() * 1000.0;
+        let (texts, how) = match res {
+            Ok((texts, how)) => (texts, how.to_string()),
+            Err(e) => (Vec::new(), format!("{e:?}")),
+        };
+        let answer = serde_json::json!({"texts": texts, "ms": ms, "how": how});
+        writeln!(out, "{answer}").expect("write stdout");
+        out.flush().expect("flush stdout");
     }
 }
