@@ -102,12 +102,9 @@ const STRATEGIES: &[Strategy] = &[
     },
 ];
 
-/// rqrr's passes, after every rxing one: the plain image (inverted in dark mode) and its
-/// closing.
-const RQRR_TAIL: &[(&str, RqrrPrep)] = &[
-    ("rqrr", |g| g.clone()),
-    ("close+rqrr", |g| close_dark(g, 2)),
-];
+/// rqrr's passes after every rxing one: the plain image (in the decoders' polarity). (Its
+/// pass on the closing, "close+rqrr", runs right after rxing's on the same closed image.)
+const RQRR_TAIL: &[(&str, RqrrPrep)] = &[("rqrr", |g| g.clone())];
 
 /// A preparation of the QR region (crop of the working image in the decoders' polarity, its
 /// module size in px, whether the image is low-contrast), or `None` when it does not apply.
@@ -435,6 +432,16 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
             if !found.is_empty() {
                 return (found, s.name);
             }
+            // Thermal prints rxing misses even closed: rqrr on the same closed image, when
+            // small (measured: it read one such print, ahead of the upscale and thresholds
+            // that read none and cost more).
+            if s.name == "close" && area <= RQRR_MAX_PIXELS && !budget.spent() {
+                let found = budget.pass(&img, scan_rqrr).unwrap_or_default();
+                budget.mark("close+rqrr");
+                if !found.is_empty() {
+                    return (found, "close+rqrr");
+                }
+            }
         }
     }
     // rqrr reads a few images rxing misses (some thermal prints) but costs 5–10× an rxing pass
@@ -574,7 +581,12 @@ fn finder_evidence_with_half(work: &GrayImage, half: &GrayImage) -> Evidence {
         } else {
             (None, None)
         };
-        let is_light = light_t.is_some_and(|l| dark_t.is_none_or(|d| l.0 > d.0));
+        // The finders decide against the mean luminance only by a clear margin (2×): a
+        // textured header or speckle can mimic a few finders of either polarity.
+        let prior_dark = light_t.is_some() && Stats::of(work).dark();
+        let margin = if prior_dark { 0.5 } else { 2.0 };
+        let is_light =
+            light_t.is_some_and(|l| dark_t.is_none_or(|d| l.0 as f32 > margin * d.0 as f32));
         let chosen = if is_light { light_t } else { dark_t }.map(|t| t.1).or(any);
         Evidence {
             hits: hits.len(),
@@ -735,6 +747,9 @@ fn best_triple(
     use_centre: impl Fn(usize) -> bool,
 ) -> Option<[usize; 3]> {
     let mut best: Option<(f32, [usize; 3])> = None;
+    // Among the 32 most-seen centres (they come most-seen first): a finder is seen on every
+    // row through its centre block, and the exhaustive search is cubic.
+    let pts = &pts[..pts.len().min(32)];
     for_each_triple(pts, &use_centre, &mut |t| {
         // A QR's three finders have the same module size: weigh the rows seen by how well
         // the sizes agree (a triple mixing a finder with data modules scores lower).
