@@ -25,6 +25,10 @@ const CHEAP_HALF_MIN_SIDE: u32 = 700;
 /// the half pass reads 20 of the hard families' 466–679 px screen, moiré and rotated photos at
 /// a quarter of a plain pass, and 9 more corpus slips; no count changes.
 const HALF_FIRST_MIN_SIDE: u32 = 450;
+/// Short side under which the evidence gate also looks at a Lanczos ×2 of the image (was
+/// `TINY_SIDE`, 600): thumbnails up to ~560 px with 1–2 px modules; the 490–590 px receipt
+/// photos of the thermal family have 6–8 px modules and paid ~5 ms for it.
+const GATE_UPSCALE_MAX_SIDE: u32 = 570;
 /// Passes that run whatever the time (see `Budget`).
 const FREE_PASSES: u32 = 2;
 /// Largest image the fallback decoder rqrr is tried on.
@@ -616,7 +620,7 @@ fn finder_evidence_with_half(work: &GrayImage, half: &GrayImage) -> Evidence {
         // Thumbnails: 1–2 px modules blur into each other; the Lanczos ×2 the strategies use
         // anyway restores the runs (cheap at this size).
         let short = work.width().min(work.height());
-        if short < TINY_SIDE && !evidence(&hits).qr_like {
+        if short < GATE_UPSCALE_MAX_SIDE && !evidence(&hits).qr_like {
             let bin = evidence_binarize(&upscale_lanczos(work, 2));
             finder_hits_in(&bin, 14, &mut |x, y, m, l| {
                 hits.push((x / 2.0, y / 2.0, m / 2.0, l))
