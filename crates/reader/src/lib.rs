@@ -9,9 +9,11 @@
 //! (last, small images only), over a list of preprocessing strategies ordered by measured
 //! yield (plain, a closing for speckled thermal prints, a Lanczos upscale for thumbnails, 2×2
 //! average or 3×3 blur against moiré, inverted, local-mean and Otsu thresholds), stopping at
-//! the first one that yields a QR code, within the scan budget of [`Limits`]. When the two
-//! free passes fail, the later strategies run only if a cheap finder-pattern check sees three
-//! finders placed like a QR's, so a picture without a QR fails after those passes.
+//! the first one that yields a QR code, within the scan budget of [`Limits`]. When the free
+//! passes fail, the later strategies run only if a cheap finder-pattern check sees three
+//! finders placed like a QR's, so a picture without a QR fails after those passes (on big
+//! images the check comes before the plain pass, so there it fails after the half-size pass);
+//! the strategies then run on the QR region those finders span first, then the whole image.
 
 use std::io::Cursor;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -31,7 +33,8 @@ pub struct Limits {
     pub max_pixels: u64,
     /// Time for the QR search of one image, counted from the start of the read (image decoding
     /// included). No new detector pass starts after it, nor one predicted to end after it;
-    /// the first two passes (half size and plain) always run.
+    /// the first two passes (half size and plain) always run, except that the plain pass of a
+    /// big image (short side ≥ 700 px) runs only when the evidence gate sees finder patterns.
     pub scan_time: std::time::Duration,
     /// Most detector passes (one decoder on one prepared image) spent on one image.
     pub scan_passes: u32,
@@ -495,12 +498,46 @@ pub fn read_qr_explained(
     bytes: &[u8],
     limits: &Limits,
 ) -> Result<(Vec<String>, &'static str), ReadError> {
-    let mut budget = strategies::Budget::new(limits);
+    read_with(bytes, strategies::Budget::new(limits), limits).0
+}
+
+/// Stage timings of one read: (stage, milliseconds) in order (decode, fit, each pass and
+/// preparation); for benchmarks (`reader-bench --trace`).
+#[doc(hidden)]
+pub type Trace = Vec<(&'static str, f64)>;
+
+/// Like [`read_qr_explained`], also returning where the time went.
+#[doc(hidden)]
+pub fn read_qr_traced(
+    bytes: &[u8],
+    limits: &Limits,
+) -> (Result<(Vec<String>, &'static str), ReadError>, Trace) {
+    read_with(bytes, strategies::Budget::new(limits).traced(), limits)
+}
+
+fn read_with(
+    bytes: &[u8],
+    mut budget: strategies::Budget,
+    limits: &Limits,
+) -> (Result<(Vec<String>, &'static str), ReadError>, Trace) {
+    let res = read_inner(bytes, &mut budget, limits);
+    let trace = budget
+        .stages()
+        .into_iter()
+        .map(|(n, d)| (n, d.as_secs_f64() * 1e3))
+        .collect();
+    (res, trace)
+}
+
+fn read_inner(
+    bytes: &[u8],
+    budget: &mut strategies::Budget,
+    limits: &Limits,
+) -> Result<(Vec<String>, &'static str), ReadError> {
     let gray = decode_gray(bytes, limits)?;
-    let (found, name) = catch_unwind(AssertUnwindSafe(|| {
-        strategies::run_named(&gray, &mut budget)
-    }))
-    .unwrap_or((Vec::new(), "panic"));
+    budget.mark("decode");
+    let (found, name) = catch_unwind(AssertUnwindSafe(|| strategies::run_named(&gray, budget)))
+        .unwrap_or((Vec::new(), "panic"));
     if found.is_empty() {
         Err(ReadError::NoQr)
     } else {
