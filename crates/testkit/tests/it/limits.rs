@@ -205,43 +205,52 @@ both!(
 
 /// Sends `head` then body chunks from `next` until the server answers; returns the answer
 /// (status line, headers, body) and how many body bytes had been written when it came.
+///
+/// One task, reading first: before each chunk it takes whatever answer bytes have arrived, so
+/// the count is what the client had written when the answer reached its socket, not when a
+/// busy machine got round to a reader task (the writer alone can fill several MB of loopback
+/// buffers while the server drains after answering).
 async fn send_until_answered(
     t: &TestApp,
     head: String,
     mut next: impl FnMut(usize) -> Option<Vec<u8>> + Send + 'static,
 ) -> (String, usize) {
-    use std::sync::atomic::{AtomicUsize, Ordering};
     let s = tokio::net::TcpStream::connect(t.addr).await.unwrap();
     let (mut rd, mut wr) = s.into_split();
-    let progress = std::sync::Arc::new(AtomicUsize::new(0));
-    let counter = progress.clone();
-    let writer = tokio::spawn(async move {
-        let mut sent = 0usize;
-        if wr.write_all(head.as_bytes()).await.is_err() {
-            return;
-        }
-        while let Some(chunk) = next(sent) {
-            if wr.write_all(&chunk).await.is_err() {
-                break;
-            }
-            sent += chunk.len();
-            counter.store(sent, Ordering::Relaxed);
-        }
-    });
+    wr.write_all(head.as_bytes()).await.unwrap();
     let mut answer = Vec::new();
     let mut buf = [0u8; 4096];
+    let mut sent = 0usize;
+    let mut sent_at_answer = None;
+    let mut writing = true;
     // The answer comes early, while the client is still sending.
     while !String::from_utf8_lossy(&answer).contains("}") {
-        match tokio::time::timeout(Duration::from_secs(20), rd.read(&mut buf)).await {
-            Ok(Ok(n)) if n > 0 => answer.extend_from_slice(&buf[..n]),
-            _ => break,
+        let chunk = if writing { next(sent) } else { None };
+        writing = chunk.is_some();
+        let read = tokio::time::timeout(Duration::from_secs(20), rd.read(&mut buf));
+        tokio::select! {
+            biased;
+            r = read => match r {
+                Ok(Ok(n)) if n > 0 => {
+                    sent_at_answer.get_or_insert(sent);
+                    // A write cut off by the answer is not resumed: the client stops.
+                    writing = false;
+                    answer.extend_from_slice(&buf[..n]);
+                }
+                _ => break,
+            },
+            w = async { wr.write_all(chunk.as_deref().unwrap_or_default()).await }, if writing => {
+                match w {
+                    Ok(()) => sent += chunk.map_or(0, |c| c.len()),
+                    Err(_) => writing = false,
+                }
+            }
         }
     }
-    // How much the client had sent when the answer came (the server answers as soon as a
-    // limit is passed; what it discards afterwards is the connection policy's, in `edge`).
-    let sent = progress.load(Ordering::Relaxed);
-    writer.abort();
-    (String::from_utf8_lossy(&answer).to_string(), sent)
+    (
+        String::from_utf8_lossy(&answer).to_string(),
+        sent_at_answer.unwrap_or(sent),
+    )
 }
 
 /// Chunked request head for a multipart POST.
