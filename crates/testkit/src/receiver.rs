@@ -8,7 +8,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
-use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+use rcgen::{BasicConstraints, Certificate, CertificateParams, IsCa, KeyPair};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -115,8 +115,15 @@ impl axum::serve::Listener for TlsListener {
     }
 }
 
-impl Receiver {
-    pub async fn spawn() -> Receiver {
+/// A throw-away CA and a leaf certificate for `localhost` / `127.0.0.1` that it signed.
+pub struct Certs {
+    pub ca: Certificate,
+    pub leaf: Certificate,
+    pub leaf_key: KeyPair,
+}
+
+impl Certs {
+    pub fn generate() -> Certs {
         let ca_key = KeyPair::generate().unwrap();
         let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
         ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
@@ -126,6 +133,13 @@ impl Receiver {
             .unwrap()
             .signed_by(&leaf_key, &ca, &ca_key)
             .unwrap();
+        Certs { ca, leaf, leaf_key }
+    }
+}
+
+impl Receiver {
+    pub async fn spawn() -> Receiver {
+        let Certs { ca, leaf, leaf_key } = Certs::generate();
         let config = rustls::ServerConfig::builder_with_provider(Arc::new(
             rustls::crypto::ring::default_provider(),
         ))

@@ -3,11 +3,9 @@
 use serde_json::{json, Value};
 use testkit::{both, Backend, TestApp};
 
-const TOKEN: &str = "admin-token-0123456789abcdef0123456789";
+use crate::common::code;
 
-fn code(v: &Value) -> &str {
-    v["error"]["code"].as_str().unwrap_or("<none>")
-}
+const TOKEN: &str = "admin-token-0123456789abcdef0123456789";
 
 both!(admin_api_is_off_without_a_token, |b: Backend| async move {
     let t = TestApp::spawn(b).await;
@@ -108,8 +106,7 @@ both!(operator_flow, |b: Backend| async move {
         (Some(true), Some(3))
     );
     assert!(v["data"].get("webhookSecret").is_none());
-    let (s, v) = t.get("/v2/info", Some(&key)).await;
-    assert_eq!((s, code(&v)), (403, "BRANCH_INACTIVE"));
+    t.get_err("/v2/info", &key, 403, "BRANCH_INACTIVE").await;
     t.call(
         "PATCH",
         &format!("/admin/branches/{bid}"),
@@ -160,8 +157,7 @@ both!(operator_flow, |b: Backend| async move {
         )
         .await;
     assert_eq!((s, v["data"]["banned"].as_bool()), (200, Some(true)));
-    let (s, v) = t.get("/v2/info", Some(&new_key)).await;
-    assert_eq!((s, code(&v)), (403, "USER_BANNED"));
+    t.get_err("/v2/info", &new_key, 403, "USER_BANNED").await;
 
     let (s, v) = t
         .call(

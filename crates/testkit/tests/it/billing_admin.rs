@@ -4,11 +4,9 @@
 use serde_json::{json, Value};
 use testkit::{both, Backend, TestApp};
 
-const TOKEN: &str = "billing-admin-token-0123456789abcdef0123";
+use crate::common::code;
 
-fn code(v: &Value) -> &str {
-    v["error"]["code"].as_str().unwrap_or("<none>")
-}
+const TOKEN: &str = "billing-admin-token-0123456789abcdef0123";
 
 fn message(v: &Value) -> &str {
     v["error"]["message"].as_str().unwrap_or("<none>")
