@@ -4,6 +4,7 @@
 //! PostgreSQL is reached at `SLIPVERIFY_TEST_PG_URL` (default
 //! `postgres://postgres@127.0.0.1:5432/test`); each test creates its own database from it.
 
+pub mod certs;
 pub mod raw;
 pub mod receiver;
 
@@ -541,6 +542,42 @@ impl TestApp {
         let at = std::panic::Location::caller();
         async move {
             let (s, v) = self.post(path, key, body).await;
+            assert_eq!((s, error_code(&v)), (status, code), "{v} (at {at})");
+            v
+        }
+    }
+
+    /// `call` asserting a 200; returns the body.
+    #[track_caller]
+    pub fn call_ok<'a>(
+        &'a self,
+        method: &'a str,
+        path: &'a str,
+        key: &'a str,
+        body: Option<Value>,
+    ) -> impl std::future::Future<Output = Value> + 'a {
+        let at = std::panic::Location::caller();
+        async move {
+            let (s, v) = self.call(method, path, key, body).await;
+            assert_eq!(s, 200, "{v} (at {at})");
+            v
+        }
+    }
+
+    /// `call` asserting a v2 error: this status and `error.code`; returns the body.
+    #[track_caller]
+    pub fn call_err<'a>(
+        &'a self,
+        method: &'a str,
+        path: &'a str,
+        key: &'a str,
+        body: Option<Value>,
+        status: u16,
+        code: &'a str,
+    ) -> impl std::future::Future<Output = Value> + 'a {
+        let at = std::panic::Location::caller();
+        async move {
+            let (s, v) = self.call(method, path, key, body).await;
             assert_eq!((s, error_code(&v)), (status, code), "{v} (at {at})");
             v
         }

@@ -140,15 +140,15 @@ both!(bank_account_lifecycle_and_errors, |b: Backend| async move {
         (200, Some("NUMBER")),
         "{v}"
     );
-    let (s, v) = t
-        .call(
-            "PATCH",
-            &format!("/v2/bank-accounts/{bbl}"),
-            key,
-            Some(json!({"extraVerify": "BOGUS"})),
-        )
-        .await;
-    assert_eq!((s, code(&v)), (400, "INVALID_EXTRA_VERIFY"));
+    t.call_err(
+        "PATCH",
+        &format!("/v2/bank-accounts/{bbl}"),
+        key,
+        Some(json!({"extraVerify": "BOGUS"})),
+        400,
+        "INVALID_EXTRA_VERIFY",
+    )
+    .await;
     let (s, v) = t
         .call(
             "PATCH",
@@ -162,33 +162,36 @@ both!(bank_account_lifecycle_and_errors, |b: Backend| async move {
         (400, "INVALID_EXTRA_VERIFY"),
         "BBL requires one"
     );
-    let (s, v) = t
-        .call(
-            "PATCH",
-            &format!("/v2/bank-accounts/{bbl}"),
-            &other_key,
-            Some(json!({"extraVerify": "NAME"})),
-        )
-        .await;
-    assert_eq!((s, code(&v)), (404, "BANK_ACCOUNT_NOT_FOUND"));
+    t.call_err(
+        "PATCH",
+        &format!("/v2/bank-accounts/{bbl}"),
+        &other_key,
+        Some(json!({"extraVerify": "NAME"})),
+        404,
+        "BANK_ACCOUNT_NOT_FOUND",
+    )
+    .await;
 
-    let (s, v) = t
-        .call(
-            "DELETE",
-            &format!("/v2/bank-accounts/{id}"),
-            &other_key,
-            None,
-        )
+    t.call_err(
+        "DELETE",
+        &format!("/v2/bank-accounts/{id}"),
+        &other_key,
+        None,
+        404,
+        "BANK_ACCOUNT_NOT_FOUND",
+    )
+    .await;
+    t.call_ok("DELETE", &format!("/v2/bank-accounts/{id}"), key, None)
         .await;
-    assert_eq!((s, code(&v)), (404, "BANK_ACCOUNT_NOT_FOUND"));
-    let (s, _) = t
-        .call("DELETE", &format!("/v2/bank-accounts/{id}"), key, None)
-        .await;
-    assert_eq!(s, 200);
-    let (s, v) = t
-        .call("DELETE", &format!("/v2/bank-accounts/{id}"), key, None)
-        .await;
-    assert_eq!((s, code(&v)), (404, "BANK_ACCOUNT_NOT_FOUND"));
+    t.call_err(
+        "DELETE",
+        &format!("/v2/bank-accounts/{id}"),
+        key,
+        None,
+        404,
+        "BANK_ACCOUNT_NOT_FOUND",
+    )
+    .await;
     // Deleted: the number is free again.
     let (s, v) = t
         .post("/v2/bank-accounts", key, shop_account("1234567890"))

@@ -173,21 +173,19 @@ both!(empty_allow_list_is_refused, |b: Backend| async move {
         .call("PATCH", &path, TOKEN, Some(json!({"allowIps": []})))
         .await;
     assert_validation(s, &v, "allowIps: must not be empty");
-    let (s, v) = t
-        .call(
-            "POST",
-            "/admin/branches",
-            TOKEN,
-            Some(json!({"serviceId": ten.service_id, "name": "b2", "allowIps": []})),
-        )
-        .await;
-    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"), "{v}");
+    t.call_err(
+        "POST",
+        "/admin/branches",
+        TOKEN,
+        Some(json!({"serviceId": ten.service_id, "name": "b2", "allowIps": []})),
+        400,
+        "VALIDATION_ERROR",
+    )
+    .await;
     // The branch is unchanged: still open to everyone, as created.
     t.get_ok("/v2/info", &ten.api_key).await;
-    let (s, v) = t
-        .call("PATCH", &path, TOKEN, Some(json!({"allowIps": ["*"]})))
+    t.call_ok("PATCH", &path, TOKEN, Some(json!({"allowIps": ["*"]})))
         .await;
-    assert_eq!(s, 200, "{v}");
     t.stop().await;
 });
 

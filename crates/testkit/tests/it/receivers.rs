@@ -21,7 +21,7 @@ struct Certs {
 }
 
 fn make_certs() -> Certs {
-    let testkit::receiver::Certs { ca, leaf, leaf_key } = testkit::receiver::Certs::generate();
+    let testkit::certs::Certs { ca, leaf, leaf_key } = testkit::certs::Certs::generate();
     Certs {
         ca_pem: ca.pem(),
         cert_pem: leaf.pem(),
