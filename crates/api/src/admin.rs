@@ -111,7 +111,8 @@ async fn create_service(
     request_body(content((w::ServiceChange = "application/json"))),
     responses(
         (status = 200, description = "Done", body = Plain<w::ServiceView>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody)))]
 async fn update_service(
     State(svc): State<Services>,
     Path(id): Path<String>,
@@ -158,7 +159,8 @@ async fn update_service(
     request_body(content((w::NewBranch = "application/json"))),
     responses(
         (status = 200, description = "Done", body = Plain<w::BranchView>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody)))]
 async fn create_branch(State(svc): State<Services>, _: Admin, body: Body) -> Reply<w::BranchView> {
     let map = json_object(body).await?;
     let mut f = Fields::new(&map);
@@ -194,7 +196,8 @@ async fn create_branch(State(svc): State<Services>, _: Admin, body: Body) -> Rep
     request_body(content((w::BranchChange = "application/json"))),
     responses(
         (status = 200, description = "Done", body = Plain<w::BranchView>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody)))]
 async fn update_branch(
     State(svc): State<Services>,
     Path(id): Path<String>,
@@ -231,7 +234,8 @@ async fn update_branch(
     request_body(content((w::RotateKey = "application/json"))),
     responses(
         (status = 200, description = "Done", body = Plain<w::RotatedKey>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody)))]
 async fn rotate_key(
     State(svc): State<Services>,
     Path(id): Path<String>,
@@ -288,7 +292,8 @@ async fn create_user(State(svc): State<Services>, _: Admin, body: Body) -> Reply
     request_body(content((w::UserChange = "application/json"))),
     responses(
         (status = 200, description = "Done", body = Plain<w::UserView>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody)))]
 async fn update_user(
     State(svc): State<Services>,
     Path(id): Path<String>,
@@ -312,7 +317,8 @@ async fn update_user(
     request_body(content((w::NewPartner = "application/json"))),
     responses(
         (status = 200, description = "Done", body = Plain<w::PartnerView>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody)))]
 async fn create_partner(
     State(svc): State<Services>,
     _: Admin,
@@ -381,7 +387,7 @@ async fn set_plan(
 // ---- packages, subscriptions and credit ----------------------------------------------------
 
 fn no_service() -> ApiError {
-    Error::invalid("service", "no such service").into()
+    Error::unknown("service", "no such service").into()
 }
 
 /// A required field: `is required` noted when absent (or null).
@@ -508,7 +514,8 @@ async fn set_package(
     request_body(content((w::SubscribeRequest = "application/json"))),
     responses(
         (status = 200, description = "Done", body = Plain<w::ServiceView>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody)))]
 async fn subscribe(
     State(svc): State<Services>,
     Path(id): Path<String>,
@@ -536,7 +543,8 @@ async fn subscribe(
     request_body(content((w::AutoRenewChange = "application/json"))),
     responses(
         (status = 200, description = "Done", body = Plain<w::ServiceView>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody)))]
 async fn set_auto_renew(
     State(svc): State<Services>,
     Path(id): Path<String>,
@@ -578,7 +586,8 @@ async fn set_auto_renew(
     request_body(content((w::CreditMove = "application/json"))),
     responses(
         (status = 200, description = "Done", body = Plain<w::LedgerEntryView>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody)))]
 async fn move_credit(
     State(svc): State<Services>,
     Path(id): Path<String>,
@@ -617,7 +626,8 @@ async fn move_credit(
     params(("id" = String, Path, description = "Service id")),
     responses(
         (status = 200, description = "Done", body = Plain<w::CreditHistory>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody)))]
 async fn credit_history(
     State(svc): State<Services>,
     Path(id): Path<String>,
@@ -633,7 +643,8 @@ async fn credit_history(
     params(("id" = String, Path, description = "Service id")),
     responses(
         (status = 200, description = "Done", body = Plain<Vec<w::AuditEntry>>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody)))]
 async fn service_audit(
     State(svc): State<Services>,
     Path(id): Path<String>,

@@ -89,9 +89,17 @@ impl<'a> Fields<'a> {
         matches!(self.map.get(name), Some(Value::Null))
     }
 
-    /// A whole number of at least `min`.
+    /// A whole number of at least `min`. `3.0` is the whole number 3 (JSON Schema's `integer`;
+    /// some JSON encoders write every number as a float).
     pub fn whole(&mut self, name: &str, min: i64) -> Option<i64> {
-        match self.get(name)?.as_i64() {
+        let value = self.get(name)?;
+        let n = value.as_i64().or_else(|| {
+            value
+                .as_f64()
+                .filter(|f| f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0)
+                .map(|f| f as i64)
+        });
+        match n {
             Some(n) if n >= min => Some(n),
             _ => {
                 self.v

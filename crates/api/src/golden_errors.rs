@@ -59,10 +59,15 @@ fn every_error() -> Vec<Error> {
         Error::IdempotencyKeyInUse,
         Error::IdempotencyKeyReused,
         Error::Internal("database is down: secret detail".into()),
+        Error::Unknown(vec![
+            domain::FieldError::new("plan", "no plan named 'gold'"),
+            domain::FieldError::new("owner", "no such user"),
+        ]),
     ];
     for e in &all {
         match e {
             Error::Validation(_)
+            | Error::Unknown(_)
             | Error::UrlProtocolNotAllowed
             | Error::UrlInvalidIpRange
             | Error::ImageUrlUnreachable(_)

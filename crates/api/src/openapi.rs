@@ -43,8 +43,261 @@ pub fn document() -> &'static Value {
         ] {
             m.modify(&mut doc);
         }
-        serde_json::to_value(doc).expect("the document serialises")
+        let mut doc = serde_json::to_value(doc).expect("the document serialises");
+        request_rules(&mut doc);
+        doc
     })
+}
+
+// ---- request rules --------------------------------------------------------------------------
+// What the hand checks (`body.rs`) enforce beyond types and lengths, written into the request
+// schemas so that a request valid by the document is not refused as malformed (scripts/api-fuzz
+// checks exactly that). Done on the finished JSON: utoipa's attributes cannot say "exactly
+// one of" or give array items a pattern.
+
+/// `["string", "null"]` → `"string"`; `oneOf: [{type: null}, X]` → `X`.
+fn strip_null(p: &mut Value) {
+    if let Some(Value::Array(ts)) = p.get("type") {
+        let kept: Vec<Value> = ts.iter().filter(|t| *t != "null").cloned().collect();
+        p["type"] = match kept.as_slice() {
+            [one] => one.clone(),
+            _ => Value::Array(kept),
+        };
+    }
+    if let Some(Value::Array(variants)) = p.get("oneOf") {
+        let kept: Vec<Value> = variants
+            .iter()
+            .filter(|v| v.get("type").is_none_or(|t| t != "null"))
+            .cloned()
+            .collect();
+        if let [one] = kept.as_slice() {
+            let one = one.clone();
+            if let Some(o) = p.as_object_mut() {
+                o.remove("oneOf");
+            }
+            if let (Some(o), Value::Object(inner)) = (p.as_object_mut(), one) {
+                o.extend(inner);
+            }
+        }
+    }
+}
+
+/// `POST /api/v1/qr/generate`: PROMPTPAY takes exactly one of `msisdn`, `natId`, `eWalletId`;
+/// the merchant types take `ref1` (and a `billerId` unless the branch has one).
+fn qr_rules(schema: &mut Value) {
+    let not_null =
+        |f: &str| json!({ "required": [f], "properties": { f: { "not": { "type": "null" } } } });
+    schema["oneOf"] = json!([
+        {
+            "properties": { "type": { "const": "PROMPTPAY" } },
+            "oneOf": [not_null("msisdn"), not_null("natId"), not_null("eWalletId")],
+        },
+        {
+            "properties": { "type": { "enum": ["KSHOP", "MAE_MANEE", "TUNGNGERN"] } },
+            "allOf": [not_null("ref1")],
+        },
+    ]);
+    let props = &mut schema["properties"];
+    for (field, pattern) in [
+        ("msisdn", "^0[0-9]{9}$"),
+        ("natId", "^[0-9]{13}$"),
+        ("eWalletId", "^[0-9]{15}$"),
+        ("ref1", "^[A-Z0-9]{1,20}$"),
+        ("ref2", "^[A-Z0-9]{1,20}$"),
+        ("billerId", "^[0-9]{15}$"),
+        ("merchantName", "^[!-~]([ -~]{0,23}[!-~])?$"),
+    ] {
+        if props.get(field).is_some() {
+            props[field]["pattern"] = json!(pattern);
+        }
+    }
+}
+
+/// Request schemas with several inputs of which exactly one must be sent (`null` is absent).
+const EXACTLY_ONE: &[(&str, &[&str])] = &[
+    ("VerifyBody", &["payload", "base64", "url"]),
+    ("VerifyForm", &["image", "payload", "base64", "url"]),
+    ("V1VerifyRequest", &["payload", "url", "data", "image"]),
+    ("V1VerifyForm", &["file", "payload", "url", "data"]),
+];
+
+/// Patterns of particular fields (schema, property, pattern).
+const PATTERNS: &[(&str, &str, &str)] = &[
+    ("BranchChange", "billerId", "^[0-9]{15}$"),
+    (
+        "BranchChange",
+        "webhookUrl",
+        "^https?://[a-z0-9]+(\\.[a-z0-9]+)*(:[1-9][0-9]{0,3})?(/[A-Za-z0-9._~-]*)*$",
+    ),
+    ("NewBankAccount", "bankNumber", "^[ -]*([0-9][ -]*){10,15}$"),
+];
+
+/// Amounts in baht: at most 2 decimals.
+const AMOUNTS: &[(&str, &str)] = &[
+    ("VerifyBody", "matchAmount"),
+    ("V1QrRequest", "amount"),
+    ("PackageChange", "price"),
+    ("CreditMove", "amount"),
+];
+
+/// Base64 as `decode_base64` reads it (an optional `data:` prefix, padded standard alphabet).
+const BASE64: &str =
+    "^(data:image/[a-z]+;base64,)?([A-Za-z0-9+/]{4})+([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$";
+
+fn request_rules(doc: &mut Value) {
+    let Some(schemas) = doc
+        .pointer_mut("/components/schemas")
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    for (name, schema) in schemas.iter_mut() {
+        let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) else {
+            continue;
+        };
+        for (prop, p) in props.iter_mut() {
+            let is_string = match p.get("type") {
+                Some(Value::String(t)) => t == "string",
+                Some(Value::Array(ts)) => ts.iter().any(|t| t == "string"),
+                _ => false,
+            };
+            // Strings are trimmed before their length is checked: at least one non-space.
+            if is_string
+                && p.get("minLength").and_then(Value::as_u64).unwrap_or(0) >= 1
+                && p.get("pattern").is_none()
+            {
+                p["pattern"] = json!("\\S");
+            }
+            if let Some((_, _, pattern)) = PATTERNS.iter().find(|(s, f, _)| s == name && f == prop)
+            {
+                p["pattern"] = json!(pattern);
+            }
+            if AMOUNTS.iter().any(|(s, f)| s == name && f == prop) {
+                p["multipleOf"] = json!(0.01);
+            }
+            if matches!(prop.as_str(), "base64" | "data" | "image")
+                && is_string
+                && p.get("format").is_none()
+            {
+                p["pattern"] = json!(BASE64);
+            }
+            if prop == "allowIps" {
+                p["minItems"] = json!(1);
+                p["items"] = json!({"anyOf": [
+                    {"type": "string", "const": "*"},
+                    {"type": "string", "format": "ipv4"},
+                    {"type": "string", "format": "ipv6"},
+                    {"type": "string", "pattern": "^((25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])/(3[0-2]|[12]?[0-9])$"},
+                ]});
+            }
+        }
+        if name == "V1QrRequest" {
+            qr_rules(schema);
+        }
+        // A form's fields are its documented ones: a part that is not one of them (or not
+        // valid form data at all) is outside the interface, though well-formed extras are
+        // ignored.
+        let form = matches!(name.as_str(), "VerifyForm" | "V1VerifyForm");
+        if form {
+            schema["additionalProperties"] = json!(false);
+            // A form field is text or absent; it cannot be null.
+            if let Some(props) = schema["properties"].as_object_mut() {
+                for p in props.values_mut() {
+                    strip_null(p);
+                    // OpenAPI 3.1 spelling of a file part (`format: binary` is 3.0's).
+                    if p.get("format").is_some_and(|f| f == "binary") {
+                        if let Some(o) = p.as_object_mut() {
+                            o.remove("format");
+                        }
+                        p["contentMediaType"] = json!("application/octet-stream");
+                    }
+                }
+                if let Some(amount) = props.get_mut("matchAmount") {
+                    amount["pattern"] = json!("^[0-9]{1,12}(\\.[0-9]{1,2})?$");
+                }
+            }
+        }
+        match name.as_str() {
+            "RotateKey" => schema["properties"]["graceSeconds"]["maximum"] = json!(7 * 24 * 3600),
+            "PackageChange" => schema["properties"]["price"]["maximum"] = json!(100_000_000),
+            "NewBankAccount" => schema["properties"]["bankNumber"]["maxLength"] = json!(32),
+            "AdjustQuota" => {
+                let amount = &mut schema["properties"]["amount"];
+                amount["not"] = json!({ "const": 0 });
+                amount["minimum"] = json!(-1_000_000_000);
+                amount["maximum"] = json!(1_000_000_000);
+            }
+            // At least one trigger.
+            "AutoRenewChange" => {
+                schema["anyOf"] = json!(["enabled", "onExpiry", "onQuota"]
+                    .iter()
+                    .map(
+                        |f| json!({ "required": [f], "properties": { *f: { "type": "boolean" } } })
+                    )
+                    .collect::<Vec<_>>())
+            }
+            // A top-up adds (amount > 0); an adjustment moves either way (amount ≠ 0).
+            "CreditMove" => {
+                schema["oneOf"] = json!([
+                    { "properties": {
+                        "kind": { "enum": [null, "topup"] },
+                        "amount": { "exclusiveMinimum": 0 } } },
+                    { "required": ["kind"], "properties": {
+                        "kind": { "const": "adjustment" },
+                        "amount": { "not": { "const": 0 } } } },
+                ])
+            }
+            _ => {}
+        }
+        if name == "CreditMove" {
+            schema["properties"]["amount"]["maximum"] = json!(100_000_000);
+            schema["properties"]["amount"]["minimum"] = json!(-100_000_000);
+        }
+        if let (true, Some((_, inputs))) = (form, EXACTLY_ONE.iter().find(|(s, _)| s == name)) {
+            // A form as one complete object per input (the generator of multipart bodies
+            // honours variants of whole objects, not constraints beside `properties`).
+            let props = schema["properties"]
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
+            let variants: Vec<Value> = inputs
+                .iter()
+                .map(|input| {
+                    let own: serde_json::Map<String, Value> = props
+                        .iter()
+                        .filter(|(k, _)| k == input || !inputs.contains(&k.as_str()))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect();
+                    json!({
+                        "type": "object",
+                        "properties": own,
+                        "required": [input],
+                        "additionalProperties": false,
+                    })
+                })
+                .collect();
+            let description = schema.get("description").cloned();
+            *schema = json!({ "oneOf": variants });
+            if let Some(d) = description {
+                schema["description"] = d;
+            }
+            continue;
+        }
+        if let Some((_, inputs)) = EXACTLY_ONE.iter().find(|(s, _)| s == name) {
+            // Forms have no nulls (and a file part must not be type-checked as JSON).
+            let variants: Vec<Value> = inputs
+                .iter()
+                .map(|f| match form {
+                    true => json!({ "required": [f] }),
+                    false => json!({
+                        "required": [f],
+                        "properties": { *f: { "not": { "type": "null" } } },
+                    }),
+                })
+                .collect();
+            schema["oneOf"] = Value::Array(variants);
+        }
+    }
 }
 
 #[utoipa::path(get, path = "/openapi.json", tag = "documentation",
@@ -67,7 +320,7 @@ async fn docs_page() -> Html<&'static str> {
 #[openapi(
     info(
         title = "slipverify",
-        description = "Verifies Thai bank-transfer slips. `/v2` (Bearer API key) is the main interface, `/v2/b2b` the signed partner API, `/api/v1` the older interface (its own envelope), `/admin` the operator API (off unless the server has an admin token). Errors: v2 `{success:false,error:{code,message}}`, v1 `{status,message:<code>,data?}`; each response lists its codes with an example.",
+        description = "Verifies Thai bank-transfer slips. `/v2` (Bearer API key) is the main interface, `/v2/b2b` the signed partner API, `/api/v1` the older interface (its own envelope), `/admin` the operator API (off unless the server has an admin token). Errors: v2 `{success:false,error:{code,message}}`, v1 `{status,message:<code>,data?}`; each response lists its codes with an example. No text anywhere may contain U+0000 (refused with `VALIDATION_ERROR`: PostgreSQL text cannot hold it); strings are trimmed before their lengths are checked.",
         license(name = "MIT OR Apache-2.0"),
     ),
     components(schemas(crate::wire::ErrorBody, crate::wire::V1ErrorBody)),
@@ -583,5 +836,60 @@ impl Modify for SuccessExamples {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::document;
+    use serde_json::Value;
+
+    fn schema(name: &str) -> &'static Value {
+        &document()["components"]["schemas"][name]
+    }
+
+    #[test]
+    fn request_rules_reach_the_document() {
+        // Exactly one input: one variant per input, each requiring it.
+        let body = schema("VerifyBody");
+        let required: Vec<&str> = body["oneOf"]
+            .as_array()
+            .expect("VerifyBody oneOf")
+            .iter()
+            .map(|v| v["required"][0].as_str().unwrap())
+            .collect();
+        assert_eq!(required, ["payload", "base64", "url"]);
+        // Forms: one whole object per input, no other fields, no nulls, files as 3.1 spells them.
+        let form = schema("VerifyForm")["oneOf"]
+            .as_array()
+            .expect("VerifyForm oneOf");
+        assert_eq!(form.len(), 4);
+        for v in form {
+            assert_eq!(v["additionalProperties"], false);
+            assert!(
+                v["properties"]["checkDuplicate"].get("oneOf").is_none(),
+                "{v}"
+            );
+        }
+        assert_eq!(
+            form[0]["properties"]["image"]["contentMediaType"],
+            "application/octet-stream"
+        );
+        assert!(form[0]["properties"].get("payload").is_none());
+        // Trimmed strings need a non-space; amounts two decimals; patterns where the checks have them.
+        assert_eq!(schema("NewService")["properties"]["name"]["pattern"], "\\S");
+        assert_eq!(
+            schema("VerifyBody")["properties"]["matchAmount"]["multipleOf"],
+            0.01
+        );
+        assert_eq!(
+            schema("BranchChange")["properties"]["billerId"]["pattern"],
+            "^[0-9]{15}$"
+        );
+        assert_eq!(
+            schema("V1QrRequest")["oneOf"].as_array().map(Vec::len),
+            Some(2)
+        );
+        assert!(schema("AutoRenewChange")["anyOf"].is_array());
     }
 }

@@ -10,6 +10,11 @@ pub enum Error {
     /// (spec 7.1), v1 lists them as `{field, message}`.
     #[error("{}", join_fields(.0))]
     Validation(Vec<FieldError>),
+    /// A well-formed request naming something that does not exist (an id in the path, a
+    /// service, user, plan or package named in the body): `NOT_FOUND` (404), worded like a
+    /// validation failure (`service: no such service`).
+    #[error("{}", join_fields(.0))]
+    Unknown(Vec<FieldError>),
     #[error("the image URL must use http or https")]
     UrlProtocolNotAllowed,
     #[error("the image URL points to a private or internal address")]
@@ -134,7 +139,7 @@ impl Error {
             Error::UserBanned => "USER_BANNED",
             Error::SlipNotFound(_) | Error::NoQrInImage => "SLIP_NOT_FOUND",
             Error::SlipPending => "SLIP_PENDING",
-            Error::NotFound => "NOT_FOUND",
+            Error::NotFound | Error::Unknown(_) => "NOT_FOUND",
             Error::JobNotFound => "JOB_NOT_FOUND",
             Error::InvalidCallbackUrl => "INVALID_CALLBACK_URL",
             Error::InvalidBankCode => "INVALID_BANK_CODE",
@@ -191,6 +196,7 @@ impl Error {
             | Error::NoQrInImage
             | Error::SlipPending
             | Error::NotFound
+            | Error::Unknown(_)
             | Error::JobNotFound
             | Error::BankAccountNotFound
             | Error::SlipExpired => 404,
@@ -209,6 +215,11 @@ impl Error {
 
     pub fn internal(detail: impl fmt::Display) -> Self {
         Error::Internal(detail.to_string())
+    }
+
+    /// A `NOT_FOUND` naming what the request referred to.
+    pub fn unknown(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        Error::Unknown(vec![FieldError::new(field, reason)])
     }
 
     /// A `VALIDATION_ERROR` naming one field.
@@ -277,6 +288,15 @@ impl Validation {
 
     pub fn into_error(self) -> Error {
         Error::Validation(self.failures)
+    }
+
+    /// Like `into_result`, for failures that name what does not exist (`NOT_FOUND`).
+    pub fn into_unknown(self) -> Result<(), Error> {
+        if self.failures.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Unknown(self.failures))
+        }
     }
 }
 

@@ -23,6 +23,8 @@ pub struct Satang(pub i64);
 /// where f64 stops representing satang exactly.
 pub const MAX_SATANG: i64 = 100_000_000_000_000;
 
+const TOO_PRECISE: &str = "must have at most 2 decimal places";
+
 impl Satang {
     /// Baht as a JSON number (e.g. 150.5).
     pub fn as_baht(self) -> f64 {
@@ -43,7 +45,19 @@ impl Satang {
         }
         // Rust prints the shortest text that reads back as the same f64, so `150.1` stays
         // `150.1` and `1.005` stays `1.005`: decide on that text, not on float arithmetic.
-        Satang::parse(&format!("{v}"))
+        let exact = Satang::parse(&format!("{v}"));
+        if exact != Err(TOO_PRECISE) {
+            return exact;
+        }
+        // Float noise of a client's own arithmetic (`0.1 + 0.2` is 0.30000000000000004, `57 *
+        // 0.01` is 0.5700000000000001): a whole number of satang within a billionth is that
+        // amount. `1.005` (half a satang away) is still refused.
+        let cents = v * 100.0;
+        let whole = cents.round();
+        if (cents - whole).abs() <= 1e-9 * whole.max(1.0) && whole <= MAX_SATANG as f64 {
+            return Ok(Satang(whole as i64));
+        }
+        exact
     }
 
     /// From decimal text such as `150`, `150.5` or `150.00`.
@@ -57,7 +71,7 @@ impl Satang {
             return Err("must be a decimal number such as 150.00");
         }
         if frac.len() > 2 || !frac.bytes().all(|b| b.is_ascii_digit()) {
-            return Err("must have at most 2 decimal places");
+            return Err(TOO_PRECISE);
         }
         if s.ends_with('.') {
             return Err("must be a decimal number such as 150.00");
@@ -107,6 +121,11 @@ mod tests {
         assert_eq!(Satang::from_baht_f64(150.1), Ok(Satang(15010)));
         assert_eq!(Satang::from_baht_f64(0.0), Ok(Satang(0)));
         assert!(Satang::from_baht_f64(1.005).is_err());
+        assert!(Satang::from_baht_f64(1582008.5664457576).is_err());
+        assert!(Satang::from_baht_f64(0.001).is_err());
+        // A client's float noise is the amount it meant.
+        assert_eq!(Satang::from_baht_f64(0.1 + 0.2), Ok(Satang(30)));
+        assert_eq!(Satang::from_baht_f64(57.0 * 0.01), Ok(Satang(57)));
         assert!(Satang::from_baht_f64(f64::NAN).is_err());
         assert!(Satang::from_baht_f64(-0.5).is_err());
         assert!(Satang::from_baht_f64(1e300).is_err());
@@ -118,6 +137,8 @@ mod tests {
             let a = Satang(s);
             prop_assert_eq!(Satang::parse(&a.to_string()), Ok(a));
             prop_assert_eq!(Satang::from_baht_f64(a.as_baht()), Ok(a));
+            // What a generator of multiples of 0.01 sends reads as that many satang.
+            prop_assert_eq!(Satang::from_baht_f64(s as f64 * 0.01), Ok(a));
         }
     }
 }

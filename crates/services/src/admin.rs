@@ -133,7 +133,7 @@ impl Services {
         }
         v.into_result()?;
         if self.store.get_service(&req.service_id).await?.is_none() {
-            return Err(Error::invalid("service", "no such service"));
+            return Err(Error::unknown("service", "no such service"));
         }
         let key = new_key();
         let now = self.clock.now();
@@ -220,7 +220,7 @@ impl Services {
         self.store
             .update_branch(id, &patch)
             .await?
-            .ok_or_else(|| Error::invalid("branch", "no such branch"))
+            .ok_or_else(|| Error::unknown("branch", "no such branch"))
     }
 
     pub async fn update_service(&self, id: &str, upd: &ServiceUpdate) -> Result<Service, Error> {
@@ -232,6 +232,8 @@ impl Services {
         if matches!(upd.rate_limit_rps, Some(Some(0))) {
             v.fail("rateLimit", "must be at least 1 request per second");
         }
+        // What the body names but does not exist: `NOT_FOUND`, once the shape is right.
+        let mut missing = Validation::new();
         if let Some(plan) = &upd.plan {
             if !self
                 .store
@@ -240,7 +242,7 @@ impl Services {
                 .iter()
                 .any(|p| &p.name == plan)
             {
-                v.fail("plan", format!("no plan named '{plan}'"));
+                missing.fail("plan", format!("no plan named '{plan}'"));
             }
         }
         let owner = match upd.owner_id.as_deref() {
@@ -248,12 +250,13 @@ impl Services {
             Some("") => Some(None),
             Some(id) => {
                 if self.store.get_user(id).await?.is_none() {
-                    v.fail("owner", "no such user");
+                    missing.fail("owner", "no such user");
                 }
                 Some(Some(id.to_string()))
             }
         };
         v.into_result()?;
+        missing.into_unknown()?;
         let patch = ServicePatch {
             name: upd.name.as_ref().map(|n| n.trim().to_string()),
             limit_quota: upd.limit_quota,
@@ -267,7 +270,7 @@ impl Services {
         self.store
             .update_service(id, &patch)
             .await?
-            .ok_or_else(|| Error::invalid("service", "no such service"))
+            .ok_or_else(|| Error::unknown("service", "no such service"))
     }
 
     /// Creates or changes a plan: `rps` requests per second per branch, bursts of `burst`.
@@ -307,12 +310,12 @@ impl Services {
     /// Banning a user stops every service they own (`USER_BANNED`).
     pub async fn set_user_banned(&self, id: &str, banned: bool) -> Result<User, Error> {
         if !self.store.set_user_banned(id, banned).await? {
-            return Err(Error::invalid("user", "no such user"));
+            return Err(Error::unknown("user", "no such user"));
         }
         self.store
             .get_user(id)
             .await?
-            .ok_or_else(|| Error::invalid("user", "no such user"))
+            .ok_or_else(|| Error::unknown("user", "no such user"))
     }
 
     /// Issues a new key. The old one stops working at once, or after `grace` (at most 7 days)
@@ -336,7 +339,7 @@ impl Services {
         {
             Ok(key)
         } else {
-            Err(Error::invalid("branch", "no such branch"))
+            Err(Error::unknown("branch", "no such branch"))
         }
     }
 }

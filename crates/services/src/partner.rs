@@ -171,12 +171,14 @@ impl Services {
         if service_ids.is_empty() {
             v.fail("service", "at least one service");
         }
+        v.into_result()?;
+        let mut missing = Validation::new();
         for sid in service_ids {
             if self.store.get_service(sid).await?.is_none() {
-                v.fail("service", format!("no such service {sid}"));
+                missing.fail("service", format!("no such service {sid}"));
             }
         }
-        v.into_result()?;
+        missing.into_unknown()?;
         let key = random_hex64();
         let partner = Partner {
             id: uuid::Uuid::new_v4().to_string(),

@@ -22,7 +22,7 @@ pub struct NewPackage {
 }
 
 fn no_service() -> Error {
-    Error::invalid("service", "no such service")
+    Error::unknown("service", "no such service")
 }
 
 impl Services {
@@ -79,7 +79,7 @@ impl Services {
             .store
             .get_package(package)
             .await?
-            .ok_or_else(|| Error::invalid("package", format!("no package '{package}'")))?;
+            .ok_or_else(|| Error::unknown("package", format!("no package '{package}'")))?;
         let start = PeriodStart::Subscribe {
             package_id: pkg.id,
             auto_renew,
@@ -98,7 +98,7 @@ impl Services {
         match out {
             PeriodOutcome::Started { .. } => {}
             PeriodOutcome::NoService => return Err(no_service()),
-            PeriodOutcome::NoPackage => return Err(Error::invalid("package", "no such package")),
+            PeriodOutcome::NoPackage => return Err(Error::unknown("package", "no such package")),
             PeriodOutcome::InsufficientCredit => {
                 return Err(Error::invalid(
                     "credit",

@@ -106,7 +106,7 @@ pub(crate) fn v1_error(e: &Error) -> (u16, &'static str, Option<Value>) {
         Error::NoQrInImage => (404, "qrcode_not_found", None),
         Error::SlipNotFound(_) => (404, "slip_not_found", None),
         Error::SlipPending => (404, "slip_pending", None),
-        Error::NotFound | Error::JobNotFound => (404, "not_found", None),
+        Error::NotFound | Error::JobNotFound | Error::Unknown(_) => (404, "not_found", None),
         Error::RateLimited { .. } => (429, "rate_limit_exceeded", None),
         Error::ApiServerError => (500, "api_server_error", None),
         // v1 has no renewal code: "backend issue, retry later", with v2's 503.

@@ -83,7 +83,7 @@ fn flag_text(value: Option<&str>) -> Result<bool, V1Error> {
     summary = "Verify a slip by its QR payload",
     security(("bearerAuth" = [])),
     params(
-        ("payload" = String, Query, description = "The QR text, 1-128 characters after trimming"),
+        ("payload" = String, Query, description = "The QR text, 1-128 characters after trimming", min_length = 1, max_length = 128, pattern = "\\S"),
         ("checkDuplicate" = Option<String>, Query, description = "`true` or `false`: refuse a slip this service verified before (`duplicate_slip`, no quota used)")),
     responses(
         (status = 200, description = "The verified slip", body = V1Ok<RawSlip>),

@@ -348,9 +348,13 @@ impl From<&domain::job::Job> for Job {
 #[serde(rename_all = "camelCase")]
 pub struct NewBankAccount {
     /// A code of `GET /v2/banks`.
+    #[schema(min_length = 1, max_length = 16)]
     pub bank_code: String,
+    /// 10–15 digits (dashes and spaces allowed); PromptPay: by `extraVerify`.
     pub bank_number: String,
+    #[schema(min_length = 1, max_length = 200)]
     pub name_th: String,
+    #[schema(min_length = 1, max_length = 200)]
     pub name_en: String,
     #[serde(rename = "type")]
     pub kind: AccountKind,

@@ -101,8 +101,8 @@ both!(packages_subscription_and_credit, |b: Backend| async move {
             &sub,
             TOKEN,
             Some(json!({"package": "nope"})),
-            400,
-            "VALIDATION_ERROR",
+            404,
+            "NOT_FOUND",
         )
         .await;
     assert!(message(&v).starts_with("package:"), "{v}");
@@ -354,7 +354,7 @@ both!(
             let (s, v) = t.call(method, &path, TOKEN, body).await;
             assert_eq!(
                 (s, code(&v), message(&v)),
-                (400, "VALIDATION_ERROR", "service: no such service"),
+                (404, "NOT_FOUND", "service: no such service"),
                 "{method} {path}"
             );
         }

@@ -20,6 +20,7 @@ mod partner_api;
 mod receivers;
 mod states;
 mod test_branches;
+mod unknown_ids;
 mod v1;
 mod verify_v2;
 mod wallet;
