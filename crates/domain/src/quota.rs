@@ -95,7 +95,16 @@ pub fn apply_op(q: Quota, op: QuotaOp) -> Result<Quota, QuotaOpError> {
         QuotaOp::Set(Some(l)) => limit(l),
         QuotaOp::Adjust(delta) => {
             let current = q.limit.ok_or(QuotaOpError::NoLimit)?;
-            limit(current.checked_add(delta).ok_or(QuotaOpError::OutOfRange)?)
+            let new = current.checked_add(delta).ok_or(QuotaOpError::OutOfRange)?;
+            // Taking more than the limit holds is taking it below what was used (never
+            // negative), the refusal the spec names for adjust; only overflow is out of range.
+            if new < q.used {
+                return Err(QuotaOpError::BelowUsed {
+                    limit: new,
+                    used: q.used,
+                });
+            }
+            limit(new)
         }
         QuotaOp::Reset => Ok(Quota { used: 0, ..q }),
     }
@@ -165,6 +174,10 @@ mod tests {
         assert_eq!(
             apply_op(Quota { used: 0, ..q }, QuotaOp::Set(Some(-1))),
             Err(QuotaOpError::OutOfRange)
+        );
+        assert_eq!(
+            apply_op(Quota { used: 0, ..q }, QuotaOp::Adjust(-11)),
+            Err(QuotaOpError::BelowUsed { limit: -1, used: 0 })
         );
     }
 
