@@ -243,6 +243,22 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Shared {
+    /// The token route's switches: a forced status, and a lifetime other than the configured.
+    fn token_switches(&self) -> (Option<u16>, Option<u64>) {
+        let s = lock(&self.switches);
+        (s.token_status, s.token_lifetime)
+    }
+
+    /// Whether a client id and secret are accepted: both given, and equal to the configured
+    /// ones where there are any.
+    fn accepts(&self, id: &str, secret: &str) -> bool {
+        let (want_id, want_secret) = (&self.config.client_id, &self.config.client_secret);
+        !id.is_empty()
+            && !secret.is_empty()
+            && want_id.as_deref().is_none_or(|c| c == id)
+            && want_secret.as_deref().is_none_or(|c| c == secret)
+    }
+
     fn apply(&self, f: Fault) {
         let mut s = lock(&self.switches);
         match f {
@@ -622,7 +638,8 @@ fn answer(sh: &Shared, data: Value) -> Response {
     answer_body(sh, body)
 }
 
-fn answer_body(sh: &Shared, body: String) -> Response {
+/// A 200 with `body`, honouring the malformed and truncated switches.
+pub(crate) fn answer_body(sh: &Shared, body: String) -> Response {
     let (malformed, truncated) = {
         let s = lock(&sh.switches);
         (s.malformed, s.truncated)
@@ -867,10 +884,7 @@ fn form_unescape(v: &str) -> String {
 
 async fn token(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
     sh.count(Route::Token);
-    let (status, lifetime) = {
-        let s = lock(&sh.switches);
-        (s.token_status, s.token_lifetime)
-    };
+    let (status, lifetime) = sh.token_switches();
     if let Some(s) = status {
         let s = StatusCode::from_u16(s).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         return (
@@ -884,16 +898,9 @@ async fn token(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -
         .is_some_and(|t| t.split('&').any(|kv| kv == "grant_type=client_credentials"));
     let creds = client_credentials(&headers, &body);
     let ok = grant_ok
-        && creds.as_ref().is_some_and(|(id, secret)| {
-            !id.is_empty()
-                && !secret.is_empty()
-                && sh.config.client_id.as_deref().is_none_or(|c| c == id)
-                && sh
-                    .config
-                    .client_secret
-                    .as_deref()
-                    .is_none_or(|c| c == secret)
-        });
+        && creds
+            .as_ref()
+            .is_some_and(|(id, secret)| sh.accepts(id, secret));
     if !ok {
         return (
             StatusCode::UNAUTHORIZED,

@@ -69,10 +69,7 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 
 async fn token(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
     sh.count(Route::ScbToken);
-    let (status, lifetime) = {
-        let s = lock(&sh.switches);
-        (s.token_status, s.token_lifetime)
-    };
+    let (status, lifetime) = sh.token_switches();
     if let Some(s) = status {
         return status_body(s, 9700, "Generic server error");
     }
@@ -88,17 +85,9 @@ async fn token(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -
             let secret = v.get("applicationSecret")?.as_str()?.to_owned();
             Some((key, secret))
         });
-    let ok = creds.as_ref().is_some_and(|(key, secret)| {
-        !key.is_empty()
-            && !secret.is_empty()
-            && key == owner
-            && sh.config.client_id.as_deref().is_none_or(|c| c == key)
-            && sh
-                .config
-                .client_secret
-                .as_deref()
-                .is_none_or(|c| c == secret)
-    });
+    let ok = creds
+        .as_ref()
+        .is_some_and(|(key, secret)| key == owner && sh.accepts(key, secret));
     if !ok {
         return status_body(401, 9500, "Invalid apikey / credentials");
     }
@@ -185,29 +174,9 @@ async fn verify(
 
 /// The success body, honouring the malformed and truncated switches.
 fn answer(sh: &Shared, data: Value) -> Response {
-    let (malformed, truncated) = {
-        let s = lock(&sh.switches);
-        (s.malformed, s.truncated)
-    };
-    if malformed {
-        return (
-            StatusCode::OK,
-            [(header::CONTENT_TYPE, "application/json")],
-            "<html>upstream proxy error</html>",
-        )
-            .into_response();
-    }
     let body =
         json!({"status": {"code": 1000, "description": "Success"}, "data": data}).to_string();
-    if truncated {
-        return cut_off(body);
-    }
-    (
-        StatusCode::OK,
-        [(header::CONTENT_TYPE, "application/json")],
-        Body::from(body),
-    )
-        .into_response()
+    crate::answer_body(sh, body)
 }
 
 /// A 200 whose body breaks off halfway (the declared length is the full one). Yields between

@@ -4,6 +4,8 @@
 //! PostgreSQL is reached at `SLIPVERIFY_TEST_PG_URL` (default
 //! `postgres://postgres@127.0.0.1:5432/test`); each test creates its own database from it.
 
+pub mod certs;
+pub mod raw;
 pub mod receiver;
 
 /// A plain-HTTP image host on loopback for URL inputs: `/slip.png` (the given bytes as
@@ -181,12 +183,16 @@ impl TestApp {
     /// A second node: another server process-alike with its own pools and writer, on the
     /// same database.
     pub async fn another_node(&self) -> TestApp {
-        let url = self
-            ._db
+        let clock = Some(self.clock.clone());
+        Self::start_with(&self.db_url(), None, None, |_| {}, clock).await
+    }
+
+    /// The first node's database (a second node opens the same one).
+    fn db_url(&self) -> String {
+        self._db
             .as_ref()
             .map(|d| d.url.clone())
-            .expect("first node");
-        Self::start_with(&url, None, None, |_| {}, Some(self.clock.clone())).await
+            .expect("first node")
     }
 
     /// Another node on the same database whose services are configured first (e.g. trusted
@@ -195,12 +201,8 @@ impl TestApp {
         &self,
         configure: impl FnOnce(&mut services::Services),
     ) -> TestApp {
-        let url = self
-            ._db
-            .as_ref()
-            .map(|d| d.url.clone())
-            .expect("first node");
         let clock = Some(self.clock.clone());
+        let url = self.db_url();
         Self::start_with(&url, None, None, |a| configure(&mut a.services), clock).await
     }
 
@@ -223,13 +225,8 @@ impl TestApp {
 
     /// Another node on the same database with a configuration file's text.
     pub async fn another_node_with_config(&self, toml: &str) -> TestApp {
-        let url = self
-            ._db
-            .as_ref()
-            .map(|d| d.url.clone())
-            .expect("first node");
         let clock = Some(self.clock.clone());
-        Self::start_with(&url, None, Some(toml), |_| {}, clock).await
+        Self::start_with(&self.db_url(), None, Some(toml), |_| {}, clock).await
     }
 
     async fn start(url: &str, db: Option<TestDb>, configure: impl FnOnce(&mut App)) -> TestApp {
@@ -356,6 +353,17 @@ impl TestApp {
 
     /// A sandbox transfer; returns its payload.
     pub async fn transfer(&self, from: &str, to: &str, satang: i64) -> domain::model::Transfer {
+        self.transfer_into(from, to, None, satang).await
+    }
+
+    /// A sandbox transfer into a given receiver account (`None`: a random one).
+    pub async fn transfer_into(
+        &self,
+        from: &str,
+        to: &str,
+        account: Option<&str>,
+        satang: i64,
+    ) -> domain::model::Transfer {
         self.app
             .sandbox
             .create_transfer(&NewSandboxTransfer {
@@ -366,10 +374,29 @@ impl TestApp {
                 sender_name_en: None,
                 receiver_name_th: None,
                 receiver_name_en: None,
-                receiver_account: None,
+                receiver_account: account.map(Into::into),
             })
             .await
             .expect("sandbox transfer")
+    }
+
+    /// A TrueMoney sandbox transfer of `satang`: the sender's and receiver's names, the
+    /// receiver's phone.
+    pub async fn wallet_transfer(
+        &self,
+        satang: i64,
+        sender: Option<&str>,
+        receiver: Option<&str>,
+        phone: Option<&str>,
+    ) -> domain::model::WalletTransfer {
+        let new = gateway::NewWalletTransfer {
+            amount: Satang(satang),
+            sender_name: sender.map(Into::into),
+            receiver_name: receiver.map(Into::into),
+            receiver_phone: phone.map(Into::into),
+        };
+        let created = self.app.wallet.create_transfer(&new).await;
+        created.expect("wallet transfer")
     }
 
     /// POSTs raw bytes with a key; returns status and JSON body.
@@ -411,6 +438,184 @@ impl TestApp {
         self.post_raw(path, Some(key), &body.to_string()).await
     }
 
+    /// The quota a key's service has used (`GET /v2/info`).
+    pub async fn used(&self, key: &str) -> i64 {
+        let (s, v) = self.get("/v2/info", Some(key)).await;
+        assert_eq!(s, 200, "{v}");
+        v["data"]["application"]["quota"]["used"].as_i64().unwrap()
+    }
+
+    /// How many jobs are stored, in any state.
+    pub async fn job_rows(&self) -> i64 {
+        use store::Store;
+        let counts = self.app.store.job_counts().await.expect("job counts");
+        counts.iter().map(|(_, n)| n).sum()
+    }
+
+    /// Polls `GET /v2/verify/bank/jobs/{id}` until `done(job)` holds and returns the job (the
+    /// worker runs in the background; 30 s real-time cap).
+    pub async fn poll_job(&self, key: &str, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let path = format!("/v2/verify/bank/jobs/{id}");
+            let (s, v) = self.get(&path, Some(key)).await;
+            assert_eq!(s, 200, "{v}");
+            if done(&v["data"]) {
+                return v["data"].clone();
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "job never got there: {v}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Sets a branch's webhook signing secret.
+    pub async fn set_webhook_secret(&self, branch_id: &domain::BranchId, secret: &str) {
+        let update = services::admin::BranchUpdate {
+            webhook_secret: Some(secret.into()),
+            ..Default::default()
+        };
+        let svc = &self.app.services;
+        svc.update_branch(branch_id, &update).await.expect("branch");
+    }
+
+    /// POSTs a multipart form with a bearer key; returns status and JSON body.
+    pub async fn post_form(
+        &self,
+        path: &str,
+        key: &str,
+        form: reqwest::multipart::Form,
+    ) -> (u16, Value) {
+        let req = self.http.post(format!("{}{path}", self.base));
+        read(
+            req.bearer_auth(key)
+                .multipart(form)
+                .send()
+                .await
+                .expect("request"),
+        )
+        .await
+    }
+
+    /// Uploads `bytes` as the file `slip.png` under `field`, with text `fields`.
+    pub async fn upload(
+        &self,
+        path: &str,
+        key: &str,
+        field: &str,
+        bytes: Vec<u8>,
+        fields: &[(&str, &str)],
+    ) -> (u16, Value) {
+        self.post_form(path, key, slip_form(field, bytes, fields))
+            .await
+    }
+
+    /// POSTs JSON with a bearer key and asserts a 200; returns the body.
+    #[track_caller]
+    pub fn post_ok<'a>(
+        &'a self,
+        path: &'a str,
+        key: &'a str,
+        body: Value,
+    ) -> impl std::future::Future<Output = Value> + 'a {
+        let at = std::panic::Location::caller();
+        async move {
+            let (s, v) = self.post(path, key, body).await;
+            assert_eq!(s, 200, "{v} (at {at})");
+            v
+        }
+    }
+
+    /// POSTs JSON with a bearer key and asserts a v2 error: this status and `error.code`;
+    /// returns the body.
+    #[track_caller]
+    pub fn post_err<'a>(
+        &'a self,
+        path: &'a str,
+        key: &'a str,
+        body: Value,
+        status: u16,
+        code: &'a str,
+    ) -> impl std::future::Future<Output = Value> + 'a {
+        let at = std::panic::Location::caller();
+        async move {
+            let (s, v) = self.post(path, key, body).await;
+            assert_eq!((s, error_code(&v)), (status, code), "{v} (at {at})");
+            v
+        }
+    }
+
+    /// `call` asserting a 200; returns the body.
+    #[track_caller]
+    pub fn call_ok<'a>(
+        &'a self,
+        method: &'a str,
+        path: &'a str,
+        key: &'a str,
+        body: Option<Value>,
+    ) -> impl std::future::Future<Output = Value> + 'a {
+        let at = std::panic::Location::caller();
+        async move {
+            let (s, v) = self.call(method, path, key, body).await;
+            assert_eq!(s, 200, "{v} (at {at})");
+            v
+        }
+    }
+
+    /// `call` asserting a v2 error: this status and `error.code`; returns the body.
+    #[track_caller]
+    pub fn call_err<'a>(
+        &'a self,
+        method: &'a str,
+        path: &'a str,
+        key: &'a str,
+        body: Option<Value>,
+        status: u16,
+        code: &'a str,
+    ) -> impl std::future::Future<Output = Value> + 'a {
+        let at = std::panic::Location::caller();
+        async move {
+            let (s, v) = self.call(method, path, key, body).await;
+            assert_eq!((s, error_code(&v)), (status, code), "{v} (at {at})");
+            v
+        }
+    }
+
+    /// GETs with a bearer key and asserts a 200; returns the body.
+    #[track_caller]
+    pub fn get_ok<'a>(
+        &'a self,
+        path: &'a str,
+        key: &'a str,
+    ) -> impl std::future::Future<Output = Value> + 'a {
+        let at = std::panic::Location::caller();
+        async move {
+            let (s, v) = self.get(path, Some(key)).await;
+            assert_eq!(s, 200, "{v} (at {at})");
+            v
+        }
+    }
+
+    /// GETs with a bearer key and asserts a v2 error: this status and `error.code`; returns
+    /// the body.
+    #[track_caller]
+    pub fn get_err<'a>(
+        &'a self,
+        path: &'a str,
+        key: &'a str,
+        status: u16,
+        code: &'a str,
+    ) -> impl std::future::Future<Output = Value> + 'a {
+        let at = std::panic::Location::caller();
+        async move {
+            let (s, v) = self.get(path, Some(key)).await;
+            assert_eq!((s, error_code(&v)), (status, code), "{v} (at {at})");
+            v
+        }
+    }
+
     pub async fn get(&self, path: &str, key: Option<&str>) -> (u16, Value) {
         let mut req = self.http.get(format!("{}{path}", self.base));
         if let Some(k) = key {
@@ -418,6 +623,21 @@ impl TestApp {
         }
         read(req.send().await.expect("request")).await
     }
+}
+
+/// A v2 error's code (`<none>` when the body has none).
+pub fn error_code(v: &Value) -> &str {
+    v["error"]["code"].as_str().unwrap_or("<none>")
+}
+
+/// A multipart form: `bytes` as the file `slip.png` under `field`, then text `fields`.
+pub fn slip_form(field: &str, bytes: Vec<u8>, fields: &[(&str, &str)]) -> reqwest::multipart::Form {
+    let part = reqwest::multipart::Part::bytes(bytes).file_name("slip.png");
+    let mut form = reqwest::multipart::Form::new().part(field.to_string(), part);
+    for (k, v) in fields {
+        form = form.text(k.to_string(), v.to_string());
+    }
+    form
 }
 
 /// Sends `n` identical POSTs at once, spread round-robin over the servers at `bases`;

@@ -2,14 +2,13 @@
 //! slow it down, and read exactly what arrived (headers and raw body bytes). The service
 //! reaches it only through egress's explicit test allowances (loopback CIDRs + this CA).
 
+use crate::certs::Certs;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
-use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -117,26 +116,8 @@ impl axum::serve::Listener for TlsListener {
 
 impl Receiver {
     pub async fn spawn() -> Receiver {
-        let ca_key = KeyPair::generate().unwrap();
-        let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        let ca = ca_params.self_signed(&ca_key).unwrap();
-        let leaf_key = KeyPair::generate().unwrap();
-        let leaf = CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
-            .unwrap()
-            .signed_by(&leaf_key, &ca, &ca_key)
-            .unwrap();
-        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(
-            vec![CertificateDer::from(leaf.der().to_vec())],
-            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf_key.serialize_der())),
-        )
-        .unwrap();
+        let certs = Certs::generate();
+        let config = certs.server_config();
         let tcp = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = tcp.local_addr().unwrap();
         let inner = Arc::new(Inner::default());
@@ -152,7 +133,7 @@ impl Receiver {
         });
         Receiver {
             addr,
-            ca_pem: ca.pem(),
+            ca_pem: certs.ca.pem(),
             inner,
         }
     }

@@ -14,6 +14,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use time::OffsetDateTime;
 
+use crate::common::{easyslip, routing, unavailable_causes};
+
 const KBANK_REF: &str = "013071152533APM07736";
 
 fn clock() -> Arc<ManualClock> {
@@ -42,17 +44,7 @@ async fn empty_sim() -> Sim {
 }
 
 fn es(name: &str, sim: &Sim) -> ConnectorSpec {
-    let mut s = ConnectorSpec::new(name, Kind::EasySlip, sim.base_url()).with_api_key("sim-key");
-    s.timeout = Duration::from_secs(10);
-    s
-}
-
-fn routing(connectors: &[&str]) -> RoutingSpec {
-    RoutingSpec {
-        by_bank: Default::default(),
-        default: RouteSpec::new(connectors.iter().copied()),
-        truewallet: RouteSpec::new(connectors.iter().copied()),
-    }
+    easyslip(name, sim, "sim-key")
 }
 
 fn router(specs: Vec<ConnectorSpec>, routing: RoutingSpec, clock: Arc<ManualClock>) -> Router {
@@ -104,15 +96,8 @@ async fn first_connector_answers_and_the_rest_are_not_asked() {
 
 #[tokio::test]
 async fn falls_back_on_every_unavailable_cause() {
-    let cases = [
-        (Fault::Status(503), "server_error"),
-        (Fault::Status(500), "server_error"),
-        (Fault::Status(429), "rate_limited"),
-        (Fault::Malformed, "malformed"),
-        (Fault::Truncated, "malformed"),
-        (Fault::OtherReference, "mismatch"),
-        (Fault::OtherBank, "mismatch"),
-    ];
+    let mut cases = unavailable_causes();
+    cases.push((Fault::OtherBank, "mismatch"));
     for (fault, label) in cases {
         let (a, b) = (sim().await, sim().await);
         a.set(fault.clone());

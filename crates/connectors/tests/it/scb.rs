@@ -2,13 +2,15 @@
 //! the simulator counts calls and holds requests until released; token expiry follows an
 //! injected clock.
 
-use connectors::{ConnectorSpec, Kind, RouteSpec, Router, RoutingSpec, SlipQuery};
+use connectors::{ConnectorSpec, Kind, Router, SlipQuery};
 use domain::{Clock, ManualClock, Satang};
 use gateway::BankAnswer;
 use sim::{Fault, Fixtures, Route, ScbSim, Sim, SimConfig};
 use std::sync::Arc;
 use std::time::Duration;
 use time::OffsetDateTime;
+
+use crate::common::{easyslip, routing, unavailable_causes};
 
 const KEY: &str = "scb-key";
 const SECRET: &str = "scb-s3cret";
@@ -70,17 +72,7 @@ fn scb(name: &str, sim: &Sim) -> ConnectorSpec {
 }
 
 fn es(name: &str, sim: &Sim) -> ConnectorSpec {
-    let mut s = ConnectorSpec::new(name, Kind::EasySlip, sim.base_url()).with_api_key("k");
-    s.timeout = Duration::from_secs(10);
-    s
-}
-
-fn routing(connectors: &[&str]) -> RoutingSpec {
-    RoutingSpec {
-        by_bank: Default::default(),
-        default: RouteSpec::new(connectors.iter().copied()),
-        truewallet: RouteSpec::new(connectors.iter().copied()),
-    }
+    easyslip(name, sim, "k")
 }
 
 fn router(specs: Vec<ConnectorSpec>, names: &[&str], clock: Arc<ManualClock>) -> Router {
@@ -272,15 +264,8 @@ async fn fifty_concurrent_verifications_with_an_expired_token_refresh_once() {
 
 #[tokio::test]
 async fn every_unavailable_cause_asks_the_next_connector() {
-    let cases = [
-        (Fault::Status(429), "rate_limited"),
-        (Fault::Status(500), "server_error"),
-        (Fault::Status(503), "server_error"),
-        (Fault::Malformed, "malformed"),
-        (Fault::Truncated, "malformed"),
-        (Fault::OtherReference, "mismatch"),
-        (Fault::TokenStatus(503), "server_error"),
-    ];
+    let mut cases = unavailable_causes();
+    cases.push((Fault::TokenStatus(503), "server_error"));
     for (fault, label) in cases {
         let (a, b) = (sim().await, sim().await);
         a.set(fault.clone());

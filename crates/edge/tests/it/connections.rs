@@ -10,9 +10,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
+use crate::raw::{ask, response, until, GENEROUS, GET_OK};
+
 const SHORT: Duration = Duration::from_millis(200);
-/// Only a bound on a wait that must end; never an assertion on how long it took.
-const GENEROUS: Duration = Duration::from_secs(20);
 
 struct Server {
     addr: std::net::SocketAddr,
@@ -71,34 +71,13 @@ async fn start(policy: edge::Policy) -> Server {
     }
 }
 
-/// Reads one response (head and a `Content-Length` body).
-async fn response(c: &mut TcpStream) -> (String, String) {
-    let read = async {
-        let mut buf = Vec::new();
-        let mut byte = [0u8; 1];
-        while !buf.ends_with(b"\r\n\r\n") {
-            let n = c.read(&mut byte).await.unwrap();
-            assert_eq!(
-                n,
-                1,
-                "ended inside a head: {:?}",
-                String::from_utf8_lossy(&buf)
-            );
-            buf.push(byte[0]);
-        }
-        let head = String::from_utf8(buf).unwrap().to_ascii_lowercase();
-        let len: usize = head
-            .lines()
-            .find_map(|l| l.strip_prefix("content-length:"))
-            .map(|v| v.trim().parse().unwrap())
-            .unwrap_or(0);
-        let mut body = vec![0u8; len];
-        c.read_exact(&mut body).await.unwrap();
-        (head, String::from_utf8(body).unwrap())
-    };
-    tokio::time::timeout(GENEROUS, read)
-        .await
-        .expect("an answer")
+/// A server that holds at most `max_connections` connections.
+async fn capped(max_connections: usize) -> Server {
+    start(edge::Policy {
+        max_connections,
+        ..Default::default()
+    })
+    .await
 }
 
 /// The server closed the connection (end of stream or a reset), without answering.
@@ -112,34 +91,15 @@ async fn closed(c: &mut TcpStream) {
     }
 }
 
-async fn until(what: &str, f: impl Fn() -> bool) {
-    let wait = async {
-        while !f() {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    };
-    tokio::time::timeout(GENEROUS, wait)
-        .await
-        .unwrap_or_else(|_| panic!("never: {what}"));
-}
-
 #[tokio::test]
 async fn at_the_cap_idle_connections_are_shed_oldest_first_and_a_new_one_is_answered() {
-    let s = start(edge::Policy {
-        max_connections: 8,
-        ..Default::default()
-    })
-    .await;
+    let s = capped(8).await;
     let mut idle = Vec::new();
     for _ in 0..20 {
         idle.push(TcpStream::connect(s.addr).await.unwrap());
     }
     let mut fresh = TcpStream::connect(s.addr).await.unwrap();
-    fresh
-        .write_all(b"GET /ok HTTP/1.1\r\nhost: x\r\n\r\n")
-        .await
-        .unwrap();
-    let (head, body) = response(&mut fresh).await;
+    let (head, body) = ask(&mut fresh, GET_OK).await;
     assert!(head.starts_with("http/1.1 200"), "{head}");
     assert_eq!(body, "ok");
     // 21 connections, 8 at a time: 13 shed, the oldest first.
@@ -151,20 +111,13 @@ async fn at_the_cap_idle_connections_are_shed_oldest_first_and_a_new_one_is_answ
     }
     // The newest idle ones are still served.
     let last = idle.last_mut().unwrap();
-    last.write_all(b"GET /ok HTTP/1.1\r\nhost: x\r\n\r\n")
-        .await
-        .unwrap();
-    let (head, _) = response(last).await;
+    let (head, _) = ask(last, GET_OK).await;
     assert!(head.starts_with("http/1.1 200"), "{head}");
 }
 
 #[tokio::test]
 async fn at_the_cap_with_every_connection_busy_accepting_waits_for_one_to_finish() {
-    let s = start(edge::Policy {
-        max_connections: 2,
-        ..Default::default()
-    })
-    .await;
+    let s = capped(2).await;
     let mut busy = Vec::new();
     for _ in 0..2 {
         let mut c = TcpStream::connect(s.addr).await.unwrap();
@@ -205,10 +158,7 @@ async fn a_kept_alive_connection_without_a_next_request_is_closed_after_the_idle
     })
     .await;
     let mut c = TcpStream::connect(s.addr).await.unwrap();
-    c.write_all(b"GET /ok HTTP/1.1\r\nhost: x\r\n\r\n")
-        .await
-        .unwrap();
-    let (head, _) = response(&mut c).await;
+    let (head, _) = ask(&mut c, GET_OK).await;
     assert!(!head.contains("connection: close"), "{head}");
     closed(&mut c).await;
     until("the connection is counted closed", || {
@@ -219,16 +169,18 @@ async fn a_kept_alive_connection_without_a_next_request_is_closed_after_the_idle
     assert_eq!(s.stats.header_timeouts.load(Ordering::Relaxed), 0);
 }
 
-#[tokio::test]
-async fn a_new_connection_that_sends_nothing_is_closed_after_the_head_timeout() {
-    let s = start(edge::Policy {
+/// A server with a short head timeout and a long idle timeout.
+async fn head_timeout_server() -> Server {
+    start(edge::Policy {
         header_read_timeout: SHORT,
         idle_timeout: Duration::from_secs(60),
         ..Default::default()
     })
-    .await;
-    let mut c = TcpStream::connect(s.addr).await.unwrap();
-    closed(&mut c).await;
+    .await
+}
+
+/// The connection is counted as a head timeout, not as an idle one.
+async fn counted_as_head_timeout(s: &Server) {
     until("counted", || {
         s.stats.header_timeouts.load(Ordering::Relaxed) == 1
     })
@@ -237,13 +189,16 @@ async fn a_new_connection_that_sends_nothing_is_closed_after_the_head_timeout() 
 }
 
 #[tokio::test]
+async fn a_new_connection_that_sends_nothing_is_closed_after_the_head_timeout() {
+    let s = head_timeout_server().await;
+    let mut c = TcpStream::connect(s.addr).await.unwrap();
+    closed(&mut c).await;
+    counted_as_head_timeout(&s).await;
+}
+
+#[tokio::test]
 async fn a_head_trickled_byte_by_byte_is_cut_off_at_the_head_timeout() {
-    let s = start(edge::Policy {
-        header_read_timeout: SHORT,
-        idle_timeout: Duration::from_secs(60),
-        ..Default::default()
-    })
-    .await;
+    let s = head_timeout_server().await;
     let mut c = TcpStream::connect(s.addr).await.unwrap();
     // Each byte comes well within the timeout; the head as a whole never does.
     let head = b"GET /ok HTTP/1.1\r\nhost: x\r\nx-pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
@@ -266,26 +221,14 @@ async fn a_head_trickled_byte_by_byte_is_cut_off_at_the_head_timeout() {
 
 #[tokio::test]
 async fn a_slow_head_on_a_kept_alive_connection_is_cut_off_too() {
-    let s = start(edge::Policy {
-        header_read_timeout: SHORT,
-        idle_timeout: Duration::from_secs(60),
-        ..Default::default()
-    })
-    .await;
+    let s = head_timeout_server().await;
     let mut c = TcpStream::connect(s.addr).await.unwrap();
-    c.write_all(b"GET /ok HTTP/1.1\r\nhost: x\r\n\r\n")
-        .await
-        .unwrap();
-    let (head, _) = response(&mut c).await;
+    let (head, _) = ask(&mut c, GET_OK).await;
     assert!(head.starts_with("http/1.1 200"), "{head}");
     // The next request's head starts and never ends.
     c.write_all(b"GET /ok HTTP/1.1\r\nhost:").await.unwrap();
     closed(&mut c).await;
-    until("counted", || {
-        s.stats.header_timeouts.load(Ordering::Relaxed) == 1
-    })
-    .await;
-    assert_eq!(s.stats.idle_closed.load(Ordering::Relaxed), 0);
+    counted_as_head_timeout(&s).await;
 }
 
 #[tokio::test]
@@ -296,10 +239,8 @@ async fn a_body_not_in_by_the_deadline_fails_for_the_handler_and_the_answer_clos
     })
     .await;
     let mut c = TcpStream::connect(s.addr).await.unwrap();
-    c.write_all(b"POST /read HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\n0123456789")
-        .await
-        .unwrap();
-    let (head, body) = response(&mut c).await;
+    let post = b"POST /read HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\n0123456789";
+    let (head, body) = ask(&mut c, post).await;
     assert!(head.starts_with("http/1.1 400"), "{head}");
     assert!(head.contains("connection: close"), "{head}");
     assert_eq!(body, "too slow");
@@ -308,10 +249,8 @@ async fn a_body_not_in_by_the_deadline_fails_for_the_handler_and_the_answer_clos
     closed(&mut c).await;
     // A body that arrives in time is read whole, on a connection that stays open.
     let mut c = TcpStream::connect(s.addr).await.unwrap();
-    c.write_all(b"POST /read HTTP/1.1\r\nhost: x\r\ncontent-length: 10\r\n\r\n0123456789")
-        .await
-        .unwrap();
-    let (head, body) = response(&mut c).await;
+    let post = b"POST /read HTTP/1.1\r\nhost: x\r\ncontent-length: 10\r\n\r\n0123456789";
+    let (head, body) = ask(&mut c, post).await;
     assert!(head.starts_with("http/1.1 200"), "{head}");
     assert!(!head.contains("connection: close"), "{head}");
     assert_eq!(body, "10");

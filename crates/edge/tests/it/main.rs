@@ -2,3 +2,7 @@
 
 mod connections;
 mod policy;
+// Raw HTTP/1.1 helpers shared with testkit's connection tests (tokio only, so included by
+// path rather than through a dependency on the whole harness).
+#[path = "../../../testkit/src/raw.rs"]
+mod raw;

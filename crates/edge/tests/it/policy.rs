@@ -9,6 +9,8 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+use crate::raw::{ask, response, GET_OK};
+
 const BOUND: u64 = 64 * 1024;
 
 async fn start() -> (std::net::SocketAddr, Arc<edge::Stats>) {
@@ -38,33 +40,28 @@ async fn start() -> (std::net::SocketAddr, Arc<edge::Stats>) {
     (addr, stats)
 }
 
-/// Reads one response (headers and a `Content-Length` body); returns its head and body.
-async fn response(c: &mut TcpStream) -> (String, String) {
-    let mut buf = Vec::new();
-    let mut byte = [0u8; 1];
-    while !buf.ends_with(b"\r\n\r\n") {
-        let n = c.read(&mut byte).await.unwrap();
-        assert_eq!(
-            n,
-            1,
-            "connection ended inside a head: {:?}",
-            String::from_utf8_lossy(&buf)
-        );
-        buf.push(byte[0]);
-    }
-    let head = String::from_utf8(buf).unwrap().to_ascii_lowercase();
-    let len: usize = head
-        .lines()
-        .find_map(|l| l.strip_prefix("content-length:"))
-        .map(|v| v.trim().parse().unwrap())
-        .unwrap_or(0);
-    let mut body = vec![0u8; len];
-    c.read_exact(&mut body).await.unwrap();
-    (head, String::from_utf8(body).unwrap())
+/// A connection to a fresh server, and the server's counters.
+async fn connected() -> (TcpStream, Arc<edge::Stats>) {
+    let (addr, stats) = start().await;
+    (TcpStream::connect(addr).await.unwrap(), stats)
+}
+
+/// The server closed gracefully after its answer, and counted it.
+async fn closed_gracefully(c: &mut TcpStream, stats: &edge::Stats) {
+    expect_eof(c).await;
+    assert_eq!(stats.closed.load(Ordering::Relaxed), 1);
 }
 
 fn post_head(len: usize, extra: &str) -> String {
     format!("POST /refuse HTTP/1.1\r\nhost: x\r\ncontent-length: {len}\r\n{extra}\r\n")
+}
+
+/// Reads a 401 that closes the connection; returns its body.
+async fn refused_and_closing(c: &mut TcpStream) -> String {
+    let (head, text) = response(c).await;
+    assert!(head.starts_with("http/1.1 401"), "{head}");
+    assert!(head.contains("connection: close"), "{head}");
+    text
 }
 
 async fn expect_eof(c: &mut TcpStream) {
@@ -77,8 +74,7 @@ async fn expect_eof(c: &mut TcpStream) {
 
 #[tokio::test]
 async fn an_unread_body_within_the_bound_is_discarded_and_the_connection_kept() {
-    let (addr, stats) = start().await;
-    let mut c = TcpStream::connect(addr).await.unwrap();
+    let (mut c, stats) = connected().await;
     let body = vec![b'x'; 60 * 1024];
     for _ in 0..3 {
         c.write_all(post_head(body.len(), "").as_bytes())
@@ -90,10 +86,7 @@ async fn an_unread_body_within_the_bound_is_discarded_and_the_connection_kept() 
         assert!(!head.contains("connection: close"), "{head}");
         assert_eq!(text, "no");
     }
-    c.write_all(b"GET /ok HTTP/1.1\r\nhost: x\r\n\r\n")
-        .await
-        .unwrap();
-    let (head, text) = response(&mut c).await;
+    let (head, text) = ask(&mut c, GET_OK).await;
     assert!(head.starts_with("http/1.1 200"), "{head}");
     assert_eq!(text, "ok");
     assert_eq!(stats.accepted.load(Ordering::Relaxed), 1);
@@ -102,26 +95,20 @@ async fn an_unread_body_within_the_bound_is_discarded_and_the_connection_kept() 
 
 #[tokio::test]
 async fn a_declared_length_past_the_bound_is_answered_whole_then_closed_gracefully() {
-    let (addr, stats) = start().await;
-    let mut c = TcpStream::connect(addr).await.unwrap();
+    let (mut c, stats) = connected().await;
     let len = 4 * BOUND as usize;
     c.write_all(post_head(len, "").as_bytes()).await.unwrap();
     // The client goes on sending while the answer comes: the server discards it while it
     // lingers, so no reset destroys the answer.
     c.write_all(&vec![b'x'; len]).await.unwrap();
-    let (head, text) = response(&mut c).await;
-    assert!(head.starts_with("http/1.1 401"), "{head}");
-    assert!(head.contains("connection: close"), "{head}");
-    assert_eq!(text, "no");
+    assert_eq!(refused_and_closing(&mut c).await, "no");
     c.shutdown().await.unwrap();
-    expect_eof(&mut c).await;
-    assert_eq!(stats.closed.load(Ordering::Relaxed), 1);
+    closed_gracefully(&mut c, &stats).await;
 }
 
 #[tokio::test]
 async fn a_chunked_body_past_the_bound_closes() {
-    let (addr, stats) = start().await;
-    let mut c = TcpStream::connect(addr).await.unwrap();
+    let (mut c, stats) = connected().await;
     c.write_all(b"POST /refuse HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n")
         .await
         .unwrap();
@@ -136,35 +123,26 @@ async fn a_chunked_body_past_the_bound_closes() {
     let (head, _) = response(&mut c).await;
     assert!(head.contains("connection: close"), "{head}");
     c.shutdown().await.unwrap();
-    expect_eof(&mut c).await;
-    assert_eq!(stats.closed.load(Ordering::Relaxed), 1);
+    closed_gracefully(&mut c, &stats).await;
 }
 
 #[tokio::test]
 async fn a_body_that_stalls_is_given_up_after_the_drain_time() {
-    let (addr, stats) = start().await;
-    let mut c = TcpStream::connect(addr).await.unwrap();
+    let (mut c, stats) = connected().await;
     c.write_all(post_head(10_000, "").as_bytes()).await.unwrap();
     c.write_all(&[b'x'; 100]).await.unwrap();
     // Nothing more is sent: the answer still comes, closing the connection.
-    let (head, _) = response(&mut c).await;
-    assert!(head.starts_with("http/1.1 401"), "{head}");
-    assert!(head.contains("connection: close"), "{head}");
-    expect_eof(&mut c).await;
-    assert_eq!(stats.closed.load(Ordering::Relaxed), 1);
+    refused_and_closing(&mut c).await;
+    closed_gracefully(&mut c, &stats).await;
 }
 
 #[tokio::test]
 async fn expect_continue_refused_before_its_body_gets_the_final_status() {
-    let (addr, _) = start().await;
-    let mut c = TcpStream::connect(addr).await.unwrap();
+    let (mut c, _) = connected().await;
     c.write_all(post_head(50_000, "expect: 100-continue\r\n").as_bytes())
         .await
         .unwrap();
     // No `100 Continue` first: the final status, and the connection closes.
-    let (head, text) = response(&mut c).await;
-    assert!(head.starts_with("http/1.1 401"), "{head}");
-    assert!(head.contains("connection: close"), "{head}");
-    assert_eq!(text, "no");
+    assert_eq!(refused_and_closing(&mut c).await, "no");
     expect_eof(&mut c).await;
 }

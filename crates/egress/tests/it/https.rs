@@ -4,9 +4,8 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use crate::certs::Certs;
 use egress::{Egress, EgressConfig, EgressError};
-use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 struct Tls {
@@ -16,29 +15,8 @@ struct Tls {
 
 /// Minimal HTTPS server: answers every request with a fixed body.
 async fn spawn_tls_server() -> Tls {
-    let ca_key = KeyPair::generate().unwrap();
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca = ca_params.self_signed(&ca_key).unwrap();
-
-    let leaf_key = KeyPair::generate().unwrap();
-    let leaf = CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
-        .unwrap()
-        .signed_by(&leaf_key, &ca, &ca_key)
-        .unwrap();
-
-    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_no_client_auth()
-    .with_single_cert(
-        vec![CertificateDer::from(leaf.der().to_vec())],
-        PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf_key.serialize_der())),
-    )
-    .unwrap();
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let certs = Certs::generate();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(certs.server_config()));
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -73,7 +51,7 @@ async fn spawn_tls_server() -> Tls {
     });
     Tls {
         addr,
-        ca_pem: ca.pem(),
+        ca_pem: certs.ca.pem(),
     }
 }
 

@@ -6,6 +6,8 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Output, Stdio};
 use testkit::{Backend, TestDb};
 
+use crate::http::json_of;
+
 const BIN: &str = env!("CARGO_BIN_EXE_slipverify");
 
 fn run(db: &str, args: &[&str]) -> Output {
@@ -15,6 +17,16 @@ fn run(db: &str, args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("run slipverify")
+}
+
+/// `run` with the arguments of one line, split at white space.
+fn run_line(db: &str, line: &str) -> Output {
+    run(db, &line.split_whitespace().collect::<Vec<_>>())
+}
+
+/// `json_ok` with the arguments of one line, split at white space.
+fn json_ok_line(db: &str, line: &str) -> Value {
+    json_ok(db, &line.split_whitespace().collect::<Vec<_>>())
 }
 
 fn json_ok(db: &str, args: &[&str]) -> Value {
@@ -52,102 +64,38 @@ fn qr_explains_payloads() {
 }
 
 fn admin_flow(url: &str) {
-    let svc = json_ok(
-        url,
-        &[
-            "admin", "service", "create", "--name", "Shop", "--quota", "50",
-        ],
-    );
+    let svc = json_ok_line(url, "admin service create --name Shop --quota 50");
     let sid = svc["id"].as_str().unwrap();
     assert_eq!(sid.len(), 36);
-    let br = json_ok(
-        url,
-        &[
-            "admin",
-            "branch",
-            "create",
-            "--service",
-            sid,
-            "--name",
-            "Main",
-            "--main",
-            "--allow-ip",
-            "10.0.0.0/8",
-            "--allow-ip",
-            "127.0.0.1",
-        ],
-    );
+    let br = json_ok_line(url, &format!("admin branch create --service {sid} --name Main --main --allow-ip 10.0.0.0/8 --allow-ip 127.0.0.1"));
     let bid = br["id"].as_str().unwrap();
     assert_eq!(br["apiKey"].as_str().unwrap().len(), 36);
     assert_eq!(br["allowIps"], json!(["10.0.0.0/8", "127.0.0.1"]));
     assert_eq!(br["sandbox"], false, "production unless asked");
-    let test = json_ok(
+    let test = json_ok_line(
         url,
-        &[
-            "admin",
-            "branch",
-            "create",
-            "--service",
-            sid,
-            "--name",
-            "QA",
-            "--sandbox",
-            "true",
-        ],
+        &format!("admin branch create --service {sid} --name QA --sandbox true"),
     );
     assert_eq!(test["sandbox"], true);
     let tid = test["id"].as_str().unwrap();
-    let flipped = json_ok(
+    let flipped = json_ok_line(
         url,
-        &[
-            "admin",
-            "branch",
-            "update",
-            "--branch",
-            tid,
-            "--sandbox",
-            "false",
-        ],
+        &format!("admin branch update --branch {tid} --sandbox false"),
     );
     assert_eq!(flipped["sandbox"], false);
-    let flipped = json_ok(
+    let flipped = json_ok_line(
         url,
-        &[
-            "admin",
-            "branch",
-            "update",
-            "--branch",
-            tid,
-            "--sandbox",
-            "true",
-        ],
+        &format!("admin branch update --branch {tid} --sandbox true"),
     );
     assert_eq!(flipped["sandbox"], true);
-    let bad = run(
+    let bad = run_line(
         url,
-        &[
-            "admin",
-            "branch",
-            "update",
-            "--branch",
-            tid,
-            "--sandbox",
-            "maybe",
-        ],
+        &format!("admin branch update --branch {tid} --sandbox maybe"),
     );
     assert_eq!(bad.status.code(), Some(2), "not a boolean");
-    let second = run(
+    let second = run_line(
         url,
-        &[
-            "admin",
-            "branch",
-            "create",
-            "--service",
-            sid,
-            "--name",
-            "Other",
-            "--main",
-        ],
+        &format!("admin branch create --service {sid} --name Other --main"),
     );
     assert_eq!(
         second.status.code(),
@@ -155,22 +103,7 @@ fn admin_flow(url: &str) {
         "second main branch is refused"
     );
     assert!(String::from_utf8_lossy(&second.stderr).contains("main branch"));
-    let upd = json_ok(
-        url,
-        &[
-            "admin",
-            "branch",
-            "update",
-            "--branch",
-            bid,
-            "--active",
-            "false",
-            "--webhook-url",
-            "https://example.com/h",
-            "--webhook-secret",
-            "abc",
-        ],
-    );
+    let upd = json_ok_line(url, &format!("admin branch update --branch {bid} --active false --webhook-url https://example.com/h --webhook-secret abc"));
     assert_eq!(upd["active"], false);
     assert_eq!(upd["webhookUrl"], "https://example.com/h");
     assert_eq!(upd["hasWebhookSecret"], true);
@@ -178,26 +111,9 @@ fn admin_flow(url: &str) {
         upd.get("webhookSecret").is_none(),
         "secrets are never printed back"
     );
-    let user = json_ok(url, &["admin", "user", "create", "--name", "Owner"]);
+    let user = json_ok_line(url, "admin user create --name Owner");
     let uid = user["id"].as_str().unwrap();
-    let s2 = json_ok(
-        url,
-        &[
-            "admin",
-            "service",
-            "update",
-            "--service",
-            sid,
-            "--owner",
-            uid,
-            "--state",
-            "banned",
-            "--expires",
-            "2026-12-31",
-            "--quota",
-            "none",
-        ],
-    );
+    let s2 = json_ok_line(url, &format!("admin service update --service {sid} --owner {uid} --state banned --expires 2026-12-31 --quota none"));
     assert_eq!(s2["state"], "banned");
     assert_eq!(s2["ownerId"], uid);
     assert_eq!(s2["limitQuota"], Value::Null);
@@ -232,53 +148,37 @@ fn admin_flow(url: &str) {
         ),
         (Some("active"), true, Some(70), true)
     );
-    let banned = json_ok(
+    let banned = json_ok_line(
         url,
-        &["admin", "user", "update", "--user", uid, "--banned", "true"],
+        &format!("admin user update --user {uid} --banned true"),
     );
     assert_eq!(banned["banned"], true);
     assert_eq!(
-        run(
+        run_line(
             url,
-            &[
-                "admin",
-                "service",
-                "update",
-                "--service",
-                sid,
-                "--state",
-                "gone"
-            ]
+            &format!("admin service update --service {sid} --state gone")
         )
         .status
         .code(),
         Some(2)
     );
     assert_eq!(
-        run(
+        run_line(
             url,
-            &[
-                "admin",
-                "service",
-                "update",
-                "--service",
-                sid,
-                "--quota",
-                "-3"
-            ]
+            &format!("admin service update --service {sid} --quota -3")
         )
         .status
         .code(),
         Some(2)
     );
-    let bq = json_ok(
+    let bq = json_ok_line(
         url,
-        &["admin", "branch", "update", "--branch", bid, "--quota", "5"],
+        &format!("admin branch update --branch {bid} --quota 5"),
     );
     assert_eq!(bq["limitQuota"], 5);
-    let rot = json_ok(url, &["admin", "key", "rotate", "--branch", bid]);
+    let rot = json_ok_line(url, &format!("admin key rotate --branch {bid}"));
     assert_ne!(rot["apiKey"], br["apiKey"]);
-    let bad = run(url, &["admin", "key", "rotate", "--branch", "nope"]);
+    let bad = run_line(url, "admin key rotate --branch nope");
     assert_eq!(bad.status.code(), Some(2));
 }
 
@@ -385,24 +285,15 @@ async fn demo_prints_a_working_curl_line() {
                 .bearer_auth(key)
                 .header("content-type", "application/json")
                 .body(body.to_string())
-                .send()
         };
-        let first: Value = post().await.unwrap().json().await.unwrap();
+        let first = json_of(post()).await;
         assert_eq!(first["success"], true, "{first}");
         assert_eq!(first["data"]["isDuplicate"], false, "round {round}");
-        let again: Value = post().await.unwrap().json().await.unwrap();
+        let again = json_of(post()).await;
         assert_eq!(again["data"]["isDuplicate"], true);
         // The demo branch is a test branch: nothing was charged, both were counted apart.
         let info_url = url_part.replace("/v2/verify/bank", "/v2/info");
-        let info: Value = client
-            .get(&info_url)
-            .bearer_auth(key)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let info: Value = json_of(client.get(&info_url).bearer_auth(key)).await;
         let d = &info["data"];
         assert_eq!(d["branch"]["sandbox"], true, "{info}");
         assert_eq!(d["application"]["quota"]["used"], 0, "{info}");
@@ -450,12 +341,7 @@ fn serve(db: &str) -> (std::process::Child, String) {
 /// 200 concurrent verifications with 50 units left, spread over the given number of server
 /// processes: exactly 50 succeed and the quota rises by exactly 50.
 async fn quota_race(db: &str, processes: usize) {
-    let svc = json_ok(
-        db,
-        &[
-            "admin", "service", "create", "--name", "Race", "--quota", "60",
-        ],
-    );
+    let svc = json_ok_line(db, "admin service create --name Race --quota 60");
     let sid = svc["id"].as_str().unwrap().to_string();
     json_ok(
         db,
@@ -485,12 +371,7 @@ async fn quota_race(db: &str, processes: usize) {
         .as_str()
         .unwrap()
         .to_string();
-    let payload = json_ok(
-        db,
-        &[
-            "sandbox", "transfer", "--from", "004", "--to", "014", "--amount", "10",
-        ],
-    )["payload"]
+    let payload = json_ok_line(db, "sandbox transfer --from 004 --to 014 --amount 10")["payload"]
         .as_str()
         .unwrap()
         .to_string();
@@ -508,15 +389,12 @@ async fn quota_race(db: &str, processes: usize) {
         .count();
     assert_eq!((ok, refused), (50, 150));
     let client = reqwest::Client::new();
-    let info: Value = client
-        .get(format!("{}/v2/info", bases[0]))
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let info: Value = json_of(
+        client
+            .get(format!("{}/v2/info", bases[0]))
+            .bearer_auth(&key),
+    )
+    .await;
     assert_eq!(info["data"]["application"]["quota"]["used"], 60);
     for (mut child, _) in nodes {
         let _ = child.kill();

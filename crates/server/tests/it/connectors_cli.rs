@@ -6,6 +6,8 @@ use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
 
+use crate::http::{json_of, text_of};
+
 const BIN: &str = env!("CARGO_BIN_EXE_slipverify");
 const GOOD_KEY: &str = "sim-secret-key-4f1b2c3d";
 const BAD_KEY: &str = "wrong-secret-key-9c2d8e7f";
@@ -114,26 +116,18 @@ async fn connectors_are_checked_used_and_shown_without_secrets() {
     };
     let http = reqwest::Client::new();
     let payload = slip_qr::encode_bank_slip("004", "013071152533APM07736");
-    let v: Value = http
-        .post(format!("http://{addr}/v2/verify/bank"))
-        .bearer_auth(&key)
-        .json(&json!({"payload": payload}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let v: Value = json_of(
+        http.post(format!("http://{addr}/v2/verify/bank"))
+            .bearer_auth(&key)
+            .json(&json!({"payload": payload})),
+    )
+    .await;
     assert_eq!(v["success"], true, "{v}");
-    let status = http
-        .get(format!("http://{addr}/admin/connectors"))
-        .bearer_auth(ADMIN)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let status = text_of(
+        http.get(format!("http://{addr}/admin/connectors"))
+            .bearer_auth(ADMIN),
+    )
+    .await;
     let s: Value = serde_json::from_str(&status).unwrap();
     let bad = s["data"]
         .as_array()

@@ -2,3 +2,4 @@
 
 mod cli;
 mod connectors_cli;
+mod http;

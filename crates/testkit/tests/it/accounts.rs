@@ -1,13 +1,9 @@
 //! `/v2/bank-accounts` and `matchAccount` over HTTP, on SQLite and PostgreSQL.
 
-use domain::Satang;
-use gateway::NewSandboxTransfer;
 use serde_json::{json, Value};
 use testkit::{both, Backend, TestApp};
 
-fn code(v: &Value) -> &str {
-    v["error"]["code"].as_str().unwrap_or("<none>")
-}
+use crate::common::code;
 
 fn shop_account(number: &str) -> Value {
     json!({
@@ -20,20 +16,8 @@ fn shop_account(number: &str) -> Value {
 }
 
 async fn transfer_to(t: &TestApp, to: &str, account: &str, satang: i64) -> String {
-    t.app
-        .sandbox
-        .create_transfer(&NewSandboxTransfer {
-            from_bank: "004".into(),
-            to_bank: to.into(),
-            amount: Satang(satang),
-            sender_name_th: None,
-            sender_name_en: None,
-            receiver_name_th: None,
-            receiver_name_en: None,
-            receiver_account: Some(account.into()),
-        })
+    t.transfer_into("004", to, Some(account), satang)
         .await
-        .unwrap()
         .payload
 }
 
@@ -55,10 +39,14 @@ both!(bank_account_lifecycle_and_errors, |b: Backend| async move {
 
     // The same bank and number again, from this branch or another of the service.
     for k in [key, other_key.as_str()] {
-        let (s, v) = t
-            .post("/v2/bank-accounts", k, shop_account("1234567890"))
-            .await;
-        assert_eq!((s, code(&v)), (409, "BANK_ACCOUNT_DUPLICATE"), "{v}");
+        t.post_err(
+            "/v2/bank-accounts",
+            k,
+            shop_account("1234567890"),
+            409,
+            "BANK_ACCOUNT_DUPLICATE",
+        )
+        .await;
     }
     let cases = [
         (
@@ -121,8 +109,7 @@ both!(bank_account_lifecycle_and_errors, |b: Backend| async move {
         .await;
     assert_eq!(s, 201, "{v}");
 
-    let (s, v) = t.get("/v2/bank-accounts", Some(key)).await;
-    assert_eq!(s, 200);
+    let v = t.get_ok("/v2/bank-accounts", key).await;
     assert_eq!(v["data"].as_array().unwrap().len(), 3);
     let (_, v) = t.get("/v2/bank-accounts", Some(&other_key)).await;
     assert_eq!(
@@ -132,10 +119,13 @@ both!(bank_account_lifecycle_and_errors, |b: Backend| async move {
     );
     let (s, v) = t.get(&format!("/v2/bank-accounts/{id}"), Some(key)).await;
     assert_eq!((s, v["data"]["id"].as_str()), (200, Some(id.as_str())));
-    let (s, v) = t
-        .get(&format!("/v2/bank-accounts/{id}"), Some(&other_key))
-        .await;
-    assert_eq!((s, code(&v)), (404, "BANK_ACCOUNT_NOT_FOUND"));
+    t.get_err(
+        &format!("/v2/bank-accounts/{id}"),
+        &other_key,
+        404,
+        "BANK_ACCOUNT_NOT_FOUND",
+    )
+    .await;
 
     let (s, v) = t
         .call(
@@ -150,15 +140,15 @@ both!(bank_account_lifecycle_and_errors, |b: Backend| async move {
         (200, Some("NUMBER")),
         "{v}"
     );
-    let (s, v) = t
-        .call(
-            "PATCH",
-            &format!("/v2/bank-accounts/{bbl}"),
-            key,
-            Some(json!({"extraVerify": "BOGUS"})),
-        )
-        .await;
-    assert_eq!((s, code(&v)), (400, "INVALID_EXTRA_VERIFY"));
+    t.call_err(
+        "PATCH",
+        &format!("/v2/bank-accounts/{bbl}"),
+        key,
+        Some(json!({"extraVerify": "BOGUS"})),
+        400,
+        "INVALID_EXTRA_VERIFY",
+    )
+    .await;
     let (s, v) = t
         .call(
             "PATCH",
@@ -172,33 +162,36 @@ both!(bank_account_lifecycle_and_errors, |b: Backend| async move {
         (400, "INVALID_EXTRA_VERIFY"),
         "BBL requires one"
     );
-    let (s, v) = t
-        .call(
-            "PATCH",
-            &format!("/v2/bank-accounts/{bbl}"),
-            &other_key,
-            Some(json!({"extraVerify": "NAME"})),
-        )
-        .await;
-    assert_eq!((s, code(&v)), (404, "BANK_ACCOUNT_NOT_FOUND"));
+    t.call_err(
+        "PATCH",
+        &format!("/v2/bank-accounts/{bbl}"),
+        &other_key,
+        Some(json!({"extraVerify": "NAME"})),
+        404,
+        "BANK_ACCOUNT_NOT_FOUND",
+    )
+    .await;
 
-    let (s, v) = t
-        .call(
-            "DELETE",
-            &format!("/v2/bank-accounts/{id}"),
-            &other_key,
-            None,
-        )
+    t.call_err(
+        "DELETE",
+        &format!("/v2/bank-accounts/{id}"),
+        &other_key,
+        None,
+        404,
+        "BANK_ACCOUNT_NOT_FOUND",
+    )
+    .await;
+    t.call_ok("DELETE", &format!("/v2/bank-accounts/{id}"), key, None)
         .await;
-    assert_eq!((s, code(&v)), (404, "BANK_ACCOUNT_NOT_FOUND"));
-    let (s, _) = t
-        .call("DELETE", &format!("/v2/bank-accounts/{id}"), key, None)
-        .await;
-    assert_eq!(s, 200);
-    let (s, v) = t
-        .call("DELETE", &format!("/v2/bank-accounts/{id}"), key, None)
-        .await;
-    assert_eq!((s, code(&v)), (404, "BANK_ACCOUNT_NOT_FOUND"));
+    t.call_err(
+        "DELETE",
+        &format!("/v2/bank-accounts/{id}"),
+        key,
+        None,
+        404,
+        "BANK_ACCOUNT_NOT_FOUND",
+    )
+    .await;
     // Deleted: the number is free again.
     let (s, v) = t
         .post("/v2/bank-accounts", key, shop_account("1234567890"))
@@ -218,14 +211,13 @@ both!(match_account_finds_the_receiver, |b: Backend| async move {
     let id = v["data"]["id"].as_str().unwrap().to_string();
 
     let ours = transfer_to(&t, "014", "1234567890", 15050).await;
-    let (s, v) = t
-        .post(
+    let v = t
+        .post_ok(
             "/v2/verify/bank",
             key,
             json!({"payload": ours, "matchAccount": true, "matchAmount": 150.5}),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     let d = &v["data"];
     assert_eq!(d["matchedAccount"]["id"], id.as_str());
     assert_eq!(d["matchedAccount"]["bankNumber"], "1234567890");
@@ -235,14 +227,13 @@ both!(match_account_finds_the_receiver, |b: Backend| async move {
 
     // Another account number (a visible digit differs), and a wrong amount.
     let theirs = transfer_to(&t, "014", "1234557890", 15050).await;
-    let (s, v) = t
-        .post(
+    let v = t
+        .post_ok(
             "/v2/verify/bank",
             key,
             json!({"payload": theirs, "matchAccount": true, "matchAmount": 99}),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(v["data"]["matchedAccount"], Value::Null);
     assert_eq!(
         v["data"]["mismatches"],

@@ -5,48 +5,54 @@ use testkit::{both, Backend, TestApp};
 
 const TOKEN: &str = "admin-token-0123456789abcdef0123456789";
 
-fn code(v: &Value) -> &str {
-    v["error"]["code"].as_str().unwrap_or("<none>")
-}
-
 both!(admin_api_is_off_without_a_token, |b: Backend| async move {
     let t = TestApp::spawn(b).await;
-    let (s, v) = t
-        .call("POST", "/admin/services", TOKEN, Some(json!({"name": "X"})))
-        .await;
-    assert_eq!((s, code(&v)), (404, "NOT_FOUND"));
+    t.call_err(
+        "POST",
+        "/admin/services",
+        TOKEN,
+        Some(json!({"name": "X"})),
+        404,
+        "NOT_FOUND",
+    )
+    .await;
     t.stop().await;
 });
 
 both!(operator_flow, |b: Backend| async move {
     let t = TestApp::spawn_with(b, |s| s.set_admin_token(TOKEN)).await;
-    let (s, v) = t
-        .call(
+    t.call_err(
+        "POST",
+        "/admin/services",
+        "wrong-token",
+        Some(json!({"name": "X"})),
+        401,
+        "INVALID_API_KEY",
+    )
+    .await;
+    let v = t
+        .call_err(
             "POST",
             "/admin/services",
-            "wrong-token",
-            Some(json!({"name": "X"})),
+            TOKEN,
+            Some(json!({"quota": -1})),
+            400,
+            "VALIDATION_ERROR",
         )
         .await;
-    assert_eq!((s, code(&v)), (401, "INVALID_API_KEY"));
-    let (s, v) = t
-        .call("POST", "/admin/services", TOKEN, Some(json!({"quota": -1})))
-        .await;
-    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"));
     assert_eq!(
         v["error"]["message"],
         "name: is required; quota: must be a whole number of at least 0"
     );
 
-    let (s, v) = t
-        .call(
+    let v = t
+        .call_ok(
             "POST",
             "/admin/services",
             TOKEN,
             Some(json!({"name": "Shop", "quota": 5})),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     let sid = v["data"]["id"].as_str().unwrap().to_string();
     let (s, v) = t
         .call("PUT", "/admin/plans/pro", TOKEN, Some(json!({"rps": 40})))
@@ -54,52 +60,49 @@ both!(operator_flow, |b: Backend| async move {
     assert_eq!((s, v["data"]["burst"].as_u64()), (200, Some(20)));
     let (_, v) = t.call("GET", "/admin/plans", TOKEN, None).await;
     assert_eq!(v["data"].as_array().unwrap().len(), 2);
-    let (s, v) = t
-        .call(
+    let v = t
+        .call_ok(
             "PATCH",
             &format!("/admin/services/{sid}"),
             TOKEN,
             Some(json!({"plan": "pro", "quota": null, "expiresAt": "2030-01-01T00:00:00+07:00"})),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(
         (v["data"]["plan"].as_str(), v["data"]["rateLimit"].as_u64()),
         (Some("pro"), Some(40))
     );
     assert_eq!(v["data"]["limitQuota"], Value::Null);
     assert_eq!(v["data"]["expiresAt"], "2030-01-01T00:00:00.000+07:00");
-    let (s, v) = t
-        .call(
-            "PATCH",
-            &format!("/admin/services/{sid}"),
-            TOKEN,
-            Some(json!({"plan": "nope", "state": "x"})),
-        )
-        .await;
-    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"), "{v}");
+    t.call_err(
+        "PATCH",
+        &format!("/admin/services/{sid}"),
+        TOKEN,
+        Some(json!({"plan": "nope", "state": "x"})),
+        400,
+        "VALIDATION_ERROR",
+    )
+    .await;
 
-    let (s, v) = t
-        .call(
+    let v = t
+        .call_ok(
             "POST",
             "/admin/branches",
             TOKEN,
             Some(json!({"serviceId": sid, "name": "Main", "main": true, "allowIps": ["*"]})),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     let bid = v["data"]["id"].as_str().unwrap().to_string();
     let key = v["data"]["apiKey"].as_str().unwrap().to_string();
     assert_eq!(t.get("/v2/info", Some(&key)).await.0, 200);
-    let (s, v) = t
-        .call(
+    let v = t
+        .call_ok(
             "PATCH",
             &format!("/admin/branches/{bid}"),
             TOKEN,
             Some(json!({"webhookSecret": "abc", "limitQuota": 3, "active": false})),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(
         (
             v["data"]["hasWebhookSecret"].as_bool(),
@@ -108,8 +111,7 @@ both!(operator_flow, |b: Backend| async move {
         (Some(true), Some(3))
     );
     assert!(v["data"].get("webhookSecret").is_none());
-    let (s, v) = t.get("/v2/info", Some(&key)).await;
-    assert_eq!((s, code(&v)), (403, "BRANCH_INACTIVE"));
+    t.get_err("/v2/info", &key, 403, "BRANCH_INACTIVE").await;
     t.call(
         "PATCH",
         &format!("/admin/branches/{bid}"),
@@ -117,15 +119,14 @@ both!(operator_flow, |b: Backend| async move {
         Some(json!({"active": true, "webhookSecret": null})),
     )
     .await;
-    let (s, v) = t
-        .call(
+    let v = t
+        .call_ok(
             "POST",
             &format!("/admin/branches/{bid}/rotate-key"),
             TOKEN,
             Some(json!({"graceSeconds": 60})),
         )
         .await;
-    assert_eq!(s, 200);
     let new_key = v["data"]["apiKey"].as_str().unwrap().to_string();
     assert_eq!(
         t.get("/v2/info", Some(&key)).await.0,
@@ -134,15 +135,14 @@ both!(operator_flow, |b: Backend| async move {
     );
     assert_eq!(t.get("/v2/info", Some(&new_key)).await.0, 200);
 
-    let (s, v) = t
-        .call(
+    let v = t
+        .call_ok(
             "POST",
             "/admin/users",
             TOKEN,
             Some(json!({"name": "Owner"})),
         )
         .await;
-    assert_eq!(s, 200);
     let uid = v["data"]["id"].as_str().unwrap().to_string();
     t.call(
         "PATCH",
@@ -160,18 +160,16 @@ both!(operator_flow, |b: Backend| async move {
         )
         .await;
     assert_eq!((s, v["data"]["banned"].as_bool()), (200, Some(true)));
-    let (s, v) = t.get("/v2/info", Some(&new_key)).await;
-    assert_eq!((s, code(&v)), (403, "USER_BANNED"));
+    t.get_err("/v2/info", &new_key, 403, "USER_BANNED").await;
 
-    let (s, v) = t
-        .call(
+    let v = t
+        .call_ok(
             "POST",
             "/admin/partners",
             TOKEN,
             Some(json!({"name": "POS", "serviceIds": [sid], "permissions": ["quota:read"]})),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(v["data"]["apiKey"].as_str().unwrap().len(), 64);
     assert_eq!(v["data"]["secret"].as_str().unwrap().len(), 64);
     let (s, v) = t

@@ -17,9 +17,7 @@ use std::time::Duration;
 use testkit::receiver::Receiver;
 use testkit::{both, Backend, Tenant, TestApp};
 
-fn code(v: &Value) -> &str {
-    v["error"]["code"].as_str().unwrap_or("<none>")
-}
+use crate::common::{code, v1_code};
 
 async fn package(t: &TestApp, name: &str, quota: i64, days: u32, price_baht: i64) {
     t.app
@@ -40,6 +38,13 @@ async fn subscribe(t: &TestApp, ten: &Tenant, name: &str, auto: AutoRenew) {
         .subscribe(&ten.service_id, name, Some(auto), false, "test")
         .await
         .expect("subscribe");
+}
+
+/// A package of `quota` per `days`-day period at `price_baht`, and the tenant subscribed to it
+/// with auto-renew on.
+async fn subscribed(t: &TestApp, ten: &Tenant, name: &str, quota: i64, days: u32, price_baht: i64) {
+    package(t, name, quota, days, price_baht).await;
+    subscribe(t, ten, name, AutoRenew::ON).await;
 }
 
 async fn top_up(t: &TestApp, ten: &Tenant, baht: i64) {
@@ -64,8 +69,7 @@ async fn verify_new(t: &TestApp, key: &str) -> (u16, Value) {
 }
 
 async fn info(t: &TestApp, key: &str) -> Value {
-    let (s, v) = t.get("/v2/info", Some(key)).await;
-    assert_eq!(s, 200, "{v}");
+    let v = t.get_ok("/v2/info", key).await;
     v["data"]["application"].clone()
 }
 
@@ -141,11 +145,7 @@ both!(
         let (s, v) = verify_new(&t, &ten.api_key).await;
         assert_eq!((s, code(&v)), (403, "SERVICE_EXPIRED"), "{v}");
         let (s, v) = t.get("/api/v1/me", Some(&ten.api_key)).await;
-        assert_eq!(
-            (s, v["message"].as_str()),
-            (403, Some("application_expired")),
-            "{v}"
-        );
+        assert_eq!((s, v1_code(&v)), (403, "application_expired"), "{v}");
 
         // Auto-renew on, but no credit: still expired, nothing drawn.
         t.app
@@ -203,6 +203,24 @@ async fn second_node(b: Backend, t: &TestApp) -> Option<TestApp> {
 }
 
 /// Fires one verification of a distinct slip per key-node pair, all at once.
+/// A tenant subscribed to `package` (name, quota per 30 days, price in baht) with auto-renew
+/// and `credit_baht` of credit, then 100 verifications at once. On PostgreSQL two nodes share
+/// the work, so the database has to decide. Returns both nodes, the tenant and the answers.
+async fn hundred_at_once(
+    b: Backend,
+    (name, quota, price_baht): (&str, i64, i64),
+    credit_baht: i64,
+) -> (TestApp, Option<TestApp>, Tenant, Vec<(u16, Value)>) {
+    let t = TestApp::spawn(b).await;
+    let n2 = second_node(b, &t).await;
+    let ten = t.tenant(100).await;
+    subscribed(&t, &ten, name, quota, 30, price_baht).await;
+    top_up(&t, &ten, credit_baht).await;
+    let nodes: Vec<&TestApp> = std::iter::once(&t).chain(n2.as_ref()).collect();
+    let answers = verify_concurrently(&nodes, &ten.api_key, 100).await;
+    (t, n2, ten, answers)
+}
+
 async fn verify_concurrently(nodes: &[&TestApp], key: &str, n: usize) -> Vec<(u16, Value)> {
     let mut payloads = Vec::with_capacity(n);
     for _ in 0..n {
@@ -234,17 +252,8 @@ async fn verify_concurrently(nodes: &[&TestApp], key: &str, n: usize) -> Vec<(u1
 both!(
     hundred_requests_across_the_quota_boundary_renew_once,
     |b: Backend| async move {
-        let t = TestApp::spawn(b).await;
-        // PostgreSQL: two nodes share the work, so the database has to decide.
-        let n2 = second_node(b, &t).await;
-        let ten = t.tenant(100).await;
-        package(&t, "Boundary", 50, 30, 100).await;
-        subscribe(&t, &ten, "Boundary", AutoRenew::ON).await;
         // Credit for one renewal and a half.
-        top_up(&t, &ten, 150).await;
-        let nodes: Vec<&TestApp> = std::iter::once(&t).chain(n2.as_ref()).collect();
-
-        let answers = verify_concurrently(&nodes, &ten.api_key, 100).await;
+        let (t, n2, ten, answers) = hundred_at_once(b, ("Boundary", 50, 100), 150).await;
         let served = answers.iter().filter(|(s, _)| *s == 200).count();
         assert_eq!(served, 100, "{:?}", answers.iter().find(|(s, _)| *s != 200));
         assert_eq!(renewals(&t, &ten).await, 1, "exactly one renewal");
@@ -262,6 +271,7 @@ both!(
 
         // The new period is used up too, and 50 baht cannot pay for another: every request
         // is refused with the normal code, and nothing more is drawn.
+        let nodes: Vec<&TestApp> = std::iter::once(&t).chain(n2.as_ref()).collect();
         let answers = verify_concurrently(&nodes, &ten.api_key, 20).await;
         let refused = answers
             .iter()
@@ -338,6 +348,19 @@ async fn billing_endpoint() -> (BillingEndpoint, String) {
 }
 
 /// A node whose renewals go to `url`, whose jobs reach `rx`, with a short billing budget.
+/// External billing (up), a webhook receiver, the app using both, and a tenant subscribed to
+/// "One": one verification per period, auto-renewed.
+async fn one_per_period_with_external_billing(
+    b: Backend,
+) -> (BillingEndpoint, Receiver, TestApp, Tenant) {
+    let (endpoint, url) = billing_endpoint().await;
+    let rx = Receiver::spawn().await;
+    let t = external_billing_app(b, &url, &rx).await;
+    let ten = t.tenant(100).await;
+    subscribed(&t, &ten, "One", 1, 30, 100).await;
+    (endpoint, rx, t, ten)
+}
+
 async fn external_billing_app(b: Backend, url: &str, rx: &Receiver) -> TestApp {
     let http = billing::HttpBilling::new(url, BILLING_SECRET, Duration::from_secs(2)).unwrap();
     let eg = rx.egress();
@@ -364,31 +387,8 @@ async fn submit_job(t: &TestApp, key: &str, rx: &Receiver) -> String {
     v["data"]["jobId"].as_str().unwrap().to_string()
 }
 
-async fn poll_until(t: &TestApp, key: &str, id: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let (s, v) = t
-            .get(&format!("/v2/verify/bank/jobs/{id}"), Some(key))
-            .await;
-        assert_eq!(s, 200, "{v}");
-        if done(&v["data"]) {
-            return v["data"].clone();
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "job never got there: {v}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 both!(billing_outage_then_recovery, |b: Backend| async move {
-    let (endpoint, url) = billing_endpoint().await;
-    let rx = Receiver::spawn().await;
-    let t = external_billing_app(b, &url, &rx).await;
-    let ten = t.tenant(100).await;
-    package(&t, "One", 1, 30, 100).await;
-    subscribe(&t, &ten, "One", AutoRenew::ON).await;
+    let (endpoint, rx, t, ten) = one_per_period_with_external_billing(b).await;
     // Billing is up for the first period's use, then goes down at the boundary.
     assert_eq!(verify_new(&t, &ten.api_key).await.0, 200);
 
@@ -418,11 +418,7 @@ both!(billing_outage_then_recovery, |b: Backend| async move {
             Some(&ten.api_key),
         )
         .await;
-    assert_eq!(
-        (s, v["message"].as_str()),
-        (503, Some("api_server_error")),
-        "{v}"
-    );
+    assert_eq!((s, v1_code(&v)), (503, "api_server_error"), "{v}");
     assert_eq!(
         info(&t, &ten.api_key).await["quota"]["used"],
         1,
@@ -431,17 +427,18 @@ both!(billing_outage_then_recovery, |b: Backend| async move {
 
     // Async: the job waits on the billing budget, with no callback meanwhile.
     let id = submit_job(&t, &ten.api_key, &rx).await;
-    let j = poll_until(&t, &ten.api_key, &id, |j| j["status"] == "retrying").await;
+    let j = t
+        .poll_job(&ten.api_key, &id, |j| j["status"] == "retrying")
+        .await;
     assert_eq!(j["error"], Value::Null);
     assert!(rx.received().is_empty(), "no callback during the outage");
 
     // Billing recovers; the job's next attempt renews and verifies.
     endpoint.up.store(true, Ordering::SeqCst);
     t.clock.advance(time::Duration::seconds(30));
-    let j = poll_until(&t, &ten.api_key, &id, |j| {
-        j["webhook"]["state"] == "delivered"
-    })
-    .await;
+    let j = t
+        .poll_job(&ten.api_key, &id, |j| j["webhook"]["state"] == "delivered")
+        .await;
     assert_eq!(j["status"], "done", "{j}");
     let got = rx.received();
     assert_eq!(got.len(), 1, "one callback, the success");
@@ -467,19 +464,15 @@ both!(billing_outage_then_recovery, |b: Backend| async move {
 both!(
     billing_outage_outlasting_the_budget_fails_the_job,
     |b: Backend| async move {
-        let (endpoint, url) = billing_endpoint().await;
-        let rx = Receiver::spawn().await;
-        let t = external_billing_app(b, &url, &rx).await;
-        let ten = t.tenant(100).await;
-        package(&t, "One", 1, 30, 100).await;
-        subscribe(&t, &ten, "One", AutoRenew::ON).await;
+        let (endpoint, rx, t, ten) = one_per_period_with_external_billing(b).await;
         assert_eq!(verify_new(&t, &ten.api_key).await.0, 200);
 
         let id = submit_job(&t, &ten.api_key, &rx).await;
-        poll_until(&t, &ten.api_key, &id, |j| j["status"] == "retrying").await;
+        t.poll_job(&ten.api_key, &id, |j| j["status"] == "retrying")
+            .await;
         // The budget is 30 s then 60 s; billing stays down through both.
         t.clock.advance(time::Duration::seconds(30));
-        poll_until(&t, &ten.api_key, &id, |j| {
+        t.poll_job(&ten.api_key, &id, |j| {
             j["attempts"] == 2 && j["status"] == "retrying"
         })
         .await;
@@ -488,10 +481,9 @@ both!(
             "no failed callback before the budget ends"
         );
         t.clock.advance(time::Duration::seconds(60));
-        let j = poll_until(&t, &ten.api_key, &id, |j| {
-            j["webhook"]["state"] == "delivered"
-        })
-        .await;
+        let j = t
+            .poll_job(&ten.api_key, &id, |j| j["webhook"]["state"] == "delivered")
+            .await;
         assert_eq!(j["status"], "failed", "{j}");
         assert_eq!(j["error"]["code"], "RENEWAL_TEMPORARILY_UNAVAILABLE");
         assert_eq!(j["attempts"], 3);
@@ -512,15 +504,8 @@ both!(
 both!(
     many_boundaries_at_once_draw_exactly_the_credit,
     |b: Backend| async move {
-        let t = TestApp::spawn(b).await;
-        let n2 = second_node(b, &t).await;
-        let ten = t.tenant(100).await;
         // Ten per period, credit for exactly five renewals: 10 + 5 × 10 served, the rest refused.
-        package(&t, "Ten", 10, 30, 20).await;
-        subscribe(&t, &ten, "Ten", AutoRenew::ON).await;
-        top_up(&t, &ten, 100).await;
-        let nodes: Vec<&TestApp> = std::iter::once(&t).chain(n2.as_ref()).collect();
-        let answers = verify_concurrently(&nodes, &ten.api_key, 100).await;
+        let (t, n2, ten, answers) = hundred_at_once(b, ("Ten", 10, 20), 100).await;
         let served = answers.iter().filter(|(s, _)| *s == 200).count();
         let refused = answers
             .iter()

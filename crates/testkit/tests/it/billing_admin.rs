@@ -4,11 +4,9 @@
 use serde_json::{json, Value};
 use testkit::{both, Backend, TestApp};
 
-const TOKEN: &str = "billing-admin-token-0123456789abcdef0123";
+use crate::common::code;
 
-fn code(v: &Value) -> &str {
-    v["error"]["code"].as_str().unwrap_or("<none>")
-}
+const TOKEN: &str = "billing-admin-token-0123456789abcdef0123";
 
 fn message(v: &Value) -> &str {
     v["error"]["message"].as_str().unwrap_or("<none>")
@@ -19,15 +17,14 @@ async fn spawn(b: Backend) -> TestApp {
 }
 
 async fn new_service(t: &TestApp) -> String {
-    let (s, v) = t
-        .call(
+    let v = t
+        .call_ok(
             "POST",
             "/admin/services",
             TOKEN,
             Some(json!({"name": "Shop", "quota": 5})),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     v["data"]["id"].as_str().unwrap().to_string()
 }
 
@@ -53,44 +50,42 @@ both!(packages_subscription_and_credit, |b: Backend| async move {
     );
 
     // Packages: bad terms are named, good ones create, the same name changes them.
-    let (s, v) = t
-        .call(
+    let v = t
+        .call_err(
             "PUT",
             "/admin/packages/basic",
             TOKEN,
             Some(json!({"quota": -1, "price": 9.999})),
+            400,
+            "VALIDATION_ERROR",
         )
         .await;
-    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"), "{v}");
     let m = message(&v);
     assert!(m.contains("durationDays: is required"), "{m}");
     assert!(m.contains("quota:"), "{m}");
     assert!(m.contains("price:"), "{m}");
-    let (s, v) = t
-        .call(
+    let v = t
+        .call_ok(
             "PUT",
             "/admin/packages/basic",
             TOKEN,
             Some(json!({"quota": 100, "durationDays": 30, "price": 990})),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     let pid = v["data"]["id"].as_str().unwrap().to_string();
     assert_eq!(v["data"]["name"], "basic");
     assert_eq!(v["data"]["durationDays"], 30);
     assert_eq!(v["data"]["price"].as_f64(), Some(990.0));
-    let (s, v) = t
-        .call(
+    let v = t
+        .call_ok(
             "PUT",
             "/admin/packages/basic",
             TOKEN,
             Some(json!({"quota": 200, "durationDays": 30, "price": 1290.50})),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(v["data"]["id"], pid.as_str(), "same package, new terms");
-    let (s, v) = t.call("GET", "/admin/packages", TOKEN, None).await;
-    assert_eq!(s, 200, "{v}");
+    let v = t.call_ok("GET", "/admin/packages", TOKEN, None).await;
     let list = v["data"].as_array().unwrap();
     let basic = list.iter().find(|p| p["name"] == "basic").expect("basic");
     assert_eq!(
@@ -100,20 +95,27 @@ both!(packages_subscription_and_credit, |b: Backend| async move {
 
     // Subscribe: unknown package and bad autoRenew are refused; then a period starts.
     let sub = format!("/admin/services/{sid}/subscription");
-    let (s, v) = t
-        .call("POST", &sub, TOKEN, Some(json!({"package": "nope"})))
+    let v = t
+        .call_err(
+            "POST",
+            &sub,
+            TOKEN,
+            Some(json!({"package": "nope"})),
+            404,
+            "NOT_FOUND",
+        )
         .await;
-    assert_eq!((s, code(&v)), (404, "NOT_FOUND"), "{v}");
     assert!(message(&v).starts_with("package:"), "{v}");
-    let (s, v) = t
-        .call(
+    let v = t
+        .call_err(
             "POST",
             &sub,
             TOKEN,
             Some(json!({"package": "basic", "autoRenew": "yes"})),
+            400,
+            "VALIDATION_ERROR",
         )
         .await;
-    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"), "{v}");
     assert!(message(&v).starts_with("autoRenew:"), "{v}");
     let (s, v) = t
         .call(
@@ -131,25 +133,25 @@ both!(packages_subscription_and_credit, |b: Backend| async move {
     let (s, v) = t.call("POST", &sub, TOKEN, Some(json!({}))).await;
     assert_eq!((s, message(&v)), (400, "package: is required"), "{v}");
     // Paying from an empty credit is refused.
-    let (s, v) = t
-        .call(
+    let v = t
+        .call_err(
             "POST",
             &sub,
             TOKEN,
             Some(json!({"package": "basic", "payFromCredit": true})),
+            400,
+            "VALIDATION_ERROR",
         )
         .await;
-    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"), "{v}");
     assert!(message(&v).starts_with("credit:"), "{v}");
-    let (s, v) = t
-        .call(
+    let v = t
+        .call_ok(
             "POST",
             &sub,
             TOKEN,
             Some(json!({"package": "basic", "autoRenew": {"onExpiry": true}})),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(v["data"]["package"], pid.as_str());
     assert_eq!(v["data"]["limitQuota"], 200);
     assert!(v["data"]["subscribedAt"].is_string(), "{v}");
@@ -161,22 +163,20 @@ both!(packages_subscription_and_credit, |b: Backend| async move {
 
     // Credit: a top-up, then the history shows it with the balance after it.
     let credit = format!("/admin/services/{sid}/credit");
-    let (s, v) = t
-        .call(
+    let v = t
+        .call_ok(
             "POST",
             &credit,
             TOKEN,
             Some(json!({"amount": 500.00, "note": "bank transfer 123"})),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(v["data"]["kind"], "topup");
     assert_eq!(v["data"]["amount"].as_f64(), Some(500.0));
     assert_eq!(v["data"]["balanceAfter"].as_f64(), Some(500.0));
     assert_eq!(v["data"]["actor"], "admin-api");
     assert_eq!(v["data"]["note"], "bank transfer 123");
-    let (s, v) = t.call("GET", &credit, TOKEN, None).await;
-    assert_eq!(s, 200, "{v}");
+    let v = t.call_ok("GET", &credit, TOKEN, None).await;
     assert_eq!(v["data"]["balance"].as_f64(), Some(500.0));
     let entries = v["data"]["entries"].as_array().unwrap();
     assert_eq!(entries.len(), 1, "{v}");
@@ -197,28 +197,28 @@ both!(packages_subscription_and_credit, |b: Backend| async move {
     }
 
     // An adjustment below zero is refused and nothing moves; one within the balance goes.
-    let (s, v) = t
-        .call(
+    let v = t
+        .call_err(
             "POST",
             &credit,
             TOKEN,
             Some(json!({"amount": -500.01, "kind": "adjustment", "note": "too much"})),
+            400,
+            "VALIDATION_ERROR",
         )
         .await;
-    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"), "{v}");
     assert!(message(&v).starts_with("amount:"), "{v}");
     let (_, v) = t.call("GET", &credit, TOKEN, None).await;
     assert_eq!(v["data"]["balance"].as_f64(), Some(500.0));
     assert_eq!(v["data"]["entries"].as_array().unwrap().len(), 1);
-    let (s, v) = t
-        .call(
+    let v = t
+        .call_ok(
             "POST",
             &credit,
             TOKEN,
             Some(json!({"amount": -100.25, "kind": "adjustment", "note": "correction"})),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(v["data"]["kind"], "adjustment");
     assert_eq!(v["data"]["amount"].as_f64(), Some(-100.25));
     assert_eq!(v["data"]["balanceAfter"].as_f64(), Some(399.75));
@@ -230,30 +230,35 @@ both!(packages_subscription_and_credit, |b: Backend| async move {
 
     // Auto-renew: both, one trigger, and the service view follows.
     let auto = format!("/admin/services/{sid}/auto-renew");
-    let (s, v) = t.call("PUT", &auto, TOKEN, Some(json!({}))).await;
-    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"), "{v}");
+    t.call_err(
+        "PUT",
+        &auto,
+        TOKEN,
+        Some(json!({})),
+        400,
+        "VALIDATION_ERROR",
+    )
+    .await;
     let (s, v) = t
         .call("PUT", &auto, TOKEN, Some(json!({"onQuota": "yes"})))
         .await;
     assert_eq!((s, message(&v)), (400, "onQuota: must be a boolean"), "{v}");
-    let (s, v) = t
-        .call("PUT", &auto, TOKEN, Some(json!({"enabled": true})))
+    let v = t
+        .call_ok("PUT", &auto, TOKEN, Some(json!({"enabled": true})))
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(
         v["data"]["autoRenew"],
         json!({"onExpiry": true, "onQuota": true})
     );
     assert_eq!(v["data"]["credit"].as_f64(), Some(399.75));
-    let (s, v) = t
-        .call(
+    let v = t
+        .call_ok(
             "PUT",
             &auto,
             TOKEN,
             Some(json!({"onExpiry": false, "onQuota": true})),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(
         v["data"]["autoRenew"],
         json!({"onExpiry": false, "onQuota": true})
@@ -272,24 +277,21 @@ both!(packages_subscription_and_credit, |b: Backend| async move {
     );
 
     // Paid from credit now that there is enough: the price is drawn.
-    let (s, v) = t
-        .call(
-            "PUT",
-            "/admin/packages/small",
-            TOKEN,
-            Some(json!({"quota": 10, "durationDays": 7, "price": 99.75})),
-        )
-        .await;
-    assert_eq!(s, 200, "{v}");
-    let (s, v) = t
-        .call(
+    t.call_ok(
+        "PUT",
+        "/admin/packages/small",
+        TOKEN,
+        Some(json!({"quota": 10, "durationDays": 7, "price": 99.75})),
+    )
+    .await;
+    let v = t
+        .call_ok(
             "POST",
             &sub,
             TOKEN,
             Some(json!({"package": "small", "payFromCredit": true, "autoRenew": false})),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(v["data"]["credit"].as_f64(), Some(300.0));
     assert_eq!(v["data"]["limitQuota"], 10);
     assert_eq!(
@@ -298,10 +300,9 @@ both!(packages_subscription_and_credit, |b: Backend| async move {
     );
 
     // The service's audit log: the subscriptions and the auto-renew changes.
-    let (s, v) = t
-        .call("GET", &format!("/admin/services/{sid}/audit"), TOKEN, None)
+    let v = t
+        .call_ok("GET", &format!("/admin/services/{sid}/audit"), TOKEN, None)
         .await;
-    assert_eq!(s, 200, "{v}");
     let actions: Vec<&str> = v["data"]
         .as_array()
         .unwrap()
@@ -322,15 +323,13 @@ both!(
     |b: Backend| async move {
         let t = spawn(b).await;
         let sid = new_service(&t).await;
-        let (s, _) = t
-            .call(
-                "PUT",
-                "/admin/packages/basic",
-                TOKEN,
-                Some(json!({"quota": 1, "durationDays": 1, "price": 1})),
-            )
-            .await;
-        assert_eq!(s, 200);
+        t.call_ok(
+            "PUT",
+            "/admin/packages/basic",
+            TOKEN,
+            Some(json!({"quota": 1, "durationDays": 1, "price": 1})),
+        )
+        .await;
 
         let nope = "00000000-0000-4000-8000-000000000000";
         for (method, path, body) in [
@@ -378,15 +377,15 @@ both!(
             .await
             .expect("request");
         assert_eq!(resp.status().as_u16(), 401);
-        let (s, v) = t
-            .call(
-                "PUT",
-                "/admin/packages/basic",
-                "wrong-token",
-                Some(json!({"quota": 9, "durationDays": 9, "price": 9})),
-            )
-            .await;
-        assert_eq!((s, code(&v)), (401, "INVALID_API_KEY"), "{v}");
+        t.call_err(
+            "PUT",
+            "/admin/packages/basic",
+            "wrong-token",
+            Some(json!({"quota": 9, "durationDays": 9, "price": 9})),
+            401,
+            "INVALID_API_KEY",
+        )
+        .await;
         let (_, v) = t
             .call("GET", &format!("/admin/services/{sid}/credit"), TOKEN, None)
             .await;
@@ -399,8 +398,8 @@ both!(
 
 both!(admin_api_is_off_without_a_token, |b: Backend| async move {
     let t = TestApp::spawn(b).await;
-    let (s, v) = t.call("GET", "/admin/packages", TOKEN, None).await;
-    assert_eq!((s, code(&v)), (404, "NOT_FOUND"));
+    t.call_err("GET", "/admin/packages", TOKEN, None, 404, "NOT_FOUND")
+        .await;
     t.stop().await;
 });
 

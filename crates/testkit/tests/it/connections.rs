@@ -5,46 +5,15 @@
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
+use testkit::raw::{ask, response, until, GENEROUS};
 use testkit::{both, Backend, TestApp};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 const TOKEN: &str = "admin-token-0123456789abcdef0123456789";
-/// Only a bound on a wait that must end; never an assertion on how long it took.
-const GENEROUS: Duration = Duration::from_secs(20);
 
 fn config(extra: &str) -> String {
     format!("[server]\nadmin_token = \"{TOKEN}\"\n{extra}\n")
-}
-
-/// Reads one response (head and a `Content-Length` body).
-async fn response(r: &mut (impl AsyncReadExt + Unpin)) -> (String, String) {
-    let read = async {
-        let mut buf = Vec::new();
-        let mut byte = [0u8; 1];
-        while !buf.ends_with(b"\r\n\r\n") {
-            let n = r.read(&mut byte).await.unwrap();
-            assert_eq!(
-                n,
-                1,
-                "ended inside a head: {:?}",
-                String::from_utf8_lossy(&buf)
-            );
-            buf.push(byte[0]);
-        }
-        let head = String::from_utf8(buf).unwrap().to_ascii_lowercase();
-        let len: usize = head
-            .lines()
-            .find_map(|l| l.strip_prefix("content-length:"))
-            .map(|v| v.trim().parse().unwrap())
-            .unwrap_or(0);
-        let mut body = vec![0u8; len];
-        r.read_exact(&mut body).await.unwrap();
-        (head, String::from_utf8(body).unwrap())
-    };
-    tokio::time::timeout(GENEROUS, read)
-        .await
-        .expect("an answer")
 }
 
 /// Sends a head declaring 10,000 body bytes, then trickles the body a byte every 20 ms (each
@@ -69,6 +38,8 @@ async fn trickle(t: &TestApp, path: &str, headers: &str, content_type: &str) -> 
     writer.abort();
     answer
 }
+
+const HEALTH: &[u8] = b"GET /health HTTP/1.1\r\nhost: x\r\n\r\n";
 
 fn bearer(key: &str) -> String {
     format!("authorization: Bearer {key}\r\n")
@@ -122,24 +93,17 @@ async fn at_the_connection_cap_idle_connections_are_shed_and_health_answers() {
         idle.push(TcpStream::connect(t.addr).await.unwrap());
     }
     let mut c = TcpStream::connect(t.addr).await.unwrap();
-    c.write_all(b"GET /health HTTP/1.1\r\nhost: x\r\n\r\n")
-        .await
-        .unwrap();
-    let (head, body) = response(&mut c).await;
+    let (head, body) = ask(&mut c, HEALTH).await;
     assert!(head.starts_with("http/1.1 200"), "{head}");
     assert!(body.contains("\"ok\""), "{body}");
     // 61 connections, 16 at a time.
     assert_eq!(t.conn_stats.shed.load(Ordering::Relaxed), 61 - 16);
     // A shed connection stops counting against the cap when it is chosen; its task ends (and
     // `open` falls) when the runtime next polls it, which under load can be after the answer.
-    let settled = async {
-        while t.conn_stats.open.load(Ordering::Relaxed) > 16 {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    };
-    tokio::time::timeout(GENEROUS, settled)
-        .await
-        .expect("shed connections closed");
+    until("shed connections closed", || {
+        t.conn_stats.open.load(Ordering::Relaxed) <= 16
+    })
+    .await;
     assert_eq!(t.conn_stats.open.load(Ordering::Relaxed), 16);
     drop(idle);
     t.stop().await;
@@ -154,10 +118,7 @@ async fn configured_idle_and_head_timeouts_close_connections() {
     .await;
     // Kept alive after an answer, then nothing: closed at the idle timeout.
     let mut c = TcpStream::connect(t.addr).await.unwrap();
-    c.write_all(b"GET /health HTTP/1.1\r\nhost: x\r\n\r\n")
-        .await
-        .unwrap();
-    let (head, _) = response(&mut c).await;
+    let (head, _) = ask(&mut c, HEALTH).await;
     assert!(head.starts_with("http/1.1 200"), "{head}");
     let mut rest = Vec::new();
     let end = tokio::time::timeout(GENEROUS, c.read_to_end(&mut rest)).await;
@@ -169,14 +130,11 @@ async fn configured_idle_and_head_timeouts_close_connections() {
         .unwrap();
     let end = tokio::time::timeout(GENEROUS, slow.read_to_end(&mut rest)).await;
     assert!(end.is_ok(), "closed");
-    let wait = async {
-        while t.conn_stats.header_timeouts.load(Ordering::Relaxed) < 1
-            || t.conn_stats.idle_closed.load(Ordering::Relaxed) < 1
-        {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    };
-    tokio::time::timeout(GENEROUS, wait).await.expect("counted");
+    until("counted", || {
+        t.conn_stats.header_timeouts.load(Ordering::Relaxed) >= 1
+            && t.conn_stats.idle_closed.load(Ordering::Relaxed) >= 1
+    })
+    .await;
     assert_eq!(t.conn_stats.idle_closed.load(Ordering::Relaxed), 1);
     assert_eq!(t.conn_stats.header_timeouts.load(Ordering::Relaxed), 1);
     t.stop().await;

@@ -4,16 +4,13 @@
 
 use serde_json::{json, Value};
 use sim::{Fault, Route, Sim, SimConfig};
-use std::time::Duration;
 use store::Store;
 use testkit::receiver::Receiver;
 use testkit::{both, post_concurrently, Backend, TestApp};
 
-const ADMIN: &str = "admin-token-for-the-connector-tests-0123456789";
+use crate::common::code;
 
-fn code(v: &Value) -> &str {
-    v["error"]["code"].as_str().unwrap_or("<none>")
-}
+const ADMIN: &str = "admin-token-for-the-connector-tests-0123456789";
 
 /// A configuration whose default route is `route`, with one easyslip connector per
 /// (name, base_url, key).
@@ -59,12 +56,6 @@ async fn verify(t: &TestApp, key: &str, payload: &str) -> (u16, Value) {
     .await
 }
 
-async fn used(t: &TestApp, key: &str) -> i64 {
-    let (s, v) = t.get("/v2/info", Some(key)).await;
-    assert_eq!(s, 200, "{v}");
-    v["data"]["application"]["quota"]["used"].as_i64().unwrap()
-}
-
 async fn admin_connectors(t: &TestApp) -> Value {
     let resp = t
         .http
@@ -90,14 +81,13 @@ async fn a_slipverify_is_the_easyslip_upstream_of_another() {
     .await;
     let bt = b.tenant(100).await;
 
-    let (s, direct) = a
-        .post(
+    let direct = a
+        .post_ok(
             "/v2/verify/bank",
             &at.api_key,
             json!({"payload": tr.payload}),
         )
         .await;
-    assert_eq!(s, 200, "{direct}");
     let (s, via) = verify(&b, &bt.api_key, &tr.payload).await;
     assert_eq!(s, 200, "{via}");
     assert_eq!(via["data"]["isDuplicate"], false);
@@ -106,7 +96,7 @@ async fn a_slipverify_is_the_easyslip_upstream_of_another() {
         "the same slip"
     );
     assert_eq!(via["data"]["amountInSlip"], 150.5);
-    assert_eq!(used(&a, &at.api_key).await, 2, "A answered B once");
+    assert_eq!(a.used(&at.api_key).await, 2, "A answered B once");
     let rec = b
         .app
         .store
@@ -121,34 +111,25 @@ async fn a_slipverify_is_the_easyslip_upstream_of_another() {
     assert_eq!(s, 200, "{again}");
     assert_eq!(again["data"]["isDuplicate"], true);
     assert_eq!(again["data"]["rawSlip"], via["data"]["rawSlip"]);
-    assert_eq!(used(&a, &at.api_key).await, 2, "no second call to A");
+    assert_eq!(a.used(&at.api_key).await, 2, "no second call to A");
 
     // A says not found: so does B, and B charges nothing.
     let unknown = slip_qr::encode_bank_slip("004", "20261123UNKNOWN00001");
     let (s, v) = verify(&b, &bt.api_key, &unknown).await;
     assert_eq!((s, code(&v)), (404, "SLIP_NOT_FOUND"), "{v}");
-    assert_eq!(used(&b, &bt.api_key).await, 2);
+    assert_eq!(b.used(&bt.api_key).await, 2);
 
     // TrueMoney through A's /v2/verify/truewallet.
     let w = a
-        .app
-        .wallet
-        .create_transfer(&gateway::NewWalletTransfer {
-            amount: domain::Satang(5_000),
-            sender_name: Some("Sender".into()),
-            receiver_name: Some("Shop".into()),
-            receiver_phone: Some("0812345678".into()),
-        })
-        .await
-        .unwrap();
-    let (s, v) = b
-        .post(
+        .wallet_transfer(5_000, Some("Sender"), Some("Shop"), Some("0812345678"))
+        .await;
+    let v = b
+        .post_ok(
             "/v2/verify/truewallet",
             &bt.api_key,
             json!({"payload": w.payload}),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(v["data"]["amountInSlip"], 50.0);
 
     // A goes away: a new slip cannot be confirmed, and B says so without charging.
@@ -253,11 +234,11 @@ async fn the_next_connector_answers_when_one_is_down_and_operators_see_it() {
 
     // Everything down: API_SERVER_ERROR, nothing charged.
     up.set(Fault::Status(500));
-    let before = used(&t, &ten.api_key).await;
+    let before = t.used(&ten.api_key).await;
     let unknown = slip_qr::encode_bank_slip("004", "20261123NEWREF000001");
     let (s, v) = verify(&t, &ten.api_key, &unknown).await;
     assert_eq!((s, code(&v)), (500, "API_SERVER_ERROR"), "{v}");
-    assert_eq!(used(&t, &ten.api_key).await, before);
+    assert_eq!(t.used(&ten.api_key).await, before);
     assert_eq!(
         down.calls(Route::Bank),
         calls,
@@ -291,17 +272,8 @@ both!(
         // The first attempt meets the outage and is scheduled on the outage budget.
         s.wait_calls(Route::Bank, 1).await;
         let id = v["data"]["jobId"].as_str().unwrap().to_string();
-        let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        loop {
-            let (_, j) = t
-                .get(&format!("/v2/verify/bank/jobs/{id}"), Some(&ten.api_key))
-                .await;
-            if j["data"]["status"] == "retrying" {
-                break;
-            }
-            assert!(std::time::Instant::now() < deadline, "{j}");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        t.poll_job(&ten.api_key, &id, |j| j["status"] == "retrying")
+            .await;
         assert!(rx.received().is_empty(), "no callback during an outage");
         s.clear();
         t.clock.advance(time::Duration::seconds(15));
@@ -309,7 +281,7 @@ both!(
         let body = got[0].json();
         assert_eq!(body["status"], "success", "{body}");
         assert_eq!(body["data"]["rawSlip"]["transRef"], "013071152533APM07736");
-        assert_eq!(used(&t, &ten.api_key).await, 1);
+        assert_eq!(t.used(&ten.api_key).await, 1);
         t.stop().await;
     }
 );
@@ -331,7 +303,7 @@ both!(
             firsts += (v["data"]["isDuplicate"] == false) as i32;
         }
         assert_eq!(firsts, 1, "exactly one first verification");
-        assert_eq!(used(&n2, &ten.api_key).await, 40, "each charged once");
+        assert_eq!(n2.used(&ten.api_key).await, 40, "each charged once");
         // Only requests that raced the first confirmation asked the connector.
         assert!(s.calls(Route::Bank) >= 1);
         let (st, v) = verify(&n2, &ten.api_key, &sim_payload()).await;
@@ -374,7 +346,7 @@ both!(
         let (st, v) = verify(&t, &test_key, &sim_payload()).await;
         assert_eq!((st, code(&v)), (404, "SLIP_NOT_FOUND"), "{v}");
         assert_eq!(s.calls(Route::Bank), 1);
-        assert_eq!(used(&t, &prod.api_key).await, 0, "nothing charged");
+        assert_eq!(t.used(&prod.api_key).await, 0, "nothing charged");
         t.stop().await;
     }
 );

@@ -5,9 +5,7 @@
 use domain::clock::format_bangkok;
 use domain::model::{Party, Transfer, WalletTransfer};
 use domain::Satang;
-use gateway::NewWalletTransfer;
 use serde_json::{json, Value};
-use std::time::Duration;
 use testkit::receiver::Receiver;
 use testkit::{both, Backend, TestApp};
 
@@ -67,16 +65,8 @@ fn wallet_slip(w: &WalletTransfer) -> Value {
 }
 
 async fn wallet_transfer(t: &TestApp, satang: i64) -> WalletTransfer {
-    t.app
-        .wallet
-        .create_transfer(&NewWalletTransfer {
-            amount: Satang(satang),
-            sender_name: Some("สมหญิง ดีใจ".into()),
-            receiver_name: None,
-            receiver_phone: Some("0812345678".into()),
-        })
+    t.wallet_transfer(satang, Some("สมหญิง ดีใจ"), None, Some("0812345678"))
         .await
-        .unwrap()
 }
 
 /// Replaces `data.verifiedAt` (checked to be Thai time) so the rest compares exactly.
@@ -97,8 +87,7 @@ both!(v1_success_and_bank_duplicate, |b: Backend| async move {
     let tr = t.transfer("004", "014", 15050).await;
     let body = json!({"payload": tr.payload, "checkDuplicate": true});
 
-    let (s, v) = t.post("/api/v1/verify", key, body.clone()).await;
-    assert_eq!(s, 200, "{v}");
+    let v = t.post_ok("/api/v1/verify", key, body.clone()).await;
     assert_eq!(v, json!({"status": 200, "data": slip(&tr, true)}));
     assert!(v["data"]["receiver"].get("merchantId").is_none());
 
@@ -113,10 +102,9 @@ both!(v1_success_and_bank_duplicate, |b: Backend| async move {
     assert_eq!(v["data"]["amount"]["amount"], 150.5);
 
     // v2 keeps `merchantId: null` (spec 2.1).
-    let (s, v) = t
-        .post("/v2/verify/bank", key, json!({"payload": tr.payload}))
+    let v = t
+        .post_ok("/v2/verify/bank", key, json!({"payload": tr.payload}))
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(v["data"]["rawSlip"], slip(&tr, false));
     assert_eq!(v["data"]["rawSlip"]["receiver"]["merchantId"], Value::Null);
     t.stop().await;
@@ -128,8 +116,9 @@ both!(v1_truewallet_duplicate, |b: Backend| async move {
     let key = ten.api_key.as_str();
     let w = wallet_transfer(&t, 5025).await;
     let body = json!({"payload": w.payload, "checkDuplicate": true});
-    let (s, v) = t.post("/api/v1/verify/truewallet", key, body.clone()).await;
-    assert_eq!(s, 200, "{v}");
+    let v = t
+        .post_ok("/api/v1/verify/truewallet", key, body.clone())
+        .await;
     assert_eq!(v, json!({"status": 200, "data": wallet_slip(&w)}));
 
     let (s, mut v) = t.post("/api/v1/verify/truewallet", key, body).await;
@@ -202,14 +191,12 @@ both!(
         let t = TestApp::spawn(b).await;
         let ten = t.tenant(100).await;
         let tr = t.transfer("004", "014", 15050).await;
-        let (s, _) = t
-            .post(
-                "/v2/verify/bank",
-                &ten.api_key,
-                json!({"payload": tr.payload}),
-            )
-            .await;
-        assert_eq!(s, 200);
+        t.post_ok(
+            "/v2/verify/bank",
+            &ten.api_key,
+            json!({"payload": tr.payload}),
+        )
+        .await;
         let rec = t
             .app
             .store
@@ -221,14 +208,12 @@ both!(
         assert_eq!(rec.source.as_deref(), Some("sandbox"));
 
         let w = wallet_transfer(&t, 100).await;
-        let (s, _) = t
-            .post(
-                "/v2/verify/truewallet",
-                &ten.api_key,
-                json!({"payload": w.payload}),
-            )
-            .await;
-        assert_eq!(s, 200);
+        t.post_ok(
+            "/v2/verify/truewallet",
+            &ten.api_key,
+            json!({"payload": w.payload}),
+        )
+        .await;
         let rec = t
             .app
             .store
@@ -248,10 +233,9 @@ both!(v2_optional_fields, |b: Backend| async move {
     let ten = t.tenant(100).await;
     let key = ten.api_key.as_str();
     let tr = t.transfer("004", "014", 15050).await;
-    let (s, v) = t
-        .post("/v2/verify/bank", key, json!({"payload": tr.payload}))
+    let v = t
+        .post_ok("/v2/verify/bank", key, json!({"payload": tr.payload}))
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(
         v["data"],
         json!({
@@ -289,10 +273,9 @@ both!(v2_optional_fields, |b: Backend| async move {
 
     // TrueMoney: the same rule.
     let w = wallet_transfer(&t, 5025).await;
-    let (s, v) = t
-        .post("/v2/verify/truewallet", key, json!({"payload": w.payload}))
+    let v = t
+        .post_ok("/v2/verify/truewallet", key, json!({"payload": w.payload}))
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(
         v["data"],
         json!({
@@ -315,22 +298,6 @@ both!(v2_optional_fields, |b: Backend| async move {
     assert_eq!(v["data"]["amountInOrder"], 50.25);
     t.stop().await;
 });
-
-/// Polls a job until it is `done` (the worker runs in the background; 30 s real-time cap).
-async fn poll_done(t: &TestApp, key: &str, id: &str) -> Value {
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let (s, v) = t
-            .get(&format!("/v2/verify/bank/jobs/{id}"), Some(key))
-            .await;
-        assert_eq!(s, 200, "{v}");
-        if v["data"]["status"] == "done" {
-            return v["data"].clone();
-        }
-        assert!(std::time::Instant::now() < deadline, "never done: {v}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
 
 both!(
     webhook_and_polled_job_without_match_amount,
@@ -359,7 +326,9 @@ both!(
         });
         let got = rx.wait_for(1).await;
         assert_eq!(got[0].json()["data"], expected);
-        let job = poll_done(&t, &ten.api_key, &id).await;
+        let job = t
+            .poll_job(&ten.api_key, &id, |j| j["status"] == "done")
+            .await;
         assert_eq!(job["data"], expected);
         t.stop().await;
     }
@@ -411,19 +380,7 @@ both!(info_and_me, |b: Backend| async move {
 });
 
 async fn upload(t: &TestApp, path: &str, key: &str, field: &str, bytes: Vec<u8>) -> (u16, Value) {
-    let form = reqwest::multipart::Form::new().part(
-        field.to_string(),
-        reqwest::multipart::Part::bytes(bytes).file_name("slip.png"),
-    );
-    let r = t
-        .http
-        .post(format!("{}{path}", t.base))
-        .bearer_auth(key)
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
-    (r.status().as_u16(), r.json().await.unwrap())
+    t.upload(path, key, field, bytes, &[]).await
 }
 
 #[tokio::test]

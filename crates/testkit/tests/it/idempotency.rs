@@ -8,14 +8,12 @@ use std::sync::Arc;
 use testkit::receiver::Receiver;
 use testkit::{both, Backend, TestApp};
 
-fn code(v: &Value) -> &str {
-    v["error"]["code"].as_str().unwrap_or("<none>")
-}
+use crate::common::{code, v1_code};
 
-async fn used(t: &TestApp, key: &str) -> i64 {
-    let (s, v) = t.get("/v2/info", Some(key)).await;
-    assert_eq!(s, 200, "{v}");
-    v["data"]["application"]["quota"]["used"].as_i64().unwrap()
+/// A POST with a bearer key and an `Idempotency-Key`.
+fn keyed(t: &TestApp, path: &str, api_key: &str, idem: &str) -> reqwest::RequestBuilder {
+    let req = t.http.post(format!("{}{path}", t.base));
+    req.bearer_auth(api_key).header("idempotency-key", idem)
 }
 
 /// POSTs JSON with an `Idempotency-Key`; status, replayed?, body.
@@ -26,19 +24,12 @@ async fn post_keyed(
     idem: &str,
     body: &Value,
 ) -> (u16, bool, Value) {
-    let r = t
-        .http
-        .post(format!("{}{path}", t.base))
-        .bearer_auth(api_key)
-        .header("idempotency-key", idem)
-        .json(body)
-        .send()
-        .await
-        .unwrap();
-    read(r).await
+    read(keyed(t, path, api_key, idem).json(body)).await
 }
 
-async fn read(r: reqwest::Response) -> (u16, bool, Value) {
+/// Sends the request; status, replayed?, body.
+async fn read(req: reqwest::RequestBuilder) -> (u16, bool, Value) {
+    let r = req.send().await.unwrap();
     let s = r.status().as_u16();
     let replayed = r.headers().get("idempotent-replayed").is_some();
     (s, replayed, r.json().await.unwrap())
@@ -53,20 +44,8 @@ async fn post_image(
     png: &[u8],
 ) -> (u16, bool, Value) {
     // Every form gets a fresh random boundary: the raw bodies differ.
-    let form = reqwest::multipart::Form::new().part(
-        field.to_string(),
-        reqwest::multipart::Part::bytes(png.to_vec()).file_name("slip.png"),
-    );
-    let r = t
-        .http
-        .post(format!("{}{path}", t.base))
-        .bearer_auth(api_key)
-        .header("idempotency-key", idem)
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
-    read(r).await
+    let form = testkit::slip_form(field, png.to_vec(), &[]);
+    read(keyed(t, path, api_key, idem).multipart(form)).await
 }
 
 both!(
@@ -80,15 +59,15 @@ both!(
 
         let (s, replayed, first) = post_keyed(&t, "/v2/verify/bank", key, "k-1", &body).await;
         assert_eq!((s, replayed), (200, false), "{first}");
-        assert_eq!(used(&t, key).await, 1);
+        assert_eq!(t.used(key).await, 1);
         let (s, replayed, again) = post_keyed(&t, "/v2/verify/bank", key, "k-1", &body).await;
         assert_eq!((s, replayed), (200, true));
         assert_eq!(again, first, "the stored answer, not a duplicate's");
-        assert_eq!(used(&t, key).await, 1, "no new charge");
+        assert_eq!(t.used(key).await, 1, "no new charge");
         // Without the key the same slip is a new (charged) verification.
         let (s, v) = t.post("/v2/verify/bank", key, body.clone()).await;
         assert_eq!((s, v["data"]["isDuplicate"].as_bool()), (200, Some(true)));
-        assert_eq!(used(&t, key).await, 2);
+        assert_eq!(t.used(key).await, 2);
 
         // The same key for another request: 422, nothing charged.
         let other = json!({"payload": tr.payload, "checkDuplicate": true, "remark": "other"});
@@ -103,12 +82,8 @@ both!(
             &json!({"payload": tr.payload}),
         )
         .await;
-        assert_eq!(
-            (s, v["message"].as_str()),
-            (422, Some("idempotency_key_reused")),
-            "{v}"
-        );
-        assert_eq!(used(&t, key).await, 2);
+        assert_eq!((s, v1_code(&v)), (422, "idempotency_key_reused"), "{v}");
+        assert_eq!(t.used(key).await, 2);
 
         // A 4xx is stored too.
         let (s, replayed, v) = post_keyed(
@@ -185,7 +160,7 @@ both!(
         let (s, replayed, v1b) =
             post_image(&t, "/api/v1/verify", key, "v1-img", "file", &png).await;
         assert_eq!((s, replayed, &v1b), (200, true, &v1));
-        assert_eq!(used(&t, key).await, 2, "one charge per key");
+        assert_eq!(t.used(key).await, 2, "one charge per key");
         t.stop().await;
     }
 );
@@ -226,7 +201,7 @@ both!(
         tokio::time::timeout(std::time::Duration::from_secs(60), charged.notified())
             .await
             .expect("the first request reaches the charge");
-        assert_eq!(used(&other, &ten.api_key).await, 1, "charged");
+        assert_eq!(other.used(&ten.api_key).await, 1, "charged");
 
         let (s, _, v) =
             post_keyed(&other, "/v2/verify/bank", &ten.api_key, "order-17", &body).await;
@@ -242,15 +217,20 @@ both!(
             v["data"]["isDuplicate"], false,
             "the first run's answer, not a duplicate's"
         );
-        assert_eq!(used(&other, &ten.api_key).await, 1, "one charge");
+        assert_eq!(other.used(&ten.api_key).await, 1, "one charge");
         let (s, replayed, again) =
             post_keyed(&other, "/v2/verify/bank", &ten.api_key, "order-17", &body).await;
         assert_eq!((s, replayed, &again), (200, true, &v));
         // Without a key the quota (1) is gone: the retry above really was not charged.
-        let (s, v) = other
-            .post("/v2/verify/bank", &ten.api_key, body.clone())
+        other
+            .post_err(
+                "/v2/verify/bank",
+                &ten.api_key,
+                body.clone(),
+                403,
+                "QUOTA_EXCEEDED",
+            )
             .await;
-        assert_eq!((s, code(&v)), (403, "QUOTA_EXCEEDED"));
         lost.abort();
         other.stop().await;
         // The dying node's request never ends; its server is dropped with the test.
@@ -283,18 +263,11 @@ both!(
         assert_eq!(s, 202, "{b1}");
         let (s, replayed, b2) = post_keyed(&t, "/v2/verify/bank/batch", key, "b-1", &batch).await;
         assert_eq!((s, replayed, &b2), (202, true, &b1));
-        let rows = {
-            use store::Store;
-            t.app
-                .store
-                .job_counts()
-                .await
-                .unwrap()
-                .iter()
-                .map(|(_, n)| n)
-                .sum::<i64>()
-        };
-        assert_eq!(rows, 3, "one job per slip, however often submitted");
+        assert_eq!(
+            t.job_rows().await,
+            3,
+            "one job per slip, however often submitted"
+        );
         let (s, _, v) = post_keyed(&t, "/v2/verify/bank/batch", key, "a-1", &batch).await;
         assert_eq!((s, code(&v)), (422, "IDEMPOTENCY_KEY_REUSED"));
         t.stop().await;
@@ -309,22 +282,14 @@ both!(
         let ten = t.tenant(100).await;
         let key = ten.api_key.as_str();
         let w = t
-            .app
-            .wallet
-            .create_transfer(&gateway::NewWalletTransfer {
-                amount: domain::Satang(5025),
-                sender_name: None,
-                receiver_name: None,
-                receiver_phone: Some("0812345678".into()),
-            })
-            .await
-            .unwrap();
+            .wallet_transfer(5025, None, None, Some("0812345678"))
+            .await;
         let body = json!({"payload": w.payload, "checkDuplicate": true});
         let (s, replayed, first) = post_keyed(&t, "/v2/verify/truewallet", key, "w-1", &body).await;
         assert_eq!((s, replayed), (200, false), "{first}");
         let (s, replayed, again) = post_keyed(&t, "/v2/verify/truewallet", key, "w-1", &body).await;
         assert_eq!((s, replayed, &again), (200, true, &first));
-        assert_eq!(used(&t, key).await, 1);
+        assert_eq!(t.used(key).await, 1);
 
         let tr = t.transfer("004", "014", 15050).await;
         let body = json!({"payload": tr.payload, "checkDuplicate": true});
@@ -336,7 +301,7 @@ both!(
             (200, true, &first),
             "not duplicate_slip"
         );
-        assert_eq!(used(&t, key).await, 2);
+        assert_eq!(t.used(key).await, 2);
         t.stop().await;
     }
 );

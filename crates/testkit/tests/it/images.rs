@@ -5,44 +5,15 @@ use base64::Engine;
 use serde_json::{json, Value};
 use testkit::{both, Backend, TestApp};
 
-fn code(v: &Value) -> &str {
-    v["error"]["code"].as_str().unwrap_or("<none>")
-}
-
-fn png(payload: &str) -> Vec<u8> {
-    server::slip_image::png_bytes(payload, "004").unwrap()
-}
-
-/// A plain picture without any QR code.
-fn blank_png() -> Vec<u8> {
-    let img = image::RgbImage::from_pixel(200, 200, image::Rgb([255, 255, 255]));
-    let mut out = std::io::Cursor::new(Vec::new());
-    img.write_to(&mut out, image::ImageFormat::Png).unwrap();
-    out.into_inner()
-}
+use crate::common::{assert_error, blank_png, code, png};
 
 async fn app(b: Backend) -> TestApp {
     testkit::spawn_with_loopback_images(b).await
 }
 
 async fn upload(t: &TestApp, key: &str, bytes: Vec<u8>, fields: &[(&str, &str)]) -> (u16, Value) {
-    let mut form = reqwest::multipart::Form::new().part(
-        "image",
-        reqwest::multipart::Part::bytes(bytes).file_name("slip.png"),
-    );
-    for (k, v) in fields {
-        form = form.text(k.to_string(), v.to_string());
-    }
-    let r = t
-        .http
-        .post(format!("{}/v2/verify/bank", t.base))
-        .bearer_auth(key)
-        .multipart(form)
-        .send()
+    t.upload("/v2/verify/bank", key, "image", bytes, fields)
         .await
-        .unwrap();
-    let status = r.status().as_u16();
-    (status, r.json().await.unwrap())
 }
 
 both!(upload_base64_and_url, |b: Backend| async move {
@@ -79,17 +50,16 @@ both!(upload_base64_and_url, |b: Backend| async move {
     assert_eq!(s, 200, "without the data: prefix");
 
     let host = testkit::image_host(image).await;
-    let (s, v) = t
-        .post(
-            "/v2/verify/bank",
-            &ten.api_key,
-            json!({"url": format!("{host}/slip.png")}),
-        )
-        .await;
+    let (s, v) = by_url(&t, &ten.api_key, format!("{host}/slip.png")).await;
     assert_eq!(s, 200, "{v}");
     assert_eq!(v["data"]["rawSlip"]["payload"], tr.payload);
     t.stop().await;
 });
+
+/// `POST /v2/verify/bank` with an image URL.
+async fn by_url(t: &TestApp, key: &str, url: String) -> (u16, Value) {
+    t.post("/v2/verify/bank", key, json!({ "url": url })).await
+}
 
 both!(image_errors_use_no_quota, |b: Backend| async move {
     let t = app(b).await;
@@ -102,14 +72,7 @@ both!(image_errors_use_no_quota, |b: Backend| async move {
     let (s, v) = upload(&t, key, vec![0u8; 4 * 1024 * 1024 + 1], &[]).await;
     assert_eq!((s, code(&v)), (400, "IMAGE_SIZE_TOO_LARGE"));
     let (s, v) = upload(&t, key, blank_png(), &[]).await;
-    assert_eq!((s, code(&v)), (404, "SLIP_NOT_FOUND"));
-    assert!(
-        v["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("no QR code"),
-        "{v}"
-    );
+    assert_error(s, &v, 404, "SLIP_NOT_FOUND", "no QR code");
     let (s, v) = upload(&t, key, blank_png(), &[("checkDuplicate", "maybe")]).await;
     assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"));
 
@@ -117,64 +80,52 @@ both!(image_errors_use_no_quota, |b: Backend| async move {
     let pp = "00020101021129370016A000000677010111011300668123456785802TH53037645406150.506304";
     let pp = format!("{pp}{:04X}", slip_qr::crc16_ccitt_false(pp.as_bytes()));
     let (s, v) = upload(&t, key, png(&pp), &[]).await;
-    assert_eq!((s, code(&v)), (404, "SLIP_NOT_FOUND"));
-    assert!(
-        v["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("PromptPay"),
-        "{v}"
-    );
+    assert_error(s, &v, 404, "SLIP_NOT_FOUND", "PromptPay");
 
     let big = base64::engine::general_purpose::STANDARD.encode(vec![0u8; 4 * 1024 * 1024 + 3]);
-    let (s, v) = t.post("/v2/verify/bank", key, json!({"base64": big})).await;
-    assert_eq!((s, code(&v)), (400, "IMAGE_SIZE_TOO_LARGE"));
-    let (s, v) = t
-        .post("/v2/verify/bank", key, json!({"base64": "!!!not base64"}))
-        .await;
-    assert_eq!((s, code(&v)), (400, "INVALID_IMAGE_FORMAT"));
+    t.post_err(
+        "/v2/verify/bank",
+        key,
+        json!({"base64": big}),
+        400,
+        "IMAGE_SIZE_TOO_LARGE",
+    )
+    .await;
+    t.post_err(
+        "/v2/verify/bank",
+        key,
+        json!({"base64": "!!!not base64"}),
+        400,
+        "INVALID_IMAGE_FORMAT",
+    )
+    .await;
 
-    let url = |u: String| json!({ "url": u });
-    let (s, v) = t
-        .post(
-            "/v2/verify/bank",
-            key,
-            url("ftp://example.com/a.png".into()),
-        )
-        .await;
-    assert_eq!((s, code(&v)), (400, "URL_PROTOCOL_NOT_ALLOWED"));
-    let (s, v) = t
-        .post(
-            "/v2/verify/bank",
-            key,
-            url("http://169.254.169.254/latest".into()),
-        )
-        .await;
-    assert_eq!((s, code(&v)), (400, "URL_INVALID_IP_RANGE"));
-    let (s, v) = t
-        .post("/v2/verify/bank", key, url("http://10.1.2.3/a.png".into()))
-        .await;
-    assert_eq!((s, code(&v)), (400, "URL_INVALID_IP_RANGE"));
-    let (s, v) = t
-        .post("/v2/verify/bank", key, url(format!("{host}/missing")))
-        .await;
-    assert_eq!((s, code(&v)), (400, "IMAGE_URL_UNREACHABLE"));
-    let (s, v) = t
-        .post("/v2/verify/bank", key, url(format!("{host}/text")))
-        .await;
-    assert_eq!((s, code(&v)), (400, "INVALID_IMAGE_TYPE"));
-    let (s, v) = t
-        .post("/v2/verify/bank", key, url(format!("{host}/huge")))
-        .await;
-    assert_eq!((s, code(&v)), (400, "IMAGE_SIZE_TOO_LARGE"));
-    let (s, v) = t
-        .post(
-            "/v2/verify/bank",
-            key,
-            json!({"url": format!("{host}/slip.png"), "payload": "x"}),
-        )
-        .await;
-    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"));
+    let refused_urls = [
+        (
+            "ftp://example.com/a.png".to_string(),
+            "URL_PROTOCOL_NOT_ALLOWED",
+        ),
+        (
+            "http://169.254.169.254/latest".into(),
+            "URL_INVALID_IP_RANGE",
+        ),
+        ("http://10.1.2.3/a.png".into(), "URL_INVALID_IP_RANGE"),
+        (format!("{host}/missing"), "IMAGE_URL_UNREACHABLE"),
+        (format!("{host}/text"), "INVALID_IMAGE_TYPE"),
+        (format!("{host}/huge"), "IMAGE_SIZE_TOO_LARGE"),
+    ];
+    for (url, want) in refused_urls {
+        let (s, v) = by_url(&t, key, url.clone()).await;
+        assert_eq!((s, code(&v)), (400, want), "{url}");
+    }
+    t.post_err(
+        "/v2/verify/bank",
+        key,
+        json!({"url": format!("{host}/slip.png"), "payload": "x"}),
+        400,
+        "VALIDATION_ERROR",
+    )
+    .await;
 
     let (_, v) = t.get("/v2/info", Some(key)).await;
     assert_eq!(v["data"]["application"]["quota"]["used"], 0);
@@ -186,13 +137,7 @@ both!(urls_need_the_allow_list, |b: Backend| async move {
     let t = TestApp::spawn(b).await;
     let ten = t.tenant(100).await;
     let host = testkit::image_host(blank_png()).await;
-    let (s, v) = t
-        .post(
-            "/v2/verify/bank",
-            &ten.api_key,
-            json!({"url": format!("{host}/slip.png")}),
-        )
-        .await;
+    let (s, v) = by_url(&t, &ten.api_key, format!("{host}/slip.png")).await;
     assert_eq!((s, code(&v)), (400, "URL_INVALID_IP_RANGE"));
     t.stop().await;
 });

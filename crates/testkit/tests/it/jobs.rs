@@ -9,9 +9,7 @@ use std::time::Duration;
 use testkit::receiver::Receiver;
 use testkit::{both, Backend, TestApp};
 
-fn code(v: &Value) -> &str {
-    v["error"]["code"].as_str().unwrap_or("<none>")
-}
+use crate::common::{assert_validation, code};
 
 async fn app(b: Backend, rx: &Receiver) -> TestApp {
     let eg = rx.egress();
@@ -38,44 +36,8 @@ async fn submit(t: &TestApp, key: &str, body: Value) -> String {
 }
 
 async fn poll(t: &TestApp, key: &str, id: &str) -> Value {
-    let (s, v) = t
-        .get(&format!("/v2/verify/bank/jobs/{id}"), Some(key))
-        .await;
-    assert_eq!(s, 200, "{v}");
+    let v = t.get_ok(&format!("/v2/verify/bank/jobs/{id}"), key).await;
     v["data"].clone()
-}
-
-/// Polls until `done(job)` holds (the worker runs in the background; 30 s real-time cap).
-async fn poll_until(t: &TestApp, key: &str, id: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let j = poll(t, key, id).await;
-        if done(&j) {
-            return j;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "job never got there: {j}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-async fn job_rows(t: &TestApp) -> i64 {
-    use store::Store;
-    t.app
-        .store
-        .job_counts()
-        .await
-        .unwrap()
-        .iter()
-        .map(|(_, n)| n)
-        .sum()
-}
-
-async fn used(t: &TestApp, key: &str) -> i64 {
-    let (_, v) = t.get("/v2/info", Some(key)).await;
-    v["data"]["application"]["quota"]["used"].as_i64().unwrap()
 }
 
 both!(
@@ -84,17 +46,7 @@ both!(
         let rx = Receiver::spawn().await;
         let t = app(b, &rx).await;
         let ten = t.tenant(100).await;
-        t.app
-            .services
-            .update_branch(
-                &ten.branch_id,
-                &BranchUpdate {
-                    webhook_secret: Some("whsec_test_1".into()),
-                    ..Default::default()
-                },
-            )
-            .await
-            .unwrap();
+        t.set_webhook_secret(&ten.branch_id, "whsec_test_1").await;
         let tr = t.transfer("004", "014", 15050).await;
         let id = submit(
         &t,
@@ -123,17 +75,16 @@ both!(
         assert!(body.get("error").is_none());
         assert!(body["timestamp"].as_str().unwrap().ends_with("+07:00"));
 
-        let j = poll_until(&t, &ten.api_key, &id, |j| {
-            j["webhook"]["state"] == "delivered"
-        })
-        .await;
+        let j = t
+            .poll_job(&ten.api_key, &id, |j| j["webhook"]["state"] == "delivered")
+            .await;
         assert_eq!(j["status"], "done");
         assert_eq!(j["data"]["rawSlip"]["transRef"], tr.trans_ref.as_str());
         assert_eq!(j["error"], Value::Null);
         assert_eq!(j["attempts"], 1);
         assert_eq!(j["webhook"]["attempts"], 1);
         assert_eq!(j["webhook"]["lastStatus"], 200);
-        assert_eq!(used(&t, &ten.api_key).await, 1, "charged once");
+        assert_eq!(t.used(&ten.api_key).await, 1, "charged once");
         assert_eq!(rx.received().len(), 1);
         t.stop().await;
     }
@@ -219,34 +170,27 @@ both!(
             json!({"callbackUrl": rx.url("h"), "slips": [{"payload": tr.payload}, {"payload": "garbage"}]}),
         )
         .await;
-        assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"), "{v}");
-        assert!(
-            v["error"]["message"]
-                .as_str()
-                .unwrap()
-                .starts_with("slips[1]: "),
-            "{v}"
-        );
-        let (s, v) = t
-            .post(
-                "/v2/verify/bank/batch",
-                &ten.api_key,
-                json!({"callbackUrl": rx.url("h"), "slips": []}),
-            )
-            .await;
-        assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"), "{v}");
+        assert_validation(s, &v, "slips[1]: ");
+        t.post_err(
+            "/v2/verify/bank/batch",
+            &ten.api_key,
+            json!({"callbackUrl": rx.url("h"), "slips": []}),
+            400,
+            "VALIDATION_ERROR",
+        )
+        .await;
         let many: Vec<Value> = (0..101).map(|_| json!({"payload": tr.payload})).collect();
-        let (s, v) = t
-            .post(
-                "/v2/verify/bank/batch",
-                &ten.api_key,
-                json!({"callbackUrl": rx.url("h"), "slips": many}),
-            )
-            .await;
-        assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"), "{v}");
+        t.post_err(
+            "/v2/verify/bank/batch",
+            &ten.api_key,
+            json!({"callbackUrl": rx.url("h"), "slips": many}),
+            400,
+            "VALIDATION_ERROR",
+        )
+        .await;
 
-        assert_eq!(job_rows(&t).await, 0);
-        assert_eq!(used(&t, &ten.api_key).await, 0);
+        assert_eq!(t.job_rows().await, 0);
+        assert_eq!(t.used(&ten.api_key).await, 0);
         assert!(rx.received().is_empty());
         t.stop().await;
     }
@@ -267,18 +211,19 @@ both!(
         )
         .await;
         rx.wait_for(1).await;
-        let j = poll_until(&t, &ten.api_key, &id, |j| j["webhook"]["attempts"] == 1).await;
+        let j = t
+            .poll_job(&ten.api_key, &id, |j| j["webhook"]["attempts"] == 1)
+            .await;
         assert_eq!(j["webhook"]["state"], "pending");
         assert_eq!(j["webhook"]["lastStatus"], 404);
         t.clock.advance(time::Duration::seconds(10));
         let got = rx.wait_for(2).await;
         assert_eq!(got[0].body, got[1].body, "the same bytes on every attempt");
-        let j = poll_until(&t, &ten.api_key, &id, |j| {
-            j["webhook"]["state"] == "delivered"
-        })
-        .await;
+        let j = t
+            .poll_job(&ten.api_key, &id, |j| j["webhook"]["state"] == "delivered")
+            .await;
         assert_eq!(j["webhook"]["attempts"], 2);
-        assert_eq!(used(&t, &ten.api_key).await, 1);
+        assert_eq!(t.used(&ten.api_key).await, 1);
         t.stop().await;
     }
 );
@@ -300,11 +245,14 @@ both!(
         .await;
         rx.wait_for(1).await;
         for (n, secs) in [(2, 10), (3, 30), (4, 120)] {
-            poll_until(&t, &ten.api_key, &id, |j| j["webhook"]["attempts"] == n - 1).await;
+            t.poll_job(&ten.api_key, &id, |j| j["webhook"]["attempts"] == n - 1)
+                .await;
             t.clock.advance(time::Duration::seconds(secs));
             rx.wait_for(n).await;
         }
-        let j = poll_until(&t, &ten.api_key, &id, |j| j["webhook"]["state"] == "failed").await;
+        let j = t
+            .poll_job(&ten.api_key, &id, |j| j["webhook"]["state"] == "failed")
+            .await;
         assert_eq!(j["status"], "failed");
         assert_eq!(j["data"], Value::Null);
         assert_eq!(j["error"]["code"], "QUOTA_EXCEEDED");
@@ -344,7 +292,9 @@ async fn redirects_are_not_followed_and_slow_receivers_time_out() {
         json!({"payload": tr.payload, "callbackUrl": rx.url("h")}),
     )
     .await;
-    let j = poll_until(&t, &ten.api_key, &id, |j| j["webhook"]["attempts"] == 1).await;
+    let j = t
+        .poll_job(&ten.api_key, &id, |j| j["webhook"]["attempts"] == 1)
+        .await;
     assert_eq!(j["webhook"]["lastStatus"], 302);
     assert_eq!(j["webhook"]["state"], "pending");
     assert!(
@@ -354,7 +304,9 @@ async fn redirects_are_not_followed_and_slow_receivers_time_out() {
 
     rx.delay(Duration::from_secs(2));
     t.clock.advance(time::Duration::seconds(10));
-    let j = poll_until(&t, &ten.api_key, &id, |j| j["webhook"]["attempts"] == 2).await;
+    let j = t
+        .poll_job(&ten.api_key, &id, |j| j["webhook"]["attempts"] == 2)
+        .await;
     assert_eq!(j["webhook"]["lastError"], "timed out");
     assert_eq!(j["webhook"]["lastStatus"], Value::Null);
     t.stop().await;
@@ -405,7 +357,7 @@ both!(
         // Request order: job i verified slip i.
         let j = poll(&t, &ten.api_key, &ids[7]).await;
         assert_eq!(j["data"]["amountInSlip"], 1.07);
-        assert_eq!(used(&t, &ten.api_key).await, 100);
+        assert_eq!(t.used(&ten.api_key).await, 100);
         t.stop().await;
     }
 );
@@ -425,19 +377,22 @@ both!(
         .await;
         // Pending for 5 minutes: attempts at 0, 30, 90, 210 s stay pending, 450 s succeeds.
         for (n, secs) in [(1, 30), (2, 60), (3, 120), (4, 240)] {
-            let j = poll_until(&t, &ten.api_key, &id, |j| {
-                j["attempts"] == n && j["status"] == "retrying"
-            })
-            .await;
+            let j = t
+                .poll_job(&ten.api_key, &id, |j| {
+                    j["attempts"] == n && j["status"] == "retrying"
+                })
+                .await;
             assert_eq!(j["data"], Value::Null);
             assert!(rx.received().is_empty(), "no callback in between");
             t.clock.advance(time::Duration::seconds(secs));
         }
         let got = rx.wait_for(1).await;
         assert_eq!(got[0].json()["status"], "success");
-        let j = poll_until(&t, &ten.api_key, &id, |j| j["status"] == "done").await;
+        let j = t
+            .poll_job(&ten.api_key, &id, |j| j["status"] == "done")
+            .await;
         assert_eq!(j["attempts"], 5);
-        assert_eq!(used(&t, &ten.api_key).await, 1);
+        assert_eq!(t.used(&ten.api_key).await, 1);
         t.stop().await;
     }
 );
@@ -456,7 +411,7 @@ both!(
         )
         .await;
         for (n, secs) in [(1, 30), (2, 60), (3, 120), (4, 240)] {
-            poll_until(&t, &ten.api_key, &id, |j| j["attempts"] == n).await;
+            t.poll_job(&ten.api_key, &id, |j| j["attempts"] == n).await;
             t.clock.advance(time::Duration::seconds(secs));
         }
         let got = rx.wait_for(1).await;
@@ -468,9 +423,11 @@ both!(
             .unwrap()
             .contains("no transfer"));
         assert!(body.get("error").is_none());
-        let j = poll_until(&t, &ten.api_key, &id, |j| j["status"] == "not_found").await;
+        let j = t
+            .poll_job(&ten.api_key, &id, |j| j["status"] == "not_found")
+            .await;
         assert_eq!(j["attempts"], 5);
-        assert_eq!(used(&t, &ten.api_key).await, 0);
+        assert_eq!(t.used(&ten.api_key).await, 0);
         t.stop().await;
     }
 );
@@ -488,10 +445,8 @@ both!(jobs_are_private_and_expire, |b: Backend| async move {
     )
     .await;
     rx.wait_for(1).await;
-    poll_until(&t, &ten.api_key, &id, |j| {
-        j["webhook"]["state"] == "delivered"
-    })
-    .await;
+    t.poll_job(&ten.api_key, &id, |j| j["webhook"]["state"] == "delivered")
+        .await;
     for (key, path) in [
         (&other_key, format!("/v2/verify/bank/jobs/{id}")),
         (
@@ -504,10 +459,13 @@ both!(jobs_are_private_and_expire, |b: Backend| async move {
         assert_eq!((s, code(&v)), (404, "JOB_NOT_FOUND"), "{path}");
     }
     t.clock.advance(time::Duration::seconds(7 * 24 * 3600 + 1));
-    let (s, v) = t
-        .get(&format!("/v2/verify/bank/jobs/{id}"), Some(&ten.api_key))
-        .await;
-    assert_eq!((s, code(&v)), (404, "JOB_NOT_FOUND"));
+    t.get_err(
+        &format!("/v2/verify/bank/jobs/{id}"),
+        &ten.api_key,
+        404,
+        "JOB_NOT_FOUND",
+    )
+    .await;
     use store::Store;
     assert_eq!(
         t.app
@@ -517,7 +475,7 @@ both!(jobs_are_private_and_expire, |b: Backend| async move {
             .unwrap(),
         1
     );
-    assert_eq!(job_rows(&t).await, 0);
+    assert_eq!(t.job_rows().await, 0);
     t.stop().await;
 });
 
@@ -548,7 +506,7 @@ both!(two_nodes_share_a_batch, |b: Backend| async move {
     ids.sort();
     ids.dedup();
     assert_eq!(ids.len(), 60);
-    assert_eq!(used(&t, &ten.api_key).await, 60);
+    assert_eq!(t.used(&ten.api_key).await, 60);
     n2.stop().await;
     t.stop().await;
 });
@@ -598,7 +556,7 @@ both!(
             job_id: Some(id.clone().into()),
         };
         t.app.services.verify_bank(&caller, &req).await.unwrap();
-        assert_eq!(used(&t, &ten.api_key).await, 1);
+        assert_eq!(t.used(&ten.api_key).await, 1);
         assert_eq!(poll(&t, &ten.api_key, &id).await["status"], "processing");
 
         let eg = rx.egress();
@@ -609,12 +567,11 @@ both!(
         n2.clock.set(now + time::Duration::seconds(61));
         let got = rx.wait_for(1).await;
         assert_eq!(got[0].json()["status"], "success");
-        let j = poll_until(&t, &ten.api_key, &id, |j| {
-            j["webhook"]["state"] == "delivered"
-        })
-        .await;
+        let j = t
+            .poll_job(&ten.api_key, &id, |j| j["webhook"]["state"] == "delivered")
+            .await;
         assert_eq!(j["status"], "done");
-        assert_eq!(used(&t, &ten.api_key).await, 1, "charged once");
+        assert_eq!(t.used(&ten.api_key).await, 1, "charged once");
         // The dead worker's late write-back is refused.
         assert!(!t
             .app
@@ -645,7 +602,8 @@ both!(
             json!({"payload": tr.payload, "callbackUrl": rx.url("h")}),
         )
         .await;
-        poll_until(&t, &ten.api_key, &id, |j| j["status"] == "processing").await;
+        t.poll_job(&ten.api_key, &id, |j| j["status"] == "processing")
+            .await;
         worker.stop().await;
         let j = poll(&t, &ten.api_key, &id).await;
         assert_eq!(j["status"], "done", "{j}");
@@ -717,7 +675,7 @@ both!(
                 "every run of the job gets the first run's verdict"
             );
         }
-        assert_eq!(used(&t, &ten.api_key).await, 1);
+        assert_eq!(t.used(&ten.api_key).await, 1);
         t.stop().await;
     }
 );

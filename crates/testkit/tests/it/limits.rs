@@ -9,9 +9,7 @@ use std::time::Duration;
 use testkit::{both, Backend, TestApp};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-fn code(v: &Value) -> &str {
-    v["error"]["code"].as_str().unwrap_or("<none>")
-}
+use crate::common::code;
 
 fn crc32(data: &[u8]) -> u32 {
     let mut c = !0u32;
@@ -56,20 +54,7 @@ fn b64(bytes: &[u8]) -> String {
 }
 
 async fn upload(t: &TestApp, key: &str, bytes: Vec<u8>) -> (u16, Value) {
-    let form = reqwest::multipart::Form::new().part(
-        "image",
-        reqwest::multipart::Part::bytes(bytes).file_name("slip.png"),
-    );
-    let r = t
-        .http
-        .post(format!("{}/v2/verify/bank", t.base))
-        .bearer_auth(key)
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
-    let status = r.status().as_u16();
-    (status, r.json().await.unwrap())
+    t.upload("/v2/verify/bank", key, "image", bytes, &[]).await
 }
 
 both!(
@@ -147,8 +132,7 @@ both!(
         let (s, v) = upload(&t, &ten.api_key, png.clone()).await;
         assert_eq!((s, code(&v)), (429, "RATE_LIMIT_EXCEEDED"), "{v}");
         drop(held);
-        let (s, v) = t.post("/v2/verify/bank", &ten.api_key, body).await;
-        assert_eq!(s, 200, "{v}");
+        t.post_ok("/v2/verify/bank", &ten.api_key, body).await;
         // Room given back after the decode.
         assert_eq!(t.app.services.decode_budget().available_kib(), 256 * 1024);
     }
@@ -268,31 +252,43 @@ fn http_chunk(data: &[u8]) -> Vec<u8> {
 /// At most this much is ever offered by the streaming tests (the probe sent 1.5 GB).
 const CLIENT_CAP: usize = 64 << 20;
 
+/// A stream's chunks: `first`, then 64 KiB of `filler` at a time, up to `CLIENT_CAP`.
+fn endless(first: Vec<u8>, filler: u8) -> impl FnMut(usize) -> Option<Vec<u8>> {
+    move |sent| match sent {
+        0 => Some(http_chunk(&first)),
+        _ if sent >= CLIENT_CAP => None,
+        _ => Some(http_chunk(&vec![filler; 64 * 1024])),
+    }
+}
+
+/// A multipart text part named `name`: its head, `len` bytes of `filler`, and the line end.
+fn text_part(name: &str, filler: u8, len: usize) -> Vec<u8> {
+    let mut part =
+        format!("--XyZ\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n").into_bytes();
+    part.extend(std::iter::repeat_n(filler, len));
+    part.extend_from_slice(b"\r\n");
+    part
+}
+
+/// A 400 naming `what`, answered before 16 MB of the stream were sent.
+#[track_caller]
+fn refused_early(answer: &str, sent: usize, what: &str) {
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(answer.contains(what), "{answer}");
+    assert!(sent < 16 << 20, "answered only after {sent} bytes");
+}
+
 both!(
     endless_part_headers_are_refused_early,
     |b: Backend| async move {
         let t = TestApp::spawn(b).await;
         let ten = t.tenant(100).await;
-        let (answer, sent) =
-            send_until_answered(&t, chunked_head("/v2/verify/bank", &ten.api_key), |sent| {
-                if sent >= CLIENT_CAP {
-                    return None;
-                }
-                let data = if sent == 0 {
-                    b"--XyZ\r\nContent-Disposition: form-data; name=\"image\"\r\nX-Pad: ".to_vec()
-                } else {
-                    vec![b'a'; 64 * 1024]
-                };
-                Some(http_chunk(&data))
-            })
-            .await;
-        assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+        let head = b"--XyZ\r\nContent-Disposition: form-data; name=\"image\"\r\nX-Pad: ";
+        let chunks = endless(head.to_vec(), b'a');
+        let request = chunked_head("/v2/verify/bank", &ten.api_key);
+        let (answer, sent) = send_until_answered(&t, request, chunks).await;
         assert!(answer.contains("VALIDATION_ERROR"), "{answer}");
-        assert!(
-            answer.contains("headers must be at most 8192 bytes"),
-            "{answer}"
-        );
-        assert!(sent < 16 << 20, "answered only after {sent} bytes");
+        refused_early(&answer, sent, "headers must be at most 8192 bytes");
     }
 );
 
@@ -302,14 +298,7 @@ both!(
         let t = TestApp::spawn(b).await;
         let ten = t.tenant(100).await;
         // The probe: 20 text fields of 5.6 MB each (112 MB) to v1.
-        let field = |i: usize| {
-            let mut part =
-                format!("--XyZ\r\nContent-Disposition: form-data; name=\"f{i}\"\r\n\r\n")
-                    .into_bytes();
-            part.extend(std::iter::repeat_n(b'a', 5_600_000));
-            part.extend_from_slice(b"\r\n");
-            part
-        };
+        let field = |i: usize| text_part(&format!("f{i}"), b'a', 5_600_000);
         let mut parts = (0..20)
             .map(field)
             .flat_map(|p| p.chunks(256 * 1024).map(http_chunk).collect::<Vec<_>>());
@@ -319,18 +308,13 @@ both!(
             move |_| parts.next(),
         )
         .await;
-        assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
-        assert!(answer.contains("invalid_request"), "{answer}");
-        assert!(sent < 16 << 20, "answered only after {sent} bytes");
+        refused_early(&answer, sent, "invalid_request");
         // Base64 in `data` may be long, but only once; and the whole stream is capped.
-        let mut twice = Vec::new();
-        for _ in 0..2 {
-            twice.extend_from_slice(
-                b"--XyZ\r\nContent-Disposition: form-data; name=\"data\"\r\n\r\n",
-            );
-            twice.extend(std::iter::repeat_n(b'A', 4_000_000));
-            twice.extend_from_slice(b"\r\n");
-        }
+        let twice = [
+            text_part("data", b'A', 4_000_000),
+            text_part("data", b'A', 4_000_000),
+        ]
+        .concat();
         let mut chunks = twice
             .chunks(256 * 1024)
             .map(http_chunk)
@@ -354,32 +338,11 @@ both!(
         let ten = t.tenant(100).await;
         // An image just under its cap, then a Base64 field (each under its own cap) adding up
         // past the body cap.
-        let (answer, sent) =
-            send_until_answered(&t, chunked_head("/v2/verify/bank", &ten.api_key), |sent| {
-                if sent >= CLIENT_CAP {
-                    return None;
-                }
-                let data = match sent {
-                    0 => {
-                        let mut image =
-                            b"--XyZ\r\nContent-Disposition: form-data; name=\"image\"\r\n\r\n"
-                                .to_vec();
-                        image.extend(std::iter::repeat_n(b'i', 4_000_000));
-                        image.extend_from_slice(
-                            b"\r\n--XyZ\r\nContent-Disposition: form-data; name=\"base64\"\r\n\r\n",
-                        );
-                        image
-                    }
-                    _ => vec![b'A'; 64 * 1024],
-                };
-                Some(http_chunk(&data))
-            })
-            .await;
-        assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
-        assert!(
-            answer.contains("body: must be at most 6291456 bytes"),
-            "{answer}"
-        );
-        assert!(sent < 16 << 20, "answered only after {sent} bytes");
+        let mut first = text_part("image", b'i', 4_000_000);
+        first
+            .extend_from_slice(b"--XyZ\r\nContent-Disposition: form-data; name=\"base64\"\r\n\r\n");
+        let request = chunked_head("/v2/verify/bank", &ten.api_key);
+        let (answer, sent) = send_until_answered(&t, request, endless(first, b'A')).await;
+        refused_early(&answer, sent, "body: must be at most 6291456 bytes");
     }
 );

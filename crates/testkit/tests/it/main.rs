@@ -2,9 +2,11 @@
 
 mod accounts;
 mod admin_api;
+mod bank_connectors;
 mod billing;
 mod billing_admin;
 mod client_compat;
+mod common;
 mod connections;
 mod connectors;
 mod golden;
@@ -12,12 +14,10 @@ mod hardening;
 mod idempotency;
 mod images;
 mod jobs;
-mod kbank;
 mod limits;
 mod openapi;
 mod partner_api;
 mod receivers;
-mod scb;
 mod states;
 mod test_branches;
 mod unknown_ids;

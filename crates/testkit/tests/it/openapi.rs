@@ -7,6 +7,8 @@ use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use testkit::{Backend, TestApp};
 
+use crate::common::partner_sign;
+
 // ---- routes as the router registered them ---------------------------------------------------
 
 /// Routes served but deliberately left out of the document: pages, not API operations.
@@ -805,27 +807,6 @@ async fn docs_page_and_document_are_served_without_a_key() {
     t.stop().await;
 }
 
-/// Signs with Python's hmac/hashlib (`partner_sign.py`), as `partner_api.rs` does.
-fn sign(method: &str, path: &str, ts: &str, nonce: &str, secret: &str, body: &str) -> String {
-    use std::io::Write;
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/partner_sign.py");
-    let mut child = std::process::Command::new("python3")
-        .args([script, method, path, ts, nonce, secret])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("python3 is needed for the independent signer");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(body.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn partner_answers_fit_the_document() {
     use domain::Clock;
@@ -870,7 +851,7 @@ async fn partner_answers_fit_the_document() {
     ] {
         let ts = t.clock.now().unix_timestamp().to_string();
         let nonce = uuid::Uuid::new_v4().to_string();
-        let sig = sign(method, path, &ts, &nonce, &p.secret, body);
+        let sig = partner_sign(method, path, &ts, &nonce, &p.secret, body);
         let m = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
         let resp = t
             .http

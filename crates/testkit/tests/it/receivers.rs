@@ -4,9 +4,7 @@
 //! missing signature is refused with 401 and a repeated delivery is recorded once.
 
 use domain::job::sign_webhook;
-use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
 use serde_json::{json, Value};
-use services::admin::BranchUpdate;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Stdio};
@@ -23,15 +21,7 @@ struct Certs {
 }
 
 fn make_certs() -> Certs {
-    let ca_key = KeyPair::generate().unwrap();
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca = ca_params.self_signed(&ca_key).unwrap();
-    let leaf_key = KeyPair::generate().unwrap();
-    let leaf = CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
-        .unwrap()
-        .signed_by(&leaf_key, &ca, &ca_key)
-        .unwrap();
+    let testkit::certs::Certs { ca, leaf, leaf_key } = testkit::certs::Certs::generate();
     Certs {
         ca_pem: ca.pem(),
         cert_pem: leaf.pem(),
@@ -159,21 +149,6 @@ async fn wait_for_records(out_file: &Path, n: usize) -> Vec<Value> {
     }
 }
 
-async fn poll_job(t: &TestApp, key: &str, id: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let (s, v) = t
-            .get(&format!("/v2/verify/bank/jobs/{id}"), Some(key))
-            .await;
-        assert_eq!(s, 200, "{v}");
-        if done(&v["data"]) {
-            return v["data"].clone();
-        }
-        assert!(Instant::now() < deadline, "job never got there: {v}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 /// POSTs `body` to the receiver like the service does, with `signature` if any.
 async fn post(http: &reqwest::Client, port: u16, body: &str, signature: Option<&str>) -> u16 {
     let mut req = http
@@ -209,17 +184,7 @@ async fn exercise(program: &str, script: &str) {
     .unwrap();
     let t = TestApp::spawn_with(Backend::Sqlite, move |s| s.set_egress(eg)).await;
     let ten = t.tenant(100).await;
-    t.app
-        .services
-        .update_branch(
-            &ten.branch_id,
-            &BranchUpdate {
-                webhook_secret: Some(SECRET.into()),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    t.set_webhook_secret(&ten.branch_id, SECRET).await;
 
     // 1. A real job, delivered by the service and accepted by the receiver.
     let tr = t.transfer("004", "014", 15050).await;
@@ -245,10 +210,9 @@ async fn exercise(program: &str, script: &str) {
     // The signed body holds Thai text (names, remark) and still verified: the receiver hashed
     // the raw bytes, not a re-serialisation.
     assert_eq!(got[0]["data"]["remark"], "ก๋วยเตี๋ยว");
-    let j = poll_job(&t, &ten.api_key, &id, |j| {
-        j["webhook"]["state"] == "delivered"
-    })
-    .await;
+    let j = t
+        .poll_job(&ten.api_key, &id, |j| j["webhook"]["state"] == "delivered")
+        .await;
     assert_eq!(j["webhook"]["lastStatus"], 200);
     assert_eq!(j["webhook"]["attempts"], 1);
 

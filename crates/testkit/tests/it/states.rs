@@ -1,13 +1,11 @@
 //! The owner-verification flag (v1 `account_not_verified`) and slips older than the bank keeps
 //! (v1 `slip_expired`), over HTTP on both versions.
 
-use serde_json::{json, Value};
+use serde_json::json;
 use services::admin::ServiceUpdate;
 use testkit::{both, Backend, TestApp};
 
-fn code(v: &Value) -> &str {
-    v["error"]["code"].as_str().unwrap_or("<none>")
-}
+use crate::common::{assert_error, v1_code};
 
 both!(
     unverified_owner_and_expired_slips,
@@ -27,16 +25,16 @@ both!(
             .update_service(&ten.service_id, &set(false))
             .await
             .unwrap();
-        let (s, v) = t
-            .post("/v2/verify/bank", key, json!({"payload": tr.payload}))
-            .await;
-        assert_eq!((s, code(&v)), (403, "ACCOUNT_NOT_VERIFIED"), "{v}");
+        t.post_err(
+            "/v2/verify/bank",
+            key,
+            json!({"payload": tr.payload}),
+            403,
+            "ACCOUNT_NOT_VERIFIED",
+        )
+        .await;
         let (s, v) = t.get(&v1_path, Some(key)).await;
-        assert_eq!(
-            (s, v["message"].as_str()),
-            (403, Some("account_not_verified")),
-            "{v}"
-        );
+        assert_eq!((s, v1_code(&v)), (403, "account_not_verified"), "{v}");
         t.app
             .services
             .update_service(&ten.service_id, &set(true))
@@ -48,20 +46,9 @@ both!(
         let (s, v) = t
             .post("/v2/verify/bank", key, json!({"payload": tr.payload}))
             .await;
-        assert_eq!((s, code(&v)), (404, "SLIP_NOT_FOUND"), "{v}");
-        assert!(
-            v["error"]["message"]
-                .as_str()
-                .unwrap()
-                .contains("no longer keeps"),
-            "{v}"
-        );
+        assert_error(s, &v, 404, "SLIP_NOT_FOUND", "no longer keeps");
         let (s, v) = t.get(&v1_path, Some(key)).await;
-        assert_eq!(
-            (s, v["message"].as_str()),
-            (404, Some("slip_expired")),
-            "{v}"
-        );
+        assert_eq!((s, v1_code(&v)), (404, "slip_expired"), "{v}");
         let (_, v) = t.get("/v2/info", Some(key)).await;
         assert_eq!(v["data"]["application"]["quota"]["used"], 0);
         t.stop().await;

@@ -2,17 +2,13 @@
 //! sandbox ledger, are never charged, are counted apart in `/v2/info`, and keep their
 //! duplicates apart from the production branches of the same service (and the reverse).
 
-use domain::{Clock, Satang};
-use gateway::NewWalletTransfer;
+use domain::Clock;
 use serde_json::{json, Value};
 use services::admin::{BranchUpdate, NewBranch, ServiceUpdate};
-use std::time::Duration;
 use testkit::receiver::Receiver;
 use testkit::{both, Backend, TestApp};
 
-fn code(v: &Value) -> &str {
-    v["error"]["code"].as_str().unwrap_or("<none>")
-}
+use crate::common::v1_code;
 
 async fn test_branch(
     t: &TestApp,
@@ -36,8 +32,7 @@ async fn test_branch(
 }
 
 async fn info(t: &TestApp, key: &str) -> Value {
-    let (s, v) = t.get("/v2/info", Some(key)).await;
-    assert_eq!(s, 200, "{v}");
+    let v = t.get_ok("/v2/info", key).await;
     v["data"].clone()
 }
 
@@ -54,14 +49,13 @@ async fn counts(t: &TestApp, key: &str) -> (i64, i64, i64, i64) {
 }
 
 async fn verify(t: &TestApp, key: &str, payload: &str) -> Value {
-    let (s, v) = t
-        .post(
+    let v = t
+        .post_ok(
             "/v2/verify/bank",
             key,
             json!({"payload": payload, "checkDuplicate": true}),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     v["data"].clone()
 }
 
@@ -132,10 +126,14 @@ both!(
         let tr = t.transfer("004", "014", 100).await;
         verify(&t, prod, &tr.payload).await;
         let tr2 = t.transfer("004", "014", 200).await;
-        let (s, v) = t
-            .post("/v2/verify/bank", prod, json!({"payload": tr2.payload}))
-            .await;
-        assert_eq!((s, code(&v)), (403, "QUOTA_EXCEEDED"), "{v}");
+        t.post_err(
+            "/v2/verify/bank",
+            prod,
+            json!({"payload": tr2.payload}),
+            403,
+            "QUOTA_EXCEEDED",
+        )
+        .await;
 
         // The service quota is used up: the test branch still verifies, and uses nothing.
         assert_eq!(verify(&t, &test, &tr2.payload).await["isDuplicate"], false);
@@ -151,10 +149,14 @@ both!(
             ..Default::default()
         };
         svc.update_branch(&test_id, &off).await.unwrap();
-        let (s, v) = t
-            .post("/v2/verify/bank", &test, json!({"payload": tr2.payload}))
-            .await;
-        assert_eq!((s, code(&v)), (403, "BRANCH_INACTIVE"), "{v}");
+        t.post_err(
+            "/v2/verify/bank",
+            &test,
+            json!({"payload": tr2.payload}),
+            403,
+            "BRANCH_INACTIVE",
+        )
+        .await;
         let on = BranchUpdate {
             active: Some(true),
             ..Default::default()
@@ -170,10 +172,14 @@ both!(
         )
         .await
         .unwrap();
-        let (s, v) = t
-            .post("/v2/verify/bank", &test, json!({"payload": tr2.payload}))
-            .await;
-        assert_eq!((s, code(&v)), (403, "SERVICE_EXPIRED"), "{v}");
+        t.post_err(
+            "/v2/verify/bank",
+            &test,
+            json!({"payload": tr2.payload}),
+            403,
+            "SERVICE_EXPIRED",
+        )
+        .await;
         t.stop().await;
     }
 );
@@ -186,20 +192,14 @@ both!(v1_duplicates_stay_in_their_space, |b: Backend| async move {
     let tr = t.transfer("004", "014", 15050).await;
     let body = json!({"payload": tr.payload, "checkDuplicate": true});
 
+    t.post_ok("/api/v1/verify", &test, body.clone()).await;
     let (s, v) = t.post("/api/v1/verify", &test, body.clone()).await;
-    assert_eq!(s, 200, "{v}");
-    let (s, v) = t.post("/api/v1/verify", &test, body.clone()).await;
-    assert_eq!(
-        (s, v["message"].as_str()),
-        (400, Some("duplicate_slip")),
-        "{v}"
-    );
+    assert_eq!((s, v1_code(&v)), (400, "duplicate_slip"), "{v}");
     assert_eq!(v["data"]["transRef"], tr.trans_ref.as_str());
     assert!(v["data"]["verifiedAt"].is_string(), "{v}");
 
     // Production has not seen the slip: verified and charged; then its own duplicate.
-    let (s, v) = t.post("/api/v1/verify", prod, body.clone()).await;
-    assert_eq!(s, 200, "{v}");
+    t.post_ok("/api/v1/verify", prod, body.clone()).await;
     let (s, v) = t.post("/api/v1/verify", prod, body).await;
     assert_eq!(s, 400, "{v}");
     assert_eq!(counts(&t, prod).await, (1, 1, 1, 0));
@@ -210,20 +210,11 @@ both!(wallet_slips_on_a_test_branch, |b: Backend| async move {
     let t = TestApp::spawn(b).await;
     let ten = t.tenant(100).await;
     let (_, test) = test_branch(&t, &ten.service_id, None).await;
-    let w = t
-        .app
-        .wallet
-        .create_transfer(&NewWalletTransfer {
-            amount: Satang(5025),
-            sender_name: None,
-            receiver_name: None,
-            receiver_phone: None,
-        })
-        .await
-        .unwrap();
+    let w = t.wallet_transfer(5025, None, None, None).await;
     let body = json!({"payload": w.payload, "checkDuplicate": true});
-    let (s, v) = t.post("/v2/verify/truewallet", &test, body.clone()).await;
-    assert_eq!(s, 200, "{v}");
+    let v = t
+        .post_ok("/v2/verify/truewallet", &test, body.clone())
+        .await;
     assert_eq!(v["data"]["isDuplicate"], false);
     let (_, v) = t.post("/v2/verify/truewallet", &test, body.clone()).await;
     assert_eq!(v["data"]["isDuplicate"], true);
@@ -258,17 +249,7 @@ both!(async_jobs_of_a_test_branch, |b: Backend| async move {
     );
     // The job's outcome is saved after its delivery: wait for it (real-time cap).
     let id = v["data"]["jobId"].as_str().unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let (_, j) = t
-            .get(&format!("/v2/verify/bank/jobs/{id}"), Some(&test))
-            .await;
-        if j["data"]["status"] == "done" {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "{j}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    t.poll_job(&test, id, |j| j["status"] == "done").await;
     assert_eq!(counts(&t, &test).await, (0, 0, 2, 2));
     t.stop().await;
 });
@@ -277,36 +258,38 @@ both!(admin_api_sets_the_flag, |b: Backend| async move {
     const TOKEN: &str = "test-branches-admin-token-0123456789abcdef";
     let t = TestApp::spawn_with(b, |s| s.set_admin_token(TOKEN)).await;
     let ten = t.tenant(100).await;
-    let (s, v) = t
-        .call(
+    let v = t
+        .call_ok(
             "POST",
             "/admin/branches",
             TOKEN,
             Some(json!({"serviceId": ten.service_id, "name": "QA", "sandbox": true})),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(v["data"]["sandbox"], true);
     let id = v["data"]["id"].as_str().unwrap().to_string();
     let path = format!("/admin/branches/{id}");
-    let (s, v) = t
-        .call("PATCH", &path, TOKEN, Some(json!({"sandbox": false})))
+    let v = t
+        .call_ok("PATCH", &path, TOKEN, Some(json!({"sandbox": false})))
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(v["data"]["sandbox"], false);
-    let (s, v) = t
-        .call("PATCH", &path, TOKEN, Some(json!({"sandbox": "yes"})))
-        .await;
-    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"), "{v}");
-    let (s, v) = t
-        .call(
+    t.call_err(
+        "PATCH",
+        &path,
+        TOKEN,
+        Some(json!({"sandbox": "yes"})),
+        400,
+        "VALIDATION_ERROR",
+    )
+    .await;
+    let v = t
+        .call_ok(
             "POST",
             "/admin/branches",
             TOKEN,
             Some(json!({"serviceId": ten.service_id, "name": "Prod"})),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(v["data"]["sandbox"], false, "production by default");
     t.stop().await;
 });

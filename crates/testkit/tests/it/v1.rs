@@ -7,6 +7,8 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use testkit::{both, Backend, TestApp};
 
+use crate::common::{blank_png, png};
+
 fn code(v: &Value) -> &str {
     v["message"].as_str().unwrap_or("<none>")
 }
@@ -17,17 +19,6 @@ fn assert_v1(got: &(u16, Value), status: u16, want: &str) {
     let (s, v) = got;
     assert_eq!((*s, code(v)), (status, want), "{v}");
     assert_eq!(v["status"], status, "{v}");
-}
-
-fn png(payload: &str) -> Vec<u8> {
-    server::slip_image::png_bytes(payload, "004").unwrap()
-}
-
-fn blank_png() -> Vec<u8> {
-    let img = image::RgbImage::from_pixel(200, 200, image::Rgb([255, 255, 255]));
-    let mut out = std::io::Cursor::new(Vec::new());
-    img.write_to(&mut out, image::ImageFormat::Png).unwrap();
-    out.into_inner()
 }
 
 fn b64(bytes: &[u8]) -> String {
@@ -72,22 +63,7 @@ async fn upload(
     bytes: Vec<u8>,
     fields: &[(&str, &str)],
 ) -> (u16, Value) {
-    let mut form = reqwest::multipart::Form::new().part(
-        field.to_string(),
-        reqwest::multipart::Part::bytes(bytes).file_name("slip.png"),
-    );
-    for (k, v) in fields {
-        form = form.text(k.to_string(), v.to_string());
-    }
-    let r = t
-        .http
-        .post(format!("{}/api/v1/verify", t.base))
-        .bearer_auth(key)
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
-    (r.status().as_u16(), r.json().await.unwrap())
+    t.upload("/api/v1/verify", key, field, bytes, fields).await
 }
 
 async fn used(t: &TestApp, key: &str) -> i64 {
@@ -119,14 +95,13 @@ both!(get_and_post_verify, |b: Backend| async move {
     assert!(v.get("success").is_none(), "v1 envelope: {v}");
 
     let tr2 = t.transfer("004", "006", 999).await;
-    let (s, v) = t
-        .post(
+    let v = t
+        .post_ok(
             "/api/v1/verify",
             key,
             json!({"payload": tr2.payload, "checkDuplicate": false}),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(v["data"]["transRef"], tr2.trans_ref);
     assert_eq!(v["data"]["amount"]["amount"], 9.99);
 
@@ -318,14 +293,13 @@ both!(images_base64_and_urls, |b: Backend| async move {
     assert_v1(&got, 400, "duplicate_slip");
 
     let host = testkit::image_host(image).await;
-    let (s, v) = t
-        .post(
+    let v = t
+        .post_ok(
             "/api/v1/verify",
             key,
             json!({"url": format!("{host}/slip.png")}),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(v["data"]["payload"], tr.payload);
     assert_eq!(used(&t, key).await, 4);
 

@@ -3,31 +3,27 @@
 use serde_json::{json, Value};
 use testkit::{both, post_concurrently, Backend, TestApp};
 
+use crate::common::{assert_error, code};
+
 async fn info_used(t: &TestApp, key: &str) -> (i64, i64) {
-    let (s, v) = t.get("/v2/info", Some(key)).await;
-    assert_eq!(s, 200, "{v}");
+    let v = t.get_ok("/v2/info", key).await;
     (
         v["data"]["application"]["quota"]["used"].as_i64().unwrap(),
         v["data"]["branch"]["quota"]["used"].as_i64().unwrap(),
     )
 }
 
-fn code(v: &Value) -> &str {
-    v["error"]["code"].as_str().unwrap_or("<none>")
-}
-
 both!(verifies_a_slip_with_every_field, |b: Backend| async move {
     let t = TestApp::spawn(b).await;
     let ten = t.tenant(100).await;
     let tr = t.transfer("004", "014", 15050).await;
-    let (s, v) = t
-        .post(
+    let v = t
+        .post_ok(
             "/v2/verify/bank",
             &ten.api_key,
             json!({"payload": tr.payload, "remark": "order 17"}),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(v["success"], true);
     let d = &v["data"];
     assert_eq!(d["remark"], "order 17");
@@ -78,10 +74,9 @@ both!(verifies_a_slip_with_every_field, |b: Backend| async move {
         &tr.payload[..n - 4],
         tr.payload[n - 4..].to_lowercase()
     );
-    let (s, v) = t
-        .post("/v2/verify/bank", &ten.api_key, json!({"payload": sloppy}))
+    let v = t
+        .post_ok("/v2/verify/bank", &ten.api_key, json!({"payload": sloppy}))
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(v["data"]["rawSlip"]["transRef"], tr.trans_ref);
     t.stop().await;
 });
@@ -139,32 +134,29 @@ both!(slips_that_are_not_verified, |b: Backend| async move {
     let i = 20;
     tampered[i] = if tampered[i] == b'A' { b'B' } else { b'A' };
     let tampered = String::from_utf8(tampered).unwrap();
-    let (s, v) = t
-        .post(
-            "/v2/verify/bank",
-            &ten.api_key,
-            json!({"payload": tampered}),
-        )
-        .await;
-    assert_eq!((s, code(&v)), (404, "SLIP_NOT_FOUND"), "{v}");
+    t.post_err(
+        "/v2/verify/bank",
+        &ten.api_key,
+        json!({"payload": tampered}),
+        404,
+        "SLIP_NOT_FOUND",
+    )
+    .await;
     // A well-formed slip the bank does not know.
     let unknown = slip_qr::encode_bank_slip("004", "0123456789ABCDEFGHIJ");
     let (s, v) = t
         .post("/v2/verify/bank", &ten.api_key, json!({"payload": unknown}))
         .await;
-    assert_eq!((s, code(&v)), (404, "SLIP_NOT_FOUND"));
-    assert!(
-        v["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("no transfer"),
-        "{v}"
-    );
+    assert_error(s, &v, 404, "SLIP_NOT_FOUND", "no transfer");
     // Plain text.
-    let (s, v) = t
-        .post("/v2/verify/bank", &ten.api_key, json!({"payload": "hello"}))
-        .await;
-    assert_eq!((s, code(&v)), (404, "SLIP_NOT_FOUND"));
+    t.post_err(
+        "/v2/verify/bank",
+        &ten.api_key,
+        json!({"payload": "hello"}),
+        404,
+        "SLIP_NOT_FOUND",
+    )
+    .await;
     // A PromptPay payment QR is explained, not just refused.
     let pp = "00020101021129370016A000000677010111011300668123456785802TH53037645406150.506304";
     let crc = slip_qr::crc16_ccitt_false(pp.as_bytes());
@@ -172,14 +164,7 @@ both!(slips_that_are_not_verified, |b: Backend| async move {
     let (s, v) = t
         .post("/v2/verify/bank", &ten.api_key, json!({"payload": pp}))
         .await;
-    assert_eq!((s, code(&v)), (404, "SLIP_NOT_FOUND"));
-    assert!(
-        v["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("PromptPay"),
-        "{v}"
-    );
+    assert_error(s, &v, 404, "SLIP_NOT_FOUND", "PromptPay");
     // Nothing above used quota.
     assert_eq!(info_used(&t, &ten.api_key).await, (0, 0));
     t.stop().await;
@@ -192,15 +177,20 @@ both!(
         let ten = t.tenant(100).await;
         let tr = t.transfer("002", "004", 5000).await;
         let body = json!({"payload": tr.payload});
-        let (s, v) = t.post("/v2/verify/bank", &ten.api_key, body.clone()).await;
-        assert_eq!((s, code(&v)), (404, "SLIP_PENDING"));
+        t.post_err(
+            "/v2/verify/bank",
+            &ten.api_key,
+            body.clone(),
+            404,
+            "SLIP_PENDING",
+        )
+        .await;
         t.clock
             .advance(time::Duration::minutes(4) + time::Duration::seconds(59));
         let (s, _) = t.post("/v2/verify/bank", &ten.api_key, body.clone()).await;
         assert_eq!(s, 404);
         t.clock.advance(time::Duration::seconds(1));
-        let (s, v) = t.post("/v2/verify/bank", &ten.api_key, body).await;
-        assert_eq!(s, 200, "{v}");
+        t.post_ok("/v2/verify/bank", &ten.api_key, body).await;
         assert_eq!(info_used(&t, &ten.api_key).await, (1, 1));
         t.stop().await;
     }
@@ -255,10 +245,9 @@ both!(authentication, |b: Backend| async move {
     assert_eq!(s, 200);
 
     let new_key = svc.rotate_key(&ten.branch_id, None).await.unwrap();
-    let (s, v) = t.get("/v2/info", Some(&ten.api_key)).await;
-    assert_eq!((s, code(&v)), (401, "INVALID_API_KEY"));
-    let (s, _) = t.get("/v2/info", Some(&new_key)).await;
-    assert_eq!(s, 200);
+    t.get_err("/v2/info", &ten.api_key, 401, "INVALID_API_KEY")
+        .await;
+    t.get_ok("/v2/info", &new_key).await;
     assert_eq!(info_used(&t, &new_key).await, (1, 1));
     t.stop().await;
 });
@@ -300,10 +289,14 @@ both!(validation_errors_use_no_quota, |b: Backend| async move {
         assert_eq!(v["success"], false);
     }
     let long = "A".repeat(129);
-    let (s, v) = t
-        .post("/v2/verify/bank", &ten.api_key, json!({"payload": long}))
-        .await;
-    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"));
+    t.post_err(
+        "/v2/verify/bank",
+        &ten.api_key,
+        json!({"payload": long}),
+        400,
+        "VALIDATION_ERROR",
+    )
+    .await;
     let (s, v) = t
         .post(
             "/v2/verify/bank",
@@ -311,14 +304,7 @@ both!(validation_errors_use_no_quota, |b: Backend| async move {
             json!({"payload": "x", "url": "https://example.com/a.png"}),
         )
         .await;
-    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"));
-    assert!(
-        v["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("exactly one"),
-        "{v}"
-    );
+    assert_error(s, &v, 400, "VALIDATION_ERROR", "exactly one");
     // Authentication comes before body checks.
     let (s, v) = t.post_raw("/v2/verify/bank", None, "{not json").await;
     assert_eq!((s, code(&v)), (401, "MISSING_API_KEY"));
@@ -332,19 +318,15 @@ both!(quota_limits_service_and_branch, |b: Backend| async move {
     let (_, limited) = t.branch(&ten.service_id, "Kiosk", Some(1)).await;
     let p1 = t.transfer("004", "014", 100).await.payload;
     let p2 = t.transfer("004", "014", 200).await.payload;
-    let (s, _) = t
-        .post("/v2/verify/bank", &limited, json!({"payload": p1}))
+    t.post_ok("/v2/verify/bank", &limited, json!({"payload": p1}))
         .await;
-    assert_eq!(s, 200);
     let (s, v) = t
         .post("/v2/verify/bank", &limited, json!({"payload": p2}))
         .await;
     assert_eq!((s, code(&v)), (403, "QUOTA_EXCEEDED"), "branch limit");
     for _ in 0..2 {
-        let (s, _) = t
-            .post("/v2/verify/bank", &ten.api_key, json!({"payload": p2}))
+        t.post_ok("/v2/verify/bank", &ten.api_key, json!({"payload": p2}))
             .await;
-        assert_eq!(s, 200);
     }
     let (s, v) = t
         .post("/v2/verify/bank", &ten.api_key, json!({"payload": p2}))
@@ -402,14 +384,12 @@ both!(other_endpoints, |b: Backend| async move {
     let ten = t.tenant(100).await;
     let (s, v) = t.get("/health", None).await;
     assert_eq!((s, v["success"].as_bool()), (200, Some(true)));
-    let (s, v) = t.get("/v2/nope", Some(&ten.api_key)).await;
-    assert_eq!((s, code(&v)), (404, "NOT_FOUND"));
+    t.get_err("/v2/nope", &ten.api_key, 404, "NOT_FOUND").await;
     let (s, v) = t.get("/v2/verify/bank", Some(&ten.api_key)).await;
     assert_eq!((s, code(&v)), (404, "NOT_FOUND"), "wrong method");
     let (s, v) = t.get("/v2/banks", None).await;
     assert_eq!((s, code(&v)), (401, "MISSING_API_KEY"));
-    let (s, v) = t.get("/v2/banks", Some(&ten.api_key)).await;
-    assert_eq!(s, 200);
+    let v = t.get_ok("/v2/banks", &ten.api_key).await;
     let list = v["data"].as_array().unwrap();
     let codes: Vec<&str> = list.iter().map(|b| b["code"].as_str().unwrap()).collect();
     for c in [
@@ -436,8 +416,7 @@ both!(other_endpoints, |b: Backend| async move {
         .map(|o| o["value"].as_str().unwrap())
         .collect();
     assert_eq!(opts, ["NAME", "NUMBER", "NAME_NUMBER"]);
-    let (s, v) = t.get("/v2/info", Some(&ten.api_key)).await;
-    assert_eq!(s, 200);
+    let v = t.get_ok("/v2/info", &ten.api_key).await;
     assert_eq!(v["data"]["application"]["name"], "Test shop");
     assert_eq!(v["data"]["application"]["quota"]["max"], 100);
     assert_eq!(v["data"]["application"]["quota"]["remaining"], 100);
@@ -451,8 +430,9 @@ both!(database_failure_is_a_plain_500, |b: Backend| async move {
     let ten = t.tenant(100).await;
     // The pool closes under the running server: every query now fails inside the store.
     t.app.store.close().await;
-    let (s, v) = t.get("/v2/info", Some(&ten.api_key)).await;
-    assert_eq!((s, code(&v)), (500, "INTERNAL_SERVER_ERROR"));
+    let v = t
+        .get_err("/v2/info", &ten.api_key, 500, "INTERNAL_SERVER_ERROR")
+        .await;
     assert_eq!(
         v["error"]["message"], "internal server error",
         "no internals: {v}"
@@ -544,8 +524,8 @@ both!(
             },
         )
         .await;
-        let (s, v) = t.get("/v2/info", Some(&ten.api_key)).await;
-        assert_eq!((s, code(&v)), (403, "SERVICE_DELETED"));
+        t.get_err("/v2/info", &ten.api_key, 403, "SERVICE_DELETED")
+            .await;
         svc.update_branch(
             &ten.branch_id,
             &BranchUpdate {
@@ -607,24 +587,24 @@ both!(quota_resets_each_billing_cycle, |b: Backend| async move {
     let ten = t.tenant(1).await;
     let p1 = t.transfer("004", "014", 100).await.payload;
     let p2 = t.transfer("004", "014", 200).await.payload;
-    let (s, _) = t
-        .post("/v2/verify/bank", &ten.api_key, json!({"payload": p1}))
+    t.post_ok("/v2/verify/bank", &ten.api_key, json!({"payload": p1}))
         .await;
-    assert_eq!(s, 200);
-    let (s, v) = t
-        .post("/v2/verify/bank", &ten.api_key, json!({"payload": p2}))
-        .await;
-    assert_eq!((s, code(&v)), (403, "QUOTA_EXCEEDED"));
+    t.post_err(
+        "/v2/verify/bank",
+        &ten.api_key,
+        json!({"payload": p2}),
+        403,
+        "QUOTA_EXCEEDED",
+    )
+    .await;
     // A month later the counter reads 0 before any request arrives; the total is kept.
     t.clock.advance(time::Duration::days(31));
     let (_, v) = t.get("/v2/info", Some(&ten.api_key)).await;
     assert_eq!(v["data"]["application"]["quota"]["used"], 0);
     assert_eq!(v["data"]["application"]["quota"]["remaining"], 1);
     assert_eq!(v["data"]["application"]["quota"]["totalUsed"], 1);
-    let (s, _) = t
-        .post("/v2/verify/bank", &ten.api_key, json!({"payload": p2}))
+    t.post_ok("/v2/verify/bank", &ten.api_key, json!({"payload": p2}))
         .await;
-    assert_eq!(s, 200);
     let (_, v) = t.get("/v2/info", Some(&ten.api_key)).await;
     assert_eq!(v["data"]["application"]["quota"]["used"], 1);
     assert_eq!(v["data"]["application"]["quota"]["totalUsed"], 2);
@@ -663,10 +643,8 @@ both!(rate_limit_per_branch, |b: Backend| async move {
     let (_, other_key) = t.branch(&ten.service_id, "Branch 2", None).await;
     let p = t.transfer("004", "014", 100).await.payload;
     for _ in 0..3 {
-        let (s, v) = t
-            .post("/v2/verify/bank", &ten.api_key, json!({"payload": p}))
+        t.post_ok("/v2/verify/bank", &ten.api_key, json!({"payload": p}))
             .await;
-        assert_eq!(s, 200, "{v}");
     }
     let resp = t
         .http
@@ -691,11 +669,9 @@ both!(rate_limit_per_branch, |b: Backend| async move {
     let v: Value = resp.json().await.unwrap();
     assert_eq!(code(&v), "RATE_LIMIT_EXCEEDED");
     // Another branch has its own allowance; time restores this one.
-    let (s, _) = t.get("/v2/info", Some(&other_key)).await;
-    assert_eq!(s, 200);
+    t.get_ok("/v2/info", &other_key).await;
     t.clock.advance(time::Duration::milliseconds(200));
-    let (s, v) = t.get("/v2/info", Some(&ten.api_key)).await;
-    assert_eq!(s, 200);
+    let v = t.get_ok("/v2/info", &ten.api_key).await;
     assert_eq!(
         v["data"]["application"]["quota"]["used"], 3,
         "refused requests used no quota"
@@ -721,8 +697,8 @@ both!(
         );
         assert_eq!(t.get("/v2/info", Some(&new_key)).await.0, 200);
         t.clock.advance(time::Duration::hours(1));
-        let (s, v) = t.get("/v2/info", Some(&ten.api_key)).await;
-        assert_eq!((s, code(&v)), (401, "INVALID_API_KEY"));
+        t.get_err("/v2/info", &ten.api_key, 401, "INVALID_API_KEY")
+            .await;
         assert!(svc
             .rotate_key(&ten.branch_id, Some(time::Duration::days(8)))
             .await

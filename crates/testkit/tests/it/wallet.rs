@@ -1,13 +1,9 @@
 //! TrueMoney Wallet slips over HTTP (`POST /v2/verify/truewallet`), on SQLite and PostgreSQL.
 
-use domain::Satang;
-use gateway::NewWalletTransfer;
-use serde_json::{json, Value};
+use serde_json::json;
 use testkit::{both, Backend, TestApp};
 
-fn code(v: &Value) -> &str {
-    v["error"]["code"].as_str().unwrap_or("<none>")
-}
+use crate::common::v1_code;
 
 both!(
     verifies_wallet_slips_by_payload_and_image,
@@ -17,24 +13,15 @@ both!(
         let ten = t.tenant(100).await;
         let key = ten.api_key.as_str();
         let w = t
-            .app
-            .wallet
-            .create_transfer(&NewWalletTransfer {
-                amount: Satang(5025),
-                sender_name: Some("สมหญิง ดีใจ".into()),
-                receiver_name: None,
-                receiver_phone: Some("0812345678".into()),
-            })
-            .await
-            .unwrap();
-        let (s, v) = t
-            .post(
+            .wallet_transfer(5025, Some("สมหญิง ดีใจ"), None, Some("0812345678"))
+            .await;
+        let v = t
+            .post_ok(
                 "/v2/verify/truewallet",
                 key,
                 json!({"payload": w.payload, "checkDuplicate": true, "matchAmount": 50.25}),
             )
             .await;
-        assert_eq!(s, 200, "{v}");
         let d = &v["data"];
         assert_eq!(d["isDuplicate"], false);
         assert_eq!(d["amountInSlip"], 50.25);
@@ -51,14 +38,13 @@ both!(
         // The same slip as an image: a duplicate now.
         let png = server::slip_image::png_bytes(&w.payload, "TRUEMONEY").unwrap();
         let b64 = base64::engine::general_purpose::STANDARD.encode(&png);
-        let (s, v) = t
-            .post(
+        let v = t
+            .post_ok(
                 "/v2/verify/truewallet",
                 key,
                 json!({"base64": b64, "checkDuplicate": true}),
             )
             .await;
-        assert_eq!(s, 200, "{v}");
         assert_eq!(v["data"]["isDuplicate"], true);
 
         // A bank slip, an unknown wallet transaction, garbage.
@@ -69,17 +55,26 @@ both!(
             (unknown.as_str(), "no transfer"),
             ("hello", "not a valid TrueMoney"),
         ] {
-            let (s, v) = t
-                .post("/v2/verify/truewallet", key, json!({"payload": payload}))
+            let v = t
+                .post_err(
+                    "/v2/verify/truewallet",
+                    key,
+                    json!({"payload": payload}),
+                    404,
+                    "SLIP_NOT_FOUND",
+                )
                 .await;
-            assert_eq!((s, code(&v)), (404, "SLIP_NOT_FOUND"), "{v}");
             assert!(v["error"]["message"].as_str().unwrap().contains(why), "{v}");
         }
         // A wallet slip sent to the bank endpoint is explained too.
-        let (s, v) = t
-            .post("/v2/verify/bank", key, json!({"payload": w.payload}))
-            .await;
-        assert_eq!((s, code(&v)), (404, "SLIP_NOT_FOUND"), "{v}");
+        t.post_err(
+            "/v2/verify/bank",
+            key,
+            json!({"payload": w.payload}),
+            404,
+            "SLIP_NOT_FOUND",
+        )
+        .await;
         let (_, v) = t.get("/v2/info", Some(key)).await;
         assert_eq!(
             v["data"]["application"]["quota"]["used"], 2,
@@ -93,25 +88,14 @@ both!(v1_verifies_wallet_slips, |b: Backend| async move {
     let t = TestApp::spawn(b).await;
     let ten = t.tenant(100).await;
     let key = ten.api_key.as_str();
-    let w = t
-        .app
-        .wallet
-        .create_transfer(&NewWalletTransfer {
-            amount: Satang(1000),
-            sender_name: None,
-            receiver_name: None,
-            receiver_phone: None,
-        })
-        .await
-        .unwrap();
-    let (s, v) = t
-        .post(
+    let w = t.wallet_transfer(1000, None, None, None).await;
+    let v = t
+        .post_ok(
             "/api/v1/verify/truewallet",
             key,
             json!({"payload": w.payload, "checkDuplicate": true}),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(v["status"], 200);
     assert_eq!(v["data"]["transactionId"], w.transaction_id.as_str());
     assert_eq!(v["data"]["amount"], 10.0);
@@ -123,11 +107,7 @@ both!(v1_verifies_wallet_slips, |b: Backend| async move {
             json!({"payload": w.payload, "checkDuplicate": true}),
         )
         .await;
-    assert_eq!(
-        (s, v["message"].as_str()),
-        (400, Some("duplicate_slip")),
-        "{v}"
-    );
+    assert_eq!((s, v1_code(&v)), (400, "duplicate_slip"), "{v}");
     assert_eq!(v["data"]["transactionId"], w.transaction_id.as_str());
     let (s, v) = t
         .post(
@@ -136,11 +116,7 @@ both!(v1_verifies_wallet_slips, |b: Backend| async move {
             json!({"payload": "garbage"}),
         )
         .await;
-    assert_eq!(
-        (s, v["message"].as_str()),
-        (400, Some("invalid_payload")),
-        "{v}"
-    );
+    assert_eq!((s, v1_code(&v)), (400, "invalid_payload"), "{v}");
     let (_, v) = t.get("/v2/info", Some(key)).await;
     assert_eq!(v["data"]["application"]["quota"]["used"], 1);
     t.stop().await;

@@ -12,6 +12,8 @@ use serde_json::json;
 use testkit::receiver::Receiver;
 use testkit::{both, Backend, TestApp};
 
+use crate::common::blank_png;
+
 const TOKEN: &str = "golden-admin-token-0123456789abcdef0123";
 
 /// The fixed instant every scenario starts at (2026-11-23 10:00 Bangkok).
@@ -89,10 +91,7 @@ impl<'a> Tape<'a> {
         req = match body {
             Body::None => req,
             Body::Json(s) => req.header("content-type", "application/json").body(s),
-            Body::Form(field, bytes) => req.multipart(reqwest::multipart::Form::new().part(
-                field,
-                reqwest::multipart::Part::bytes(bytes).file_name("slip.png"),
-            )),
+            Body::Form(field, bytes) => req.multipart(testkit::slip_form(field, bytes, &[])),
         };
         let resp = req.send().await.expect("request");
         let mut rec = format!(
@@ -898,17 +897,8 @@ both!(job_and_webhook_answers, |b: Backend| async move {
     hooks.push_str(&String::from_utf8_lossy(&got[0].body));
     hooks.push_str("\n\n");
     // The poll answers once the worker has saved the job.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
-        let (_, v) = t
-            .get(&format!("/v2/verify/bank/jobs/{id}"), k.map(|b| &b[7..]))
-            .await;
-        if v["data"]["status"] == "done" {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "never done: {v}");
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    let key = k.map(|b| &b[7..]).unwrap();
+    t.poll_job(key, &id, |j| j["status"] == "done").await;
     tp.get("job done", "GET", &format!("/v2/verify/bank/jobs/{id}"), k)
         .await;
     tp.post(
@@ -927,26 +917,10 @@ both!(job_and_webhook_answers, |b: Backend| async move {
 /// A TrueMoney sandbox transfer of 50.25 baht, its random parts masked.
 async fn wallet_transfer(t: &TestApp, tp: &mut Tape<'_>) -> domain::model::WalletTransfer {
     let w = t
-        .app
-        .wallet
-        .create_transfer(&gateway::NewWalletTransfer {
-            amount: domain::Satang(5025),
-            sender_name: Some("สมหญิง ดีใจ".into()),
-            receiver_name: None,
-            receiver_phone: Some("0812345678".into()),
-        })
-        .await
-        .unwrap();
+        .wallet_transfer(5025, Some("สมหญิง ดีใจ"), None, Some("0812345678"))
+        .await;
     tp.mask(&w.payload, "wallet-payload");
     tp.mask(&w.transaction_id, "wallet-id");
     tp.mask(&w.sender_phone, "wallet-phone");
     w
-}
-
-/// A white PNG with no QR code.
-fn blank_png() -> Vec<u8> {
-    let img = image::RgbImage::from_pixel(64, 64, image::Rgb([255, 255, 255]));
-    let mut out = std::io::Cursor::new(Vec::new());
-    img.write_to(&mut out, image::ImageFormat::Png).unwrap();
-    out.into_inner()
 }

@@ -1,0 +1,73 @@
+//! Helpers the test modules share: reading a v2 error code, slip images, and the independent
+//! partner-request signer.
+
+use serde_json::Value;
+
+/// A v2 error's code (`<none>` when the body has none).
+pub fn code(v: &Value) -> &str {
+    testkit::error_code(v)
+}
+
+/// A sandbox slip's QR as a PNG.
+pub fn png(payload: &str) -> Vec<u8> {
+    server::slip_image::png_bytes(payload, "004").unwrap()
+}
+
+/// A plain picture without any QR code.
+pub fn blank_png() -> Vec<u8> {
+    let img = image::RgbImage::from_pixel(200, 200, image::Rgb([255, 255, 255]));
+    let mut out = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut out, image::ImageFormat::Png).unwrap();
+    out.into_inner()
+}
+
+/// Signs a partner request with Python's hmac/hashlib (`partner_sign.py`), not with the code
+/// under test.
+pub fn partner_sign(
+    method: &str,
+    path: &str,
+    ts: &str,
+    nonce: &str,
+    secret: &str,
+    body: &str,
+) -> String {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/partner_sign.py");
+    let mut child = Command::new("python3")
+        .args([script, method, path, ts, nonce, secret])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 is needed for the independent signer");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// A v1 error's code: its `message` (`<none>` when the body has none).
+pub fn v1_code(v: &Value) -> &str {
+    v["message"].as_str().unwrap_or("<none>")
+}
+
+/// A v2 `400 VALIDATION_ERROR` whose message starts with `prefix`.
+#[track_caller]
+pub fn assert_validation(s: u16, v: &Value, prefix: &str) {
+    assert_eq!((s, code(v)), (400, "VALIDATION_ERROR"), "{v}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.starts_with(prefix), "{v}");
+}
+
+/// A v2 error with this status and code, whose message contains `part`.
+#[track_caller]
+pub fn assert_error(s: u16, v: &Value, status: u16, error_code: &str, part: &str) {
+    assert_eq!((s, code(v)), (status, error_code), "{v}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains(part), "{v}");
+}
