@@ -74,7 +74,8 @@ fn whole(map: &Map<String, Value>, name: &str, nullable: bool) -> Result<Option<
             None
         }
         Some(Value::Null) if nullable => None,
-        Some(Value::Number(n)) => match n.as_i64() {
+        // `3.0` is the whole number 3, as in every other whole-number field.
+        Some(Value::Number(n)) => match n.as_i64().or_else(|| crate::body::whole_float(n)) {
             Some(i) => Some(i),
             None => {
                 v.fail(name, "must be a whole number");

@@ -92,13 +92,10 @@ impl<'a> Fields<'a> {
     /// A whole number of at least `min`. `3.0` is the whole number 3 (JSON Schema's `integer`;
     /// some JSON encoders write every number as a float).
     pub fn whole(&mut self, name: &str, min: i64) -> Option<i64> {
-        let value = self.get(name)?;
-        let n = value.as_i64().or_else(|| {
-            value
-                .as_f64()
-                .filter(|f| f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0)
-                .map(|f| f as i64)
-        });
+        let n = match self.get(name)? {
+            Value::Number(n) => n.as_i64().or_else(|| whole_float(n)),
+            _ => None,
+        };
         match n {
             Some(n) if n >= min => Some(n),
             _ => {
@@ -151,6 +148,13 @@ impl<'a> Fields<'a> {
             }
         }
     }
+}
+
+/// A float that is a whole number (`3.0`) as that number; exact below 2^53.
+pub(crate) fn whole_float(n: &serde_json::Number) -> Option<i64> {
+    n.as_f64()
+        .filter(|f| f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0)
+        .map(|f| f as i64)
 }
 
 /// Bodies at most this large never carry an image (a QR payload and a few fields).
@@ -311,7 +315,21 @@ fn find_nul(path: &str, value: &Value, v: &mut Validation) {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_object;
+    use super::{parse_object, Fields};
+
+    #[test]
+    fn whole_numbers_may_be_written_as_floats() {
+        let map = parse_object(br#"{"a":3.0,"b":3.5,"c":-2,"d":1e300,"e":"3"}"#).unwrap();
+        let mut f = Fields::new(&map);
+        assert_eq!(f.whole("a", 0), Some(3));
+        assert_eq!(f.whole("b", 0), None);
+        assert_eq!(f.whole("c", -5), Some(-2));
+        assert_eq!(f.whole("d", 0), None);
+        assert_eq!(f.whole("e", 0), None);
+        let msg = f.finish().unwrap_err().public_message();
+        assert!(msg.starts_with("b: must be a whole number"), "{msg}");
+        assert!(msg.contains("d: ") && msg.contains("e: "), "{msg}");
+    }
 
     #[test]
     fn nul_anywhere_names_the_field() {
