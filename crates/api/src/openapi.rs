@@ -55,6 +55,43 @@ pub fn document() -> &'static Value {
 // checks exactly that). Done on the finished JSON: utoipa's attributes cannot say "exactly
 // one of" or give array items a pattern.
 
+/// The component schemas a request body uses, directly or through other components.
+fn request_schemas(doc: &Value) -> std::collections::BTreeSet<String> {
+    fn refs(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(o) => {
+                for (k, v) in o {
+                    match (k.as_str(), v) {
+                        ("$ref", Value::String(r)) => {
+                            out.extend(r.rsplit('/').next().map(String::from))
+                        }
+                        _ => refs(v, out),
+                    }
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|v| refs(v, out)),
+            _ => {}
+        }
+    }
+    let mut todo = Vec::new();
+    if let Some(paths) = doc["paths"].as_object() {
+        for op in paths
+            .values()
+            .filter_map(Value::as_object)
+            .flat_map(|i| i.values())
+        {
+            refs(&op["requestBody"], &mut todo);
+        }
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    while let Some(name) = todo.pop() {
+        if seen.insert(name.clone()) {
+            refs(&doc["components"]["schemas"][&name], &mut todo);
+        }
+    }
+    seen
+}
+
 /// `["string", "null"]` → `"string"`; `oneOf: [{type: null}, X]` → `X`.
 fn strip_null(p: &mut Value) {
     if let Some(Value::Array(ts)) = p.get("type") {
@@ -145,6 +182,7 @@ const BASE64: &str =
     "^(data:image/[a-z]+;base64,)?([A-Za-z0-9+/]{4})+([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$";
 
 fn request_rules(doc: &mut Value) {
+    let requests = request_schemas(doc);
     let Some(schemas) = doc
         .pointer_mut("/components/schemas")
         .and_then(Value::as_object_mut)
@@ -152,6 +190,10 @@ fn request_rules(doc: &mut Value) {
         return;
     };
     for (name, schema) in schemas.iter_mut() {
+        // Answers are described as they are; these rules are about what a client may send.
+        if !requests.contains(name) {
+            continue;
+        }
         let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) else {
             continue;
         };
@@ -183,6 +225,12 @@ fn request_rules(doc: &mut Value) {
             }
             if prop == "allowIps" {
                 p["minItems"] = json!(1);
+                let ips = "`*`, IPv4 or IPv6 addresses, IPv4 CIDR blocks; IPv6 CIDR blocks \
+                           (`2001:db8::/32`) are accepted too.";
+                p["description"] = match p["description"].as_str() {
+                    Some(d) => json!(format!("{d} {ips}")),
+                    None => json!(ips),
+                };
                 p["items"] = json!({"anyOf": [
                     {"type": "string", "const": "*"},
                     {"type": "string", "format": "ipv4"},
@@ -891,5 +939,12 @@ mod tests {
             Some(2)
         );
         assert!(schema("AutoRenewChange")["anyOf"].is_array());
+        // Answers are left as they are.
+        assert!(schema("BranchView")["properties"]["allowIps"]["items"]
+            .get("anyOf")
+            .is_none());
+        assert!(schema("V1Qr")["properties"]["image"]
+            .get("pattern")
+            .is_none());
     }
 }
