@@ -279,6 +279,31 @@ impl Budget {
         Some(out)
     }
 
+    /// Run one pass over `g` that is never one of the free passes: only with time left for it,
+    /// and without using up a free pass, so the plain pass after it stays free (the QR
+    /// region's strategies before the plain pass).
+    fn extra_pass<T>(&mut self, g: &GrayImage, detect: impl FnOnce(&GrayImage) -> T) -> Option<T> {
+        let pixels = u64::from(g.width()) * u64::from(g.height());
+        if !self.has_time_for(pixels) {
+            return None;
+        }
+        self.passes_left -= 1;
+        let t = Instant::now();
+        let out = detect(g);
+        let rate = t.elapsed().as_nanos() as f64 / pixels.max(1) as f64;
+        self.ns_per_px = self.ns_per_px.max(rate);
+        Some(out)
+    }
+
+    /// Whether a pass over `pixels` would start and end within the time and passes left,
+    /// free passes or not.
+    fn has_time_for(&self, pixels: u64) -> bool {
+        let left = self.time.saturating_sub(self.start.elapsed());
+        self.passes_left > 0
+            && !left.is_zero()
+            && self.ns_per_px * pixels as f64 <= left.as_nanos() as f64
+    }
+
     /// Passes spent so far.
     #[cfg(test)]
     pub(crate) fn used(&self) -> u32 {
@@ -291,11 +316,13 @@ impl Budget {
 ///
 /// Order: the cheap half-size pass (images with a short side ≥ `HALF_FIRST_MIN_SIDE`), the
 /// plain working image (inverted first in dark mode), then — only if the evidence gate sees
-/// three finder patterns placed like a QR's — the strategies, rqrr and the full resolution. On
-/// big images the gate runs before the plain pass (on the half-size copy first, 1–2 ms when the
-/// finders show there), so a big picture without a QR fails after the half pass and the gate,
-/// without the plain pass over 1–6 Mpx. In dark mode the strategies work on the inverted image
-/// (the decoders want dark modules); on a low-contrast image the global threshold goes first.
+/// three finder patterns placed like a QR's — the strategies, rqrr and the full resolution.
+/// Where the half pass ran, the gate runs right after it (on big images on the half-size copy
+/// first, 1–2 ms when the finders show there), so a picture without a QR fails after the half
+/// pass and the gate, without the plain pass over 0.2–6 Mpx; and the strategies on the QR
+/// region it found run before the plain pass. In dark mode the strategies work on the inverted
+/// image (the decoders want dark modules); on a low-contrast image the global threshold goes
+/// first.
 pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, &'static str) {
     let work = fit(full, WORK_SIDE);
     let work: &GrayImage = &work;
@@ -308,7 +335,6 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
     let stats = Stats::of(work);
     let dark = stats.dark();
     let short = work.width().min(work.height());
-    let big = short >= CHEAP_HALF_MIN_SIDE;
     let mut gated: Option<Evidence> = None;
     // Cheap pass: rxing's binarizer is most of a scan and costs per pixel, so first try rxing
     // alone on a 2×2-averaged copy (a quarter of the pixels). Most slips end here; any miss
@@ -327,19 +353,38 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
         if !found.is_empty() {
             return (found, if dark { "inverted-half" } else { "half-first" });
         }
-        // Big images: no finder pattern anywhere, so neither the plain pass nor the
-        // strategies would read it.
-        if big {
-            let evidence = finder_evidence_with_half(work, &half);
-            budget.mark("gate");
-            if !evidence.qr_like {
-                return (Vec::new(), "no-finder");
-            }
-            gated = Some(evidence);
+        // Big and mid-size images: no finder pattern anywhere, so neither the plain pass
+        // nor the strategies would read it. (Below `CHEAP_HALF_MIN_SIDE` the gate costs about
+        // a plain pass; it runs first anyway, because its QR region is tried before the plain
+        // pass below.)
+        let evidence = finder_evidence_with_half(work, &half);
+        budget.mark("gate");
+        if !evidence.qr_like {
+            return (Vec::new(), "no-finder");
+        }
+        gated = Some(evidence);
+    }
+    let low_contrast = stats.low_contrast();
+    // The half pass failed but the gate saw the finders: a slip whose half-size copy does not
+    // read is mostly a thermal print or a photo whose code needs a preparation, so the QR
+    // region's strategies (a few percent of the image each) go before the plain pass. Measured
+    // on the hard families: saves the plain pass on 11 of 12 thermal prints; the slips the
+    // plain pass read before still read, in the region or after it.
+    // One inverted copy: for dark mode's first pass, and for the strategies when the finders
+    // have light centres.
+    let mut inverted: Option<GrayImage> = None;
+    if let Some(evidence) = &gated {
+        let base = if evidence.light {
+            &*inverted.insert(invert(work))
+        } else {
+            work
+        };
+        if let Some(found) = try_region(base, evidence, low_contrast, budget, true) {
+            return found;
         }
     }
-    let inverted = dark.then(|| invert(work));
-    if let Some(inv) = &inverted {
+    if dark {
+        let inv: &GrayImage = inverted.get_or_insert_with(|| invert(work));
         if !budget.spent() {
             // Dark-mode slips: inverted before the plain image.
             let found = scan(inv, budget);
@@ -354,6 +399,7 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
     if !found.is_empty() {
         return (found, plain_name);
     }
+    let region_tried = gated.is_some();
     // No finder pattern anywhere: the strategies below would only burn the budget.
     let evidence = match gated {
         Some(e) => e,
@@ -375,37 +421,12 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
         Cow::Borrowed(work)
     };
     let base: &GrayImage = &base;
-    let low_contrast = stats.low_contrast();
     // The QR region the gate found, at most half the image: the strategies that read late
     // reads (closing, upscale, threshold, rqrr) first run there, at a fraction of the cost.
-    if let Some((crop, module)) = evidence.finders.and_then(|f| qr_region(base, &f)) {
-        budget.mark("crop");
-        for (name, prep) in CROP_STRATEGIES {
-            if budget.spent() {
-                return (Vec::new(), "budget");
-            }
-            let scale = if *name == "crop+lanczos" {
-                u64::from(crop_lanczos_factor(module)).pow(2)
-            } else {
-                1
-            };
-            let area = u64::from(crop.width()) * u64::from(crop.height());
-            if !budget.affords(area * scale) {
-                continue;
-            }
-            let Some(img) = prep(&crop, module, low_contrast) else {
-                continue;
-            };
-            budget.mark("prep");
-            let found = if name.ends_with("rqrr") {
-                budget.pass(&img, scan_rqrr).unwrap_or_default()
-            } else {
-                scan(&img, budget)
-            };
-            budget.mark(name);
-            if !found.is_empty() {
-                return (found, name);
-            }
+    // (Done already, before the plain pass, when the gate ran early.)
+    if !region_tried {
+        if let Some(found) = try_region(base, &evidence, low_contrast, budget, false) {
+            return found;
         }
     }
     let order = STRATEGIES
@@ -567,6 +588,61 @@ pub(crate) fn finder_evidence(work: &GrayImage) -> Evidence {
     finder_evidence_with_half(work, work)
 }
 
+/// The region strategies (`CROP_STRATEGIES`) on the QR region `evidence` found in `base`
+/// (the working image in the polarity the finders have): `Some` with the answer when one read
+/// it or the budget ran out, `None` to go on with the whole image.
+/// `early`: before the plain pass, whose free pass these never take (see
+/// [`Budget::extra_pass`]); out of time they give way to it (`None`) instead of ending the read.
+fn try_region(
+    base: &GrayImage,
+    evidence: &Evidence,
+    low_contrast: bool,
+    budget: &mut Budget,
+    early: bool,
+) -> Option<(Vec<String>, &'static str)> {
+    let (crop, module) = evidence.finders.and_then(|f| qr_region(base, &f))?;
+    budget.mark("crop");
+    for (name, prep) in CROP_STRATEGIES {
+        if budget.spent() {
+            return (!early).then(|| (Vec::new(), "budget"));
+        }
+        let scale = if *name == "crop+lanczos" {
+            u64::from(crop_lanczos_factor(module)).pow(2)
+        } else {
+            1
+        };
+        let area = u64::from(crop.width()) * u64::from(crop.height());
+        let room = if early {
+            budget.has_time_for(area * scale)
+        } else {
+            budget.affords(area * scale)
+        };
+        if !room {
+            continue;
+        }
+        let Some(img) = prep(&crop, module, low_contrast) else {
+            continue;
+        };
+        budget.mark("prep");
+        let detect = if name.ends_with("rqrr") {
+            scan_rqrr
+        } else {
+            |g: &GrayImage| scan_rxing(g, true)
+        };
+        let found = if early {
+            budget.extra_pass(&img, detect)
+        } else {
+            budget.pass(&img, detect)
+        }
+        .unwrap_or_default();
+        budget.mark(name);
+        if !found.is_empty() {
+            return Some((found, name));
+        }
+    }
+    None
+}
+
 /// [`finder_evidence`] given `half`, the 2×2 average of `work` (the first pass made it already;
 /// unused below `CHEAP_HALF_MIN_SIDE`).
 fn finder_evidence_with_half(work: &GrayImage, half: &GrayImage) -> Evidence {
@@ -726,10 +802,13 @@ fn evidence_binarize(g: &GrayImage) -> GrayImage {
             let n = hi - lo;
             let area = rows * (2 * r + 1) as u32;
             let (p1, p0) = (&prefix[lo + r + 1..][..n], &prefix[lo - r..][..n]);
+            // Every pixel stored, no branch: the loop vectorises (the conditional store did not).
             for (((o, &v), &a), &b) in orow[lo..hi].iter_mut().zip(&srow[lo..hi]).zip(p1).zip(p0) {
-                if (u32::from(v) + bias) * area < a - b {
-                    *o = 0;
-                }
+                *o = if (u32::from(v) + bias) * area < a - b {
+                    0
+                } else {
+                    255
+                };
             }
         }
     }
@@ -847,14 +926,7 @@ fn finder_hits_in(bin: &GrayImage, min_total: usize, hit: &mut dyn FnMut(f32, f3
     let mut hits = 0;
     let mut runs: Vec<(usize, usize)> = Vec::with_capacity(w); // (start, length)
     for (y, row) in px.chunks_exact(w.max(1)).enumerate() {
-        runs.clear();
-        let mut start = 0;
-        for x in 1..=w {
-            if x == w || row[x] != row[start] {
-                runs.push((start, x - start));
-                start = x;
-            }
-        }
+        row_runs(row, &mut runs);
         for win in runs.windows(5) {
             let r = [win[0].1, win[1].1, win[2].1, win[3].1, win[4].1];
             let total: usize = r.iter().sum();
@@ -878,6 +950,35 @@ fn finder_hits_in(bin: &GrayImage, min_total: usize, hit: &mut dyn FnMut(f32, f3
                 }
             }
         }
+    }
+}
+
+/// The runs of equal bytes in `row` as (start, length), in order. A binarised row is mostly
+/// long runs: whole 8-byte words equal to the run's value are skipped at once (the byte loop
+/// was a tenth of a failing read's time).
+fn row_runs(row: &[u8], runs: &mut Vec<(usize, usize)>) {
+    runs.clear();
+    let n = row.len();
+    let mut start = 0;
+    while start < n {
+        let pat = u64::from_le_bytes([row[start]; 8]);
+        let mut x = start + 1;
+        while let Some(word) = row.get(x..x + 8) {
+            let diff = u64::from_le_bytes(word.try_into().expect("8 bytes")) ^ pat;
+            if diff != 0 {
+                // Little-endian: the lowest set bit is in the first byte that differs.
+                x += (diff.trailing_zeros() / 8) as usize;
+                break;
+            }
+            x += 8;
+        }
+        if x + 8 > n {
+            while x < n && row[x] == row[start] {
+                x += 1;
+            }
+        }
+        runs.push((start, x - start));
+        start = x;
     }
 }
 
@@ -1454,6 +1555,36 @@ mod tests {
             let dark = (u64::from(src[y * w + x]) + EVIDENCE_BIAS as u64) * area < s;
             image::Luma([if dark { 0 } else { 255 }])
         })
+    }
+
+    #[test]
+    fn row_runs_match_a_byte_by_byte_scan() {
+        let mut seed = 0x9e37_79b9u32;
+        for n in [0usize, 1, 7, 8, 9, 15, 16, 17, 63, 200] {
+            for run_max in [1u32, 3, 9, 40] {
+                let mut row = Vec::with_capacity(n);
+                while row.len() < n {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 17;
+                    seed ^= seed << 5;
+                    let v = if seed & 1 == 0 { 0 } else { 255 };
+                    let len = 1 + (seed >> 8) % run_max;
+                    row.extend(std::iter::repeat_n(v, len as usize));
+                }
+                row.truncate(n);
+                let mut naive = Vec::new();
+                let mut start = 0;
+                for x in 1..=n {
+                    if x == n || row[x] != row[start] {
+                        naive.push((start, x - start));
+                        start = x;
+                    }
+                }
+                let mut runs = Vec::new();
+                row_runs(&row, &mut runs);
+                assert_eq!(runs, naive, "n={n} run_max={run_max} row={row:?}");
+            }
+        }
     }
 
     #[test]
