@@ -553,6 +553,22 @@ pub fn finder_evidence(gray: &GrayImage) -> strategies::Evidence {
     strategies::finder_evidence_full(gray)
 }
 
+/// Test support shared by the unit tests: the shared corpus's slip images, sorted (empty when
+/// the corpus is not beside the checkout).
+#[cfg(test)]
+pub(crate) fn corpus_images() -> Vec<std::path::PathBuf> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/slips");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<_> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x != "json"))
+        .collect();
+    files.sort();
+    files
+}
+
 #[cfg(test)]
 mod luma_path_tests {
     use super::*;
@@ -779,18 +795,23 @@ mod shape_tests {
         refused(&gif(6_400, 6_400, 1, 1), "gif screen 41 MP");
         refused(&gif(1, 1, 6_400, 6_400), "gif frame 41 MP");
         refused(&gif(60_000, 2, 1, 1), "gif screen 60000×2");
+        // A WebP file of one chunk `fourcc` holding `body`.
+        let riff = |fourcc: &[u8; 4], body: &[u8]| {
+            let mut out = b"RIFF".to_vec();
+            out.extend_from_slice(&((body.len() + 12) as u32).to_le_bytes());
+            out.extend_from_slice(b"WEBP");
+            out.extend_from_slice(fourcc);
+            out.extend_from_slice(&(body.len() as u32).to_le_bytes());
+            out.extend_from_slice(body);
+            out
+        };
         // WebP lossless (VP8L): 14-bit sides, 6400×6400.
         let vp8l = |w: u32, h: u32| {
             let bits = (w - 1) | ((h - 1) << 14);
             let mut body = vec![0x2F];
             body.extend_from_slice(&bits.to_le_bytes());
             body.extend_from_slice(&[0; 8]);
-            let mut out = b"RIFF".to_vec();
-            out.extend_from_slice(&((body.len() + 12) as u32).to_le_bytes());
-            out.extend_from_slice(b"WEBPVP8L");
-            out.extend_from_slice(&(body.len() as u32).to_le_bytes());
-            out.extend_from_slice(&body);
-            out
+            riff(b"VP8L", &body)
         };
         refused(&vp8l(6_400, 6_400), "webp lossless 41 MP");
         refused(&vp8l(16_000, 100), "webp lossless 16000×100");
@@ -800,12 +821,7 @@ mod shape_tests {
             body.extend_from_slice(&w.to_le_bytes());
             body.extend_from_slice(&h.to_le_bytes());
             body.extend_from_slice(&[0; 16]);
-            let mut out = b"RIFF".to_vec();
-            out.extend_from_slice(&((body.len() + 12) as u32).to_le_bytes());
-            out.extend_from_slice(b"WEBPVP8 ");
-            out.extend_from_slice(&(body.len() as u32).to_le_bytes());
-            out.extend_from_slice(&body);
-            out
+            riff(b"VP8 ", &body)
         };
         refused(&vp8(16_000, 16_000), "webp lossy 256 MP");
         refused(&vp8(16_000, 100), "webp lossy 16000×100");
@@ -855,15 +871,7 @@ mod timing {
     #[test]
     #[ignore]
     fn first_pass_timing() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/slips");
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        let mut files: Vec<_> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x != "json"))
-            .collect();
-        files.sort();
+        let files = crate::corpus_images();
         let limits = super::Limits::default();
         let mut seen = std::collections::BTreeMap::<String, usize>::new();
         for p in files {

@@ -2071,18 +2071,10 @@ mod cheap_pass_survey {
     #[test]
     #[ignore]
     fn cheap_pass_survey() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/slips");
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        let mut files: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-        files.sort();
+        let files = crate::corpus_images();
         let mut tally = std::collections::BTreeMap::<String, [usize; 5]>::new();
         for p in files {
             let name = p.file_name().unwrap().to_string_lossy().to_string();
-            if name.ends_with(".json") {
-                continue;
-            }
             let fam = name
                 .rsplit('-')
                 .next()
