@@ -180,6 +180,27 @@ impl TestApp {
         Self::start(&url, Some(db), configure).await
     }
 
+    /// A webhook receiver on loopback and a server whose egress reaches it.
+    pub async fn with_receiver(backend: Backend) -> (receiver::Receiver, TestApp) {
+        let rx = receiver::Receiver::spawn().await;
+        let eg = rx.egress();
+        let t = Self::spawn_with(backend, move |s| s.set_egress(eg)).await;
+        (rx, t)
+    }
+
+    /// `with_receiver`, the server's job worker off: it serves HTTP only and the test decides
+    /// who runs the jobs.
+    pub async fn http_only_with_receiver(backend: Backend) -> (receiver::Receiver, TestApp) {
+        let rx = receiver::Receiver::spawn().await;
+        let eg = rx.egress();
+        let t = Self::spawn_with_app(backend, move |a| {
+            a.services.set_egress(eg);
+            a.worker.concurrency = 0;
+        })
+        .await;
+        (rx, t)
+    }
+
     /// A second node: another server process-alike with its own pools and writer, on the
     /// same database.
     pub async fn another_node(&self) -> TestApp {
@@ -436,6 +457,16 @@ impl TestApp {
 
     pub async fn post(&self, path: &str, key: &str, body: Value) -> (u16, Value) {
         self.post_raw(path, Some(key), &body.to_string()).await
+    }
+
+    /// The caller behind `key`, authenticated as a request from loopback would be.
+    pub async fn caller(&self, key: &str) -> services::auth::Caller {
+        let auth = format!("Bearer {key}");
+        let loopback = "127.0.0.1".parse().unwrap();
+        let svc = &self.app.services;
+        svc.authenticate(Some(&auth), loopback, None)
+            .await
+            .expect("caller")
     }
 
     /// The quota a key's service has used (`GET /v2/info`).

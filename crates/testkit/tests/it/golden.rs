@@ -6,7 +6,6 @@ use domain::clock::format_bangkok;
 use domain::model::{Party, Transfer, WalletTransfer};
 use domain::Satang;
 use serde_json::{json, Value};
-use testkit::receiver::Receiver;
 use testkit::{both, Backend, TestApp};
 
 fn keys(v: &Value) -> Vec<&str> {
@@ -302,9 +301,7 @@ both!(v2_optional_fields, |b: Backend| async move {
 both!(
     webhook_and_polled_job_without_match_amount,
     |b: Backend| async move {
-        let rx = Receiver::spawn().await;
-        let eg = rx.egress();
-        let t = TestApp::spawn_with(b, move |s| s.set_egress(eg)).await;
+        let (rx, t) = TestApp::with_receiver(b).await;
         let ten = t.tenant(100).await;
         let tr = t.transfer("004", "014", 15050).await;
         let (s, v) = t

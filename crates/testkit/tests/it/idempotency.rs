@@ -5,7 +5,6 @@
 
 use serde_json::{json, Value};
 use std::sync::Arc;
-use testkit::receiver::Receiver;
 use testkit::{both, Backend, TestApp};
 
 use crate::common::{code, v1_code};
@@ -243,13 +242,7 @@ both!(
 both!(
     async_and_batch_answer_the_same_jobs,
     |b: Backend| async move {
-        let rx = Receiver::spawn().await;
-        let eg = rx.egress();
-        let t = TestApp::spawn_with_app(b, move |a| {
-            a.services.set_egress(eg);
-            a.worker.concurrency = 0;
-        })
-        .await;
+        let (rx, t) = TestApp::http_only_with_receiver(b).await;
         let ten = t.tenant(100).await;
         let key = ten.api_key.as_str();
         let tr = t.transfer("004", "014", 15050).await;

@@ -5,7 +5,6 @@
 use domain::Clock;
 use serde_json::{json, Value};
 use services::admin::{BranchUpdate, NewBranch, ServiceUpdate};
-use testkit::receiver::Receiver;
 use testkit::{both, Backend, TestApp};
 
 use crate::common::v1_code;
@@ -225,9 +224,7 @@ both!(wallet_slips_on_a_test_branch, |b: Backend| async move {
 });
 
 both!(async_jobs_of_a_test_branch, |b: Backend| async move {
-    let rx = Receiver::spawn().await;
-    let eg = rx.egress();
-    let t = TestApp::spawn_with(b, move |s| s.set_egress(eg)).await;
+    let (rx, t) = TestApp::with_receiver(b).await;
     let ten = t.tenant(100).await;
     let (_, test) = test_branch(&t, &ten.service_id, None).await;
     let tr = t.transfer("004", "014", 15050).await;

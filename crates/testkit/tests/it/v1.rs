@@ -663,17 +663,7 @@ both!(qr_generate, |b: Backend| async move {
     // The branch's configured biller id, when the request has none.
     let (s, v) = generate(&t, key, json!({"type": "MAE_MANEE", "ref1": "INV002"})).await;
     assert_eq!(s, 400, "{v}");
-    let branch = t
-        .app
-        .services
-        .authenticate(
-            Some(&format!("Bearer {key}")),
-            "127.0.0.1".parse().unwrap(),
-            None,
-        )
-        .await
-        .unwrap()
-        .branch;
+    let branch = t.caller(key).await.branch;
     t.app
         .services
         .update_branch(
