@@ -180,6 +180,13 @@ impl TestApp {
         Self::start(&url, Some(db), configure).await
     }
 
+    /// `spawn` and a tenant with this quota, the start of most tests.
+    pub async fn spawn_with_tenant(backend: Backend, quota: i64) -> (TestApp, Tenant) {
+        let t = Self::spawn(backend).await;
+        let ten = t.tenant(quota).await;
+        (t, ten)
+    }
+
     /// A webhook receiver on loopback and a server whose egress reaches it.
     pub async fn with_receiver(backend: Backend) -> (receiver::Receiver, TestApp) {
         let rx = receiver::Receiver::spawn().await;

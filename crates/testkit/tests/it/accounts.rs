@@ -22,8 +22,7 @@ async fn transfer_to(t: &TestApp, to: &str, account: &str, satang: i64) -> Strin
 }
 
 both!(bank_account_lifecycle_and_errors, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let (_, other_key) = t.branch(&ten.service_id, "Other", None).await;
     let key = ten.api_key.as_str();
 
@@ -201,8 +200,7 @@ both!(bank_account_lifecycle_and_errors, |b: Backend| async move {
 });
 
 both!(match_account_finds_the_receiver, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let key = ten.api_key.as_str();
     let (s, v) = t
         .post("/v2/bank-accounts", key, shop_account("1234567890"))

@@ -102,8 +102,7 @@ async fn renewals(t: &TestApp, ten: &Tenant) -> usize {
 both!(
     expiry_and_cycles_follow_the_clock,
     |b: Backend| async move {
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         // Three verifications per cycle, for 60 days, 100 baht.
         package(&t, "Trial", 3, 60, 100).await;
         let off = AutoRenew::default();

@@ -80,8 +80,7 @@ fn take_verified_at(v: &mut Value) -> String {
 }
 
 both!(v1_success_and_bank_duplicate, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let key = ten.api_key.as_str();
     let tr = t.transfer("004", "014", 15050).await;
     let body = json!({"payload": tr.payload, "checkDuplicate": true});
@@ -110,8 +109,7 @@ both!(v1_success_and_bank_duplicate, |b: Backend| async move {
 });
 
 both!(v1_truewallet_duplicate, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let key = ten.api_key.as_str();
     let w = wallet_transfer(&t, 5025).await;
     let body = json!({"payload": w.payload, "checkDuplicate": true});
@@ -137,8 +135,7 @@ both!(
     |b: Backend| async move {
         use domain::clock::Clock;
         use store::{Store, VerificationRecord};
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let tr = t.transfer("004", "014", 15050).await;
         let verified = t.clock.now();
         t.app
@@ -187,8 +184,7 @@ both!(
     |b: Backend| async move {
         use domain::model::VerifiedTransfer;
         use store::Store;
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let tr = t.transfer("004", "014", 15050).await;
         t.post_ok(
             "/v2/verify/bank",
@@ -228,8 +224,7 @@ both!(
 );
 
 both!(v2_optional_fields, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let key = ten.api_key.as_str();
     let tr = t.transfer("004", "014", 15050).await;
     let v = t
@@ -334,8 +329,7 @@ both!(
 both!(info_and_me, |b: Backend| async move {
     use domain::billing::CreditKind;
     use services::subscriptions::NewPackage;
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let key = ten.api_key.as_str();
     let (_, v) = t.get("/v2/info", Some(key)).await;
     assert_eq!(v["data"]["account"], json!({"email": null, "credit": 0.0}));

@@ -122,8 +122,7 @@ both!(
 // A proxy that appends its own `X-Forwarded-For` line: both lines are one list, so the client
 // cannot choose its address by sending a line of its own.
 both!(forwarded_for_lines_are_one_list, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let only = BranchUpdate {
         allow_ips: Some(vec!["203.0.113.7".into()]),
         ..Default::default()

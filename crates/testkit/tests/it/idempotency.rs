@@ -50,8 +50,7 @@ async fn post_image(
 both!(
     one_charge_and_the_stored_answer_per_key,
     |b: Backend| async move {
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let key = ten.api_key.as_str();
         let tr = t.transfer("004", "014", 15050).await;
         let body = json!({"payload": tr.payload, "checkDuplicate": true, "remark": "r"});
@@ -132,8 +131,7 @@ both!(
 both!(
     the_parsed_request_is_compared_not_the_bytes,
     |b: Backend| async move {
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let key = ten.api_key.as_str();
         let tr = t.transfer("004", "014", 20000).await;
         let png = server::slip_image::png_bytes(&tr.payload, "004").unwrap();
@@ -271,8 +269,7 @@ both!(
 both!(
     truewallet_and_v1_take_the_key_too,
     |b: Backend| async move {
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let key = ten.api_key.as_str();
         let w = t
             .wallet_transfer(5025, None, None, Some("0812345678"))

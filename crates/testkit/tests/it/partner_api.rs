@@ -88,8 +88,7 @@ async fn partner(t: &TestApp, services: &[domain::ServiceId], perms: &str) -> P 
 const Q: &str = "/b2b/branch/quota";
 
 both!(quota_operations, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let p = partner(
         &t,
         std::slice::from_ref(&ten.service_id),
@@ -201,8 +200,7 @@ both!(quota_operations, |b: Backend| async move {
 });
 
 both!(refused_requests, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let other = t.tenant(100).await;
     let p = partner(&t, std::slice::from_ref(&ten.service_id), "quota:read").await;
     let br = ten.branch_id.as_str();
@@ -330,8 +328,7 @@ both!(refused_requests, |b: Backend| async move {
 both!(
     replay_at_the_far_end_of_the_window,
     |b: Backend| async move {
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let p = partner(&t, std::slice::from_ref(&ten.service_id), "quota:read").await;
         let br = ten.branch_id.as_str();
         let whole = t.clock.now().unix_timestamp() + 1;

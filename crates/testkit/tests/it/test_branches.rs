@@ -61,8 +61,7 @@ async fn verify(t: &TestApp, key: &str, payload: &str) -> Value {
 both!(
     test_and_production_branches_keep_apart,
     |b: Backend| async move {
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let prod = ten.api_key.as_str();
         let (test_id, test) = test_branch(&t, &ten.service_id, None).await;
         let tr = t.transfer("004", "014", 15050).await;
@@ -117,8 +116,7 @@ both!(
 both!(
     test_branches_are_never_charged_but_still_checked,
     |b: Backend| async move {
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(1).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 1).await;
         let prod = ten.api_key.as_str();
         // A branch limit of 0 does not stop a test branch either.
         let (test_id, test) = test_branch(&t, &ten.service_id, Some(0)).await;
@@ -184,8 +182,7 @@ both!(
 );
 
 both!(v1_duplicates_stay_in_their_space, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let prod = ten.api_key.as_str();
     let (_, test) = test_branch(&t, &ten.service_id, None).await;
     let tr = t.transfer("004", "014", 15050).await;
@@ -206,8 +203,7 @@ both!(v1_duplicates_stay_in_their_space, |b: Backend| async move {
 });
 
 both!(wallet_slips_on_a_test_branch, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let (_, test) = test_branch(&t, &ten.service_id, None).await;
     let w = t.wallet_transfer(5025, None, None, None).await;
     let body = json!({"payload": w.payload, "checkDuplicate": true});

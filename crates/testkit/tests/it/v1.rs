@@ -73,8 +73,7 @@ async fn used(t: &TestApp, key: &str) -> i64 {
 }
 
 both!(get_and_post_verify, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let key = ten.api_key.as_str();
     let tr = t.transfer("004", "014", 15050).await;
 
@@ -113,8 +112,7 @@ both!(get_and_post_verify, |b: Backend| async move {
 });
 
 both!(duplicates_cost_nothing, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let key = ten.api_key.as_str();
     let tr = t.transfer("004", "014", 15050).await;
 
@@ -159,8 +157,7 @@ both!(duplicates_cost_nothing, |b: Backend| async move {
 });
 
 both!(request_errors_use_no_quota, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let key = ten.api_key.as_str();
     let tr = t.transfer("004", "014", 10000).await;
 
@@ -361,8 +358,7 @@ both!(images_base64_and_urls, |b: Backend| async move {
 both!(authentication_and_account_states, |b: Backend| async move {
     use domain::model::ServiceState;
     use services::admin::{BranchUpdate, ServiceUpdate};
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(1).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 1).await;
     let key = ten.api_key.as_str();
     let svc = &t.app.services;
     let p = t.transfer("004", "014", 100).await.payload;
@@ -472,8 +468,7 @@ both!(authentication_and_account_states, |b: Backend| async move {
 
 both!(me_rate_limit_and_unknown_paths, |b: Backend| async move {
     use services::admin::ServiceUpdate;
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let key = ten.api_key.as_str();
 
     let (s, v) = get(&t, "/api/v1/me", key).await;
@@ -597,8 +592,7 @@ async fn generate(t: &TestApp, key: &str, body: Value) -> (u16, Value) {
 }
 
 both!(qr_generate, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let key = ten.api_key.as_str();
 
     let (s, v) = generate(
@@ -769,8 +763,7 @@ both!(qr_generate, |b: Backend| async move {
 // Concurrent re-sends of one slip: one verification, every other answer `duplicate_slip`.
 // Those that raced past the look-up were charged (docs/v1.md); the rest were not.
 both!(concurrent_duplicates, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let p = t.transfer("004", "014", 4200).await.payload;
     let body = json!({"payload": p, "checkDuplicate": true});
     let answers = testkit::post_concurrently(

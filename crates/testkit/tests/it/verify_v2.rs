@@ -14,8 +14,7 @@ async fn info_used(t: &TestApp, key: &str) -> (i64, i64) {
 }
 
 both!(verifies_a_slip_with_every_field, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let tr = t.transfer("004", "014", 15050).await;
     let v = t
         .post_ok(
@@ -82,8 +81,7 @@ both!(verifies_a_slip_with_every_field, |b: Backend| async move {
 });
 
 both!(duplicates_and_amount_matching, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let tr = t.transfer("014", "004", 99900).await;
     let body = json!({"payload": tr.payload, "checkDuplicate": true, "matchAmount": 999});
     let (_, first) = t.post("/v2/verify/bank", &ten.api_key, body.clone()).await;
@@ -126,8 +124,7 @@ both!(duplicates_and_amount_matching, |b: Backend| async move {
 });
 
 both!(slips_that_are_not_verified, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let tr = t.transfer("004", "014", 10000).await;
     // One changed character: the CRC no longer matches.
     let mut tampered = tr.payload.clone().into_bytes();
@@ -173,8 +170,7 @@ both!(slips_that_are_not_verified, |b: Backend| async move {
 both!(
     bangkok_bank_is_pending_for_five_minutes,
     |b: Backend| async move {
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let tr = t.transfer("002", "004", 5000).await;
         let body = json!({"payload": tr.payload});
         t.post_err(
@@ -197,8 +193,7 @@ both!(
 );
 
 both!(authentication, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let tr = t.transfer("004", "014", 10000).await;
     let body = json!({"payload": tr.payload}).to_string();
     let (s, v) = t.post_raw("/v2/verify/bank", None, &body).await;
@@ -253,8 +248,7 @@ both!(authentication, |b: Backend| async move {
 });
 
 both!(validation_errors_use_no_quota, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let k = Some(ten.api_key.as_str());
     let cases: &[(&str, &str)] = &[
         (
@@ -313,8 +307,7 @@ both!(validation_errors_use_no_quota, |b: Backend| async move {
 });
 
 both!(quota_limits_service_and_branch, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(3).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 3).await;
     let (_, limited) = t.branch(&ten.service_id, "Kiosk", Some(1)).await;
     let p1 = t.transfer("004", "014", 100).await.payload;
     let p2 = t.transfer("004", "014", 200).await.payload;
@@ -339,8 +332,7 @@ both!(quota_limits_service_and_branch, |b: Backend| async move {
 both!(
     concurrent_first_verification_is_unique,
     |b: Backend| async move {
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(1000).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 1000).await;
         let p = t.transfer("014", "004", 4200).await.payload;
         let body = json!({"payload": p, "checkDuplicate": true});
         let answers =
@@ -359,8 +351,7 @@ both!(
 both!(
     concurrent_requests_never_overspend_quota,
     |b: Backend| async move {
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(10).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 10).await;
         let p = t.transfer("004", "014", 4200).await.payload;
         let body = json!({"payload": p});
         let answers =
@@ -380,8 +371,7 @@ both!(
 );
 
 both!(other_endpoints, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let (s, v) = t.get("/health", None).await;
     assert_eq!((s, v["success"].as_bool()), (200, Some(true)));
     t.get_err("/v2/nope", &ten.api_key, 404, "NOT_FOUND").await;
@@ -426,8 +416,7 @@ both!(other_endpoints, |b: Backend| async move {
 });
 
 both!(database_failure_is_a_plain_500, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     // The pool closes under the running server: every query now fails inside the store.
     t.app.store.close().await;
     let v = t
@@ -481,8 +470,7 @@ both!(
     |b: Backend| async move {
         use domain::model::ServiceState;
         use services::admin::{BranchUpdate, ServiceUpdate};
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let svc = &t.app.services;
         let p = t.transfer("004", "014", 100).await.payload;
         let verify = || t.post("/v2/verify/bank", &ten.api_key, json!({"payload": p}));
@@ -583,8 +571,7 @@ both!(
 
 both!(quota_resets_each_billing_cycle, |b: Backend| async move {
     use services::admin::BranchUpdate;
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(1).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 1).await;
     let p1 = t.transfer("004", "014", 100).await.payload;
     let p2 = t.transfer("004", "014", 200).await.payload;
     t.post_ok("/v2/verify/bank", &ten.api_key, json!({"payload": p1}))
@@ -628,8 +615,7 @@ both!(quota_resets_each_billing_cycle, |b: Backend| async move {
 
 both!(rate_limit_per_branch, |b: Backend| async move {
     use services::admin::ServiceUpdate;
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     // 5 requests/s with bursts of 3 (half the rate, rounded up).
     set_service(
         &t,
@@ -683,8 +669,7 @@ both!(
     key_rotation_grace_and_trusted_proxies,
     |b: Backend| async move {
         use services::admin::BranchUpdate;
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let svc = &t.app.services;
         let new_key = svc
             .rotate_key(&ten.branch_id, Some(time::Duration::hours(1)))

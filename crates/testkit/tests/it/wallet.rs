@@ -9,8 +9,7 @@ both!(
     verifies_wallet_slips_by_payload_and_image,
     |b: Backend| async move {
         use base64::Engine;
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let key = ten.api_key.as_str();
         let w = t
             .wallet_transfer(5025, Some("สมหญิง ดีใจ"), None, Some("0812345678"))
@@ -85,8 +84,7 @@ both!(
 );
 
 both!(v1_verifies_wallet_slips, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let key = ten.api_key.as_str();
     let w = t.wallet_transfer(1000, None, None, None).await;
     let v = t
