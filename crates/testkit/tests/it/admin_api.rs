@@ -3,6 +3,8 @@
 use serde_json::{json, Value};
 use testkit::{both, Backend, TestApp};
 
+use crate::common::new_service;
+
 const TOKEN: &str = "admin-token-0123456789abcdef0123456789";
 
 both!(admin_api_is_off_without_a_token, |b: Backend| async move {
@@ -45,15 +47,7 @@ both!(operator_flow, |b: Backend| async move {
         "name: is required; quota: must be a whole number of at least 0"
     );
 
-    let v = t
-        .call_ok(
-            "POST",
-            "/admin/services",
-            TOKEN,
-            Some(json!({"name": "Shop", "quota": 5})),
-        )
-        .await;
-    let sid = v["data"]["id"].as_str().unwrap().to_string();
+    let sid = new_service(&t, TOKEN).await;
     let (s, v) = t
         .call("PUT", "/admin/plans/pro", TOKEN, Some(json!({"rps": 40})))
         .await;

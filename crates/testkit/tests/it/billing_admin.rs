@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 use testkit::{both, Backend, TestApp};
 
-use crate::common::code;
+use crate::common::{code, new_service};
 
 const TOKEN: &str = "billing-admin-token-0123456789abcdef0123";
 
@@ -16,31 +16,19 @@ async fn spawn(b: Backend) -> TestApp {
     TestApp::spawn_with(b, |s| s.set_admin_token(TOKEN)).await
 }
 
-async fn new_service(t: &TestApp) -> String {
-    let v = t
-        .call_ok(
-            "POST",
-            "/admin/services",
-            TOKEN,
-            Some(json!({"name": "Shop", "quota": 5})),
-        )
-        .await;
-    v["data"]["id"].as_str().unwrap().to_string()
+/// The service as the admin API shows it (an empty patch changes nothing).
+async fn service_view(t: &TestApp, sid: &str) -> Value {
+    let path = format!("/admin/services/{sid}");
+    let (_, v) = t.call("PATCH", &path, TOKEN, Some(json!({}))).await;
+    v
 }
 
 both!(packages_subscription_and_credit, |b: Backend| async move {
     let t = spawn(b).await;
-    let sid = new_service(&t).await;
+    let sid = new_service(&t, TOKEN).await;
 
     // A fresh service: no package, no credit, no auto-renew.
-    let (_, v) = t
-        .call(
-            "PATCH",
-            &format!("/admin/services/{sid}"),
-            TOKEN,
-            Some(json!({})),
-        )
-        .await;
+    let v = service_view(&t, &sid).await;
     assert_eq!(v["data"]["package"], Value::Null, "{v}");
     assert_eq!(v["data"]["subscribedAt"], Value::Null);
     assert_eq!(v["data"]["credit"].as_f64(), Some(0.0));
@@ -95,55 +83,36 @@ both!(packages_subscription_and_credit, |b: Backend| async move {
 
     // Subscribe: unknown package and bad autoRenew are refused; then a period starts.
     let sub = format!("/admin/services/{sid}/subscription");
-    let v = t
-        .call_err(
-            "POST",
-            &sub,
-            TOKEN,
-            Some(json!({"package": "nope"})),
-            404,
-            "NOT_FOUND",
-        )
-        .await;
-    assert!(message(&v).starts_with("package:"), "{v}");
-    let v = t
-        .call_err(
-            "POST",
-            &sub,
-            TOKEN,
-            Some(json!({"package": "basic", "autoRenew": "yes"})),
+    for (body, status, want, field) in [
+        (json!({"package": "nope"}), 404, "NOT_FOUND", "package:"),
+        (
+            json!({"package": "basic", "autoRenew": "yes"}),
             400,
             "VALIDATION_ERROR",
-        )
-        .await;
-    assert!(message(&v).starts_with("autoRenew:"), "{v}");
-    let (s, v) = t
-        .call(
-            "POST",
-            &sub,
-            TOKEN,
-            Some(json!({"package": "basic", "autoRenew": {"onExpiry": 1}})),
-        )
-        .await;
-    assert_eq!(
-        (s, message(&v)),
-        (400, "autoRenew.onExpiry: must be a boolean"),
-        "{v}"
-    );
-    let (s, v) = t.call("POST", &sub, TOKEN, Some(json!({}))).await;
-    assert_eq!((s, message(&v)), (400, "package: is required"), "{v}");
-    // Paying from an empty credit is refused.
-    let v = t
-        .call_err(
-            "POST",
-            &sub,
-            TOKEN,
-            Some(json!({"package": "basic", "payFromCredit": true})),
+            "autoRenew:",
+        ),
+        // Paying from an empty credit is refused.
+        (
+            json!({"package": "basic", "payFromCredit": true}),
             400,
             "VALIDATION_ERROR",
-        )
-        .await;
-    assert!(message(&v).starts_with("credit:"), "{v}");
+            "credit:",
+        ),
+    ] {
+        let (s, v) = t.call("POST", &sub, TOKEN, Some(body.clone())).await;
+        assert_eq!((s, code(&v)), (status, want), "{body}: {v}");
+        assert!(message(&v).starts_with(field), "{body}: {v}");
+    }
+    for (body, want) in [
+        (
+            json!({"package": "basic", "autoRenew": {"onExpiry": 1}}),
+            "autoRenew.onExpiry: must be a boolean",
+        ),
+        (json!({}), "package: is required"),
+    ] {
+        let (s, v) = t.call("POST", &sub, TOKEN, Some(body.clone())).await;
+        assert_eq!((s, message(&v)), (400, want), "{body}: {v}");
+    }
     let v = t
         .call_ok(
             "POST",
@@ -263,14 +232,7 @@ both!(packages_subscription_and_credit, |b: Backend| async move {
         v["data"]["autoRenew"],
         json!({"onExpiry": false, "onQuota": true})
     );
-    let (_, v) = t
-        .call(
-            "PATCH",
-            &format!("/admin/services/{sid}"),
-            TOKEN,
-            Some(json!({})),
-        )
-        .await;
+    let v = service_view(&t, &sid).await;
     assert_eq!(
         v["data"]["autoRenew"],
         json!({"onExpiry": false, "onQuota": true})
@@ -322,7 +284,7 @@ both!(
     unknown_services_and_missing_token,
     |b: Backend| async move {
         let t = spawn(b).await;
-        let sid = new_service(&t).await;
+        let sid = new_service(&t, TOKEN).await;
         t.call_ok(
             "PUT",
             "/admin/packages/basic",
@@ -421,61 +383,56 @@ fn served_keys(v: &Value) -> std::collections::BTreeSet<String> {
 async fn answers_have_the_documented_keys() {
     let t = spawn(Backend::Sqlite).await;
     let (_, doc) = t.get("/openapi.json", None).await;
-    let sid = new_service(&t).await;
-    let (_, p) = t
-        .call(
+    let sid = new_service(&t, TOKEN).await;
+    let service = format!("/admin/services/{sid}");
+    let package = json!({"quota": 1, "durationDays": 1, "price": 1});
+    let subscribe = json!({"package": "basic", "autoRenew": true});
+    // In order: the subscription needs the package, the audit entry the subscription.
+    for (method, path, body, parts) in [
+        (
             "PUT",
-            "/admin/packages/basic",
-            TOKEN,
-            Some(json!({"quota": 1, "durationDays": 1, "price": 1})),
-        )
-        .await;
-    assert_eq!(
-        served_keys(&p["data"]),
-        documented_keys(&doc, "PackageView")
-    );
-    let (_, s) = t
-        .call(
+            "/admin/packages/basic".to_string(),
+            Some(package),
+            &[("/data", "PackageView")][..],
+        ),
+        (
             "POST",
-            &format!("/admin/services/{sid}/subscription"),
-            TOKEN,
-            Some(json!({"package": "basic", "autoRenew": true})),
-        )
-        .await;
-    assert_eq!(
-        served_keys(&s["data"]),
-        documented_keys(&doc, "ServiceView")
-    );
-    assert_eq!(
-        served_keys(&s["data"]["autoRenew"]),
-        documented_keys(&doc, "AutoRenewView")
-    );
-    let (_, e) = t
-        .call(
+            format!("{service}/subscription"),
+            Some(subscribe),
+            &[
+                ("/data", "ServiceView"),
+                ("/data/autoRenew", "AutoRenewView"),
+            ],
+        ),
+        (
             "POST",
-            &format!("/admin/services/{sid}/credit"),
-            TOKEN,
+            format!("{service}/credit"),
             Some(json!({"amount": 1})),
-        )
-        .await;
-    assert_eq!(
-        served_keys(&e["data"]),
-        documented_keys(&doc, "LedgerEntryView")
-    );
-    let (_, h) = t
-        .call("GET", &format!("/admin/services/{sid}/credit"), TOKEN, None)
-        .await;
-    assert_eq!(
-        served_keys(&h["data"]),
-        documented_keys(&doc, "CreditHistory")
-    );
-    let (_, a) = t
-        .call("GET", &format!("/admin/services/{sid}/audit"), TOKEN, None)
-        .await;
-    assert_eq!(
-        served_keys(&a["data"][0]),
-        documented_keys(&doc, "AuditEntry")
-    );
+            &[("/data", "LedgerEntryView")],
+        ),
+        (
+            "GET",
+            format!("{service}/credit"),
+            None,
+            &[("/data", "CreditHistory")],
+        ),
+        (
+            "GET",
+            format!("{service}/audit"),
+            None,
+            &[("/data/0", "AuditEntry")],
+        ),
+    ] {
+        let (_, v) = t.call(method, &path, TOKEN, body).await;
+        for (part, schema) in parts {
+            let served = v.pointer(part).unwrap_or(&Value::Null);
+            assert_eq!(
+                served_keys(served),
+                documented_keys(&doc, schema),
+                "{method} {path} {part}"
+            );
+        }
+    }
     // Every new operation is documented with the admin token.
     for (path, method) in [
         ("/admin/packages", "get"),

@@ -1,7 +1,8 @@
 //! Helpers the test modules share: reading a v2 error code, slip images, and the independent
 //! partner-request signer.
 
-use serde_json::Value;
+use serde_json::{json, Value};
+use testkit::TestApp;
 
 /// A v2 error's code (`<none>` when the body has none).
 pub fn code(v: &Value) -> &str {
@@ -70,4 +71,11 @@ pub fn assert_error(s: u16, v: &Value, status: u16, error_code: &str, part: &str
     assert_eq!((s, code(v)), (status, error_code), "{v}");
     let message = v["error"]["message"].as_str().unwrap();
     assert!(message.contains(part), "{v}");
+}
+
+/// Creates the service `Shop` (quota 5) through the admin API with `token`; returns its id.
+pub async fn new_service(t: &TestApp, token: &str) -> String {
+    let shop = Some(json!({"name": "Shop", "quota": 5}));
+    let v = t.call_ok("POST", "/admin/services", token, shop).await;
+    v["data"]["id"].as_str().unwrap().to_string()
 }
