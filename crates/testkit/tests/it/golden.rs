@@ -177,45 +177,36 @@ both!(
     }
 );
 
+/// What the store kept of a service's verification of this slip.
+async fn stored(
+    t: &TestApp,
+    service: &domain::ServiceId,
+    bank: &str,
+    reference: &str,
+) -> store::VerificationRecord {
+    use store::Store;
+    let rec = t.app.store.get_verification(service, bank, reference).await;
+    rec.unwrap().expect("a stored verification")
+}
+
 // The record a verification leaves carries the transfer and its source (what the next piece
 // of work answers repeats from).
 both!(
     the_verification_keeps_the_transfer,
     |b: Backend| async move {
         use domain::model::VerifiedTransfer;
-        use store::Store;
         let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let tr = t.transfer("004", "014", 15050).await;
-        t.post_ok(
-            "/v2/verify/bank",
-            &ten.api_key,
-            json!({"payload": tr.payload}),
-        )
-        .await;
-        let rec = t
-            .app
-            .store
-            .get_verification(&ten.service_id, "004", &tr.trans_ref)
-            .await
-            .unwrap()
-            .unwrap();
+        let body = json!({"payload": tr.payload});
+        t.post_ok("/v2/verify/bank", &ten.api_key, body).await;
+        let rec = stored(&t, &ten.service_id, "004", &tr.trans_ref).await;
         assert_eq!(rec.transfer, Some(VerifiedTransfer::Bank(Box::new(tr))));
         assert_eq!(rec.source.as_deref(), Some("sandbox"));
 
         let w = wallet_transfer(&t, 100).await;
-        t.post_ok(
-            "/v2/verify/truewallet",
-            &ten.api_key,
-            json!({"payload": w.payload}),
-        )
-        .await;
-        let rec = t
-            .app
-            .store
-            .get_verification(&ten.service_id, "TRUEMONEY", &w.transaction_id)
-            .await
-            .unwrap()
-            .unwrap();
+        let body = json!({"payload": w.payload});
+        t.post_ok("/v2/verify/truewallet", &ten.api_key, body).await;
+        let rec = stored(&t, &ten.service_id, "TRUEMONEY", &w.transaction_id).await;
         assert_eq!(rec.transfer, Some(VerifiedTransfer::Wallet(Box::new(w))));
         // The source is the name of the connector that answered (the built-in one: `sandbox`).
         assert_eq!(rec.source.as_deref(), Some("sandbox"));

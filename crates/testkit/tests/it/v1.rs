@@ -16,9 +16,15 @@ fn code(v: &Value) -> &str {
 /// A v1 error: the HTTP status is repeated in the body, the code is the message.
 #[track_caller]
 fn assert_v1(got: &(u16, Value), status: u16, want: &str) {
+    assert_v1_for("", got, status, want);
+}
+
+/// `assert_v1` naming the case in its failure message.
+#[track_caller]
+fn assert_v1_for(case: &str, got: &(u16, Value), status: u16, want: &str) {
     let (s, v) = got;
-    assert_eq!((*s, code(v)), (status, want), "{v}");
-    assert_eq!(v["status"], status, "{v}");
+    assert_eq!((*s, code(v)), (status, want), "{case} {v}");
+    assert_eq!(v["status"], status, "{case} {v}");
 }
 
 fn b64(bytes: &[u8]) -> String {
@@ -64,6 +70,12 @@ async fn upload(
     fields: &[(&str, &str)],
 ) -> (u16, Value) {
     t.upload("/api/v1/verify", key, field, bytes, fields).await
+}
+
+/// `upload` of `image` as `file` with this `checkDuplicate` field.
+async fn upload_checked(t: &TestApp, key: &str, image: &[u8], flag: &str) -> (u16, Value) {
+    let fields = [("checkDuplicate", flag)];
+    upload(t, key, "file", image.to_vec(), &fields).await
 }
 
 async fn used(t: &TestApp, key: &str) -> i64 {
@@ -246,26 +258,12 @@ both!(images_base64_and_urls, |b: Backend| async move {
     let tr = t.transfer("004", "014", 15050).await;
     let image = png(&tr.payload);
 
-    let (s, v) = upload(
-        &t,
-        key,
-        "file",
-        image.clone(),
-        &[("checkDuplicate", "true")],
-    )
-    .await;
+    let (s, v) = upload_checked(&t, key, &image, "true").await;
     assert_eq!(s, 200, "{v}");
     assert_eq!(v["data"]["transRef"], tr.trans_ref);
-    let got = upload(
-        &t,
-        key,
-        "file",
-        image.clone(),
-        &[("checkDuplicate", "true")],
-    )
-    .await;
+    let got = upload_checked(&t, key, &image, "true").await;
     assert_v1(&got, 400, "duplicate_slip");
-    let got = upload(&t, key, "file", image.clone(), &[("checkDuplicate", "yes")]).await;
+    let got = upload_checked(&t, key, &image, "yes").await;
     assert_v1(&got, 400, "invalid_check_duplicate");
 
     let (s, v) = t
@@ -324,33 +322,23 @@ both!(images_base64_and_urls, |b: Backend| async move {
     assert_v1(&got, 400, "invalid_request");
 
     let blank_host = testkit::image_host(blank_png()).await;
-    for url in [
-        "ftp://example.com/a.png".to_string(),
-        "http://169.254.169.254/latest".to_string(),
-        "http://10.1.2.3/a.png".to_string(),
-        "not a url".to_string(),
-        format!("{host}/missing"),
-        format!("{host}/text"),
+    for (url, status, want) in [
+        ("ftp://example.com/a.png".to_string(), 400, "invalid_url"),
+        (
+            "http://169.254.169.254/latest".to_string(),
+            400,
+            "invalid_url",
+        ),
+        ("http://10.1.2.3/a.png".to_string(), 400, "invalid_url"),
+        ("not a url".to_string(), 400, "invalid_url"),
+        (format!("{host}/missing"), 400, "invalid_url"),
+        (format!("{host}/text"), 400, "invalid_url"),
+        (format!("{host}/huge"), 400, "image_size_too_large"),
+        (format!("{blank_host}/slip.png"), 404, "qrcode_not_found"),
     ] {
         let got = t.post("/api/v1/verify", key, json!({ "url": url })).await;
-        assert_v1(&got, 400, "invalid_url");
+        assert_v1_for(&url, &got, status, want);
     }
-    let got = t
-        .post(
-            "/api/v1/verify",
-            key,
-            json!({"url": format!("{host}/huge")}),
-        )
-        .await;
-    assert_v1(&got, 400, "image_size_too_large");
-    let got = t
-        .post(
-            "/api/v1/verify",
-            key,
-            json!({"url": format!("{blank_host}/slip.png")}),
-        )
-        .await;
-    assert_v1(&got, 404, "qrcode_not_found");
     assert_eq!(used(&t, key).await, 4, "errors used no quota");
     t.stop().await;
 });
