@@ -49,21 +49,27 @@ fn the_registry_sees_the_known_routes_and_only_pages_are_exempt() {
 }
 
 async fn fetch_doc(t: &TestApp) -> Value {
+    let resp = get_served(t, "/openapi.json", "application/json").await;
+    resp.json().await.expect("JSON")
+}
+
+/// GETs `path` without a key, asserting a 200 whose content type starts with `content_type`.
+async fn get_served(t: &TestApp, path: &str, content_type: &str) -> reqwest::Response {
     let resp = t
         .http
-        .get(format!("{}/openapi.json", t.base))
+        .get(format!("{}{path}", t.base))
         .send()
         .await
         .expect("request");
-    assert_eq!(resp.status().as_u16(), 200);
+    assert_eq!(resp.status().as_u16(), 200, "{path}");
     let ct = resp
         .headers()
         .get("content-type")
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_string();
-    assert!(ct.starts_with("application/json"), "{ct}");
-    resp.json().await.expect("JSON")
+    assert!(ct.starts_with(content_type), "{path}: {ct}");
+    resp
 }
 
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
@@ -757,20 +763,7 @@ async fn admin_answers_fit_the_document() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn docs_page_and_document_are_served_without_a_key() {
     let t = TestApp::spawn(Backend::Sqlite).await;
-    let resp = t
-        .http
-        .get(format!("{}/docs", t.base))
-        .send()
-        .await
-        .expect("request");
-    assert_eq!(resp.status().as_u16(), 200);
-    let ct = resp
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_string();
-    assert!(ct.starts_with("text/html"), "{ct}");
+    let resp = get_served(&t, "/docs", "text/html").await;
     let html = resp.text().await.expect("body");
     assert!(html.contains("/openapi.json"), "{html}");
     // Self-contained: no external scripts or styles.
