@@ -79,6 +79,24 @@ fn record(service_id: &str, branch_id: &str, trans_ref: &str) -> VerificationRec
     }
 }
 
+/// Runs `$body` with `$p` a plain sqlx pool of the backend's own type on `$url` (for what the
+/// store does not offer, such as writes it must refuse); the two pool types share no trait
+/// object, so the body is written once and compiled for each.
+macro_rules! with_raw_pool {
+    ($backend:expr, $url:expr, $p:ident => $body:block) => {
+        match $backend {
+            Backend::Sqlite => {
+                let $p = sqlx::SqlitePool::connect($url).await.unwrap();
+                $body
+            }
+            Backend::Postgres => {
+                let $p = sqlx::PgPool::connect($url).await.unwrap();
+                $body
+            }
+        }
+    };
+}
+
 async fn open(db: &TestDb) -> SqlStore {
     store::connect(&db.url).await.expect("connect")
 }
@@ -780,26 +798,14 @@ both!(
         assert_eq!(out, PeriodOutcome::NotDue);
 
         // The ledger refuses changes to its rows, on both backends.
-        let (upd, del) = match b {
-            Backend::Sqlite => {
-                let p = sqlx::SqlitePool::connect(&db.url).await.unwrap();
-                let u = sqlx::query("UPDATE credit_ledger SET amount_satang = 1")
-                    .execute(&p)
-                    .await;
-                let d = sqlx::query("DELETE FROM credit_ledger").execute(&p).await;
-                p.close().await;
-                (u.is_err(), d.is_err())
-            }
-            Backend::Postgres => {
-                let p = sqlx::PgPool::connect(&db.url).await.unwrap();
-                let u = sqlx::query("UPDATE credit_ledger SET amount_satang = 1")
-                    .execute(&p)
-                    .await;
-                let d = sqlx::query("DELETE FROM credit_ledger").execute(&p).await;
-                p.close().await;
-                (u.is_err(), d.is_err())
-            }
-        };
+        let (upd, del) = with_raw_pool!(b, &db.url, p => {
+            let u = sqlx::query("UPDATE credit_ledger SET amount_satang = 1")
+                .execute(&p)
+                .await;
+            let d = sqlx::query("DELETE FROM credit_ledger").execute(&p).await;
+            p.close().await;
+            (u.is_err(), d.is_err())
+        });
         assert!(upd && del, "UPDATE and DELETE must be refused");
         assert_eq!(s.credit_history(&"s1".into()).await.unwrap().len(), 11);
         s.close().await;
