@@ -26,6 +26,27 @@ async fn post_keyed(
     read(keyed(t, path, api_key, idem).json(body)).await
 }
 
+/// POSTs `body` twice under one `Idempotency-Key`: the first answer has `status` and is not
+/// replayed, the second is that same answer replayed. Returns it.
+async fn keyed_twice(
+    t: &TestApp,
+    path: &str,
+    api_key: &str,
+    idem: &str,
+    body: &Value,
+    status: u16,
+) -> Value {
+    let (s, replayed, first) = post_keyed(t, path, api_key, idem, body).await;
+    assert_eq!((s, replayed), (status, false), "{path} first: {first}");
+    let (s, replayed, again) = post_keyed(t, path, api_key, idem, body).await;
+    assert_eq!(
+        (s, replayed, &again),
+        (status, true, &first),
+        "{path} again"
+    );
+    first
+}
+
 /// Sends the request; status, replayed?, body.
 async fn read(req: reqwest::RequestBuilder) -> (u16, bool, Value) {
     let r = req.send().await.unwrap();
@@ -245,10 +266,7 @@ both!(
         let key = ten.api_key.as_str();
         let tr = t.transfer("004", "014", 15050).await;
         let one = json!({"payload": tr.payload, "callbackUrl": rx.url("h")});
-        let (s, replayed, first) = post_keyed(&t, "/v2/verify/bank/async", key, "a-1", &one).await;
-        assert_eq!((s, replayed), (202, false), "{first}");
-        let (s, replayed, again) = post_keyed(&t, "/v2/verify/bank/async", key, "a-1", &one).await;
-        assert_eq!((s, replayed, &again), (202, true, &first));
+        keyed_twice(&t, "/v2/verify/bank/async", key, "a-1", &one, 202).await;
         let batch = json!({"slips": [{"payload": tr.payload}, {"payload": tr.payload}], "callbackUrl": rx.url("h")});
         let (s, _, b1) = post_keyed(&t, "/v2/verify/bank/batch", key, "b-1", &batch).await;
         assert_eq!(s, 202, "{b1}");
@@ -275,22 +293,13 @@ both!(
             .wallet_transfer(5025, None, None, Some("0812345678"))
             .await;
         let body = json!({"payload": w.payload, "checkDuplicate": true});
-        let (s, replayed, first) = post_keyed(&t, "/v2/verify/truewallet", key, "w-1", &body).await;
-        assert_eq!((s, replayed), (200, false), "{first}");
-        let (s, replayed, again) = post_keyed(&t, "/v2/verify/truewallet", key, "w-1", &body).await;
-        assert_eq!((s, replayed, &again), (200, true, &first));
+        keyed_twice(&t, "/v2/verify/truewallet", key, "w-1", &body, 200).await;
         assert_eq!(t.used(key).await, 1);
 
         let tr = t.transfer("004", "014", 15050).await;
         let body = json!({"payload": tr.payload, "checkDuplicate": true});
-        let (s, replayed, first) = post_keyed(&t, "/api/v1/verify", key, "v1-1", &body).await;
-        assert_eq!((s, replayed), (200, false), "{first}");
-        let (s, replayed, again) = post_keyed(&t, "/api/v1/verify", key, "v1-1", &body).await;
-        assert_eq!(
-            (s, replayed, &again),
-            (200, true, &first),
-            "not duplicate_slip"
-        );
+        // The second answer is the replay, not v1's duplicate_slip.
+        keyed_twice(&t, "/api/v1/verify", key, "v1-1", &body, 200).await;
         assert_eq!(t.used(key).await, 2);
         t.stop().await;
     }
