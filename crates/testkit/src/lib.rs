@@ -365,17 +365,36 @@ impl TestApp {
         name: &str,
         limit: Option<i64>,
     ) -> (domain::BranchId, String) {
+        let b = NewBranch {
+            service_id: service_id.into(),
+            name: name.into(),
+            limit_quota: limit,
+            ..Default::default()
+        };
+        let (b, key) = self.app.services.create_branch(&b).await.expect("branch");
+        (b.id, key)
+    }
+
+    /// A test branch (`sandbox`) named `Test`: it verifies on the sandbox ledger, uncharged.
+    pub async fn test_branch(
+        &self,
+        service_id: impl Into<domain::ServiceId>,
+        limit: Option<i64>,
+    ) -> (domain::BranchId, String) {
+        let b = NewBranch {
+            service_id: service_id.into(),
+            name: "Test".into(),
+            limit_quota: limit,
+            sandbox: true,
+            ..Default::default()
+        };
         let (b, key) = self
             .app
             .services
-            .create_branch(&NewBranch {
-                service_id: service_id.into(),
-                name: name.into(),
-                limit_quota: limit,
-                ..Default::default()
-            })
+            .create_branch(&b)
             .await
-            .expect("branch");
+            .expect("test branch");
+        assert!(b.sandbox);
         (b.id, key)
     }
 

@@ -4,31 +4,10 @@
 
 use domain::Clock;
 use serde_json::{json, Value};
-use services::admin::{BranchUpdate, NewBranch, ServiceUpdate};
+use services::admin::{BranchUpdate, ServiceUpdate};
 use testkit::{both, Backend, TestApp};
 
 use crate::common::v1_code;
-
-async fn test_branch(
-    t: &TestApp,
-    service_id: &domain::ServiceId,
-    limit: Option<i64>,
-) -> (domain::BranchId, String) {
-    let (b, key) = t
-        .app
-        .services
-        .create_branch(&NewBranch {
-            service_id: service_id.into(),
-            name: "Test".into(),
-            limit_quota: limit,
-            sandbox: true,
-            ..Default::default()
-        })
-        .await
-        .expect("test branch");
-    assert!(b.sandbox);
-    (b.id, key)
-}
 
 async fn info(t: &TestApp, key: &str) -> Value {
     let v = t.get_ok("/v2/info", key).await;
@@ -63,7 +42,7 @@ both!(
     |b: Backend| async move {
         let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let prod = ten.api_key.as_str();
-        let (test_id, test) = test_branch(&t, &ten.service_id, None).await;
+        let (test_id, test) = t.test_branch(&ten.service_id, None).await;
         let tr = t.transfer("004", "014", 15050).await;
 
         let d = info(&t, &test).await;
@@ -119,7 +98,7 @@ both!(
         let (t, ten) = TestApp::spawn_with_tenant(b, 1).await;
         let prod = ten.api_key.as_str();
         // A branch limit of 0 does not stop a test branch either.
-        let (test_id, test) = test_branch(&t, &ten.service_id, Some(0)).await;
+        let (test_id, test) = t.test_branch(&ten.service_id, Some(0)).await;
         let tr = t.transfer("004", "014", 100).await;
         verify(&t, prod, &tr.payload).await;
         let tr2 = t.transfer("004", "014", 200).await;
@@ -184,7 +163,7 @@ both!(
 both!(v1_duplicates_stay_in_their_space, |b: Backend| async move {
     let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let prod = ten.api_key.as_str();
-    let (_, test) = test_branch(&t, &ten.service_id, None).await;
+    let (_, test) = t.test_branch(&ten.service_id, None).await;
     let tr = t.transfer("004", "014", 15050).await;
     let body = json!({"payload": tr.payload, "checkDuplicate": true});
 
@@ -204,7 +183,7 @@ both!(v1_duplicates_stay_in_their_space, |b: Backend| async move {
 
 both!(wallet_slips_on_a_test_branch, |b: Backend| async move {
     let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
-    let (_, test) = test_branch(&t, &ten.service_id, None).await;
+    let (_, test) = t.test_branch(&ten.service_id, None).await;
     let w = t.wallet_transfer(5025, None, None, None).await;
     let body = json!({"payload": w.payload, "checkDuplicate": true});
     let v = t
@@ -222,7 +201,7 @@ both!(wallet_slips_on_a_test_branch, |b: Backend| async move {
 both!(async_jobs_of_a_test_branch, |b: Backend| async move {
     let (rx, t) = TestApp::with_receiver(b).await;
     let ten = t.tenant(100).await;
-    let (_, test) = test_branch(&t, &ten.service_id, None).await;
+    let (_, test) = t.test_branch(&ten.service_id, None).await;
     let tr = t.transfer("004", "014", 15050).await;
     verify(&t, &test, &tr.payload).await;
     let (s, v) = t
