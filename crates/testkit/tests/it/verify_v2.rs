@@ -665,6 +665,13 @@ both!(rate_limit_per_branch, |b: Backend| async move {
     t.stop().await;
 });
 
+/// The status of `GET /v2/info` with `key`, claiming `X-Forwarded-For: xff`.
+async fn forwarded_info_status(t: &TestApp, key: &str, xff: &str) -> u16 {
+    let req = t.http.get(format!("{}/v2/info", t.base)).bearer_auth(key);
+    let resp = req.header("x-forwarded-for", xff).send().await.unwrap();
+    resp.status().as_u16()
+}
+
 both!(
     key_rotation_grace_and_trusted_proxies,
     |b: Backend| async move {
@@ -697,16 +704,8 @@ both!(
         svc.update_branch(&ten.branch_id, &only("203.0.113.7"))
             .await
             .unwrap();
-        let get_from = |xff: &'static str| {
-            t.http
-                .get(format!("{}/v2/info", t.base))
-                .bearer_auth(&new_key)
-                .header("x-forwarded-for", xff)
-                .send()
-        };
-        let r = get_from("203.0.113.7").await.unwrap();
         assert_eq!(
-            r.status().as_u16(),
+            forwarded_info_status(&t, &new_key, "203.0.113.7").await,
             403,
             "an untrusted peer cannot claim an address"
         );
@@ -715,32 +714,21 @@ both!(
                 s.set_trusted_proxies(domain::ip::AllowList::parse(&["127.0.0.1"]).unwrap())
             })
             .await;
-        let r = trusting
-            .http
-            .get(format!("{}/v2/info", trusting.base))
-            .bearer_auth(&new_key)
-            .header("x-forwarded-for", "198.51.100.1, 203.0.113.7")
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(
-            r.status().as_u16(),
-            200,
-            "behind a trusted proxy the client is the last untrusted hop"
-        );
-        let r = trusting
-            .http
-            .get(format!("{}/v2/info", trusting.base))
-            .bearer_auth(&new_key)
-            .header("x-forwarded-for", "203.0.113.7, 198.51.100.1")
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(
-            r.status().as_u16(),
-            403,
-            "a client-written leftmost entry is not believed"
-        );
+        for (xff, status, why) in [
+            (
+                "198.51.100.1, 203.0.113.7",
+                200,
+                "behind a trusted proxy the client is the last untrusted hop",
+            ),
+            (
+                "203.0.113.7, 198.51.100.1",
+                403,
+                "a client-written leftmost entry is not believed",
+            ),
+        ] {
+            let got = forwarded_info_status(&trusting, &new_key, xff).await;
+            assert_eq!(got, status, "{why}");
+        }
         trusting.stop().await;
         t.stop().await;
     }
