@@ -73,9 +73,20 @@ pub fn assert_error(s: u16, v: &Value, status: u16, error_code: &str, part: &str
     assert!(message.contains(part), "{v}");
 }
 
+/// Creates a record through the admin API (`POST` to a collection such as `/admin/branches`)
+/// with `token`, asserting a 200; returns the created record (`data`).
+pub async fn admin_create(t: &TestApp, token: &str, collection: &str, body: Value) -> Value {
+    let v = t.call_ok("POST", collection, token, Some(body)).await;
+    v["data"].clone()
+}
+
+/// A record's `id`.
+pub fn id_of(record: &Value) -> String {
+    record["id"].as_str().expect("an id").to_string()
+}
+
 /// Creates the service `Shop` (quota 5) through the admin API with `token`; returns its id.
 pub async fn new_service(t: &TestApp, token: &str) -> String {
-    let shop = Some(json!({"name": "Shop", "quota": 5}));
-    let v = t.call_ok("POST", "/admin/services", token, shop).await;
-    v["data"]["id"].as_str().unwrap().to_string()
+    let shop = json!({"name": "Shop", "quota": 5});
+    id_of(&admin_create(t, token, "/admin/services", shop).await)
 }

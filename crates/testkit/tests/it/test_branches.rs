@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use services::admin::{BranchUpdate, ServiceUpdate};
 use testkit::{both, Backend, TestApp};
 
-use crate::common::v1_code;
+use crate::common::{admin_create, id_of, v1_code};
 
 async fn info(t: &TestApp, key: &str) -> Value {
     let v = t.get_ok("/v2/info", key).await;
@@ -230,16 +230,10 @@ both!(admin_api_sets_the_flag, |b: Backend| async move {
     const TOKEN: &str = "test-branches-admin-token-0123456789abcdef";
     let t = TestApp::spawn_with(b, |s| s.set_admin_token(TOKEN)).await;
     let ten = t.tenant(100).await;
-    let v = t
-        .call_ok(
-            "POST",
-            "/admin/branches",
-            TOKEN,
-            Some(json!({"serviceId": ten.service_id, "name": "QA", "sandbox": true})),
-        )
-        .await;
-    assert_eq!(v["data"]["sandbox"], true);
-    let id = v["data"]["id"].as_str().unwrap().to_string();
+    let qa = json!({"serviceId": ten.service_id, "name": "QA", "sandbox": true});
+    let branch = admin_create(&t, TOKEN, "/admin/branches", qa).await;
+    assert_eq!(branch["sandbox"], true);
+    let id = id_of(&branch);
     let path = format!("/admin/branches/{id}");
     let v = t
         .call_ok("PATCH", &path, TOKEN, Some(json!({"sandbox": false})))
@@ -254,14 +248,8 @@ both!(admin_api_sets_the_flag, |b: Backend| async move {
         "VALIDATION_ERROR",
     )
     .await;
-    let v = t
-        .call_ok(
-            "POST",
-            "/admin/branches",
-            TOKEN,
-            Some(json!({"serviceId": ten.service_id, "name": "Prod"})),
-        )
-        .await;
-    assert_eq!(v["data"]["sandbox"], false, "production by default");
+    let prod = json!({"serviceId": ten.service_id, "name": "Prod"});
+    let branch = admin_create(&t, TOKEN, "/admin/branches", prod).await;
+    assert_eq!(branch["sandbox"], false, "production by default");
     t.stop().await;
 });
