@@ -26,8 +26,26 @@ async fn post_keyed(
     read(keyed(t, path, api_key, idem).json(body)).await
 }
 
-/// POSTs `body` twice under one `Idempotency-Key`: the first answer has `status` and is not
-/// replayed, the second is that same answer replayed. Returns it.
+/// Sends one request twice under one `Idempotency-Key` (`send` builds and sends it): the
+/// first answer has `status` and is not replayed, the second is that same answer replayed.
+/// Returns it.
+async fn answered_then_replayed<F, Fut>(what: &str, status: u16, send: F) -> Value
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = (u16, bool, Value)>,
+{
+    let (s, replayed, first) = send().await;
+    assert_eq!((s, replayed), (status, false), "{what} first: {first}");
+    let (s, replayed, again) = send().await;
+    assert_eq!(
+        (s, replayed, &again),
+        (status, true, &first),
+        "{what} again"
+    );
+    first
+}
+
+/// `answered_then_replayed` for a JSON body.
 async fn keyed_twice(
     t: &TestApp,
     path: &str,
@@ -36,15 +54,8 @@ async fn keyed_twice(
     body: &Value,
     status: u16,
 ) -> Value {
-    let (s, replayed, first) = post_keyed(t, path, api_key, idem, body).await;
-    assert_eq!((s, replayed), (status, false), "{path} first: {first}");
-    let (s, replayed, again) = post_keyed(t, path, api_key, idem, body).await;
-    assert_eq!(
-        (s, replayed, &again),
-        (status, true, &first),
-        "{path} again"
-    );
-    first
+    let send = || post_keyed(t, path, api_key, idem, body);
+    answered_then_replayed(path, status, send).await
 }
 
 /// Sends the request; status, replayed?, body.
@@ -156,12 +167,8 @@ both!(
         let key = ten.api_key.as_str();
         let tr = t.transfer("004", "014", 20000).await;
         let png = server::slip_image::png_bytes(&tr.payload, "004").unwrap();
-        let (s, replayed, first) =
-            post_image(&t, "/v2/verify/bank", key, "img", "image", &png).await;
-        assert_eq!((s, replayed), (200, false), "{first}");
-        let (s, replayed, again) =
-            post_image(&t, "/v2/verify/bank", key, "img", "image", &png).await;
-        assert_eq!((s, replayed, &again), (200, true, &first));
+        let send = || post_image(&t, "/v2/verify/bank", key, "img", "image", &png);
+        let first = answered_then_replayed("v2 upload", 200, send).await;
         use base64::Engine;
         let b64 = base64::engine::general_purpose::STANDARD.encode(&png);
         let (s, replayed, as_json) =
@@ -173,11 +180,8 @@ both!(
         let (s, _, v) = post_image(&t, "/v2/verify/bank", key, "img", "image", &png2).await;
         assert_eq!((s, code(&v)), (422, "IDEMPOTENCY_KEY_REUSED"));
         // v1's multipart form, the same way.
-        let (s, replayed, v1) = post_image(&t, "/api/v1/verify", key, "v1-img", "file", &png).await;
-        assert_eq!((s, replayed), (200, false), "{v1}");
-        let (s, replayed, v1b) =
-            post_image(&t, "/api/v1/verify", key, "v1-img", "file", &png).await;
-        assert_eq!((s, replayed, &v1b), (200, true, &v1));
+        let send = || post_image(&t, "/api/v1/verify", key, "v1-img", "file", &png);
+        answered_then_replayed("v1 upload", 200, send).await;
         assert_eq!(t.used(key).await, 2, "one charge per key");
         t.stop().await;
     }
