@@ -465,11 +465,31 @@ async fn set_service(t: &TestApp, id: &domain::ServiceId, upd: services::admin::
     t.app.services.update_service(id, &upd).await.unwrap();
 }
 
+async fn set_service_state(
+    t: &TestApp,
+    id: &domain::ServiceId,
+    state: domain::model::ServiceState,
+) {
+    let upd = services::admin::ServiceUpdate {
+        state: Some(state),
+        ..Default::default()
+    };
+    set_service(t, id, upd).await;
+}
+
+async fn set_branch_active(t: &TestApp, id: &domain::BranchId, active: bool) {
+    let upd = services::admin::BranchUpdate {
+        active: Some(active),
+        ..Default::default()
+    };
+    t.app.services.update_branch(id, &upd).await.unwrap();
+}
+
 both!(
     account_states_in_documented_order,
     |b: Backend| async move {
         use domain::model::ServiceState;
-        use services::admin::{BranchUpdate, ServiceUpdate};
+        use services::admin::ServiceUpdate;
         let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let svc = &t.app.services;
         let p = t.transfer("004", "014", 100).await.payload;
@@ -488,41 +508,17 @@ both!(
         svc.set_user_banned(&owner.id, true).await.unwrap();
         let (s, v) = verify().await;
         assert_eq!((s, code(&v)), (403, "USER_BANNED"));
-        set_service(
-            &t,
-            &ten.service_id,
-            ServiceUpdate {
-                state: Some(ServiceState::Banned),
-                ..Default::default()
-            },
-        )
-        .await;
+        set_service_state(&t, &ten.service_id, ServiceState::Banned).await;
         let (s, v) = verify().await;
         assert_eq!(
             (s, code(&v)),
             (403, "SERVICE_BANNED"),
             "banned service before banned owner"
         );
-        set_service(
-            &t,
-            &ten.service_id,
-            ServiceUpdate {
-                state: Some(ServiceState::Deleted),
-                ..Default::default()
-            },
-        )
-        .await;
+        set_service_state(&t, &ten.service_id, ServiceState::Deleted).await;
         t.get_err("/v2/info", &ten.api_key, 403, "SERVICE_DELETED")
             .await;
-        svc.update_branch(
-            &ten.branch_id,
-            &BranchUpdate {
-                active: Some(false),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+        set_branch_active(&t, &ten.branch_id, false).await;
         let (s, v) = verify().await;
         assert_eq!(
             (s, code(&v)),
@@ -530,15 +526,7 @@ both!(
             "branch state comes first"
         );
 
-        svc.update_branch(
-            &ten.branch_id,
-            &BranchUpdate {
-                active: Some(true),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+        set_branch_active(&t, &ten.branch_id, true).await;
         svc.set_user_banned(&owner.id, false).await.unwrap();
         let expiry = domain::Clock::now(&*t.clock) + time::Duration::days(3);
         set_service(
