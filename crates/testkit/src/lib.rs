@@ -538,6 +538,16 @@ impl TestApp {
         svc.update_branch(branch_id, &update).await.expect("branch");
     }
 
+    /// Turns a branch on or off (`active`).
+    pub async fn set_branch_active(&self, branch_id: &domain::BranchId, active: bool) {
+        let update = services::admin::BranchUpdate {
+            active: Some(active),
+            ..Default::default()
+        };
+        let svc = &self.app.services;
+        svc.update_branch(branch_id, &update).await.expect("branch");
+    }
+
     /// POSTs a multipart form with a bearer key; returns status and JSON body.
     pub async fn post_form(
         &self,

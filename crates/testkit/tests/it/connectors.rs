@@ -68,6 +68,12 @@ async fn verify(t: &TestApp, key: &str, payload: &str) -> (u16, Value) {
     .await
 }
 
+/// The connector `name` in `GET /admin/connectors`'s list.
+fn named<'a>(status: &'a Value, name: &str) -> &'a Value {
+    let list = status.as_array().expect("a list of connectors");
+    list.iter().find(|c| c["name"] == name).expect(name)
+}
+
 async fn admin_connectors(t: &TestApp) -> Value {
     let resp = t
         .http
@@ -207,12 +213,7 @@ async fn the_next_connector_answers_when_one_is_down_and_operators_see_it() {
         .unwrap();
     assert_eq!(rec.source.as_deref(), Some("second"));
     let status = admin_connectors(&t).await;
-    let first = status
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "first")
-        .unwrap();
+    let first = named(&status, "first");
     assert_eq!(first["kind"], "easyslip");
     assert_eq!(first["calls"], 1);
     assert_eq!(first["failures"], 1);
@@ -233,12 +234,7 @@ async fn the_next_connector_answers_when_one_is_down_and_operators_see_it() {
     let calls = down.calls(Route::Bank);
     assert_eq!(calls, 2);
     let status = admin_connectors(&t).await;
-    let first = status
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "first")
-        .unwrap();
+    let first = named(&status, "first");
     assert_eq!(first["state"], "open", "{first}");
 
     // Everything down: API_SERVER_ERROR, nothing charged.

@@ -4,7 +4,7 @@
 
 use domain::Clock;
 use serde_json::{json, Value};
-use services::admin::{BranchUpdate, ServiceUpdate};
+use services::admin::ServiceUpdate;
 use testkit::{both, Backend, TestApp};
 
 use crate::common::{admin_create, id_of, v1_code};
@@ -120,11 +120,7 @@ both!(
 
         // Account states still apply: an inactive branch, then an expired service.
         let svc = &t.app.services;
-        let off = BranchUpdate {
-            active: Some(false),
-            ..Default::default()
-        };
-        svc.update_branch(&test_id, &off).await.unwrap();
+        t.set_branch_active(&test_id, false).await;
         t.post_err(
             "/v2/verify/bank",
             &test,
@@ -133,11 +129,7 @@ both!(
             "BRANCH_INACTIVE",
         )
         .await;
-        let on = BranchUpdate {
-            active: Some(true),
-            ..Default::default()
-        };
-        svc.update_branch(&test_id, &on).await.unwrap();
+        t.set_branch_active(&test_id, true).await;
         let past = t.clock.now() - time::Duration::days(1);
         svc.update_service(
             &ten.service_id,

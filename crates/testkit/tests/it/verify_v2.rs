@@ -477,14 +477,6 @@ async fn set_service_state(
     set_service(t, id, upd).await;
 }
 
-async fn set_branch_active(t: &TestApp, id: &domain::BranchId, active: bool) {
-    let upd = services::admin::BranchUpdate {
-        active: Some(active),
-        ..Default::default()
-    };
-    t.app.services.update_branch(id, &upd).await.unwrap();
-}
-
 both!(
     account_states_in_documented_order,
     |b: Backend| async move {
@@ -518,7 +510,7 @@ both!(
         set_service_state(&t, &ten.service_id, ServiceState::Deleted).await;
         t.get_err("/v2/info", &ten.api_key, 403, "SERVICE_DELETED")
             .await;
-        set_branch_active(&t, &ten.branch_id, false).await;
+        t.set_branch_active(&ten.branch_id, false).await;
         let (s, v) = verify().await;
         assert_eq!(
             (s, code(&v)),
@@ -526,7 +518,7 @@ both!(
             "branch state comes first"
         );
 
-        set_branch_active(&t, &ten.branch_id, true).await;
+        t.set_branch_active(&ten.branch_id, true).await;
         svc.set_user_banned(&owner.id, false).await.unwrap();
         let expiry = domain::Clock::now(&*t.clock) + time::Duration::days(3);
         set_service(
