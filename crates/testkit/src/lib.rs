@@ -19,10 +19,15 @@ pub async fn image_host(slip: Vec<u8>) -> String {
         )
         .route("/text", get(|| async { "hello" }))
         .route("/huge", get(|| async { vec![0u8; 5 * 1024 * 1024] }));
+    format!("http://{}", serve_on_loopback(app).await)
+}
+
+/// Serves `app` over plain HTTP on a random loopback port, in the background; its address.
+pub async fn serve_on_loopback(app: axum::Router) -> SocketAddr {
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = l.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
-    format!("http://{addr}")
+    addr
 }
 
 /// The server with loopback image hosts reachable (the test-only egress allow-list).

@@ -340,9 +340,7 @@ async fn billing_endpoint() -> (BillingEndpoint, String) {
     let app = axum::Router::new()
         .route("/renew", axum::routing::post(billing_answer))
         .with_state(e.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let addr = testkit::serve_on_loopback(app).await;
     (e, format!("http://{addr}/renew"))
 }
 
