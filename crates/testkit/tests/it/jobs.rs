@@ -43,13 +43,8 @@ async fn submit_batch_of(t: &TestApp, key: &str, n: i64, callback_url: &str) -> 
         let tr = t.transfer("004", "014", 100 + i).await;
         slips.push(json!({"payload": tr.payload}));
     }
-    let (s, v) = t
-        .post(
-            "/v2/verify/bank/batch",
-            key,
-            json!({"callbackUrl": callback_url, "slips": slips}),
-        )
-        .await;
+    let batch = json!({"callbackUrl": callback_url, "slips": slips});
+    let (s, v) = t.post("/v2/verify/bank/batch", key, batch).await;
     assert_eq!(s, 202, "{v}");
     v
 }
