@@ -291,6 +291,11 @@ impl Case {
         }
     }
 
+    /// A `POST` creating a record in an admin collection: a 200 checked against the schema.
+    fn created(path: &'static str, key: Option<&str>, body: Value) -> Case {
+        Case::new(path, "post", 200, None, path, key, Some(body)).schema_only()
+    }
+
     fn exact(self, exact: &'static [&'static str]) -> Case {
         Case { exact, ..self }
     }
@@ -307,6 +312,13 @@ impl Case {
 async fn check(t: &TestApp, doc: &Value, c: &Case) -> (Vec<String>, Value) {
     let (status, got) = send(t, c).await;
     (compare(doc, c, status, &got), got)
+}
+
+/// `check`, adding what differs to `failures`; the answer's `data.id`.
+async fn check_id(t: &TestApp, doc: &Value, c: &Case, failures: &mut Vec<String>) -> String {
+    let (f, v) = check(t, doc, c).await;
+    failures.extend(f);
+    v["data"]["id"].as_str().unwrap_or("none").to_string()
 }
 
 /// What differs between the documented response of `c` and the served one.
@@ -618,58 +630,23 @@ async fn admin_answers_fit_the_document() {
     let doc = fetch_doc(&t).await;
     let k = Some(TOKEN);
     let mut failures = Vec::new();
-    let service = Case::new(
-        "/admin/services",
-        "post",
-        200,
-        None,
-        "/admin/services",
-        k,
-        Some(json!({ "name": "Shop", "quota": 100 })),
-    );
-    let (f, s) = check(&t, &doc, &service.schema_only()).await;
-    failures.extend(f);
-    let sid = s["data"]["id"].as_str().unwrap_or("none").to_string();
-    let branch = Case::new(
-        "/admin/branches",
-        "post",
-        200,
-        None,
-        "/admin/branches",
-        k,
-        Some(json!({ "serviceId": sid, "name": "Main", "main": true })),
-    );
-    let (f, _) = check(
+    let shop = json!({ "name": "Shop", "quota": 100 });
+    let service = Case::created("/admin/services", k, shop);
+    let sid = check_id(&t, &doc, &service, &mut failures).await;
+    let qa = json!({ "serviceId": sid, "name": "QA", "sandbox": true });
+    check_id(
         &t,
         &doc,
-        &Case::new(
-            "/admin/branches",
-            "post",
-            200,
-            None,
-            "/admin/branches",
-            k,
-            Some(json!({ "serviceId": sid, "name": "QA", "sandbox": true })),
-        )
-        .schema_only(),
+        &Case::created("/admin/branches", k, qa),
+        &mut failures,
     )
     .await;
-    failures.extend(f);
-    let (f, b) = check(&t, &doc, &branch.schema_only()).await;
-    failures.extend(f);
-    let bid = b["data"]["id"].as_str().unwrap_or("none").to_string();
-    let user = Case::new(
-        "/admin/users",
-        "post",
-        200,
-        None,
-        "/admin/users",
-        k,
-        Some(json!({ "name": "Owner" })),
-    );
-    let (f, u) = check(&t, &doc, &user.schema_only()).await;
-    failures.extend(f);
-    let uid = u["data"]["id"].as_str().unwrap_or("none").to_string();
+    let main = json!({ "serviceId": sid, "name": "Main", "main": true });
+    let branch = Case::created("/admin/branches", k, main);
+    let bid = check_id(&t, &doc, &branch, &mut failures).await;
+    let owner = json!({ "name": "Owner" });
+    let user = Case::created("/admin/users", k, owner);
+    let uid = check_id(&t, &doc, &user, &mut failures).await;
     for c in [
         Case::new(
             "/admin/services/{id}",
