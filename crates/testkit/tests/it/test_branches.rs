@@ -120,15 +120,10 @@ both!(
 
         // Account states still apply: an inactive branch, then an expired service.
         let svc = &t.app.services;
+        let (path, slip) = ("/v2/verify/bank", json!({"payload": tr2.payload}));
         t.set_branch_active(&test_id, false).await;
-        t.post_err(
-            "/v2/verify/bank",
-            &test,
-            json!({"payload": tr2.payload}),
-            403,
-            "BRANCH_INACTIVE",
-        )
-        .await;
+        t.post_err(path, &test, slip.clone(), 403, "BRANCH_INACTIVE")
+            .await;
         t.set_branch_active(&test_id, true).await;
         let past = t.clock.now() - time::Duration::days(1);
         svc.update_service(
@@ -140,14 +135,7 @@ both!(
         )
         .await
         .unwrap();
-        t.post_err(
-            "/v2/verify/bank",
-            &test,
-            json!({"payload": tr2.payload}),
-            403,
-            "SERVICE_EXPIRED",
-        )
-        .await;
+        t.post_err(path, &test, slip, 403, "SERVICE_EXPIRED").await;
         t.stop().await;
     }
 );
