@@ -20,6 +20,11 @@ fn err(s: Sources) -> String {
     load(&s).expect_err("must be refused").to_string()
 }
 
+/// The refusal of a configuration that sets only the environment variable `var`.
+fn env_err(var: &str, value: &str) -> String {
+    err(Sources::new().env([(var, value)]))
+}
+
 #[test]
 fn nothing_configured_is_todays_behaviour() {
     let c =
@@ -177,7 +182,7 @@ fn secrets_from_files() {
         e.contains("connectors.upstream.api_key: give either api_key or api_key_file"),
         "{e}"
     );
-    let e = err(Sources::new().env([("SLIPVERIFY_SERVER__ADMIN_TOKEN_FILE", "/nonexistent/t")]));
+    let e = env_err("SLIPVERIFY_SERVER__ADMIN_TOKEN_FILE", "/nonexistent/t");
     assert!(e.starts_with("server.admin_token_file: cannot read"), "{e}");
 }
 
@@ -234,7 +239,7 @@ fn unknown_keys_are_errors_from_file_and_env() {
     let f = file("unknown-section.toml", "[nope]\nx = 1\n");
     let e = err(Sources::new().file(&f));
     assert!(e.starts_with("nope: unknown key"), "{e}");
-    let e = err(Sources::new().env([("SLIPVERIFY_JOBS__POLL", "100")]));
+    let e = env_err("SLIPVERIFY_JOBS__POLL", "100");
     assert!(e.starts_with("jobs.poll: unknown key"), "{e}");
     let e = err(Sources::new().env([
         ("SLIPVERIFY_CONNECTORS__U__KIND", "sandbox"),
@@ -250,20 +255,20 @@ fn unknown_keys_are_errors_from_file_and_env() {
 
 #[test]
 fn validation_names_the_key() {
-    let e = err(Sources::new().env([("SLIPVERIFY_JOB_POLL_MS", "5")]));
+    let e = env_err("SLIPVERIFY_JOB_POLL_MS", "5");
     assert_eq!(e, "jobs.poll_ms: must be 10 to 60000");
-    let e = err(Sources::new().env([("SLIPVERIFY_MAX_UPLOADS", "0")]));
+    let e = env_err("SLIPVERIFY_MAX_UPLOADS", "0");
     assert_eq!(e, "server.max_uploads: must be 1 to 1024");
-    let e = err(Sources::new().env([("SLIPVERIFY_JOB_LEASE_SECS", "5")]));
+    let e = env_err("SLIPVERIFY_JOB_LEASE_SECS", "5");
     assert!(
         e.contains("jobs.lease_secs: must be at least 3 webhook timeouts"),
         "{e}"
     );
-    let e = err(Sources::new().env([("SLIPVERIFY_WEBHOOK_RETRY_SCHEDULE", "ten")]));
+    let e = env_err("SLIPVERIFY_WEBHOOK_RETRY_SCHEDULE", "ten");
     assert!(e.starts_with("webhooks.retry_schedule:"), "{e}");
-    let e = err(Sources::new().env([("SLIPVERIFY_ADMIN_TOKEN", "short")]));
+    let e = env_err("SLIPVERIFY_ADMIN_TOKEN", "short");
     assert_eq!(e, "server.admin_token: must be at least 32 characters");
-    let e = err(Sources::new().env([("SLIPVERIFY_CONNECTORS__X__KIND", "foo")]));
+    let e = env_err("SLIPVERIFY_CONNECTORS__X__KIND", "foo");
     assert!(
         e.starts_with("connectors.x.kind: unknown kind \"foo\""),
         "{e}"
@@ -282,7 +287,7 @@ fn validation_names_the_key() {
     ] {
         assert!(e.contains(want), "{want} not in {e}");
     }
-    let e = err(Sources::new().env([("SLIPVERIFY_BILLING_URL", "https://b.example/")]));
+    let e = env_err("SLIPVERIFY_BILLING_URL", "https://b.example/");
     assert_eq!(e, "billing.secret: required with billing.url");
 }
 
@@ -459,7 +464,7 @@ fn connection_bounds_are_configured_and_checked() {
         ),
     ] {
         let name = format!("SLIPVERIFY_SERVER__{key}");
-        assert_eq!(err(Sources::new().env([(name.as_str(), value)])), want);
+        assert_eq!(env_err(name.as_str(), value), want);
     }
 }
 
@@ -476,11 +481,11 @@ fn reader_scan_budget_is_configured_and_checked() {
     .unwrap();
     assert_eq!((c.limits.scan_ms, c.limits.scan_passes), (40, 6));
     assert_eq!(
-        err(Sources::new().env([("SLIPVERIFY_LIMITS__SCAN_MS", "0")])),
+        env_err("SLIPVERIFY_LIMITS__SCAN_MS", "0"),
         "limits.scan_ms: must be 1 to 10000"
     );
     assert_eq!(
-        err(Sources::new().env([("SLIPVERIFY_LIMITS__SCAN_PASSES", "1")])),
+        env_err("SLIPVERIFY_LIMITS__SCAN_PASSES", "1"),
         "limits.scan_passes: must be 2 to 64"
     );
     assert!(load(&Sources::new().env([("SLIPVERIFY_MAX_UPLOADS", "2")])).is_ok());

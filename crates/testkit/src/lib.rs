@@ -19,10 +19,15 @@ pub async fn image_host(slip: Vec<u8>) -> String {
         )
         .route("/text", get(|| async { "hello" }))
         .route("/huge", get(|| async { vec![0u8; 5 * 1024 * 1024] }));
+    format!("http://{}", serve_on_loopback(app).await)
+}
+
+/// Serves `app` over plain HTTP on a random loopback port, in the background; its address.
+pub async fn serve_on_loopback(app: axum::Router) -> SocketAddr {
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = l.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
-    format!("http://{addr}")
+    addr
 }
 
 /// The server with loopback image hosts reachable (the test-only egress allow-list).
@@ -178,6 +183,34 @@ impl TestApp {
         let db = TestDb::new(backend).await;
         let url = db.url.clone();
         Self::start(&url, Some(db), configure).await
+    }
+
+    /// `spawn` and a tenant with this quota, the start of most tests.
+    pub async fn spawn_with_tenant(backend: Backend, quota: i64) -> (TestApp, Tenant) {
+        let t = Self::spawn(backend).await;
+        let ten = t.tenant(quota).await;
+        (t, ten)
+    }
+
+    /// A webhook receiver on loopback and a server whose egress reaches it.
+    pub async fn with_receiver(backend: Backend) -> (receiver::Receiver, TestApp) {
+        let rx = receiver::Receiver::spawn().await;
+        let eg = rx.egress();
+        let t = Self::spawn_with(backend, move |s| s.set_egress(eg)).await;
+        (rx, t)
+    }
+
+    /// `with_receiver`, the server's job worker off: it serves HTTP only and the test decides
+    /// who runs the jobs.
+    pub async fn http_only_with_receiver(backend: Backend) -> (receiver::Receiver, TestApp) {
+        let rx = receiver::Receiver::spawn().await;
+        let eg = rx.egress();
+        let t = Self::spawn_with_app(backend, move |a| {
+            a.services.set_egress(eg);
+            a.worker.concurrency = 0;
+        })
+        .await;
+        (rx, t)
     }
 
     /// A second node: another server process-alike with its own pools and writer, on the
@@ -337,17 +370,36 @@ impl TestApp {
         name: &str,
         limit: Option<i64>,
     ) -> (domain::BranchId, String) {
+        let b = NewBranch {
+            service_id: service_id.into(),
+            name: name.into(),
+            limit_quota: limit,
+            ..Default::default()
+        };
+        let (b, key) = self.app.services.create_branch(&b).await.expect("branch");
+        (b.id, key)
+    }
+
+    /// A test branch (`sandbox`) named `Test`: it verifies on the sandbox ledger, uncharged.
+    pub async fn test_branch(
+        &self,
+        service_id: impl Into<domain::ServiceId>,
+        limit: Option<i64>,
+    ) -> (domain::BranchId, String) {
+        let b = NewBranch {
+            service_id: service_id.into(),
+            name: "Test".into(),
+            limit_quota: limit,
+            sandbox: true,
+            ..Default::default()
+        };
         let (b, key) = self
             .app
             .services
-            .create_branch(&NewBranch {
-                service_id: service_id.into(),
-                name: name.into(),
-                limit_quota: limit,
-                ..Default::default()
-            })
+            .create_branch(&b)
             .await
-            .expect("branch");
+            .expect("test branch");
+        assert!(b.sandbox);
         (b.id, key)
     }
 
@@ -438,6 +490,16 @@ impl TestApp {
         self.post_raw(path, Some(key), &body.to_string()).await
     }
 
+    /// The caller behind `key`, authenticated as a request from loopback would be.
+    pub async fn caller(&self, key: &str) -> services::auth::Caller {
+        let auth = format!("Bearer {key}");
+        let loopback = "127.0.0.1".parse().unwrap();
+        let svc = &self.app.services;
+        svc.authenticate(Some(&auth), loopback, None)
+            .await
+            .expect("caller")
+    }
+
     /// The quota a key's service has used (`GET /v2/info`).
     pub async fn used(&self, key: &str) -> i64 {
         let (s, v) = self.get("/v2/info", Some(key)).await;
@@ -475,6 +537,16 @@ impl TestApp {
     pub async fn set_webhook_secret(&self, branch_id: &domain::BranchId, secret: &str) {
         let update = services::admin::BranchUpdate {
             webhook_secret: Some(secret.into()),
+            ..Default::default()
+        };
+        let svc = &self.app.services;
+        svc.update_branch(branch_id, &update).await.expect("branch");
+    }
+
+    /// Turns a branch on or off (`active`).
+    pub async fn set_branch_active(&self, branch_id: &domain::BranchId, active: bool) {
+        let update = services::admin::BranchUpdate {
+            active: Some(active),
             ..Default::default()
         };
         let svc = &self.app.services;

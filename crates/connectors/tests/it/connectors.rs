@@ -55,6 +55,16 @@ fn router(specs: Vec<ConnectorSpec>, routing: RoutingSpec, clock: Arc<ManualCloc
     b.build(routing).expect("router builds")
 }
 
+/// `first` (named `a`) asked first, then an easyslip connector `b` on its simulator.
+fn then_b(first: ConnectorSpec, b: &Sim, clock: Arc<ManualClock>) -> Router {
+    router(vec![first, es("b", b)], routing(&["a", "b"]), clock)
+}
+
+/// Two easyslip connectors on these simulators, `a` asked first, then `b`.
+fn a_then_b(a: &Sim, b: &Sim) -> Router {
+    then_b(es("a", a), b, clock())
+}
+
 fn kbank() -> SlipQuery {
     SlipQuery::from_reference("004", KBANK_REF)
 }
@@ -77,11 +87,7 @@ async fn dead_url() -> String {
 #[tokio::test]
 async fn first_connector_answers_and_the_rest_are_not_asked() {
     let (a, b) = (sim().await, sim().await);
-    let r = router(
-        vec![es("a", &a), es("b", &b)],
-        routing(&["a", "b"]),
-        clock(),
-    );
+    let r = a_then_b(&a, &b);
     let out = r.route(&kbank()).await;
     assert_eq!(found_ref(&out.answer), Some(KBANK_REF));
     assert_eq!(out.source.as_deref(), Some("a"));
@@ -101,11 +107,7 @@ async fn falls_back_on_every_unavailable_cause() {
     for (fault, label) in cases {
         let (a, b) = (sim().await, sim().await);
         a.set(fault.clone());
-        let r = router(
-            vec![es("a", &a), es("b", &b)],
-            routing(&["a", "b"]),
-            clock(),
-        );
+        let r = a_then_b(&a, &b);
         let out = r.route(&kbank()).await;
         assert_eq!(found_ref(&out.answer), Some(KBANK_REF), "{fault:?}");
         assert_eq!(out.source.as_deref(), Some("b"), "{fault:?}");
@@ -124,7 +126,7 @@ async fn falls_back_on_timeout() {
     a.set(Fault::Hold);
     let mut slow = es("a", &a);
     slow.timeout = Duration::from_millis(200);
-    let r = router(vec![slow, es("b", &b)], routing(&["a", "b"]), clock());
+    let r = then_b(slow, &b, clock());
     let out = r.route(&kbank()).await;
     assert_eq!(out.source.as_deref(), Some("b"));
     assert_eq!(out.attempts[0].outcome, "timeout");
@@ -135,7 +137,7 @@ async fn falls_back_on_timeout() {
 async fn falls_back_on_connection_refused() {
     let b = sim().await;
     let dead = ConnectorSpec::new("a", Kind::EasySlip, dead_url().await).with_api_key("k");
-    let r = router(vec![dead, es("b", &b)], routing(&["a", "b"]), clock());
+    let r = then_b(dead, &b, clock());
     let out = r.route(&kbank()).await;
     assert_eq!(out.source.as_deref(), Some("b"));
     assert_eq!(out.attempts[0].outcome, "connect");
@@ -146,11 +148,7 @@ async fn falls_back_on_connection_refused() {
 #[tokio::test]
 async fn not_found_stops_unless_the_route_falls_back_on_it() {
     let (a, b) = (empty_sim().await, sim().await);
-    let r = router(
-        vec![es("a", &a), es("b", &b)],
-        routing(&["a", "b"]),
-        clock(),
-    );
+    let r = a_then_b(&a, &b);
     let out = r.route(&kbank()).await;
     assert_eq!(out.answer, BankAnswer::NotFound);
     assert_eq!(out.source.as_deref(), Some("a"));
@@ -187,11 +185,7 @@ async fn not_found_then_outage_is_not_found() {
 #[tokio::test]
 async fn pending_is_an_answer() {
     let (a, b) = (sim().await, sim().await);
-    let r = router(
-        vec![es("a", &a), es("b", &b)],
-        routing(&["a", "b"]),
-        clock(),
-    );
+    let r = a_then_b(&a, &b);
     let out = r
         .route(&SlipQuery::from_reference("002", "002PENDING0000000001"))
         .await;
@@ -204,11 +198,7 @@ async fn all_down_is_unavailable() {
     let (a, b) = (sim().await, sim().await);
     a.set(Fault::Status(503));
     b.set(Fault::Status(429));
-    let r = router(
-        vec![es("a", &a), es("b", &b)],
-        routing(&["a", "b"]),
-        clock(),
-    );
+    let r = a_then_b(&a, &b);
     let out = r.route(&kbank()).await;
     assert!(matches!(out.answer, BankAnswer::Unavailable(_)), "{out:?}");
     assert_eq!(out.source, None);
@@ -226,7 +216,7 @@ async fn breaker_opens_half_opens_after_cooldown_and_closes() {
     let mut sa = es("a", &a);
     sa.breaker_failures = 2;
     sa.breaker_cooldown = Duration::from_secs(30);
-    let r = router(vec![sa, es("b", &b)], routing(&["a", "b"]), clock.clone());
+    let r = then_b(sa, &b, clock.clone());
     a.set(Fault::Status(503));
     r.route(&kbank()).await;
     r.route(&kbank()).await;
@@ -264,7 +254,7 @@ async fn failed_probe_reopens() {
     let clock = clock();
     let mut sa = es("a", &a);
     sa.breaker_failures = 1;
-    let r = router(vec![sa, es("b", &b)], routing(&["a", "b"]), clock.clone());
+    let r = then_b(sa, &b, clock.clone());
     a.set(Fault::Malformed);
     r.route(&kbank()).await;
     assert_eq!(r.status()[0].state, BreakerState::Open);
@@ -283,7 +273,7 @@ async fn a_full_concurrency_cap_waits_half_a_timeout_then_skips() {
     sa.max_concurrency = 1;
     // The second lookup waits 1 s for the seat; the first is held for up to 2 s.
     sa.timeout = std::time::Duration::from_secs(2);
-    let r = Arc::new(router(vec![sa, es("b", &b)], routing(&["a", "b"]), clock()));
+    let r = Arc::new(then_b(sa, &b, clock()));
     a.set(Fault::Hold);
     let first = tokio::spawn({
         let r = r.clone();
@@ -304,11 +294,7 @@ async fn a_full_concurrency_cap_waits_half_a_timeout_then_skips() {
 #[tokio::test]
 async fn wallet_route() {
     let (a, b) = (sim().await, sim().await);
-    let r = router(
-        vec![es("a", &a), es("b", &b)],
-        routing(&["a", "b"]),
-        clock(),
-    );
+    let r = a_then_b(&a, &b);
     let fx = Fixtures::example();
     let payload = fx.truewallet[0]["payload"].as_str().unwrap().to_string();
     let q = WalletQuery::new(Some(payload), "50012345678901");
@@ -427,24 +413,23 @@ async fn tokens_are_reused_and_renewed_before_expiry() {
     }
     assert_eq!(a.calls(Route::Token), 1);
     // 1799 s lifetime, 60 s margin: still reused at 1738 s, renewed from 1739 s.
-    clock.advance(time::Duration::seconds(1738));
-    r.route(&kbank()).await;
-    assert_eq!(a.calls(Route::Token), 1);
-    clock.advance(time::Duration::seconds(1));
-    r.route(&kbank()).await;
-    assert_eq!(a.calls(Route::Token), 2);
+    for (later, tokens) in [(1738, 1), (1, 2)] {
+        clock.advance(time::Duration::seconds(later));
+        r.route(&kbank()).await;
+        assert_eq!(a.calls(Route::Token), tokens, "{later} s later");
+    }
 
     // Short-lived tokens: a 10% margin (30 s → renewed from 27 s).
     a.set(Fault::TokenLifetime(30));
-    clock.advance(time::Duration::seconds(1800));
-    r.route(&kbank()).await;
-    assert_eq!(a.calls(Route::Token), 3);
-    clock.advance(time::Duration::seconds(26));
-    r.route(&kbank()).await;
-    assert_eq!(a.calls(Route::Token), 3);
-    clock.advance(time::Duration::seconds(1));
-    r.route(&kbank()).await;
-    assert_eq!(a.calls(Route::Token), 4);
+    for (later, tokens) in [(1800, 3), (26, 3), (1, 4)] {
+        clock.advance(time::Duration::seconds(later));
+        r.route(&kbank()).await;
+        assert_eq!(
+            a.calls(Route::Token),
+            tokens,
+            "short-lived, {later} s later"
+        );
+    }
 }
 
 #[tokio::test]

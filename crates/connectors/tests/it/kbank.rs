@@ -64,6 +64,13 @@ async fn https_sim() -> (Sim, SimPki) {
     .expect("simulator starts")
 }
 
+/// The HTTPS simulator with its PKI, a test clock, and the spec `kb` pointing at it.
+async fn kbank_sim() -> (Sim, SimPki, Arc<ManualClock>, ConnectorSpec) {
+    let (sim, pki) = https_sim().await;
+    let s = spec("kb", &sim);
+    (sim, pki, clock(), s)
+}
+
 fn spec(name: &str, sim: &Sim) -> ConnectorSpec {
     let mut s =
         ConnectorSpec::new(name, Kind::KBank, sim.base_url()).with_client("kb-id", "kb-s3cret");
@@ -104,6 +111,17 @@ fn router(
     .expect("router builds")
 }
 
+/// A router whose one connector is a KBank one on `s`, with the client certificate.
+fn only_kbank(s: &ConnectorSpec, pki: &SimPki, c: &Arc<ManualClock>) -> Router {
+    router(vec![(s.clone(), kb(s, pki, c))], c)
+}
+
+/// Whether the router finds the documented KBank transfer (`REF_NUM`).
+async fn finds_ref_num(r: &Router) -> bool {
+    let answer = r.route(&q("004", REF_NUM)).await.answer;
+    matches!(answer, BankAnswer::Found(_))
+}
+
 fn q(bank: &str, r: &str) -> SlipQuery {
     SlipQuery::from_reference(bank, r)
 }
@@ -122,10 +140,8 @@ fn raw(a: &BankAnswer) -> Value {
 
 #[tokio::test]
 async fn golden_mapping_over_mtls() {
-    let (sim, pki) = https_sim().await;
-    let c = clock();
-    let s = spec("kb", &sim);
-    let r = router(vec![(s.clone(), kb(&s, &pki, &c))], &c);
+    let (sim, pki, c, s) = kbank_sim().await;
+    let r = only_kbank(&s, &pki, &c);
     let a = r.route(&q("004", REF_NUM)).await;
     assert_eq!(a.source.as_deref(), Some("kb"));
     let mut got = raw(&a.answer);
@@ -150,10 +166,8 @@ async fn golden_mapping_over_mtls() {
 
 #[tokio::test]
 async fn not_found_code_is_not_found() {
-    let (sim, pki) = https_sim().await;
-    let c = clock();
-    let s = spec("kb", &sim);
-    let r = router(vec![(s.clone(), kb(&s, &pki, &c))], &c);
+    let (sim, pki, c, s) = kbank_sim().await;
+    let r = only_kbank(&s, &pki, &c);
     let a = r.route(&q("004", "NOPE123")).await;
     assert_eq!(a.answer, BankAnswer::NotFound);
     assert_eq!(sim.calls(Route::KBank), 1);
@@ -178,9 +192,7 @@ async fn unknown_code_and_faults_go_to_the_next_connector() {
         Fault::OtherReference,
     ];
     for f in faults {
-        let (sim, pki) = https_sim().await;
-        let c = clock();
-        let mut s = spec("kb", &sim);
+        let (sim, pki, c, mut s) = kbank_sim().await;
         // The held call ends by this timeout (the router's), not by a sleep.
         s.timeout = Duration::from_millis(500);
         let (sim2, s2, k2) = second(&c).await;
@@ -197,63 +209,45 @@ async fn unknown_code_and_faults_go_to_the_next_connector() {
 
 #[tokio::test]
 async fn sandbox_fixture_accepts_the_fixed_answer() {
-    let (sim, pki) = https_sim().await;
+    let (sim, pki, c, mut s) = kbank_sim().await;
     sim.set(Fault::KBankFixed);
-    let c = clock();
-    let mut s = spec("kb", &sim);
-    let r = router(vec![(s.clone(), kb(&s, &pki, &c))], &c);
+    let r = only_kbank(&s, &pki, &c);
     let a = r.route(&q("004", "ANOTHER1")).await;
     assert!(matches!(a.answer, BankAnswer::Unavailable(_)), "{a:?}");
     s.sandbox_fixture = true;
-    let r = router(vec![(s.clone(), kb(&s, &pki, &c))], &c);
+    let r = only_kbank(&s, &pki, &c);
     let a = r.route(&q("004", "ANOTHER1")).await;
     assert!(matches!(a.answer, BankAnswer::Found(_)), "{a:?}");
 }
 
 #[tokio::test]
 async fn token_reused_then_refreshed_once_on_expiry_and_on_401() {
-    let (sim, pki) = https_sim().await;
-    let c = clock();
-    let s = spec("kb", &sim);
+    let (sim, pki, c, s) = kbank_sim().await;
     let k = kb(&s, &pki, &c);
     let r = router(vec![(s.clone(), k.clone() as Arc<dyn Connector>)], &c);
     for _ in 0..5 {
-        assert!(matches!(
-            r.route(&q("004", REF_NUM)).await.answer,
-            BankAnswer::Found(_)
-        ));
+        assert!(finds_ref_num(&r).await);
     }
     assert_eq!(sim.tokens_issued(), 1);
     assert_eq!(k.token_requests(), 1);
     // expires_in "1799" (a string): past it, exactly one new token.
     c.advance(time::Duration::seconds(1800));
     for _ in 0..3 {
-        assert!(matches!(
-            r.route(&q("004", REF_NUM)).await.answer,
-            BankAnswer::Found(_)
-        ));
+        assert!(finds_ref_num(&r).await);
     }
     assert_eq!(sim.tokens_issued(), 2);
     // Revoked upstream: one 401, one refresh, one retry.
     sim.set(Fault::RevokeTokenOnce);
-    assert!(matches!(
-        r.route(&q("004", REF_NUM)).await.answer,
-        BankAnswer::Found(_)
-    ));
+    assert!(finds_ref_num(&r).await);
     assert_eq!(sim.tokens_issued(), 3);
     assert_eq!(sim.calls(Route::KBank), 5 + 3 + 2);
 }
 
 #[tokio::test]
 async fn fifty_concurrent_with_an_expired_token_refresh_once() {
-    let (sim, pki) = https_sim().await;
-    let c = clock();
-    let s = spec("kb", &sim);
-    let r = Arc::new(router(vec![(s.clone(), kb(&s, &pki, &c))], &c));
-    assert!(matches!(
-        r.route(&q("004", REF_NUM)).await.answer,
-        BankAnswer::Found(_)
-    ));
+    let (sim, pki, c, s) = kbank_sim().await;
+    let r = Arc::new(only_kbank(&s, &pki, &c));
+    assert!(finds_ref_num(&r).await);
     assert_eq!(sim.tokens_issued(), 1);
     c.advance(time::Duration::seconds(3600));
     let tasks: Vec<_> = (0..50)
@@ -270,9 +264,7 @@ async fn fifty_concurrent_with_an_expired_token_refresh_once() {
 
 #[tokio::test]
 async fn mtls_is_required_and_a_missing_or_foreign_certificate_is_refused() {
-    let (sim, pki) = https_sim().await;
-    let c = clock();
-    let s = spec("kb", &sim);
+    let (sim, pki, c, s) = kbank_sim().await;
     for cert in [
         None,
         Some((&*pki.stranger_cert_pem, &*pki.stranger_key_pem)),
@@ -295,10 +287,8 @@ async fn mtls_is_required_and_a_missing_or_foreign_certificate_is_refused() {
 
 #[tokio::test]
 async fn check_reports_the_certificate() {
-    let (sim, pki) = https_sim().await;
-    let c = clock();
-    let s = spec("kb", &sim);
-    let r = router(vec![(s.clone(), kb(&s, &pki, &c))], &c);
+    let (sim, pki, c, s) = kbank_sim().await;
+    let r = only_kbank(&s, &pki, &c);
     let report = r.check_report().await;
     assert_eq!(report.len(), 1);
     assert_eq!(report[0].result, Ok(()));

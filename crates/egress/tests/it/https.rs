@@ -55,16 +55,21 @@ async fn spawn_tls_server() -> Tls {
     }
 }
 
+/// An egress that may reach loopback and trusts `ca_pem` as an extra root, when given.
+fn loopback_trusting(ca_pem: Option<&str>) -> Egress {
+    Egress::new(EgressConfig {
+        allow_cidrs: vec!["127.0.0.0/8".parse().unwrap(), "::1/128".parse().unwrap()],
+        extra_root_ca_pem: ca_pem.map(|pem| pem.as_bytes().to_vec()),
+        ..EgressConfig::default()
+    })
+    .unwrap()
+}
+
 #[tokio::test]
 async fn https_with_extra_root_ca() {
     let srv = spawn_tls_server().await;
     let url = format!("https://localhost:{}/", srv.addr.port());
-    let eg = Egress::new(EgressConfig {
-        allow_cidrs: vec!["127.0.0.0/8".parse().unwrap(), "::1/128".parse().unwrap()],
-        extra_root_ca_pem: Some(srv.ca_pem.clone().into_bytes()),
-        ..EgressConfig::default()
-    })
-    .unwrap();
+    let eg = loopback_trusting(Some(&srv.ca_pem));
     let got = eg.get_limited(&url, 1024).await.unwrap();
     assert_eq!(got.body, b"secure");
     assert_eq!(got.content_type.as_deref(), Some("text/plain"));
@@ -75,11 +80,7 @@ async fn https_with_extra_root_ca() {
 async fn https_without_extra_ca_is_unreachable() {
     let srv = spawn_tls_server().await;
     let url = format!("https://localhost:{}/", srv.addr.port());
-    let eg = Egress::new(EgressConfig {
-        allow_cidrs: vec!["127.0.0.0/8".parse().unwrap(), "::1/128".parse().unwrap()],
-        ..EgressConfig::default()
-    })
-    .unwrap();
+    let eg = loopback_trusting(None);
     let err = eg.get_limited(&url, 1024).await.unwrap_err();
     assert!(matches!(err, EgressError::Unreachable(_)), "{err:?}");
 }

@@ -5,6 +5,14 @@ use crate::common;
 use common::*;
 use egress::EgressError;
 
+/// Both a fetch and a callback-URL check refuse `url` with `want`, before dialling.
+async fn assert_refused(eg: &egress::Egress, url: &str, want: EgressError) {
+    let fetched = eg.get_limited(url, MB).await.unwrap_err();
+    assert_eq!(fetched, want, "get_limited {url:?}");
+    let checked = eg.check_url(url, false).await.unwrap_err();
+    assert_eq!(checked, want, "check_url {url:?}");
+}
+
 #[tokio::test]
 async fn only_http_and_https() {
     let eg = loopback_egress();
@@ -19,16 +27,7 @@ async fn only_http_and_https() {
         "//example.com/x.png",
         "",
     ] {
-        assert_eq!(
-            eg.get_limited(url, MB).await.unwrap_err(),
-            EgressError::ProtocolNotAllowed,
-            "{url:?}"
-        );
-        assert_eq!(
-            eg.check_url(url, false).await.unwrap_err(),
-            EgressError::ProtocolNotAllowed,
-            "{url:?}"
-        );
+        assert_refused(&eg, url, EgressError::ProtocolNotAllowed).await;
     }
 }
 
@@ -97,16 +96,7 @@ async fn odd_ipv4_spellings_and_special_literals_are_refused() {
         "http://[fd00::1]/",
         "https://[fc00::1]:8443/",
     ] {
-        assert_eq!(
-            eg.get_limited(url, MB).await.unwrap_err(),
-            EgressError::InvalidIpRange,
-            "{url}"
-        );
-        assert_eq!(
-            eg.check_url(url, false).await.unwrap_err(),
-            EgressError::InvalidIpRange,
-            "{url}"
-        );
+        assert_refused(&eg, url, EgressError::InvalidIpRange).await;
     }
 }
 

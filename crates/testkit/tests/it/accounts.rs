@@ -15,6 +15,16 @@ fn shop_account(number: &str) -> Value {
     })
 }
 
+/// An account of the person `ก` (`A`), with `extraVerify` when given.
+fn account(bank: &str, number: &str, kind: &str, extra_verify: Option<&str>) -> Value {
+    let mut v =
+        json!({"bankCode": bank, "bankNumber": number, "nameTh": "ก", "nameEn": "A", "type": kind});
+    if let Some(extra) = extra_verify {
+        v["extraVerify"] = json!(extra);
+    }
+    v
+}
+
 async fn transfer_to(t: &TestApp, to: &str, account: &str, satang: i64) -> String {
     t.transfer_into("004", to, Some(account), satang)
         .await
@@ -22,8 +32,7 @@ async fn transfer_to(t: &TestApp, to: &str, account: &str, satang: i64) -> Strin
 }
 
 both!(bank_account_lifecycle_and_errors, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let (_, other_key) = t.branch(&ten.service_id, "Other", None).await;
     let key = ten.api_key.as_str();
 
@@ -50,32 +59,32 @@ both!(bank_account_lifecycle_and_errors, |b: Backend| async move {
     }
     let cases = [
         (
-            json!({"bankCode": "999", "bankNumber": "1234567890", "nameTh": "ก", "nameEn": "A", "type": "PERSONAL"}),
+            account("999", "1234567890", "PERSONAL", None),
             400,
             "INVALID_BANK_CODE",
         ),
         (
-            json!({"bankCode": "002", "bankNumber": "1234567890", "nameTh": "ก", "nameEn": "A", "type": "PERSONAL"}),
+            account("002", "1234567890", "PERSONAL", None),
             400,
             "INVALID_EXTRA_VERIFY",
         ),
         (
-            json!({"bankCode": "002", "bankNumber": "1234567890", "nameTh": "ก", "nameEn": "A", "type": "PERSONAL", "extraVerify": "MSISDN"}),
+            account("002", "1234567890", "PERSONAL", Some("MSISDN")),
             400,
             "INVALID_EXTRA_VERIFY",
         ),
         (
-            json!({"bankCode": "PROMPTPAY", "bankNumber": "0812345678", "nameTh": "ก", "nameEn": "A", "type": "PERSONAL", "extraVerify": "NATID"}),
+            account("PROMPTPAY", "0812345678", "PERSONAL", Some("NATID")),
             400,
             "VALIDATION_ERROR",
         ),
         (
-            json!({"bankCode": "014", "bankNumber": "12ab", "nameTh": "ก", "nameEn": "A", "type": "PERSONAL"}),
+            account("014", "12ab", "PERSONAL", None),
             400,
             "VALIDATION_ERROR",
         ),
         (
-            json!({"bankCode": "014", "bankNumber": "1234567899", "nameTh": "ก", "nameEn": "A", "type": "COMPANY"}),
+            account("014", "1234567899", "COMPANY", None),
             400,
             "VALIDATION_ERROR",
         ),
@@ -127,10 +136,11 @@ both!(bank_account_lifecycle_and_errors, |b: Backend| async move {
     )
     .await;
 
+    let bbl_path = format!("/v2/bank-accounts/{bbl}");
     let (s, v) = t
         .call(
             "PATCH",
-            &format!("/v2/bank-accounts/{bbl}"),
+            &bbl_path,
             key,
             Some(json!({"extraVerify": "NUMBER"})),
         )
@@ -140,58 +150,45 @@ both!(bank_account_lifecycle_and_errors, |b: Backend| async move {
         (200, Some("NUMBER")),
         "{v}"
     );
-    t.call_err(
-        "PATCH",
-        &format!("/v2/bank-accounts/{bbl}"),
-        key,
-        Some(json!({"extraVerify": "BOGUS"})),
-        400,
-        "INVALID_EXTRA_VERIFY",
-    )
-    .await;
-    let (s, v) = t
-        .call(
-            "PATCH",
-            &format!("/v2/bank-accounts/{bbl}"),
+    let other = other_key.as_str();
+    for (why, caller, extra_verify, status, want) in [
+        (
+            "unknown option",
             key,
-            Some(json!({"extraVerify": null})),
-        )
-        .await;
-    assert_eq!(
-        (s, code(&v)),
-        (400, "INVALID_EXTRA_VERIFY"),
-        "BBL requires one"
-    );
-    t.call_err(
-        "PATCH",
-        &format!("/v2/bank-accounts/{bbl}"),
-        &other_key,
-        Some(json!({"extraVerify": "NAME"})),
-        404,
-        "BANK_ACCOUNT_NOT_FOUND",
-    )
-    .await;
+            json!("BOGUS"),
+            400,
+            "INVALID_EXTRA_VERIFY",
+        ),
+        (
+            "BBL requires one",
+            key,
+            Value::Null,
+            400,
+            "INVALID_EXTRA_VERIFY",
+        ),
+        (
+            "another branch's",
+            other,
+            json!("NAME"),
+            404,
+            "BANK_ACCOUNT_NOT_FOUND",
+        ),
+    ] {
+        let body = json!({ "extraVerify": extra_verify });
+        let (s, v) = t.call("PATCH", &bbl_path, caller, Some(body)).await;
+        assert_eq!((s, code(&v)), (status, want), "{why}: {v}");
+    }
 
-    t.call_err(
-        "DELETE",
-        &format!("/v2/bank-accounts/{id}"),
-        &other_key,
-        None,
-        404,
-        "BANK_ACCOUNT_NOT_FOUND",
-    )
-    .await;
-    t.call_ok("DELETE", &format!("/v2/bank-accounts/{id}"), key, None)
-        .await;
-    t.call_err(
-        "DELETE",
-        &format!("/v2/bank-accounts/{id}"),
-        key,
-        None,
-        404,
-        "BANK_ACCOUNT_NOT_FOUND",
-    )
-    .await;
+    // Delete: not another branch's, then once.
+    let id_path = format!("/v2/bank-accounts/{id}");
+    for (why, caller, status, want) in [
+        ("another branch's", other, 404, "BANK_ACCOUNT_NOT_FOUND"),
+        ("own", key, 200, "<none>"),
+        ("already deleted", key, 404, "BANK_ACCOUNT_NOT_FOUND"),
+    ] {
+        let (s, v) = t.call("DELETE", &id_path, caller, None).await;
+        assert_eq!((s, code(&v)), (status, want), "{why}: {v}");
+    }
     // Deleted: the number is free again.
     let (s, v) = t
         .post("/v2/bank-accounts", key, shop_account("1234567890"))
@@ -201,8 +198,7 @@ both!(bank_account_lifecycle_and_errors, |b: Backend| async move {
 });
 
 both!(match_account_finds_the_receiver, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let key = ten.api_key.as_str();
     let (s, v) = t
         .post("/v2/bank-accounts", key, shop_account("1234567890"))

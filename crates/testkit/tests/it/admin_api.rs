@@ -3,6 +3,8 @@
 use serde_json::{json, Value};
 use testkit::{both, Backend, TestApp};
 
+use crate::common::{admin_create, id_of, new_service};
+
 const TOKEN: &str = "admin-token-0123456789abcdef0123456789";
 
 both!(admin_api_is_off_without_a_token, |b: Backend| async move {
@@ -45,15 +47,7 @@ both!(operator_flow, |b: Backend| async move {
         "name: is required; quota: must be a whole number of at least 0"
     );
 
-    let v = t
-        .call_ok(
-            "POST",
-            "/admin/services",
-            TOKEN,
-            Some(json!({"name": "Shop", "quota": 5})),
-        )
-        .await;
-    let sid = v["data"]["id"].as_str().unwrap().to_string();
+    let sid = new_service(&t, TOKEN).await;
     let (s, v) = t
         .call("PUT", "/admin/plans/pro", TOKEN, Some(json!({"rps": 40})))
         .await;
@@ -84,16 +78,10 @@ both!(operator_flow, |b: Backend| async move {
     )
     .await;
 
-    let v = t
-        .call_ok(
-            "POST",
-            "/admin/branches",
-            TOKEN,
-            Some(json!({"serviceId": sid, "name": "Main", "main": true, "allowIps": ["*"]})),
-        )
-        .await;
-    let bid = v["data"]["id"].as_str().unwrap().to_string();
-    let key = v["data"]["apiKey"].as_str().unwrap().to_string();
+    let main = json!({"serviceId": sid, "name": "Main", "main": true, "allowIps": ["*"]});
+    let branch = admin_create(&t, TOKEN, "/admin/branches", main).await;
+    let bid = id_of(&branch);
+    let key = branch["apiKey"].as_str().unwrap().to_string();
     assert_eq!(t.get("/v2/info", Some(&key)).await.0, 200);
     let v = t
         .call_ok(
@@ -135,15 +123,7 @@ both!(operator_flow, |b: Backend| async move {
     );
     assert_eq!(t.get("/v2/info", Some(&new_key)).await.0, 200);
 
-    let v = t
-        .call_ok(
-            "POST",
-            "/admin/users",
-            TOKEN,
-            Some(json!({"name": "Owner"})),
-        )
-        .await;
-    let uid = v["data"]["id"].as_str().unwrap().to_string();
+    let uid = id_of(&admin_create(&t, TOKEN, "/admin/users", json!({"name": "Owner"})).await);
     t.call(
         "PATCH",
         &format!("/admin/services/{sid}"),
@@ -162,16 +142,10 @@ both!(operator_flow, |b: Backend| async move {
     assert_eq!((s, v["data"]["banned"].as_bool()), (200, Some(true)));
     t.get_err("/v2/info", &new_key, 403, "USER_BANNED").await;
 
-    let v = t
-        .call_ok(
-            "POST",
-            "/admin/partners",
-            TOKEN,
-            Some(json!({"name": "POS", "serviceIds": [sid], "permissions": ["quota:read"]})),
-        )
-        .await;
-    assert_eq!(v["data"]["apiKey"].as_str().unwrap().len(), 64);
-    assert_eq!(v["data"]["secret"].as_str().unwrap().len(), 64);
+    let pos = json!({"name": "POS", "serviceIds": [sid], "permissions": ["quota:read"]});
+    let partner = admin_create(&t, TOKEN, "/admin/partners", pos).await;
+    assert_eq!(partner["apiKey"].as_str().unwrap().len(), 64);
+    assert_eq!(partner["secret"].as_str().unwrap().len(), 64);
     let (s, v) = t
         .call("GET", &format!("/admin/branches/{bid}/audit"), TOKEN, None)
         .await;

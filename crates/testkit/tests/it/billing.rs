@@ -102,8 +102,7 @@ async fn renewals(t: &TestApp, ten: &Tenant) -> usize {
 both!(
     expiry_and_cycles_follow_the_clock,
     |b: Backend| async move {
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         // Three verifications per cycle, for 60 days, 100 baht.
         package(&t, "Trial", 3, 60, 100).await;
         let off = AutoRenew::default();
@@ -341,9 +340,7 @@ async fn billing_endpoint() -> (BillingEndpoint, String) {
     let app = axum::Router::new()
         .route("/renew", axum::routing::post(billing_answer))
         .with_state(e.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let addr = testkit::serve_on_loopback(app).await;
     (e, format!("http://{addr}/renew"))
 }
 

@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 use testkit::{both, Backend, TestApp};
 
-use crate::common::code;
+use crate::common::{code, new_service};
 
 const TOKEN: &str = "billing-admin-token-0123456789abcdef0123";
 
@@ -16,31 +16,25 @@ async fn spawn(b: Backend) -> TestApp {
     TestApp::spawn_with(b, |s| s.set_admin_token(TOKEN)).await
 }
 
-async fn new_service(t: &TestApp) -> String {
-    let v = t
-        .call_ok(
-            "POST",
-            "/admin/services",
-            TOKEN,
-            Some(json!({"name": "Shop", "quota": 5})),
-        )
-        .await;
-    v["data"]["id"].as_str().unwrap().to_string()
+/// Creates or changes the package `name` (`PUT /admin/packages/{name}`); returns the answer.
+async fn set_package(t: &TestApp, name: &str, terms: Value) -> Value {
+    let path = format!("/admin/packages/{name}");
+    t.call_ok("PUT", &path, TOKEN, Some(terms)).await
+}
+
+/// The service as the admin API shows it (an empty patch changes nothing).
+async fn service_view(t: &TestApp, sid: &str) -> Value {
+    let path = format!("/admin/services/{sid}");
+    let (_, v) = t.call("PATCH", &path, TOKEN, Some(json!({}))).await;
+    v
 }
 
 both!(packages_subscription_and_credit, |b: Backend| async move {
     let t = spawn(b).await;
-    let sid = new_service(&t).await;
+    let sid = new_service(&t, TOKEN).await;
 
     // A fresh service: no package, no credit, no auto-renew.
-    let (_, v) = t
-        .call(
-            "PATCH",
-            &format!("/admin/services/{sid}"),
-            TOKEN,
-            Some(json!({})),
-        )
-        .await;
+    let v = service_view(&t, &sid).await;
     assert_eq!(v["data"]["package"], Value::Null, "{v}");
     assert_eq!(v["data"]["subscribedAt"], Value::Null);
     assert_eq!(v["data"]["credit"].as_f64(), Some(0.0));
@@ -64,26 +58,22 @@ both!(packages_subscription_and_credit, |b: Backend| async move {
     assert!(m.contains("durationDays: is required"), "{m}");
     assert!(m.contains("quota:"), "{m}");
     assert!(m.contains("price:"), "{m}");
-    let v = t
-        .call_ok(
-            "PUT",
-            "/admin/packages/basic",
-            TOKEN,
-            Some(json!({"quota": 100, "durationDays": 30, "price": 990})),
-        )
-        .await;
+    let v = set_package(
+        &t,
+        "basic",
+        json!({"quota": 100, "durationDays": 30, "price": 990}),
+    )
+    .await;
     let pid = v["data"]["id"].as_str().unwrap().to_string();
     assert_eq!(v["data"]["name"], "basic");
     assert_eq!(v["data"]["durationDays"], 30);
     assert_eq!(v["data"]["price"].as_f64(), Some(990.0));
-    let v = t
-        .call_ok(
-            "PUT",
-            "/admin/packages/basic",
-            TOKEN,
-            Some(json!({"quota": 200, "durationDays": 30, "price": 1290.50})),
-        )
-        .await;
+    let v = set_package(
+        &t,
+        "basic",
+        json!({"quota": 200, "durationDays": 30, "price": 1290.50}),
+    )
+    .await;
     assert_eq!(v["data"]["id"], pid.as_str(), "same package, new terms");
     let v = t.call_ok("GET", "/admin/packages", TOKEN, None).await;
     let list = v["data"].as_array().unwrap();
@@ -95,55 +85,36 @@ both!(packages_subscription_and_credit, |b: Backend| async move {
 
     // Subscribe: unknown package and bad autoRenew are refused; then a period starts.
     let sub = format!("/admin/services/{sid}/subscription");
-    let v = t
-        .call_err(
-            "POST",
-            &sub,
-            TOKEN,
-            Some(json!({"package": "nope"})),
-            404,
-            "NOT_FOUND",
-        )
-        .await;
-    assert!(message(&v).starts_with("package:"), "{v}");
-    let v = t
-        .call_err(
-            "POST",
-            &sub,
-            TOKEN,
-            Some(json!({"package": "basic", "autoRenew": "yes"})),
+    for (body, status, want, field) in [
+        (json!({"package": "nope"}), 404, "NOT_FOUND", "package:"),
+        (
+            json!({"package": "basic", "autoRenew": "yes"}),
             400,
             "VALIDATION_ERROR",
-        )
-        .await;
-    assert!(message(&v).starts_with("autoRenew:"), "{v}");
-    let (s, v) = t
-        .call(
-            "POST",
-            &sub,
-            TOKEN,
-            Some(json!({"package": "basic", "autoRenew": {"onExpiry": 1}})),
-        )
-        .await;
-    assert_eq!(
-        (s, message(&v)),
-        (400, "autoRenew.onExpiry: must be a boolean"),
-        "{v}"
-    );
-    let (s, v) = t.call("POST", &sub, TOKEN, Some(json!({}))).await;
-    assert_eq!((s, message(&v)), (400, "package: is required"), "{v}");
-    // Paying from an empty credit is refused.
-    let v = t
-        .call_err(
-            "POST",
-            &sub,
-            TOKEN,
-            Some(json!({"package": "basic", "payFromCredit": true})),
+            "autoRenew:",
+        ),
+        // Paying from an empty credit is refused.
+        (
+            json!({"package": "basic", "payFromCredit": true}),
             400,
             "VALIDATION_ERROR",
-        )
-        .await;
-    assert!(message(&v).starts_with("credit:"), "{v}");
+            "credit:",
+        ),
+    ] {
+        let (s, v) = t.call("POST", &sub, TOKEN, Some(body.clone())).await;
+        assert_eq!((s, code(&v)), (status, want), "{body}: {v}");
+        assert!(message(&v).starts_with(field), "{body}: {v}");
+    }
+    for (body, want) in [
+        (
+            json!({"package": "basic", "autoRenew": {"onExpiry": 1}}),
+            "autoRenew.onExpiry: must be a boolean",
+        ),
+        (json!({}), "package: is required"),
+    ] {
+        let (s, v) = t.call("POST", &sub, TOKEN, Some(body.clone())).await;
+        assert_eq!((s, message(&v)), (400, want), "{body}: {v}");
+    }
     let v = t
         .call_ok(
             "POST",
@@ -183,31 +154,26 @@ both!(packages_subscription_and_credit, |b: Backend| async move {
     assert_eq!(entries[0]["balanceAfter"].as_f64(), Some(500.0));
     assert_eq!(entries[0]["kind"], "topup");
 
-    // Bad movements: a negative top-up, an unknown kind, too many decimals, no amount.
+    // Bad movements: a negative top-up, an unknown kind, too many decimals, no amount, an
+    // adjustment below zero.
     for (body, field) in [
         (json!({"amount": -5}), "amount:"),
         (json!({"amount": 5, "kind": "renewal"}), "kind:"),
         (json!({"amount": 1.005}), "amount:"),
         (json!({"amount": "5"}), "amount:"),
         (json!({}), "amount: is required"),
+        // An adjustment below zero.
+        (
+            json!({"amount": -500.01, "kind": "adjustment", "note": "too much"}),
+            "amount:",
+        ),
     ] {
         let (s, v) = t.call("POST", &credit, TOKEN, Some(body.clone())).await;
         assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"), "{body}: {v}");
         assert!(message(&v).starts_with(field), "{body}: {v}");
     }
 
-    // An adjustment below zero is refused and nothing moves; one within the balance goes.
-    let v = t
-        .call_err(
-            "POST",
-            &credit,
-            TOKEN,
-            Some(json!({"amount": -500.01, "kind": "adjustment", "note": "too much"})),
-            400,
-            "VALIDATION_ERROR",
-        )
-        .await;
-    assert!(message(&v).starts_with("amount:"), "{v}");
+    // Nothing moved; an adjustment within the balance goes.
     let (_, v) = t.call("GET", &credit, TOKEN, None).await;
     assert_eq!(v["data"]["balance"].as_f64(), Some(500.0));
     assert_eq!(v["data"]["entries"].as_array().unwrap().len(), 1);
@@ -263,25 +229,17 @@ both!(packages_subscription_and_credit, |b: Backend| async move {
         v["data"]["autoRenew"],
         json!({"onExpiry": false, "onQuota": true})
     );
-    let (_, v) = t
-        .call(
-            "PATCH",
-            &format!("/admin/services/{sid}"),
-            TOKEN,
-            Some(json!({})),
-        )
-        .await;
+    let v = service_view(&t, &sid).await;
     assert_eq!(
         v["data"]["autoRenew"],
         json!({"onExpiry": false, "onQuota": true})
     );
 
     // Paid from credit now that there is enough: the price is drawn.
-    t.call_ok(
-        "PUT",
-        "/admin/packages/small",
-        TOKEN,
-        Some(json!({"quota": 10, "durationDays": 7, "price": 99.75})),
+    set_package(
+        &t,
+        "small",
+        json!({"quota": 10, "durationDays": 7, "price": 99.75}),
     )
     .await;
     let v = t
@@ -322,12 +280,11 @@ both!(
     unknown_services_and_missing_token,
     |b: Backend| async move {
         let t = spawn(b).await;
-        let sid = new_service(&t).await;
-        t.call_ok(
-            "PUT",
-            "/admin/packages/basic",
-            TOKEN,
-            Some(json!({"quota": 1, "durationDays": 1, "price": 1})),
+        let sid = new_service(&t, TOKEN).await;
+        set_package(
+            &t,
+            "basic",
+            json!({"quota": 1, "durationDays": 1, "price": 1}),
         )
         .await;
 
@@ -421,61 +378,56 @@ fn served_keys(v: &Value) -> std::collections::BTreeSet<String> {
 async fn answers_have_the_documented_keys() {
     let t = spawn(Backend::Sqlite).await;
     let (_, doc) = t.get("/openapi.json", None).await;
-    let sid = new_service(&t).await;
-    let (_, p) = t
-        .call(
+    let sid = new_service(&t, TOKEN).await;
+    let service = format!("/admin/services/{sid}");
+    let package = json!({"quota": 1, "durationDays": 1, "price": 1});
+    let subscribe = json!({"package": "basic", "autoRenew": true});
+    // In order: the subscription needs the package, the audit entry the subscription.
+    for (method, path, body, parts) in [
+        (
             "PUT",
-            "/admin/packages/basic",
-            TOKEN,
-            Some(json!({"quota": 1, "durationDays": 1, "price": 1})),
-        )
-        .await;
-    assert_eq!(
-        served_keys(&p["data"]),
-        documented_keys(&doc, "PackageView")
-    );
-    let (_, s) = t
-        .call(
+            "/admin/packages/basic".to_string(),
+            Some(package),
+            &[("/data", "PackageView")][..],
+        ),
+        (
             "POST",
-            &format!("/admin/services/{sid}/subscription"),
-            TOKEN,
-            Some(json!({"package": "basic", "autoRenew": true})),
-        )
-        .await;
-    assert_eq!(
-        served_keys(&s["data"]),
-        documented_keys(&doc, "ServiceView")
-    );
-    assert_eq!(
-        served_keys(&s["data"]["autoRenew"]),
-        documented_keys(&doc, "AutoRenewView")
-    );
-    let (_, e) = t
-        .call(
+            format!("{service}/subscription"),
+            Some(subscribe),
+            &[
+                ("/data", "ServiceView"),
+                ("/data/autoRenew", "AutoRenewView"),
+            ],
+        ),
+        (
             "POST",
-            &format!("/admin/services/{sid}/credit"),
-            TOKEN,
+            format!("{service}/credit"),
             Some(json!({"amount": 1})),
-        )
-        .await;
-    assert_eq!(
-        served_keys(&e["data"]),
-        documented_keys(&doc, "LedgerEntryView")
-    );
-    let (_, h) = t
-        .call("GET", &format!("/admin/services/{sid}/credit"), TOKEN, None)
-        .await;
-    assert_eq!(
-        served_keys(&h["data"]),
-        documented_keys(&doc, "CreditHistory")
-    );
-    let (_, a) = t
-        .call("GET", &format!("/admin/services/{sid}/audit"), TOKEN, None)
-        .await;
-    assert_eq!(
-        served_keys(&a["data"][0]),
-        documented_keys(&doc, "AuditEntry")
-    );
+            &[("/data", "LedgerEntryView")],
+        ),
+        (
+            "GET",
+            format!("{service}/credit"),
+            None,
+            &[("/data", "CreditHistory")],
+        ),
+        (
+            "GET",
+            format!("{service}/audit"),
+            None,
+            &[("/data/0", "AuditEntry")],
+        ),
+    ] {
+        let (_, v) = t.call(method, &path, TOKEN, body).await;
+        for (part, schema) in parts {
+            let served = v.pointer(part).unwrap_or(&Value::Null);
+            assert_eq!(
+                served_keys(served),
+                documented_keys(&doc, schema),
+                "{method} {path} {part}"
+            );
+        }
+    }
     // Every new operation is documented with the admin token.
     for (path, method) in [
         ("/admin/packages", "get"),

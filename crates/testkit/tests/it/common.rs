@@ -1,7 +1,8 @@
 //! Helpers the test modules share: reading a v2 error code, slip images, and the independent
 //! partner-request signer.
 
-use serde_json::Value;
+use serde_json::{json, Value};
+use testkit::TestApp;
 
 /// A v2 error's code (`<none>` when the body has none).
 pub fn code(v: &Value) -> &str {
@@ -70,4 +71,22 @@ pub fn assert_error(s: u16, v: &Value, status: u16, error_code: &str, part: &str
     assert_eq!((s, code(v)), (status, error_code), "{v}");
     let message = v["error"]["message"].as_str().unwrap();
     assert!(message.contains(part), "{v}");
+}
+
+/// Creates a record through the admin API (`POST` to a collection such as `/admin/branches`)
+/// with `token`, asserting a 200; returns the created record (`data`).
+pub async fn admin_create(t: &TestApp, token: &str, collection: &str, body: Value) -> Value {
+    let v = t.call_ok("POST", collection, token, Some(body)).await;
+    v["data"].clone()
+}
+
+/// A record's `id`.
+pub fn id_of(record: &Value) -> String {
+    record["id"].as_str().expect("an id").to_string()
+}
+
+/// Creates the service `Shop` (quota 5) through the admin API with `token`; returns its id.
+pub async fn new_service(t: &TestApp, token: &str) -> String {
+    let shop = json!({"name": "Shop", "quota": 5});
+    id_of(&admin_create(t, token, "/admin/services", shop).await)
 }

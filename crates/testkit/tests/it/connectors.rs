@@ -42,6 +42,18 @@ async fn sim() -> Sim {
     .expect("simulator")
 }
 
+/// `config` with the simulator as the one connector, `sim`, of every route.
+fn only_sim(s: &Sim) -> String {
+    config(&[("sim", &s.base_url(), "sim-key")], &["sim"])
+}
+
+/// A simulator and a node that asks it for every slip.
+async fn behind_sim(b: Backend) -> (Sim, TestApp) {
+    let s = sim().await;
+    let t = TestApp::spawn_with_config(b, &only_sim(&s)).await;
+    (s, t)
+}
+
 /// The simulator's first bank slip (KBank → SCB, 1,500.50 baht).
 fn sim_payload() -> String {
     slip_qr::encode_bank_slip("004", "013071152533APM07736")
@@ -54,6 +66,12 @@ async fn verify(t: &TestApp, key: &str, payload: &str) -> (u16, Value) {
         json!({"payload": payload, "checkDuplicate": true}),
     )
     .await
+}
+
+/// The connector `name` in `GET /admin/connectors`'s list.
+fn named<'a>(status: &'a Value, name: &str) -> &'a Value {
+    let list = status.as_array().expect("a list of connectors");
+    list.iter().find(|c| c["name"] == name).expect(name)
 }
 
 async fn admin_connectors(t: &TestApp) -> Value {
@@ -146,10 +164,7 @@ async fn a_slipverify_is_the_easyslip_upstream_of_another() {
 both!(
     bad_qrs_and_repeats_never_reach_a_connector,
     |b: Backend| async move {
-        let s = sim().await;
-        let t =
-            TestApp::spawn_with_config(b, &config(&[("sim", &s.base_url(), "sim-key")], &["sim"]))
-                .await;
+        let (s, t) = behind_sim(b).await;
         let ten = t.tenant(100).await;
         let good = sim_payload();
         let mut bad_crc = good.clone();
@@ -198,12 +213,7 @@ async fn the_next_connector_answers_when_one_is_down_and_operators_see_it() {
         .unwrap();
     assert_eq!(rec.source.as_deref(), Some("second"));
     let status = admin_connectors(&t).await;
-    let first = status
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "first")
-        .unwrap();
+    let first = named(&status, "first");
     assert_eq!(first["kind"], "easyslip");
     assert_eq!(first["calls"], 1);
     assert_eq!(first["failures"], 1);
@@ -224,12 +234,7 @@ async fn the_next_connector_answers_when_one_is_down_and_operators_see_it() {
     let calls = down.calls(Route::Bank);
     assert_eq!(calls, 2);
     let status = admin_connectors(&t).await;
-    let first = status
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "first")
-        .unwrap();
+    let first = named(&status, "first");
     assert_eq!(first["state"], "open", "{first}");
 
     // Everything down: API_SERVER_ERROR, nothing charged.
@@ -254,12 +259,9 @@ both!(
         let s = sim().await;
         s.set(Fault::Status(503));
         let eg = rx.egress();
-        let t = TestApp::spawn_with_config_and(
-            b,
-            &config(&[("sim", &s.base_url(), "sim-key")], &["sim"]),
-            move |a| a.services.set_egress(eg),
-        )
-        .await;
+        let t =
+            TestApp::spawn_with_config_and(b, &only_sim(&s), move |a| a.services.set_egress(eg))
+                .await;
         let ten = t.tenant(100).await;
         let (st, v) = t
             .post(
@@ -290,7 +292,7 @@ both!(
     two_nodes_behind_one_connector_decide_duplicates_in_the_database,
     |b: Backend| async move {
         let s = sim().await;
-        let cfg = config(&[("sim", &s.base_url(), "sim-key")], &["sim"]);
+        let cfg = only_sim(&s);
         let n1 = TestApp::spawn_with_config(b, &cfg).await;
         let n2 = n1.another_node_with_config(&cfg).await;
         let ten = n1.tenant(1_000).await;
@@ -316,23 +318,9 @@ both!(
 both!(
     a_test_branch_stays_on_the_ledger_beside_a_routed_production_branch,
     |b: Backend| async move {
-        let s = sim().await;
-        let t =
-            TestApp::spawn_with_config(b, &config(&[("sim", &s.base_url(), "sim-key")], &["sim"]))
-                .await;
+        let (s, t) = behind_sim(b).await;
         let prod = t.tenant(100).await;
-        let (test_branch, test_key) = t.branch(&prod.service_id, "Dev", None).await;
-        t.app
-            .services
-            .update_branch(
-                &test_branch,
-                &services::admin::BranchUpdate {
-                    sandbox: Some(true),
-                    ..Default::default()
-                },
-            )
-            .await
-            .unwrap();
+        let (_, test_key) = t.test_branch(&prod.service_id, None).await;
         // A sandbox-ledger transfer: the test branch confirms it without asking the simulator.
         let tr = t.transfer("004", "014", 1_000).await;
         let (st, v) = verify(&t, &test_key, &tr.payload).await;

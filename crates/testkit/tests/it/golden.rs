@@ -6,7 +6,6 @@ use domain::clock::format_bangkok;
 use domain::model::{Party, Transfer, WalletTransfer};
 use domain::Satang;
 use serde_json::{json, Value};
-use testkit::receiver::Receiver;
 use testkit::{both, Backend, TestApp};
 
 fn keys(v: &Value) -> Vec<&str> {
@@ -81,8 +80,7 @@ fn take_verified_at(v: &mut Value) -> String {
 }
 
 both!(v1_success_and_bank_duplicate, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let key = ten.api_key.as_str();
     let tr = t.transfer("004", "014", 15050).await;
     let body = json!({"payload": tr.payload, "checkDuplicate": true});
@@ -111,8 +109,7 @@ both!(v1_success_and_bank_duplicate, |b: Backend| async move {
 });
 
 both!(v1_truewallet_duplicate, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let key = ten.api_key.as_str();
     let w = wallet_transfer(&t, 5025).await;
     let body = json!({"payload": w.payload, "checkDuplicate": true});
@@ -138,8 +135,7 @@ both!(
     |b: Backend| async move {
         use domain::clock::Clock;
         use store::{Store, VerificationRecord};
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let tr = t.transfer("004", "014", 15050).await;
         let verified = t.clock.now();
         t.app
@@ -181,46 +177,36 @@ both!(
     }
 );
 
+/// What the store kept of a service's verification of this slip.
+async fn stored(
+    t: &TestApp,
+    service: &domain::ServiceId,
+    bank: &str,
+    reference: &str,
+) -> store::VerificationRecord {
+    use store::Store;
+    let rec = t.app.store.get_verification(service, bank, reference).await;
+    rec.unwrap().expect("a stored verification")
+}
+
 // The record a verification leaves carries the transfer and its source (what the next piece
 // of work answers repeats from).
 both!(
     the_verification_keeps_the_transfer,
     |b: Backend| async move {
         use domain::model::VerifiedTransfer;
-        use store::Store;
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let tr = t.transfer("004", "014", 15050).await;
-        t.post_ok(
-            "/v2/verify/bank",
-            &ten.api_key,
-            json!({"payload": tr.payload}),
-        )
-        .await;
-        let rec = t
-            .app
-            .store
-            .get_verification(&ten.service_id, "004", &tr.trans_ref)
-            .await
-            .unwrap()
-            .unwrap();
+        let body = json!({"payload": tr.payload});
+        t.post_ok("/v2/verify/bank", &ten.api_key, body).await;
+        let rec = stored(&t, &ten.service_id, "004", &tr.trans_ref).await;
         assert_eq!(rec.transfer, Some(VerifiedTransfer::Bank(Box::new(tr))));
         assert_eq!(rec.source.as_deref(), Some("sandbox"));
 
         let w = wallet_transfer(&t, 100).await;
-        t.post_ok(
-            "/v2/verify/truewallet",
-            &ten.api_key,
-            json!({"payload": w.payload}),
-        )
-        .await;
-        let rec = t
-            .app
-            .store
-            .get_verification(&ten.service_id, "TRUEMONEY", &w.transaction_id)
-            .await
-            .unwrap()
-            .unwrap();
+        let body = json!({"payload": w.payload});
+        t.post_ok("/v2/verify/truewallet", &ten.api_key, body).await;
+        let rec = stored(&t, &ten.service_id, "TRUEMONEY", &w.transaction_id).await;
         assert_eq!(rec.transfer, Some(VerifiedTransfer::Wallet(Box::new(w))));
         // The source is the name of the connector that answered (the built-in one: `sandbox`).
         assert_eq!(rec.source.as_deref(), Some("sandbox"));
@@ -229,8 +215,7 @@ both!(
 );
 
 both!(v2_optional_fields, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let key = ten.api_key.as_str();
     let tr = t.transfer("004", "014", 15050).await;
     let v = t
@@ -302,9 +287,7 @@ both!(v2_optional_fields, |b: Backend| async move {
 both!(
     webhook_and_polled_job_without_match_amount,
     |b: Backend| async move {
-        let rx = Receiver::spawn().await;
-        let eg = rx.egress();
-        let t = TestApp::spawn_with(b, move |s| s.set_egress(eg)).await;
+        let (rx, t) = TestApp::with_receiver(b).await;
         let ten = t.tenant(100).await;
         let tr = t.transfer("004", "014", 15050).await;
         let (s, v) = t
@@ -337,8 +320,7 @@ both!(
 both!(info_and_me, |b: Backend| async move {
     use domain::billing::CreditKind;
     use services::subscriptions::NewPackage;
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let key = ten.api_key.as_str();
     let (_, v) = t.get("/v2/info", Some(key)).await;
     assert_eq!(v["data"]["account"], json!({"email": null, "credit": 0.0}));

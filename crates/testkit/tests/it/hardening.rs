@@ -29,72 +29,85 @@ both!(
         let ten = t.tenant(100).await;
         let key = ten.api_key.as_str();
 
-        // Admin: body fields, nested fields, path ids.
-        let (s, v) = t
-            .call(
+        let ve = Some("VALIDATION_ERROR");
+        let account = json!({"bankCode": "004", "bankNumber": "1234567890", "nameTh": "ก\u{0}", "type": "SAVINGS"});
+        for (method, path, auth, body, field, want_code) in [
+            // Admin: body fields, nested fields, path ids.
+            (
                 "POST",
                 "/admin/services",
                 TOKEN,
                 Some(json!({"name": "x\u{0}"})),
-            )
-            .await;
-        assert_eq!(code(&v), "VALIDATION_ERROR");
-        refused_naming(s, &v, "name");
-        let (s, v) = t
-            .call(
+                "name",
+                ve,
+            ),
+            (
                 "PATCH",
                 "/admin/services/x%00",
                 TOKEN,
                 Some(json!({"name": "y"})),
-            )
-            .await;
-        refused_naming(s, &v, "id");
-        let (s, v) = t
-            .call("PUT", "/admin/plans/p%00", TOKEN, Some(json!({"rps": 5})))
-            .await;
-        refused_naming(s, &v, "name");
-        let (s, v) = t
-            .call(
+                "id",
+                None,
+            ),
+            (
+                "PUT",
+                "/admin/plans/p%00",
+                TOKEN,
+                Some(json!({"rps": 5})),
+                "name",
+                None,
+            ),
+            (
                 "POST",
                 "/admin/branches",
                 TOKEN,
                 Some(
                     json!({"serviceId": ten.service_id, "name": "b", "allowIps": ["1.2.3.4\u{0}"]}),
                 ),
-            )
-            .await;
-        refused_naming(s, &v, "allowIps[0]");
-
-        // v2: verify, async, bank accounts (body and path), job polling.
-        let (s, v) = t
-            .post(
+                "allowIps[0]",
+                None,
+            ),
+            // v2: verify, async, bank accounts (body and path), job polling.
+            (
+                "POST",
                 "/v2/verify/bank",
                 key,
-                json!({"payload": "0041000600000101030040220", "remark": "r\u{0}"}),
-            )
-            .await;
-        assert_eq!(code(&v), "VALIDATION_ERROR");
-        refused_naming(s, &v, "remark");
-        let (s, v) = t
-            .post(
+                Some(json!({"payload": "0041000600000101030040220", "remark": "r\u{0}"})),
+                "remark",
+                ve,
+            ),
+            (
+                "POST",
                 "/v2/verify/bank/async",
                 key,
-                json!({"payload": "p", "callbackUrl": "https://example.com/\u{0}"}),
-            )
-            .await;
-        refused_naming(s, &v, "callbackUrl");
-        let (s, v) = t
-        .post(
-            "/v2/bank-accounts",
-            key,
-            json!({"bankCode": "004", "bankNumber": "1234567890", "nameTh": "ก\u{0}", "type": "SAVINGS"}),
-        )
-        .await;
-        refused_naming(s, &v, "nameTh");
-        let (s, v) = t.get("/v2/bank-accounts/a%00", Some(key)).await;
-        refused_naming(s, &v, "id");
-        let (s, v) = t.get("/v2/verify/bank/jobs/j%00", Some(key)).await;
-        refused_naming(s, &v, "job_id");
+                Some(json!({"payload": "p", "callbackUrl": "https://example.com/\u{0}"})),
+                "callbackUrl",
+                None,
+            ),
+            (
+                "POST",
+                "/v2/bank-accounts",
+                key,
+                Some(account),
+                "nameTh",
+                None,
+            ),
+            ("GET", "/v2/bank-accounts/a%00", key, None, "id", None),
+            (
+                "GET",
+                "/v2/verify/bank/jobs/j%00",
+                key,
+                None,
+                "job_id",
+                None,
+            ),
+        ] {
+            let (s, v) = t.call(method, path, auth, body).await;
+            if let Some(want) = want_code {
+                assert_eq!(code(&v), want, "{method} {path}");
+            }
+            refused_naming(s, &v, field);
+        }
         // Multipart text fields too.
         let form = reqwest::multipart::Form::new()
             .text("payload", "0041000600000101030040220")
@@ -122,8 +135,7 @@ both!(
 // A proxy that appends its own `X-Forwarded-For` line: both lines are one list, so the client
 // cannot choose its address by sending a line of its own.
 both!(forwarded_for_lines_are_one_list, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let only = BranchUpdate {
         allow_ips: Some(vec!["203.0.113.7".into()]),
         ..Default::default()

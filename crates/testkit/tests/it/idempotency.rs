@@ -5,7 +5,6 @@
 
 use serde_json::{json, Value};
 use std::sync::Arc;
-use testkit::receiver::Receiver;
 use testkit::{both, Backend, TestApp};
 
 use crate::common::{code, v1_code};
@@ -25,6 +24,38 @@ async fn post_keyed(
     body: &Value,
 ) -> (u16, bool, Value) {
     read(keyed(t, path, api_key, idem).json(body)).await
+}
+
+/// Sends one request twice under one `Idempotency-Key` (`send` builds and sends it): the
+/// first answer has `status` and is not replayed, the second is that same answer replayed.
+/// Returns it.
+async fn answered_then_replayed<F, Fut>(what: &str, status: u16, send: F) -> Value
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = (u16, bool, Value)>,
+{
+    let (s, replayed, first) = send().await;
+    assert_eq!((s, replayed), (status, false), "{what} first: {first}");
+    let (s, replayed, again) = send().await;
+    assert_eq!(
+        (s, replayed, &again),
+        (status, true, &first),
+        "{what} again"
+    );
+    first
+}
+
+/// `answered_then_replayed` for a JSON body.
+async fn keyed_twice(
+    t: &TestApp,
+    path: &str,
+    api_key: &str,
+    idem: &str,
+    body: &Value,
+    status: u16,
+) -> Value {
+    let send = || post_keyed(t, path, api_key, idem, body);
+    answered_then_replayed(path, status, send).await
 }
 
 /// Sends the request; status, replayed?, body.
@@ -51,8 +82,7 @@ async fn post_image(
 both!(
     one_charge_and_the_stored_answer_per_key,
     |b: Backend| async move {
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let key = ten.api_key.as_str();
         let tr = t.transfer("004", "014", 15050).await;
         let body = json!({"payload": tr.payload, "checkDuplicate": true, "remark": "r"});
@@ -133,17 +163,12 @@ both!(
 both!(
     the_parsed_request_is_compared_not_the_bytes,
     |b: Backend| async move {
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let key = ten.api_key.as_str();
         let tr = t.transfer("004", "014", 20000).await;
         let png = server::slip_image::png_bytes(&tr.payload, "004").unwrap();
-        let (s, replayed, first) =
-            post_image(&t, "/v2/verify/bank", key, "img", "image", &png).await;
-        assert_eq!((s, replayed), (200, false), "{first}");
-        let (s, replayed, again) =
-            post_image(&t, "/v2/verify/bank", key, "img", "image", &png).await;
-        assert_eq!((s, replayed, &again), (200, true, &first));
+        let send = || post_image(&t, "/v2/verify/bank", key, "img", "image", &png);
+        let first = answered_then_replayed("v2 upload", 200, send).await;
         use base64::Engine;
         let b64 = base64::engine::general_purpose::STANDARD.encode(&png);
         let (s, replayed, as_json) =
@@ -155,11 +180,8 @@ both!(
         let (s, _, v) = post_image(&t, "/v2/verify/bank", key, "img", "image", &png2).await;
         assert_eq!((s, code(&v)), (422, "IDEMPOTENCY_KEY_REUSED"));
         // v1's multipart form, the same way.
-        let (s, replayed, v1) = post_image(&t, "/api/v1/verify", key, "v1-img", "file", &png).await;
-        assert_eq!((s, replayed), (200, false), "{v1}");
-        let (s, replayed, v1b) =
-            post_image(&t, "/api/v1/verify", key, "v1-img", "file", &png).await;
-        assert_eq!((s, replayed, &v1b), (200, true, &v1));
+        let send = || post_image(&t, "/api/v1/verify", key, "v1-img", "file", &png);
+        answered_then_replayed("v1 upload", 200, send).await;
         assert_eq!(t.used(key).await, 2, "one charge per key");
         t.stop().await;
     }
@@ -243,21 +265,12 @@ both!(
 both!(
     async_and_batch_answer_the_same_jobs,
     |b: Backend| async move {
-        let rx = Receiver::spawn().await;
-        let eg = rx.egress();
-        let t = TestApp::spawn_with_app(b, move |a| {
-            a.services.set_egress(eg);
-            a.worker.concurrency = 0;
-        })
-        .await;
+        let (rx, t) = TestApp::http_only_with_receiver(b).await;
         let ten = t.tenant(100).await;
         let key = ten.api_key.as_str();
         let tr = t.transfer("004", "014", 15050).await;
         let one = json!({"payload": tr.payload, "callbackUrl": rx.url("h")});
-        let (s, replayed, first) = post_keyed(&t, "/v2/verify/bank/async", key, "a-1", &one).await;
-        assert_eq!((s, replayed), (202, false), "{first}");
-        let (s, replayed, again) = post_keyed(&t, "/v2/verify/bank/async", key, "a-1", &one).await;
-        assert_eq!((s, replayed, &again), (202, true, &first));
+        keyed_twice(&t, "/v2/verify/bank/async", key, "a-1", &one, 202).await;
         let batch = json!({"slips": [{"payload": tr.payload}, {"payload": tr.payload}], "callbackUrl": rx.url("h")});
         let (s, _, b1) = post_keyed(&t, "/v2/verify/bank/batch", key, "b-1", &batch).await;
         assert_eq!(s, 202, "{b1}");
@@ -278,29 +291,19 @@ both!(
 both!(
     truewallet_and_v1_take_the_key_too,
     |b: Backend| async move {
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let key = ten.api_key.as_str();
         let w = t
             .wallet_transfer(5025, None, None, Some("0812345678"))
             .await;
         let body = json!({"payload": w.payload, "checkDuplicate": true});
-        let (s, replayed, first) = post_keyed(&t, "/v2/verify/truewallet", key, "w-1", &body).await;
-        assert_eq!((s, replayed), (200, false), "{first}");
-        let (s, replayed, again) = post_keyed(&t, "/v2/verify/truewallet", key, "w-1", &body).await;
-        assert_eq!((s, replayed, &again), (200, true, &first));
+        keyed_twice(&t, "/v2/verify/truewallet", key, "w-1", &body, 200).await;
         assert_eq!(t.used(key).await, 1);
 
         let tr = t.transfer("004", "014", 15050).await;
         let body = json!({"payload": tr.payload, "checkDuplicate": true});
-        let (s, replayed, first) = post_keyed(&t, "/api/v1/verify", key, "v1-1", &body).await;
-        assert_eq!((s, replayed), (200, false), "{first}");
-        let (s, replayed, again) = post_keyed(&t, "/api/v1/verify", key, "v1-1", &body).await;
-        assert_eq!(
-            (s, replayed, &again),
-            (200, true, &first),
-            "not duplicate_slip"
-        );
+        // The second answer is the replay, not v1's duplicate_slip.
+        keyed_twice(&t, "/api/v1/verify", key, "v1-1", &body, 200).await;
         assert_eq!(t.used(key).await, 2);
         t.stop().await;
     }

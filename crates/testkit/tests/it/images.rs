@@ -134,8 +134,7 @@ both!(image_errors_use_no_quota, |b: Backend| async move {
 
 both!(urls_need_the_allow_list, |b: Backend| async move {
     // The production default: loopback is refused even though the server is right there.
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let host = testkit::image_host(blank_png()).await;
     let (s, v) = by_url(&t, &ten.api_key, format!("{host}/slip.png")).await;
     assert_eq!((s, code(&v)), (400, "URL_INVALID_IP_RANGE"));

@@ -11,20 +11,10 @@ use testkit::{both, Backend, TestApp};
 
 use crate::common::{assert_validation, code};
 
-async fn app(b: Backend, rx: &Receiver) -> TestApp {
+/// Another node on `t`'s database whose worker reaches the receiver too.
+async fn worker_node(t: &TestApp, rx: &Receiver) -> TestApp {
     let eg = rx.egress();
-    TestApp::spawn_with(b, move |s| s.set_egress(eg)).await
-}
-
-/// A node that serves HTTP only (its worker is off), reaching the receiver: the test decides
-/// who runs the jobs.
-async fn http_only_node(b: Backend, rx: &Receiver) -> TestApp {
-    let eg = rx.egress();
-    TestApp::spawn_with_app(b, move |a| {
-        a.services.set_egress(eg);
-        a.worker.concurrency = 0;
-    })
-    .await
+    t.another_node_with(move |s| s.set_egress(eg)).await
 }
 
 async fn submit(t: &TestApp, key: &str, body: Value) -> String {
@@ -35,6 +25,46 @@ async fn submit(t: &TestApp, key: &str, body: Value) -> String {
     v["data"]["jobId"].as_str().unwrap().to_string()
 }
 
+/// `submit` of one slip whose callback goes to `callback_url`.
+async fn submit_with_callback(t: &TestApp, key: &str, payload: &str, callback_url: &str) -> String {
+    submit(
+        t,
+        key,
+        json!({"payload": payload, "callbackUrl": callback_url}),
+    )
+    .await
+}
+
+/// Posts a batch of `n` fresh slips (slip i carries 1 baht + i satang) to `callback_url`;
+/// asserts the `202` and returns its body.
+async fn submit_batch_of(t: &TestApp, key: &str, n: i64, callback_url: &str) -> Value {
+    let mut slips = Vec::new();
+    for i in 0..n {
+        let tr = t.transfer("004", "014", 100 + i).await;
+        slips.push(json!({"payload": tr.payload}));
+    }
+    let batch = json!({"callbackUrl": callback_url, "slips": slips});
+    let (s, v) = t.post("/v2/verify/bank/batch", key, batch).await;
+    assert_eq!(s, 202, "{v}");
+    v
+}
+
+/// The verification a worker runs for job `id` on this slip.
+fn job_request(
+    payload: &str,
+    check_duplicate: bool,
+    id: domain::JobId,
+) -> services::verify::VerifyRequest {
+    services::verify::VerifyRequest {
+        slip: slip_qr::parse_bank_slip(payload).unwrap(),
+        check_duplicate,
+        match_amount: None,
+        remark: None,
+        match_account: false,
+        job_id: Some(id),
+    }
+}
+
 async fn poll(t: &TestApp, key: &str, id: &str) -> Value {
     let v = t.get_ok(&format!("/v2/verify/bank/jobs/{id}"), key).await;
     v["data"].clone()
@@ -43,8 +73,7 @@ async fn poll(t: &TestApp, key: &str, id: &str) -> Value {
 both!(
     success_is_delivered_signed_over_the_raw_bytes,
     |b: Backend| async move {
-        let rx = Receiver::spawn().await;
-        let t = app(b, &rx).await;
+        let (rx, t) = TestApp::with_receiver(b).await;
         let ten = t.tenant(100).await;
         t.set_webhook_secret(&ten.branch_id, "whsec_test_1").await;
         let tr = t.transfer("004", "014", 15050).await;
@@ -93,8 +122,7 @@ both!(
 both!(
     unsigned_without_secret_and_branch_default_target,
     |b: Backend| async move {
-        let rx = Receiver::spawn().await;
-        let t = app(b, &rx).await;
+        let (rx, t) = TestApp::with_receiver(b).await;
         let ten = t.tenant(100).await;
         t.app
             .services
@@ -120,8 +148,7 @@ both!(
 both!(
     refusals_create_no_job_and_use_no_quota,
     |b: Backend| async move {
-        let rx = Receiver::spawn().await;
-        let t = app(b, &rx).await;
+        let (rx, t) = TestApp::with_receiver(b).await;
         let ten = t.tenant(100).await;
         let tr = t.transfer("004", "014", 100).await;
         let cases = [
@@ -199,17 +226,11 @@ both!(
 both!(
     a_refused_then_accepted_webhook_is_retried_with_the_same_body,
     |b: Backend| async move {
-        let rx = Receiver::spawn().await;
-        let t = app(b, &rx).await;
+        let (rx, t) = TestApp::with_receiver(b).await;
         let ten = t.tenant(100).await;
         rx.answer_next(&[404]);
         let tr = t.transfer("004", "014", 100).await;
-        let id = submit(
-            &t,
-            &ten.api_key,
-            json!({"payload": tr.payload, "callbackUrl": rx.url("h")}),
-        )
-        .await;
+        let id = submit_with_callback(&t, &ten.api_key, &tr.payload, &rx.url("h")).await;
         rx.wait_for(1).await;
         let j = t
             .poll_job(&ten.api_key, &id, |j| j["webhook"]["attempts"] == 1)
@@ -231,18 +252,12 @@ both!(
 both!(
     every_attempt_failing_marks_the_failed_job,
     |b: Backend| async move {
-        let rx = Receiver::spawn().await;
-        let t = app(b, &rx).await;
+        let (rx, t) = TestApp::with_receiver(b).await;
         // No quota: the accepted job fails with QUOTA_EXCEEDED (a policy restriction).
         let ten = t.tenant(0).await;
         rx.answer_always(500);
         let tr = t.transfer("004", "014", 100).await;
-        let id = submit(
-            &t,
-            &ten.api_key,
-            json!({"payload": tr.payload, "callbackUrl": rx.url("h")}),
-        )
-        .await;
+        let id = submit_with_callback(&t, &ten.api_key, &tr.payload, &rx.url("h")).await;
         rx.wait_for(1).await;
         for (n, secs) in [(2, 10), (3, 30), (4, 120)] {
             t.poll_job(&ten.api_key, &id, |j| j["webhook"]["attempts"] == n - 1)
@@ -286,12 +301,7 @@ async fn redirects_are_not_followed_and_slow_receivers_time_out() {
     let ten = t.tenant(100).await;
     rx.answer_next(&[302]);
     let tr = t.transfer("004", "014", 100).await;
-    let id = submit(
-        &t,
-        &ten.api_key,
-        json!({"payload": tr.payload, "callbackUrl": rx.url("h")}),
-    )
-    .await;
+    let id = submit_with_callback(&t, &ten.api_key, &tr.payload, &rx.url("h")).await;
     let j = t
         .poll_job(&ten.api_key, &id, |j| j["webhook"]["attempts"] == 1)
         .await;
@@ -315,22 +325,9 @@ async fn redirects_are_not_followed_and_slow_receivers_time_out() {
 both!(
     batch_of_100_gives_100_callbacks_with_one_batch_id,
     |b: Backend| async move {
-        let rx = Receiver::spawn().await;
-        let t = app(b, &rx).await;
+        let (rx, t) = TestApp::with_receiver(b).await;
         let ten = t.tenant(1000).await;
-        let mut slips = Vec::new();
-        for i in 0..100 {
-            let tr = t.transfer("004", "014", 100 + i).await;
-            slips.push(json!({"payload": tr.payload}));
-        }
-        let (s, v) = t
-            .post(
-                "/v2/verify/bank/batch",
-                &ten.api_key,
-                json!({"callbackUrl": rx.url("batch"), "slips": slips}),
-            )
-            .await;
-        assert_eq!(s, 202, "{v}");
+        let v = submit_batch_of(&t, &ten.api_key, 100, &rx.url("batch")).await;
         let batch_id = v["data"]["batchId"].as_str().unwrap().to_string();
         let ids: Vec<String> = v["data"]["jobIds"]
             .as_array()
@@ -365,16 +362,10 @@ both!(
 both!(
     bangkok_bank_pending_succeeds_after_retries,
     |b: Backend| async move {
-        let rx = Receiver::spawn().await;
-        let t = app(b, &rx).await;
+        let (rx, t) = TestApp::with_receiver(b).await;
         let ten = t.tenant(100).await;
         let tr = t.transfer("002", "014", 100).await;
-        let id = submit(
-            &t,
-            &ten.api_key,
-            json!({"payload": tr.payload, "callbackUrl": rx.url("h")}),
-        )
-        .await;
+        let id = submit_with_callback(&t, &ten.api_key, &tr.payload, &rx.url("h")).await;
         // Pending for 5 minutes: attempts at 0, 30, 90, 210 s stay pending, 450 s succeeds.
         for (n, secs) in [(1, 30), (2, 60), (3, 120), (4, 240)] {
             let j = t
@@ -400,16 +391,10 @@ both!(
 both!(
     unknown_slip_is_not_found_after_four_retries,
     |b: Backend| async move {
-        let rx = Receiver::spawn().await;
-        let t = app(b, &rx).await;
+        let (rx, t) = TestApp::with_receiver(b).await;
         let ten = t.tenant(100).await;
         let payload = slip_qr::encode_bank_slip("004", "20261122UNKNOWN0001");
-        let id = submit(
-            &t,
-            &ten.api_key,
-            json!({"payload": payload, "callbackUrl": rx.url("h")}),
-        )
-        .await;
+        let id = submit_with_callback(&t, &ten.api_key, &payload, &rx.url("h")).await;
         for (n, secs) in [(1, 30), (2, 60), (3, 120), (4, 240)] {
             t.poll_job(&ten.api_key, &id, |j| j["attempts"] == n).await;
             t.clock.advance(time::Duration::seconds(secs));
@@ -433,17 +418,11 @@ both!(
 );
 
 both!(jobs_are_private_and_expire, |b: Backend| async move {
-    let rx = Receiver::spawn().await;
-    let t = app(b, &rx).await;
+    let (rx, t) = TestApp::with_receiver(b).await;
     let ten = t.tenant(100).await;
     let (_, other_key) = t.branch(&ten.service_id, "Other", None).await;
     let tr = t.transfer("004", "014", 100).await;
-    let id = submit(
-        &t,
-        &ten.api_key,
-        json!({"payload": tr.payload, "callbackUrl": rx.url("h")}),
-    )
-    .await;
+    let id = submit_with_callback(&t, &ten.api_key, &tr.payload, &rx.url("h")).await;
     rx.wait_for(1).await;
     t.poll_job(&ten.api_key, &id, |j| j["webhook"]["state"] == "delivered")
         .await;
@@ -480,24 +459,10 @@ both!(jobs_are_private_and_expire, |b: Backend| async move {
 });
 
 both!(two_nodes_share_a_batch, |b: Backend| async move {
-    let rx = Receiver::spawn().await;
-    let t = app(b, &rx).await;
-    let eg = rx.egress();
-    let n2 = t.another_node_with(move |s| s.set_egress(eg)).await;
+    let (rx, t) = TestApp::with_receiver(b).await;
+    let n2 = worker_node(&t, &rx).await;
     let ten = t.tenant(1000).await;
-    let mut slips = Vec::new();
-    for i in 0..60 {
-        let tr = t.transfer("004", "014", 100 + i).await;
-        slips.push(json!({"payload": tr.payload}));
-    }
-    let (s, v) = t
-        .post(
-            "/v2/verify/bank/batch",
-            &ten.api_key,
-            json!({"callbackUrl": rx.url("h"), "slips": slips}),
-        )
-        .await;
-    assert_eq!(s, 202, "{v}");
+    submit_batch_of(&t, &ten.api_key, 60, &rx.url("h")).await;
     let got = rx.wait_for(60).await;
     let mut ids: Vec<String> = got
         .iter()
@@ -517,17 +482,11 @@ both!(
     a_crashed_workers_job_is_taken_over_and_charged_once,
     |b: Backend| async move {
         use store::Store;
-        let rx = Receiver::spawn().await;
-        let t = http_only_node(b, &rx).await;
+        let (rx, t) = TestApp::http_only_with_receiver(b).await;
         // Quota 1: the re-run must not be refused by the quota the first run used.
         let ten = t.tenant(1).await;
         let tr = t.transfer("004", "014", 4200).await;
-        let id = submit(
-            &t,
-            &ten.api_key,
-            json!({"payload": tr.payload, "callbackUrl": rx.url("h")}),
-        )
-        .await;
+        let id = submit_with_callback(&t, &ten.api_key, &tr.payload, &rx.url("h")).await;
         let now = domain::Clock::now(&*t.clock);
         let claimed = t
             .app
@@ -537,30 +496,13 @@ both!(
             .unwrap();
         assert_eq!(claimed.len(), 1);
         assert_eq!(claimed[0].id.as_str(), id);
-        let caller = t
-            .app
-            .services
-            .authenticate(
-                Some(&format!("Bearer {}", ten.api_key)),
-                "127.0.0.1".parse().unwrap(),
-                None,
-            )
-            .await
-            .unwrap();
-        let req = services::verify::VerifyRequest {
-            slip: slip_qr::parse_bank_slip(&tr.payload).unwrap(),
-            check_duplicate: false,
-            match_amount: None,
-            remark: None,
-            match_account: false,
-            job_id: Some(id.clone().into()),
-        };
+        let caller = t.caller(&ten.api_key).await;
+        let req = job_request(&tr.payload, false, id.clone().into());
         t.app.services.verify_bank(&caller, &req).await.unwrap();
         assert_eq!(t.used(&ten.api_key).await, 1);
         assert_eq!(poll(&t, &ten.api_key, &id).await["status"], "processing");
 
-        let eg = rx.egress();
-        let n2 = t.another_node_with(move |s| s.set_egress(eg)).await;
+        let n2 = worker_node(&t, &rx).await;
         n2.clock.set(now);
         tokio::time::sleep(Duration::from_millis(200)).await;
         assert!(rx.received().is_empty(), "the lease still holds");
@@ -589,19 +531,12 @@ both!(
 both!(
     shutdown_finishes_the_jobs_in_hand,
     |b: Backend| async move {
-        let rx = Receiver::spawn().await;
-        let t = http_only_node(b, &rx).await;
-        let eg = rx.egress();
-        let worker = t.another_node_with(move |s| s.set_egress(eg)).await;
+        let (rx, t) = TestApp::http_only_with_receiver(b).await;
+        let worker = worker_node(&t, &rx).await;
         let ten = t.tenant(100).await;
         rx.delay(Duration::from_millis(1500));
         let tr = t.transfer("004", "014", 100).await;
-        let id = submit(
-            &t,
-            &ten.api_key,
-            json!({"payload": tr.payload, "callbackUrl": rx.url("h")}),
-        )
-        .await;
+        let id = submit_with_callback(&t, &ten.api_key, &tr.payload, &rx.url("h")).await;
         t.poll_job(&ten.api_key, &id, |j| j["status"] == "processing")
             .await;
         worker.stop().await;
@@ -618,20 +553,10 @@ both!(
 both!(
     one_job_charging_twice_at_once_is_charged_once,
     |b: Backend| async move {
-        let rx = Receiver::spawn().await;
-        let t = app(b, &rx).await;
+        let (_rx, t) = TestApp::with_receiver(b).await;
         let ten = t.tenant(100).await;
         let tr = t.transfer("004", "014", 100).await;
-        let caller = t
-            .app
-            .services
-            .authenticate(
-                Some(&format!("Bearer {}", ten.api_key)),
-                "127.0.0.1".parse().unwrap(),
-                None,
-            )
-            .await
-            .unwrap();
+        let caller = t.caller(&ten.api_key).await;
         let id = domain::JobId::new(uuid::Uuid::new_v4().to_string());
         let job = domain::job::Job::new(
             id.clone(),
@@ -654,14 +579,7 @@ both!(
             use store::Store;
             t.app.store.insert_jobs(&[job]).await.unwrap();
         }
-        let req = services::verify::VerifyRequest {
-            slip: slip_qr::parse_bank_slip(&tr.payload).unwrap(),
-            check_duplicate: true,
-            match_amount: None,
-            remark: None,
-            match_account: false,
-            job_id: Some(id),
-        };
+        let req = job_request(&tr.payload, true, id);
         let runs: Vec<_> = (0..8)
             .map(|_| {
                 let (svc, caller, req) = (t.app.services.clone(), caller.clone(), req.clone());

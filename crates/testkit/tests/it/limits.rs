@@ -60,8 +60,7 @@ async fn upload(t: &TestApp, key: &str, bytes: Vec<u8>) -> (u16, Value) {
 both!(
     probe_shapes_are_refused_on_every_input,
     |b: Backend| async move {
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         for (w, h) in [
             (39_000_000, 1),
             (1, 39_000_000),
@@ -281,8 +280,7 @@ fn refused_early(answer: &str, sent: usize, what: &str) {
 both!(
     endless_part_headers_are_refused_early,
     |b: Backend| async move {
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let head = b"--XyZ\r\nContent-Disposition: form-data; name=\"image\"\r\nX-Pad: ";
         let chunks = endless(head.to_vec(), b'a');
         let request = chunked_head("/v2/verify/bank", &ten.api_key);
@@ -295,8 +293,7 @@ both!(
 both!(
     v1_text_fields_are_capped_by_what_they_may_hold,
     |b: Backend| async move {
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         // The probe: 20 text fields of 5.6 MB each (112 MB) to v1.
         let field = |i: usize| text_part(&format!("f{i}"), b'a', 5_600_000);
         let mut parts = (0..20)
@@ -334,8 +331,7 @@ both!(
 both!(
     a_multipart_stream_longer_than_the_body_cap_is_refused,
     |b: Backend| async move {
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         // An image just under its cap, then a Base64 field (each under its own cap) adding up
         // past the body cap.
         let mut first = text_part("image", b'i', 4_000_000);

@@ -49,21 +49,27 @@ fn the_registry_sees_the_known_routes_and_only_pages_are_exempt() {
 }
 
 async fn fetch_doc(t: &TestApp) -> Value {
+    let resp = get_served(t, "/openapi.json", "application/json").await;
+    resp.json().await.expect("JSON")
+}
+
+/// GETs `path` without a key, asserting a 200 whose content type starts with `content_type`.
+async fn get_served(t: &TestApp, path: &str, content_type: &str) -> reqwest::Response {
     let resp = t
         .http
-        .get(format!("{}/openapi.json", t.base))
+        .get(format!("{}{path}", t.base))
         .send()
         .await
         .expect("request");
-    assert_eq!(resp.status().as_u16(), 200);
+    assert_eq!(resp.status().as_u16(), 200, "{path}");
     let ct = resp
         .headers()
         .get("content-type")
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_string();
-    assert!(ct.starts_with("application/json"), "{ct}");
-    resp.json().await.expect("JSON")
+    assert!(ct.starts_with(content_type), "{path}: {ct}");
+    resp
 }
 
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
@@ -285,6 +291,11 @@ impl Case {
         }
     }
 
+    /// A `POST` creating a record in an admin collection: a 200 checked against the schema.
+    fn created(path: &'static str, key: Option<&str>, body: Value) -> Case {
+        Case::new(path, "post", 200, None, path, key, Some(body)).schema_only()
+    }
+
     fn exact(self, exact: &'static [&'static str]) -> Case {
         Case { exact, ..self }
     }
@@ -301,6 +312,13 @@ impl Case {
 async fn check(t: &TestApp, doc: &Value, c: &Case) -> (Vec<String>, Value) {
     let (status, got) = send(t, c).await;
     (compare(doc, c, status, &got), got)
+}
+
+/// `check`, adding what differs to `failures`; the answer's `data.id`.
+async fn check_id(t: &TestApp, doc: &Value, c: &Case, failures: &mut Vec<String>) -> String {
+    let (f, v) = check(t, doc, c).await;
+    failures.extend(f);
+    v["data"]["id"].as_str().unwrap_or("none").to_string()
 }
 
 /// What differs between the documented response of `c` and the served one.
@@ -612,58 +630,23 @@ async fn admin_answers_fit_the_document() {
     let doc = fetch_doc(&t).await;
     let k = Some(TOKEN);
     let mut failures = Vec::new();
-    let service = Case::new(
-        "/admin/services",
-        "post",
-        200,
-        None,
-        "/admin/services",
-        k,
-        Some(json!({ "name": "Shop", "quota": 100 })),
-    );
-    let (f, s) = check(&t, &doc, &service.schema_only()).await;
-    failures.extend(f);
-    let sid = s["data"]["id"].as_str().unwrap_or("none").to_string();
-    let branch = Case::new(
-        "/admin/branches",
-        "post",
-        200,
-        None,
-        "/admin/branches",
-        k,
-        Some(json!({ "serviceId": sid, "name": "Main", "main": true })),
-    );
-    let (f, _) = check(
+    let shop = json!({ "name": "Shop", "quota": 100 });
+    let service = Case::created("/admin/services", k, shop);
+    let sid = check_id(&t, &doc, &service, &mut failures).await;
+    let qa = json!({ "serviceId": sid, "name": "QA", "sandbox": true });
+    check_id(
         &t,
         &doc,
-        &Case::new(
-            "/admin/branches",
-            "post",
-            200,
-            None,
-            "/admin/branches",
-            k,
-            Some(json!({ "serviceId": sid, "name": "QA", "sandbox": true })),
-        )
-        .schema_only(),
+        &Case::created("/admin/branches", k, qa),
+        &mut failures,
     )
     .await;
-    failures.extend(f);
-    let (f, b) = check(&t, &doc, &branch.schema_only()).await;
-    failures.extend(f);
-    let bid = b["data"]["id"].as_str().unwrap_or("none").to_string();
-    let user = Case::new(
-        "/admin/users",
-        "post",
-        200,
-        None,
-        "/admin/users",
-        k,
-        Some(json!({ "name": "Owner" })),
-    );
-    let (f, u) = check(&t, &doc, &user.schema_only()).await;
-    failures.extend(f);
-    let uid = u["data"]["id"].as_str().unwrap_or("none").to_string();
+    let main = json!({ "serviceId": sid, "name": "Main", "main": true });
+    let branch = Case::created("/admin/branches", k, main);
+    let bid = check_id(&t, &doc, &branch, &mut failures).await;
+    let owner = json!({ "name": "Owner" });
+    let user = Case::created("/admin/users", k, owner);
+    let uid = check_id(&t, &doc, &user, &mut failures).await;
     for c in [
         Case::new(
             "/admin/services/{id}",
@@ -757,20 +740,7 @@ async fn admin_answers_fit_the_document() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn docs_page_and_document_are_served_without_a_key() {
     let t = TestApp::spawn(Backend::Sqlite).await;
-    let resp = t
-        .http
-        .get(format!("{}/docs", t.base))
-        .send()
-        .await
-        .expect("request");
-    assert_eq!(resp.status().as_u16(), 200);
-    let ct = resp
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_string();
-    assert!(ct.starts_with("text/html"), "{ct}");
+    let resp = get_served(&t, "/docs", "text/html").await;
     let html = resp.text().await.expect("body");
     assert!(html.contains("/openapi.json"), "{html}");
     // Self-contained: no external scripts or styles.

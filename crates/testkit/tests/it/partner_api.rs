@@ -86,10 +86,10 @@ async fn partner(t: &TestApp, services: &[domain::ServiceId], perms: &str) -> P 
 }
 
 const Q: &str = "/b2b/branch/quota";
+const ADJUST: &str = "/b2b/branch/quota/adjust";
 
 both!(quota_operations, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let p = partner(
         &t,
         std::slice::from_ref(&ten.service_id),
@@ -133,27 +133,12 @@ both!(quota_operations, |b: Backend| async move {
     let (s, v) = send(&t, &p, Req::new("PUT", Q, r#"{"limitQuota": 1.5}"#, br)).await;
     assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"));
 
-    let (s, v) = send(
-        &t,
-        &p,
-        Req::new("POST", "/b2b/branch/quota/adjust", r#"{"amount": 5}"#, br),
-    )
-    .await;
+    let (s, v) = send(&t, &p, Req::new("POST", ADJUST, r#"{"amount": 5}"#, br)).await;
     assert_eq!((s, v["data"]["limitQuota"].as_i64()), (200, Some(15)));
-    let (s, v) = send(
-        &t,
-        &p,
-        Req::new("POST", "/b2b/branch/quota/adjust", r#"{"amount": -13}"#, br),
-    )
-    .await;
+    let (s, v) = send(&t, &p, Req::new("POST", ADJUST, r#"{"amount": -13}"#, br)).await;
     assert_eq!((s, code(&v)), (400, "QUOTA_BELOW_USAGE"), "{v}");
     assert!(v["error"]["message"].as_str().unwrap().contains("(3)"));
-    let (s, v) = send(
-        &t,
-        &p,
-        Req::new("POST", "/b2b/branch/quota/adjust", r#"{"amount": -12}"#, br),
-    )
-    .await;
+    let (s, v) = send(&t, &p, Req::new("POST", ADJUST, r#"{"amount": -12}"#, br)).await;
     assert_eq!((s, v["data"]["limitQuota"].as_i64()), (200, Some(3)));
 
     let (s, v) = send(&t, &p, Req::new("POST", "/b2b/branch/quota/reset", "", br)).await;
@@ -165,12 +150,7 @@ both!(quota_operations, |b: Backend| async move {
 
     let (s, v) = send(&t, &p, Req::new("PUT", Q, r#"{"limitQuota": null}"#, br)).await;
     assert_eq!((s, v["data"]["limitQuota"].clone()), (200, Value::Null));
-    let (s, v) = send(
-        &t,
-        &p,
-        Req::new("POST", "/b2b/branch/quota/adjust", r#"{"amount": 1}"#, br),
-    )
-    .await;
+    let (s, v) = send(&t, &p, Req::new("POST", ADJUST, r#"{"amount": 1}"#, br)).await;
     assert_eq!(
         (s, code(&v)),
         (400, "VALIDATION_ERROR"),
@@ -201,8 +181,7 @@ both!(quota_operations, |b: Backend| async move {
 });
 
 both!(refused_requests, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let other = t.tenant(100).await;
     let p = partner(&t, std::slice::from_ref(&ten.service_id), "quota:read").await;
     let br = ten.branch_id.as_str();
@@ -218,101 +197,111 @@ both!(refused_requests, |b: Backend| async move {
     assert_eq!(resp.status().as_u16(), 401);
     let v: Value = resp.json().await.unwrap();
     assert_eq!(code(&v), "MISSING_API_KEY");
-    let unknown = "ab".repeat(32);
-    let (s, v) = send(
-        &t,
-        &p,
-        Req {
-            key: Some(&unknown),
-            ..get()
-        },
-    )
-    .await;
-    assert_eq!((s, code(&v)), (401, "INVALID_API_KEY"));
-    // Stale and future timestamps.
+    let (unknown, wrong) = ("ab".repeat(32), "0".repeat(64));
     let now = t.clock.now().unix_timestamp();
-    let (s, v) = send(
-        &t,
-        &p,
-        Req {
-            ts: Some(now - 301),
-            ..get()
-        },
-    )
-    .await;
-    assert_eq!((s, code(&v)), (401, "INVALID_TIMESTAMP"));
-    let (s, v) = send(
-        &t,
-        &p,
-        Req {
-            ts: Some(now + 301),
-            ..get()
-        },
-    )
-    .await;
-    assert_eq!((s, code(&v)), (401, "INVALID_TIMESTAMP"));
-    let (s, _) = send(
-        &t,
-        &p,
-        Req {
-            ts: Some(now - 299),
-            ..get()
-        },
-    )
-    .await;
-    assert_eq!(s, 200);
-    // Replay of a nonce.
     let nonce = uuid::Uuid::new_v4().to_string();
-    let (s, _) = send(
-        &t,
-        &p,
-        Req {
-            nonce: Some(nonce.clone()),
-            ..get()
-        },
-    )
-    .await;
-    assert_eq!(s, 200);
-    let (s, v) = send(
-        &t,
-        &p,
-        Req {
-            nonce: Some(nonce),
-            ..get()
-        },
-    )
-    .await;
-    assert_eq!((s, code(&v)), (401, "INVALID_NONCE"));
-    // Body changed after signing; wrong secret.
     let put = Req::new("PUT", Q, r#"{"limitQuota": 10}"#, br);
-    let (s, v) = send(
-        &t,
-        &p,
-        Req {
-            sent_body: Some(r#"{"limitQuota": 99}"#),
-            ..put
-        },
-    )
-    .await;
-    assert_eq!((s, code(&v)), (401, "INVALID_SIGNATURE"));
-    let wrong = "0".repeat(64);
-    let (s, v) = send(
-        &t,
-        &p,
-        Req {
-            secret: Some(&wrong),
-            ..get()
-        },
-    )
-    .await;
-    assert_eq!((s, code(&v)), (401, "INVALID_SIGNATURE"));
-    // Signed correctly but without the permission, or for another service's branch.
-    let (s, v) = send(&t, &p, Req::new("PUT", Q, r#"{"limitQuota": 10}"#, br)).await;
-    assert_eq!((s, code(&v)), (403, "PERMISSION_DENIED"));
-    let (s, v) = send(&t, &p, Req::new("GET", Q, "", other.branch_id.as_str())).await;
-    assert_eq!((s, code(&v)), (403, "BRANCH_ACCESS_DENIED"));
-    let (s, v) = send(&t, &p, Req::new("GET", Q, "", "not-a-uuid")).await;
-    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"));
+    let changed = r#"{"limitQuota": 99}"#;
+    let other_branch = other.branch_id.as_str();
+    for (why, req, status, want) in [
+        (
+            "unknown key",
+            Req {
+                key: Some(&unknown),
+                ..get()
+            },
+            401,
+            "INVALID_API_KEY",
+        ),
+        // Stale and future timestamps.
+        (
+            "stale",
+            Req {
+                ts: Some(now - 301),
+                ..get()
+            },
+            401,
+            "INVALID_TIMESTAMP",
+        ),
+        (
+            "future",
+            Req {
+                ts: Some(now + 301),
+                ..get()
+            },
+            401,
+            "INVALID_TIMESTAMP",
+        ),
+        (
+            "in time",
+            Req {
+                ts: Some(now - 299),
+                ..get()
+            },
+            200,
+            "<none>",
+        ),
+        // Replay of a nonce.
+        (
+            "new nonce",
+            Req {
+                nonce: Some(nonce.clone()),
+                ..get()
+            },
+            200,
+            "<none>",
+        ),
+        (
+            "replayed nonce",
+            Req {
+                nonce: Some(nonce),
+                ..get()
+            },
+            401,
+            "INVALID_NONCE",
+        ),
+        // Body changed after signing; wrong secret.
+        (
+            "body changed",
+            Req {
+                sent_body: Some(changed),
+                ..put
+            },
+            401,
+            "INVALID_SIGNATURE",
+        ),
+        (
+            "wrong secret",
+            Req {
+                secret: Some(&wrong),
+                ..get()
+            },
+            401,
+            "INVALID_SIGNATURE",
+        ),
+        // Signed correctly but without the permission, or for another service's branch.
+        (
+            "no quota:write",
+            Req::new("PUT", Q, r#"{"limitQuota": 10}"#, br),
+            403,
+            "PERMISSION_DENIED",
+        ),
+        (
+            "other service",
+            Req::new("GET", Q, "", other_branch),
+            403,
+            "BRANCH_ACCESS_DENIED",
+        ),
+        (
+            "not a uuid",
+            Req::new("GET", Q, "", "not-a-uuid"),
+            400,
+            "VALIDATION_ERROR",
+        ),
+    ] {
+        let (s, v) = send(&t, &p, req).await;
+        assert_eq!((s, code(&v)), (status, want), "{why}: {v}");
+    }
     // Nothing changed.
     let (_, v) = send(&t, &p, get()).await;
     assert_eq!(v["data"]["branch"]["limitQuota"], Value::Null);
@@ -330,8 +319,7 @@ both!(refused_requests, |b: Backend| async move {
 both!(
     replay_at_the_far_end_of_the_window,
     |b: Backend| async move {
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let p = partner(&t, std::slice::from_ref(&ten.service_id), "quota:read").await;
         let br = ten.branch_id.as_str();
         let whole = t.clock.now().unix_timestamp() + 1;

@@ -10,8 +10,7 @@ use crate::common::{assert_error, v1_code};
 both!(
     unverified_owner_and_expired_slips,
     |b: Backend| async move {
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let key = ten.api_key.as_str();
         let tr = t.transfer("004", "014", 100).await;
         let v1_path = format!("/api/v1/verify?payload={}", tr.payload);

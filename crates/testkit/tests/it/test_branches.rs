@@ -4,32 +4,10 @@
 
 use domain::Clock;
 use serde_json::{json, Value};
-use services::admin::{BranchUpdate, NewBranch, ServiceUpdate};
-use testkit::receiver::Receiver;
+use services::admin::ServiceUpdate;
 use testkit::{both, Backend, TestApp};
 
-use crate::common::v1_code;
-
-async fn test_branch(
-    t: &TestApp,
-    service_id: &domain::ServiceId,
-    limit: Option<i64>,
-) -> (domain::BranchId, String) {
-    let (b, key) = t
-        .app
-        .services
-        .create_branch(&NewBranch {
-            service_id: service_id.into(),
-            name: "Test".into(),
-            limit_quota: limit,
-            sandbox: true,
-            ..Default::default()
-        })
-        .await
-        .expect("test branch");
-    assert!(b.sandbox);
-    (b.id, key)
-}
+use crate::common::{admin_create, id_of, v1_code};
 
 async fn info(t: &TestApp, key: &str) -> Value {
     let v = t.get_ok("/v2/info", key).await;
@@ -62,10 +40,9 @@ async fn verify(t: &TestApp, key: &str, payload: &str) -> Value {
 both!(
     test_and_production_branches_keep_apart,
     |b: Backend| async move {
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let prod = ten.api_key.as_str();
-        let (test_id, test) = test_branch(&t, &ten.service_id, None).await;
+        let (test_id, test) = t.test_branch(&ten.service_id, None).await;
         let tr = t.transfer("004", "014", 15050).await;
 
         let d = info(&t, &test).await;
@@ -118,11 +95,10 @@ both!(
 both!(
     test_branches_are_never_charged_but_still_checked,
     |b: Backend| async move {
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(1).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 1).await;
         let prod = ten.api_key.as_str();
         // A branch limit of 0 does not stop a test branch either.
-        let (test_id, test) = test_branch(&t, &ten.service_id, Some(0)).await;
+        let (test_id, test) = t.test_branch(&ten.service_id, Some(0)).await;
         let tr = t.transfer("004", "014", 100).await;
         verify(&t, prod, &tr.payload).await;
         let tr2 = t.transfer("004", "014", 200).await;
@@ -144,24 +120,11 @@ both!(
 
         // Account states still apply: an inactive branch, then an expired service.
         let svc = &t.app.services;
-        let off = BranchUpdate {
-            active: Some(false),
-            ..Default::default()
-        };
-        svc.update_branch(&test_id, &off).await.unwrap();
-        t.post_err(
-            "/v2/verify/bank",
-            &test,
-            json!({"payload": tr2.payload}),
-            403,
-            "BRANCH_INACTIVE",
-        )
-        .await;
-        let on = BranchUpdate {
-            active: Some(true),
-            ..Default::default()
-        };
-        svc.update_branch(&test_id, &on).await.unwrap();
+        let (path, slip) = ("/v2/verify/bank", json!({"payload": tr2.payload}));
+        t.set_branch_active(&test_id, false).await;
+        t.post_err(path, &test, slip.clone(), 403, "BRANCH_INACTIVE")
+            .await;
+        t.set_branch_active(&test_id, true).await;
         let past = t.clock.now() - time::Duration::days(1);
         svc.update_service(
             &ten.service_id,
@@ -172,23 +135,15 @@ both!(
         )
         .await
         .unwrap();
-        t.post_err(
-            "/v2/verify/bank",
-            &test,
-            json!({"payload": tr2.payload}),
-            403,
-            "SERVICE_EXPIRED",
-        )
-        .await;
+        t.post_err(path, &test, slip, 403, "SERVICE_EXPIRED").await;
         t.stop().await;
     }
 );
 
 both!(v1_duplicates_stay_in_their_space, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let prod = ten.api_key.as_str();
-    let (_, test) = test_branch(&t, &ten.service_id, None).await;
+    let (_, test) = t.test_branch(&ten.service_id, None).await;
     let tr = t.transfer("004", "014", 15050).await;
     let body = json!({"payload": tr.payload, "checkDuplicate": true});
 
@@ -207,9 +162,8 @@ both!(v1_duplicates_stay_in_their_space, |b: Backend| async move {
 });
 
 both!(wallet_slips_on_a_test_branch, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
-    let (_, test) = test_branch(&t, &ten.service_id, None).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
+    let (_, test) = t.test_branch(&ten.service_id, None).await;
     let w = t.wallet_transfer(5025, None, None, None).await;
     let body = json!({"payload": w.payload, "checkDuplicate": true});
     let v = t
@@ -225,11 +179,9 @@ both!(wallet_slips_on_a_test_branch, |b: Backend| async move {
 });
 
 both!(async_jobs_of_a_test_branch, |b: Backend| async move {
-    let rx = Receiver::spawn().await;
-    let eg = rx.egress();
-    let t = TestApp::spawn_with(b, move |s| s.set_egress(eg)).await;
+    let (rx, t) = TestApp::with_receiver(b).await;
     let ten = t.tenant(100).await;
-    let (_, test) = test_branch(&t, &ten.service_id, None).await;
+    let (_, test) = t.test_branch(&ten.service_id, None).await;
     let tr = t.transfer("004", "014", 15050).await;
     verify(&t, &test, &tr.payload).await;
     let (s, v) = t
@@ -258,16 +210,10 @@ both!(admin_api_sets_the_flag, |b: Backend| async move {
     const TOKEN: &str = "test-branches-admin-token-0123456789abcdef";
     let t = TestApp::spawn_with(b, |s| s.set_admin_token(TOKEN)).await;
     let ten = t.tenant(100).await;
-    let v = t
-        .call_ok(
-            "POST",
-            "/admin/branches",
-            TOKEN,
-            Some(json!({"serviceId": ten.service_id, "name": "QA", "sandbox": true})),
-        )
-        .await;
-    assert_eq!(v["data"]["sandbox"], true);
-    let id = v["data"]["id"].as_str().unwrap().to_string();
+    let qa = json!({"serviceId": ten.service_id, "name": "QA", "sandbox": true});
+    let branch = admin_create(&t, TOKEN, "/admin/branches", qa).await;
+    assert_eq!(branch["sandbox"], true);
+    let id = id_of(&branch);
     let path = format!("/admin/branches/{id}");
     let v = t
         .call_ok("PATCH", &path, TOKEN, Some(json!({"sandbox": false})))
@@ -282,14 +228,8 @@ both!(admin_api_sets_the_flag, |b: Backend| async move {
         "VALIDATION_ERROR",
     )
     .await;
-    let v = t
-        .call_ok(
-            "POST",
-            "/admin/branches",
-            TOKEN,
-            Some(json!({"serviceId": ten.service_id, "name": "Prod"})),
-        )
-        .await;
-    assert_eq!(v["data"]["sandbox"], false, "production by default");
+    let prod = json!({"serviceId": ten.service_id, "name": "Prod"});
+    let branch = admin_create(&t, TOKEN, "/admin/branches", prod).await;
+    assert_eq!(branch["sandbox"], false, "production by default");
     t.stop().await;
 });

@@ -5,6 +5,8 @@
 use serde_json::{json, Value};
 use testkit::{both, Backend, TestApp};
 
+use crate::common::{admin_create, id_of};
+
 const TOKEN: &str = "unknown-ids-admin-token-0123456789abcdef01";
 const NOPE: &str = "00000000-0000-4000-8000-000000000000";
 
@@ -17,15 +19,8 @@ fn error(v: &Value) -> (&str, &str) {
 
 both!(unknown_references_are_not_found, |b: Backend| async move {
     let t = TestApp::spawn_with(b, |s| s.set_admin_token(TOKEN)).await;
-    let v = t
-        .call_ok(
-            "POST",
-            "/admin/services",
-            TOKEN,
-            Some(json!({"name": "Shop"})),
-        )
-        .await;
-    let sid = v["data"]["id"].as_str().unwrap().to_string();
+    let shop = json!({"name": "Shop"});
+    let sid = id_of(&admin_create(&t, TOKEN, "/admin/services", shop).await);
 
     let cases = [
         (

@@ -16,9 +16,15 @@ fn code(v: &Value) -> &str {
 /// A v1 error: the HTTP status is repeated in the body, the code is the message.
 #[track_caller]
 fn assert_v1(got: &(u16, Value), status: u16, want: &str) {
+    assert_v1_for("", got, status, want);
+}
+
+/// `assert_v1` naming the case in its failure message.
+#[track_caller]
+fn assert_v1_for(case: &str, got: &(u16, Value), status: u16, want: &str) {
     let (s, v) = got;
-    assert_eq!((*s, code(v)), (status, want), "{v}");
-    assert_eq!(v["status"], status, "{v}");
+    assert_eq!((*s, code(v)), (status, want), "{case} {v}");
+    assert_eq!(v["status"], status, "{case} {v}");
 }
 
 fn b64(bytes: &[u8]) -> String {
@@ -66,6 +72,12 @@ async fn upload(
     t.upload("/api/v1/verify", key, field, bytes, fields).await
 }
 
+/// `upload` of `image` as `file` with this `checkDuplicate` field.
+async fn upload_checked(t: &TestApp, key: &str, image: &[u8], flag: &str) -> (u16, Value) {
+    let fields = [("checkDuplicate", flag)];
+    upload(t, key, "file", image.to_vec(), &fields).await
+}
+
 async fn used(t: &TestApp, key: &str) -> i64 {
     let (s, v) = get(t, "/api/v1/me", key).await;
     assert_eq!(s, 200, "{v}");
@@ -73,8 +85,7 @@ async fn used(t: &TestApp, key: &str) -> i64 {
 }
 
 both!(get_and_post_verify, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let key = ten.api_key.as_str();
     let tr = t.transfer("004", "014", 15050).await;
 
@@ -113,8 +124,7 @@ both!(get_and_post_verify, |b: Backend| async move {
 });
 
 both!(duplicates_cost_nothing, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let key = ten.api_key.as_str();
     let tr = t.transfer("004", "014", 15050).await;
 
@@ -159,8 +169,7 @@ both!(duplicates_cost_nothing, |b: Backend| async move {
 });
 
 both!(request_errors_use_no_quota, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let key = ten.api_key.as_str();
     let tr = t.transfer("004", "014", 10000).await;
 
@@ -249,26 +258,12 @@ both!(images_base64_and_urls, |b: Backend| async move {
     let tr = t.transfer("004", "014", 15050).await;
     let image = png(&tr.payload);
 
-    let (s, v) = upload(
-        &t,
-        key,
-        "file",
-        image.clone(),
-        &[("checkDuplicate", "true")],
-    )
-    .await;
+    let (s, v) = upload_checked(&t, key, &image, "true").await;
     assert_eq!(s, 200, "{v}");
     assert_eq!(v["data"]["transRef"], tr.trans_ref);
-    let got = upload(
-        &t,
-        key,
-        "file",
-        image.clone(),
-        &[("checkDuplicate", "true")],
-    )
-    .await;
+    let got = upload_checked(&t, key, &image, "true").await;
     assert_v1(&got, 400, "duplicate_slip");
-    let got = upload(&t, key, "file", image.clone(), &[("checkDuplicate", "yes")]).await;
+    let got = upload_checked(&t, key, &image, "yes").await;
     assert_v1(&got, 400, "invalid_check_duplicate");
 
     let (s, v) = t
@@ -327,33 +322,23 @@ both!(images_base64_and_urls, |b: Backend| async move {
     assert_v1(&got, 400, "invalid_request");
 
     let blank_host = testkit::image_host(blank_png()).await;
-    for url in [
-        "ftp://example.com/a.png".to_string(),
-        "http://169.254.169.254/latest".to_string(),
-        "http://10.1.2.3/a.png".to_string(),
-        "not a url".to_string(),
-        format!("{host}/missing"),
-        format!("{host}/text"),
+    for (url, status, want) in [
+        ("ftp://example.com/a.png".to_string(), 400, "invalid_url"),
+        (
+            "http://169.254.169.254/latest".to_string(),
+            400,
+            "invalid_url",
+        ),
+        ("http://10.1.2.3/a.png".to_string(), 400, "invalid_url"),
+        ("not a url".to_string(), 400, "invalid_url"),
+        (format!("{host}/missing"), 400, "invalid_url"),
+        (format!("{host}/text"), 400, "invalid_url"),
+        (format!("{host}/huge"), 400, "image_size_too_large"),
+        (format!("{blank_host}/slip.png"), 404, "qrcode_not_found"),
     ] {
         let got = t.post("/api/v1/verify", key, json!({ "url": url })).await;
-        assert_v1(&got, 400, "invalid_url");
+        assert_v1_for(&url, &got, status, want);
     }
-    let got = t
-        .post(
-            "/api/v1/verify",
-            key,
-            json!({"url": format!("{host}/huge")}),
-        )
-        .await;
-    assert_v1(&got, 400, "image_size_too_large");
-    let got = t
-        .post(
-            "/api/v1/verify",
-            key,
-            json!({"url": format!("{blank_host}/slip.png")}),
-        )
-        .await;
-    assert_v1(&got, 404, "qrcode_not_found");
     assert_eq!(used(&t, key).await, 4, "errors used no quota");
     t.stop().await;
 });
@@ -361,8 +346,7 @@ both!(images_base64_and_urls, |b: Backend| async move {
 both!(authentication_and_account_states, |b: Backend| async move {
     use domain::model::ServiceState;
     use services::admin::{BranchUpdate, ServiceUpdate};
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(1).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 1).await;
     let key = ten.api_key.as_str();
     let svc = &t.app.services;
     let p = t.transfer("004", "014", 100).await.payload;
@@ -472,8 +456,7 @@ both!(authentication_and_account_states, |b: Backend| async move {
 
 both!(me_rate_limit_and_unknown_paths, |b: Backend| async move {
     use services::admin::ServiceUpdate;
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let key = ten.api_key.as_str();
 
     let (s, v) = get(&t, "/api/v1/me", key).await;
@@ -597,8 +580,7 @@ async fn generate(t: &TestApp, key: &str, body: Value) -> (u16, Value) {
 }
 
 both!(qr_generate, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let key = ten.api_key.as_str();
 
     let (s, v) = generate(
@@ -663,17 +645,7 @@ both!(qr_generate, |b: Backend| async move {
     // The branch's configured biller id, when the request has none.
     let (s, v) = generate(&t, key, json!({"type": "MAE_MANEE", "ref1": "INV002"})).await;
     assert_eq!(s, 400, "{v}");
-    let branch = t
-        .app
-        .services
-        .authenticate(
-            Some(&format!("Bearer {key}")),
-            "127.0.0.1".parse().unwrap(),
-            None,
-        )
-        .await
-        .unwrap()
-        .branch;
+    let branch = t.caller(key).await.branch;
     t.app
         .services
         .update_branch(
@@ -779,8 +751,7 @@ both!(qr_generate, |b: Backend| async move {
 // Concurrent re-sends of one slip: one verification, every other answer `duplicate_slip`.
 // Those that raced past the look-up were charged (docs/v1.md); the rest were not.
 both!(concurrent_duplicates, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let p = t.transfer("004", "014", 4200).await.payload;
     let body = json!({"payload": p, "checkDuplicate": true});
     let answers = testkit::post_concurrently(

@@ -14,8 +14,7 @@ async fn info_used(t: &TestApp, key: &str) -> (i64, i64) {
 }
 
 both!(verifies_a_slip_with_every_field, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let tr = t.transfer("004", "014", 15050).await;
     let v = t
         .post_ok(
@@ -82,8 +81,7 @@ both!(verifies_a_slip_with_every_field, |b: Backend| async move {
 });
 
 both!(duplicates_and_amount_matching, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let tr = t.transfer("014", "004", 99900).await;
     let body = json!({"payload": tr.payload, "checkDuplicate": true, "matchAmount": 999});
     let (_, first) = t.post("/v2/verify/bank", &ten.api_key, body.clone()).await;
@@ -126,8 +124,7 @@ both!(duplicates_and_amount_matching, |b: Backend| async move {
 });
 
 both!(slips_that_are_not_verified, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let tr = t.transfer("004", "014", 10000).await;
     // One changed character: the CRC no longer matches.
     let mut tampered = tr.payload.clone().into_bytes();
@@ -173,8 +170,7 @@ both!(slips_that_are_not_verified, |b: Backend| async move {
 both!(
     bangkok_bank_is_pending_for_five_minutes,
     |b: Backend| async move {
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let tr = t.transfer("002", "004", 5000).await;
         let body = json!({"payload": tr.payload});
         t.post_err(
@@ -197,8 +193,7 @@ both!(
 );
 
 both!(authentication, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let tr = t.transfer("004", "014", 10000).await;
     let body = json!({"payload": tr.payload}).to_string();
     let (s, v) = t.post_raw("/v2/verify/bank", None, &body).await;
@@ -253,8 +248,7 @@ both!(authentication, |b: Backend| async move {
 });
 
 both!(validation_errors_use_no_quota, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let k = Some(ten.api_key.as_str());
     let cases: &[(&str, &str)] = &[
         (
@@ -313,8 +307,7 @@ both!(validation_errors_use_no_quota, |b: Backend| async move {
 });
 
 both!(quota_limits_service_and_branch, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(3).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 3).await;
     let (_, limited) = t.branch(&ten.service_id, "Kiosk", Some(1)).await;
     let p1 = t.transfer("004", "014", 100).await.payload;
     let p2 = t.transfer("004", "014", 200).await.payload;
@@ -339,8 +332,7 @@ both!(quota_limits_service_and_branch, |b: Backend| async move {
 both!(
     concurrent_first_verification_is_unique,
     |b: Backend| async move {
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(1000).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 1000).await;
         let p = t.transfer("014", "004", 4200).await.payload;
         let body = json!({"payload": p, "checkDuplicate": true});
         let answers =
@@ -359,8 +351,7 @@ both!(
 both!(
     concurrent_requests_never_overspend_quota,
     |b: Backend| async move {
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(10).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 10).await;
         let p = t.transfer("004", "014", 4200).await.payload;
         let body = json!({"payload": p});
         let answers =
@@ -380,8 +371,7 @@ both!(
 );
 
 both!(other_endpoints, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let (s, v) = t.get("/health", None).await;
     assert_eq!((s, v["success"].as_bool()), (200, Some(true)));
     t.get_err("/v2/nope", &ten.api_key, 404, "NOT_FOUND").await;
@@ -426,8 +416,7 @@ both!(other_endpoints, |b: Backend| async move {
 });
 
 both!(database_failure_is_a_plain_500, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     // The pool closes under the running server: every query now fails inside the store.
     t.app.store.close().await;
     let v = t
@@ -476,13 +465,24 @@ async fn set_service(t: &TestApp, id: &domain::ServiceId, upd: services::admin::
     t.app.services.update_service(id, &upd).await.unwrap();
 }
 
+async fn set_service_state(
+    t: &TestApp,
+    id: &domain::ServiceId,
+    state: domain::model::ServiceState,
+) {
+    let upd = services::admin::ServiceUpdate {
+        state: Some(state),
+        ..Default::default()
+    };
+    set_service(t, id, upd).await;
+}
+
 both!(
     account_states_in_documented_order,
     |b: Backend| async move {
         use domain::model::ServiceState;
-        use services::admin::{BranchUpdate, ServiceUpdate};
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        use services::admin::ServiceUpdate;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let svc = &t.app.services;
         let p = t.transfer("004", "014", 100).await.payload;
         let verify = || t.post("/v2/verify/bank", &ten.api_key, json!({"payload": p}));
@@ -500,41 +500,17 @@ both!(
         svc.set_user_banned(&owner.id, true).await.unwrap();
         let (s, v) = verify().await;
         assert_eq!((s, code(&v)), (403, "USER_BANNED"));
-        set_service(
-            &t,
-            &ten.service_id,
-            ServiceUpdate {
-                state: Some(ServiceState::Banned),
-                ..Default::default()
-            },
-        )
-        .await;
+        set_service_state(&t, &ten.service_id, ServiceState::Banned).await;
         let (s, v) = verify().await;
         assert_eq!(
             (s, code(&v)),
             (403, "SERVICE_BANNED"),
             "banned service before banned owner"
         );
-        set_service(
-            &t,
-            &ten.service_id,
-            ServiceUpdate {
-                state: Some(ServiceState::Deleted),
-                ..Default::default()
-            },
-        )
-        .await;
+        set_service_state(&t, &ten.service_id, ServiceState::Deleted).await;
         t.get_err("/v2/info", &ten.api_key, 403, "SERVICE_DELETED")
             .await;
-        svc.update_branch(
-            &ten.branch_id,
-            &BranchUpdate {
-                active: Some(false),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+        t.set_branch_active(&ten.branch_id, false).await;
         let (s, v) = verify().await;
         assert_eq!(
             (s, code(&v)),
@@ -542,15 +518,7 @@ both!(
             "branch state comes first"
         );
 
-        svc.update_branch(
-            &ten.branch_id,
-            &BranchUpdate {
-                active: Some(true),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+        t.set_branch_active(&ten.branch_id, true).await;
         svc.set_user_banned(&owner.id, false).await.unwrap();
         let expiry = domain::Clock::now(&*t.clock) + time::Duration::days(3);
         set_service(
@@ -583,8 +551,7 @@ both!(
 
 both!(quota_resets_each_billing_cycle, |b: Backend| async move {
     use services::admin::BranchUpdate;
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(1).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 1).await;
     let p1 = t.transfer("004", "014", 100).await.payload;
     let p2 = t.transfer("004", "014", 200).await.payload;
     t.post_ok("/v2/verify/bank", &ten.api_key, json!({"payload": p1}))
@@ -628,8 +595,7 @@ both!(quota_resets_each_billing_cycle, |b: Backend| async move {
 
 both!(rate_limit_per_branch, |b: Backend| async move {
     use services::admin::ServiceUpdate;
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     // 5 requests/s with bursts of 3 (half the rate, rounded up).
     set_service(
         &t,
@@ -679,12 +645,18 @@ both!(rate_limit_per_branch, |b: Backend| async move {
     t.stop().await;
 });
 
+/// The status of `GET /v2/info` with `key`, claiming `X-Forwarded-For: xff`.
+async fn forwarded_info_status(t: &TestApp, key: &str, xff: &str) -> u16 {
+    let req = t.http.get(format!("{}/v2/info", t.base)).bearer_auth(key);
+    let resp = req.header("x-forwarded-for", xff).send().await.unwrap();
+    resp.status().as_u16()
+}
+
 both!(
     key_rotation_grace_and_trusted_proxies,
     |b: Backend| async move {
         use services::admin::BranchUpdate;
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let svc = &t.app.services;
         let new_key = svc
             .rotate_key(&ten.branch_id, Some(time::Duration::hours(1)))
@@ -712,16 +684,8 @@ both!(
         svc.update_branch(&ten.branch_id, &only("203.0.113.7"))
             .await
             .unwrap();
-        let get_from = |xff: &'static str| {
-            t.http
-                .get(format!("{}/v2/info", t.base))
-                .bearer_auth(&new_key)
-                .header("x-forwarded-for", xff)
-                .send()
-        };
-        let r = get_from("203.0.113.7").await.unwrap();
         assert_eq!(
-            r.status().as_u16(),
+            forwarded_info_status(&t, &new_key, "203.0.113.7").await,
             403,
             "an untrusted peer cannot claim an address"
         );
@@ -730,32 +694,21 @@ both!(
                 s.set_trusted_proxies(domain::ip::AllowList::parse(&["127.0.0.1"]).unwrap())
             })
             .await;
-        let r = trusting
-            .http
-            .get(format!("{}/v2/info", trusting.base))
-            .bearer_auth(&new_key)
-            .header("x-forwarded-for", "198.51.100.1, 203.0.113.7")
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(
-            r.status().as_u16(),
-            200,
-            "behind a trusted proxy the client is the last untrusted hop"
-        );
-        let r = trusting
-            .http
-            .get(format!("{}/v2/info", trusting.base))
-            .bearer_auth(&new_key)
-            .header("x-forwarded-for", "203.0.113.7, 198.51.100.1")
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(
-            r.status().as_u16(),
-            403,
-            "a client-written leftmost entry is not believed"
-        );
+        for (xff, status, why) in [
+            (
+                "198.51.100.1, 203.0.113.7",
+                200,
+                "behind a trusted proxy the client is the last untrusted hop",
+            ),
+            (
+                "203.0.113.7, 198.51.100.1",
+                403,
+                "a client-written leftmost entry is not believed",
+            ),
+        ] {
+            let got = forwarded_info_status(&trusting, &new_key, xff).await;
+            assert_eq!(got, status, "{why}");
+        }
         trusting.stop().await;
         t.stop().await;
     }

@@ -9,8 +9,7 @@ both!(
     verifies_wallet_slips_by_payload_and_image,
     |b: Backend| async move {
         use base64::Engine;
-        let t = TestApp::spawn(b).await;
-        let ten = t.tenant(100).await;
+        let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let key = ten.api_key.as_str();
         let w = t
             .wallet_transfer(5025, Some("สมหญิง ดีใจ"), None, Some("0812345678"))
@@ -85,37 +84,20 @@ both!(
 );
 
 both!(v1_verifies_wallet_slips, |b: Backend| async move {
-    let t = TestApp::spawn(b).await;
-    let ten = t.tenant(100).await;
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let key = ten.api_key.as_str();
     let w = t.wallet_transfer(1000, None, None, None).await;
-    let v = t
-        .post_ok(
-            "/api/v1/verify/truewallet",
-            key,
-            json!({"payload": w.payload, "checkDuplicate": true}),
-        )
-        .await;
+    let path = "/api/v1/verify/truewallet";
+    let once = json!({"payload": w.payload, "checkDuplicate": true});
+    let v = t.post_ok(path, key, once.clone()).await;
     assert_eq!(v["status"], 200);
     assert_eq!(v["data"]["transactionId"], w.transaction_id.as_str());
     assert_eq!(v["data"]["amount"], 10.0);
     // Again: v1 answers a duplicate as an error with the earlier verification, uncharged.
-    let (s, v) = t
-        .post(
-            "/api/v1/verify/truewallet",
-            key,
-            json!({"payload": w.payload, "checkDuplicate": true}),
-        )
-        .await;
+    let (s, v) = t.post(path, key, once).await;
     assert_eq!((s, v1_code(&v)), (400, "duplicate_slip"), "{v}");
     assert_eq!(v["data"]["transactionId"], w.transaction_id.as_str());
-    let (s, v) = t
-        .post(
-            "/api/v1/verify/truewallet",
-            key,
-            json!({"payload": "garbage"}),
-        )
-        .await;
+    let (s, v) = t.post(path, key, json!({"payload": "garbage"})).await;
     assert_eq!((s, v1_code(&v)), (400, "invalid_payload"), "{v}");
     let (_, v) = t.get("/v2/info", Some(key)).await;
     assert_eq!(v["data"]["application"]["quota"]["used"], 1);

@@ -61,6 +61,13 @@ impl<'a> Tape<'a> {
         self.mask(&tr.receiver.account, &format!("receiver-account{n}"));
     }
 
+    /// A sandbox transfer, its random parts masked as the `n`th.
+    async fn transfer(&mut self, from: &str, to: &str, satang: i64, n: usize) -> Transfer {
+        let tr = self.t.transfer(from, to, satang).await;
+        self.mask_transfer(&tr, n);
+        tr
+    }
+
     fn redact(&self, text: &str) -> String {
         let mut masks = self.masks.clone();
         masks.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
@@ -114,6 +121,20 @@ impl<'a> Tape<'a> {
         rec.push_str("\n\n");
         self.out.push_str(&rec);
         serde_json::from_str(&text).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// `send` of each (label, body) in order, all to one route with one key and headers.
+    async fn send_each<const N: usize>(
+        &mut self,
+        method: &str,
+        path: &str,
+        auth: Option<&str>,
+        headers: &[(&str, &str)],
+        cases: [(&str, Body); N],
+    ) {
+        for (label, body) in cases {
+            self.send(label, method, path, auth, headers, body).await;
+        }
     }
 
     /// `send` with a JSON body and no extra headers.
@@ -220,10 +241,8 @@ both!(v2_answers, |b: Backend| async move {
     let k = Some(bearer.as_str());
     let none_left = format!("Bearer {}", empty.api_key);
     let e = Some(none_left.as_str());
-    let tr = t.transfer("004", "014", 15050).await;
-    tp.mask_transfer(&tr, 1);
-    let bbl = t.transfer("002", "014", 990).await;
-    tp.mask_transfer(&bbl, 2);
+    let tr = tp.transfer("004", "014", 15050, 1).await;
+    let bbl = tp.transfer("002", "014", 990, 2).await;
 
     tp.get("health", "GET", "/health", None).await;
     tp.get("banks", "GET", "/v2/banks", k).await;
@@ -233,240 +252,112 @@ both!(v2_answers, |b: Backend| async move {
         .await;
     tp.get("unknown route", "GET", "/v2/nope", k).await;
     tp.get("wrong method", "DELETE", "/v2/banks", k).await;
-    tp.post(
-        "verified",
-        "POST",
-        "/v2/verify/bank",
-        k,
-        json!({"payload": tr.payload}),
-    )
-    .await;
-    tp.post(
-        "duplicate",
-        "POST",
-        "/v2/verify/bank",
-        k,
-        json!({"payload": tr.payload, "matchAmount": 99, "checkDuplicate": true}),
-    )
-    .await;
-    tp.post(
-        "amount and account",
-        "POST",
-        "/v2/verify/bank",
-        k,
-        json!({"payload": tr.payload, "matchAmount": 150.5, "matchAccount": true}),
-    )
-    .await;
-    tp.post(
-        "pending",
-        "POST",
-        "/v2/verify/bank",
-        k,
-        json!({"payload": bbl.payload}),
-    )
-    .await;
-    tp.post(
-        "validation",
-        "POST",
-        "/v2/verify/bank",
-        k,
-        json!({"payload": 5, "matchAmount": "x", "extra": true}),
-    )
-    .await;
-    tp.post("empty body", "POST", "/v2/verify/bank", k, json!({}))
-        .await;
-    tp.send(
-        "not json",
-        "POST",
-        "/v2/verify/bank",
-        k,
-        &[],
-        Body::Json("{".into()),
-    )
-    .await;
-    tp.post(
-        "not a slip",
-        "POST",
-        "/v2/verify/bank",
-        k,
-        json!({"payload": "hello"}),
-    )
-    .await;
     let unknown = slip_qr::encode_bank_slip("004", "20261123ABCDEFGHIJ");
-    tp.post(
-        "unknown slip",
-        "POST",
-        "/v2/verify/bank",
-        k,
-        json!({"payload": unknown}),
-    )
-    .await;
-    tp.post(
-        "base64 not an image",
-        "POST",
-        "/v2/verify/bank",
-        k,
-        json!({"base64": "aGVsbG8gd29ybGQ="}),
-    )
-    .await;
-    tp.post(
-        "url refused",
-        "POST",
-        "/v2/verify/bank",
-        k,
-        json!({"url": "http://127.0.0.1/slip.png"}),
-    )
-    .await;
     let png = server::slip_image::png_bytes(&tr.payload, "004").unwrap();
-    tp.send(
-        "upload",
-        "POST",
-        "/v2/verify/bank",
-        k,
-        &[],
-        Body::Form("image", png),
-    )
-    .await;
-    tp.send(
-        "upload without QR",
-        "POST",
-        "/v2/verify/bank",
-        k,
-        &[],
-        Body::Form("image", blank_png()),
-    )
-    .await;
-    let other = t.transfer("004", "014", 100).await;
-    tp.mask_transfer(&other, 3);
-    tp.send(
-        "idempotent",
-        "POST",
-        "/v2/verify/bank",
-        k,
-        &[("idempotency-key", "golden-key-1")],
-        j(json!({"payload": other.payload})),
-    )
-    .await;
-    tp.send(
-        "idempotent replay",
-        "POST",
-        "/v2/verify/bank",
-        k,
-        &[("idempotency-key", "golden-key-1")],
-        j(json!({"payload": other.payload})),
-    )
-    .await;
-    tp.send(
-        "idempotency key reused",
-        "POST",
-        "/v2/verify/bank",
-        k,
-        &[("idempotency-key", "golden-key-1")],
-        j(json!({"payload": tr.payload})),
-    )
-    .await;
-    let over = t.transfer("004", "014", 200).await;
-    tp.mask_transfer(&over, 4);
-    tp.post(
-        "quota exceeded",
-        "POST",
-        "/v2/verify/bank",
-        e,
-        json!({"payload": over.payload}),
-    )
-    .await;
+    let verify = [
+        ("verified", j(json!({"payload": tr.payload}))),
+        (
+            "duplicate",
+            j(json!({"payload": tr.payload, "matchAmount": 99, "checkDuplicate": true})),
+        ),
+        (
+            "amount and account",
+            j(json!({"payload": tr.payload, "matchAmount": 150.5, "matchAccount": true})),
+        ),
+        ("pending", j(json!({"payload": bbl.payload}))),
+        (
+            "validation",
+            j(json!({"payload": 5, "matchAmount": "x", "extra": true})),
+        ),
+        ("empty body", j(json!({}))),
+        ("not json", Body::Json("{".into())),
+        ("not a slip", j(json!({"payload": "hello"}))),
+        ("unknown slip", j(json!({"payload": unknown}))),
+        (
+            "base64 not an image",
+            j(json!({"base64": "aGVsbG8gd29ybGQ="})),
+        ),
+        (
+            "url refused",
+            j(json!({"url": "http://127.0.0.1/slip.png"})),
+        ),
+        ("upload", Body::Form("image", png)),
+        ("upload without QR", Body::Form("image", blank_png())),
+    ];
+    tp.send_each("POST", "/v2/verify/bank", k, &[], verify)
+        .await;
+    let other = tp.transfer("004", "014", 100, 3).await;
+    let keyed = [
+        ("idempotent", j(json!({"payload": other.payload}))),
+        ("idempotent replay", j(json!({"payload": other.payload}))),
+        ("idempotency key reused", j(json!({"payload": tr.payload}))),
+    ];
+    let same_key = [("idempotency-key", "golden-key-1")];
+    tp.send_each("POST", "/v2/verify/bank", k, &same_key, keyed)
+        .await;
+    let over = tp.transfer("004", "014", 200, 4).await;
+    let body = json!({"payload": over.payload});
+    tp.post("quota exceeded", "POST", "/v2/verify/bank", e, body)
+        .await;
 
     // TrueMoney.
     let w = wallet_transfer(&t, &mut tp).await;
-    tp.post(
-        "truewallet",
-        "POST",
-        "/v2/verify/truewallet",
-        k,
-        json!({"payload": w.payload, "matchAmount": 50.25}),
-    )
-    .await;
-    tp.post(
-        "truewallet quota exceeded",
-        "POST",
-        "/v2/verify/truewallet",
-        e,
-        json!({"payload": w.payload}),
-    )
-    .await;
-    tp.post(
-        "truewallet not a wallet slip",
-        "POST",
-        "/v2/verify/truewallet",
-        k,
-        json!({"payload": tr.payload}),
-    )
-    .await;
+    for (label, auth, body) in [
+        (
+            "truewallet",
+            k,
+            json!({"payload": w.payload, "matchAmount": 50.25}),
+        ),
+        (
+            "truewallet quota exceeded",
+            e,
+            json!({"payload": w.payload}),
+        ),
+        (
+            "truewallet not a wallet slip",
+            k,
+            json!({"payload": tr.payload}),
+        ),
+    ] {
+        tp.post(label, "POST", "/v2/verify/truewallet", auth, body)
+            .await;
+    }
 
     // Bank accounts.
     let acct = json!({"bankCode": "014", "bankNumber": "123-4-56789-0",
         "nameTh": "บริษัท ร้านตัวอย่าง จำกัด", "nameEn": "Sample Shop Co., Ltd.", "type": "JURISTIC"});
     let v = tp
-        .send(
+        .post(
             "account created",
             "POST",
             "/v2/bank-accounts",
             k,
-            &[],
-            j(acct.clone()),
+            acct.clone(),
         )
         .await;
     let id = v["data"]["id"].as_str().unwrap_or("none").to_string();
-    tp.send(
-        "account duplicate",
-        "POST",
-        "/v2/bank-accounts",
-        k,
-        &[],
-        j(acct),
-    )
-    .await;
-    tp.post(
-        "account invalid",
-        "POST",
-        "/v2/bank-accounts",
-        k,
-        json!({"bankCode": "999", "bankNumber": "x"}),
-    )
-    .await;
+    let account = format!("/v2/bank-accounts/{id}");
+    tp.post("account duplicate", "POST", "/v2/bank-accounts", k, acct)
+        .await;
+    let invalid = json!({"bankCode": "999", "bankNumber": "x"});
+    tp.post("account invalid", "POST", "/v2/bank-accounts", k, invalid)
+        .await;
     tp.get("accounts", "GET", "/v2/bank-accounts", k).await;
-    tp.get("account", "GET", &format!("/v2/bank-accounts/{id}"), k)
+    tp.get("account", "GET", &account, k).await;
+    let patch = json!({"nameEn": "Shop", "extraVerify": null});
+    tp.post("account patched", "PATCH", &account, k, patch)
         .await;
-    tp.post(
-        "account patched",
-        "PATCH",
-        &format!("/v2/bank-accounts/{id}"),
-        k,
-        json!({"nameEn": "Shop", "extraVerify": null}),
-    )
-    .await;
-    tp.get(
-        "account deleted",
-        "DELETE",
-        &format!("/v2/bank-accounts/{id}"),
-        k,
-    )
-    .await;
-    tp.get("account gone", "GET", &format!("/v2/bank-accounts/{id}"), k)
-        .await;
-    tp.get(
-        "job unknown",
-        "GET",
-        "/v2/verify/bank/jobs/00000000-0000-4000-8000-000000000000",
-        k,
-    )
-    .await;
+    tp.get("account deleted", "DELETE", &account, k).await;
+    tp.get("account gone", "GET", &account, k).await;
+    let unknown_job = "/v2/verify/bank/jobs/00000000-0000-4000-8000-000000000000";
+    tp.get("job unknown", "GET", unknown_job, k).await;
+    let body = json!({"payload": tr.payload, "callbackUrl": "https://example.com/hook"});
     tp.post(
         "async without egress",
         "POST",
         "/v2/verify/bank/async",
         k,
-        json!({"payload": tr.payload, "callbackUrl": "https://example.com/hook"}),
+        body,
     )
     .await;
     tp.check("v2");
@@ -479,125 +370,54 @@ both!(v1_answers, |b: Backend| async move {
     let mut tp = Tape::new(&t);
     let bearer = format!("Bearer {}", ten.api_key);
     let k = Some(bearer.as_str());
-    let tr = t.transfer("004", "014", 15050).await;
-    tp.mask_transfer(&tr, 1);
+    let tr = tp.transfer("004", "014", 15050, 1).await;
     tp.get("me", "GET", "/api/v1/me", k).await;
     tp.get("unauthorized", "GET", "/api/v1/me", None).await;
     tp.get("bad key", "GET", "/api/v1/me", Some("Bearer nope"))
         .await;
     tp.get("unknown route", "GET", "/api/v1/nope", k).await;
-    tp.post(
-        "verified",
-        "POST",
-        "/api/v1/verify",
-        k,
-        json!({"payload": tr.payload, "checkDuplicate": true}),
-    )
-    .await;
-    tp.post(
-        "duplicate",
-        "POST",
-        "/api/v1/verify",
-        k,
-        json!({"payload": tr.payload, "checkDuplicate": true}),
-    )
-    .await;
-    tp.send(
-        "verified by GET",
-        "GET",
-        &format!("/api/v1/verify?payload={}", tr.payload),
-        k,
-        &[],
-        Body::None,
-    )
-    .await;
-    tp.post("invalid request", "POST", "/api/v1/verify", k, json!({}))
+    let once = json!({"payload": tr.payload, "checkDuplicate": true});
+    tp.post("verified", "POST", "/api/v1/verify", k, once.clone())
         .await;
-    tp.post(
-        "invalid checkDuplicate",
-        "POST",
-        "/api/v1/verify",
-        k,
-        json!({"payload": tr.payload, "checkDuplicate": "yes"}),
-    )
-    .await;
-    tp.post(
-        "invalid payload",
-        "POST",
-        "/api/v1/verify",
-        k,
-        json!({"payload": "hello"}),
-    )
-    .await;
+    tp.post("duplicate", "POST", "/api/v1/verify", k, once)
+        .await;
+    let by_get = format!("/api/v1/verify?payload={}", tr.payload);
+    tp.get("verified by GET", "GET", &by_get, k).await;
     let unknown = slip_qr::encode_bank_slip("004", "20261123ABCDEFGHIJ");
-    tp.post(
-        "slip not found",
-        "POST",
-        "/api/v1/verify",
-        k,
-        json!({"payload": unknown}),
-    )
-    .await;
-    tp.send(
-        "upload without QR",
-        "POST",
-        "/api/v1/verify",
-        k,
-        &[],
-        Body::Form("file", blank_png()),
-    )
-    .await;
     let png = server::slip_image::png_bytes(&tr.payload, "004").unwrap();
-    tp.send(
-        "upload duplicate",
-        "POST",
-        "/api/v1/verify",
-        k,
-        &[],
-        Body::Form("file", png),
-    )
-    .await;
+    let verify = [
+        ("invalid request", j(json!({}))),
+        (
+            "invalid checkDuplicate",
+            j(json!({"payload": tr.payload, "checkDuplicate": "yes"})),
+        ),
+        ("invalid payload", j(json!({"payload": "hello"}))),
+        ("slip not found", j(json!({"payload": unknown}))),
+        ("upload without QR", Body::Form("file", blank_png())),
+        ("upload duplicate", Body::Form("file", png)),
+    ];
+    tp.send_each("POST", "/api/v1/verify", k, &[], verify).await;
     let w = wallet_transfer(&t, &mut tp).await;
-    tp.post(
-        "truewallet",
-        "POST",
-        "/api/v1/verify/truewallet",
-        k,
-        json!({"payload": w.payload, "checkDuplicate": true}),
-    )
-    .await;
-    tp.post(
-        "truewallet duplicate",
-        "POST",
-        "/api/v1/verify/truewallet",
-        k,
-        json!({"payload": w.payload, "checkDuplicate": true}),
-    )
-    .await;
-    tp.post(
-        "qr promptpay",
-        "POST",
-        "/api/v1/qr/generate",
-        k,
-        json!({"type": "PROMPTPAY", "msisdn": "0812345678", "amount": 10.5}),
-    )
-    .await;
-    tp.post(
-        "qr invalid type",
-        "POST",
-        "/api/v1/qr/generate",
-        k,
-        json!({"type": "BITCOIN"}),
-    )
-    .await;
-    tp.post(
-        "qr invalid",
-        "POST",
-        "/api/v1/qr/generate",
-        k,
-        json!({"type": "PROMPTPAY", "msisdn": "12"}),
-    )
-    .await;
+    let once = json!({"payload": w.payload, "checkDuplicate": true});
+    let wallet = [
+        ("truewallet", j(once.clone())),
+        ("truewallet duplicate", j(once)),
+    ];
+    tp.send_each("POST", "/api/v1/verify/truewallet", k, &[], wallet)
+        .await;
+    let qr = [
+        (
+            "qr promptpay",
+            j(json!({"type": "PROMPTPAY", "msisdn": "0812345678", "amount": 10.5})),
+        ),
+        ("qr invalid type", j(json!({"type": "BITCOIN"}))),
+        (
+            "qr invalid",
+            j(json!({"type": "PROMPTPAY", "msisdn": "12"})),
+        ),
+    ];
+    tp.send_each("POST", "/api/v1/qr/generate", k, &[], qr)
+        .await;
     tp.check("v1");
     t.stop().await;
 });
@@ -609,164 +429,98 @@ both!(admin_and_partner_answers, |b: Backend| async move {
     let k = Some(bearer.as_str());
     tp.get("wrong token", "GET", "/admin/plans", Some("Bearer wrong"))
         .await;
-    tp.post(
-        "service invalid",
-        "POST",
-        "/admin/services",
-        k,
-        json!({"quota": -1}),
-    )
-    .await;
-    let v = tp
-        .send(
-            "service",
-            "POST",
-            "/admin/services",
-            k,
-            &[],
-            j(json!({"name": "Shop", "quota": 100})),
-        )
+    let invalid = json!({"quota": -1});
+    tp.post("service invalid", "POST", "/admin/services", k, invalid)
         .await;
+    let shop = json!({"name": "Shop", "quota": 100});
+    let v = tp.post("service", "POST", "/admin/services", k, shop).await;
     let sid = v["data"]["id"].as_str().unwrap_or("none").to_string();
-    let v = tp
-        .send(
-            "branch",
-            "POST",
-            "/admin/branches",
-            k,
-            &[],
-            j(json!({"serviceId": sid, "name": "Main", "main": true})),
-        )
-        .await;
+    let main = json!({"serviceId": sid, "name": "Main", "main": true});
+    let v = tp.post("branch", "POST", "/admin/branches", k, main).await;
     let bid = v["data"]["id"].as_str().unwrap_or("none").to_string();
     if let Some(key) = v["data"]["apiKey"].as_str() {
         tp.mask(key, "branch-key");
     }
-    tp.post(
-        "test branch",
-        "POST",
-        "/admin/branches",
-        k,
-        json!({"serviceId": sid, "name": "QA", "sandbox": true}),
-    )
-    .await;
-    let v = tp
-        .send(
-            "user",
-            "POST",
-            "/admin/users",
-            k,
-            &[],
-            j(json!({"name": "Owner"})),
-        )
+    let qa = json!({"serviceId": sid, "name": "QA", "sandbox": true});
+    tp.post("test branch", "POST", "/admin/branches", k, qa)
         .await;
+    let owner = json!({"name": "Owner"});
+    let v = tp.post("user", "POST", "/admin/users", k, owner).await;
     let uid = v["data"]["id"].as_str().unwrap_or("none").to_string();
-    tp.post(
-        "service patched",
-        "PATCH",
-        &format!("/admin/services/{sid}"),
-        k,
-        json!({"ownerId": uid}),
-    )
-    .await;
-    tp.post(
-        "branch patched",
-        "PATCH",
-        &format!("/admin/branches/{bid}"),
-        k,
-        json!({"active": true, "sandbox": false}),
-    )
-    .await;
-    tp.post(
-        "key rotated",
-        "POST",
-        &format!("/admin/branches/{bid}/rotate-key"),
-        k,
-        json!({}),
-    )
-    .await;
-    tp.get(
-        "branch audit",
-        "GET",
-        &format!("/admin/branches/{bid}/audit"),
-        k,
-    )
-    .await;
+    let service = format!("/admin/services/{sid}");
+    let branch = format!("/admin/branches/{bid}");
+    for (label, method, path, body) in [
+        (
+            "service patched",
+            "PATCH",
+            service.clone(),
+            json!({"ownerId": uid}),
+        ),
+        (
+            "branch patched",
+            "PATCH",
+            branch.clone(),
+            json!({"active": true, "sandbox": false}),
+        ),
+        (
+            "key rotated",
+            "POST",
+            format!("{branch}/rotate-key"),
+            json!({}),
+        ),
+    ] {
+        tp.post(label, method, &path, k, body).await;
+    }
+    tp.get("branch audit", "GET", &format!("{branch}/audit"), k)
+        .await;
+    let unban = json!({"banned": false});
     tp.post(
         "user patched",
         "PATCH",
         &format!("/admin/users/{uid}"),
         k,
-        json!({"banned": false}),
+        unban,
     )
     .await;
     tp.get("connectors", "GET", "/admin/connectors", k).await;
     tp.get("plans", "GET", "/admin/plans", k).await;
     tp.post("plan set", "PUT", "/admin/plans/pro", k, json!({"rps": 20}))
         .await;
-    tp.post(
-        "package invalid",
-        "PUT",
-        "/admin/packages/basic",
-        k,
-        json!({"quota": -1, "price": 9.999}),
-    )
-    .await;
-    tp.post(
-        "package set",
-        "PUT",
-        "/admin/packages/basic",
-        k,
-        json!({"quota": 100, "durationDays": 30, "price": 990}),
-    )
-    .await;
+    let packages = [
+        ("package invalid", j(json!({"quota": -1, "price": 9.999}))),
+        (
+            "package set",
+            j(json!({"quota": 100, "durationDays": 30, "price": 990})),
+        ),
+    ];
+    tp.send_each("PUT", "/admin/packages/basic", k, &[], packages)
+        .await;
     tp.get("packages", "GET", "/admin/packages", k).await;
-    tp.post(
-        "credit",
-        "POST",
-        &format!("/admin/services/{sid}/credit"),
-        k,
-        json!({"amount": 1500.00, "note": "bank transfer 123"}),
-    )
-    .await;
-    tp.get(
-        "credit history",
-        "GET",
-        &format!("/admin/services/{sid}/credit"),
-        k,
-    )
-    .await;
-    tp.post(
-        "subscription invalid",
-        "POST",
-        &format!("/admin/services/{sid}/subscription"),
-        k,
-        json!({"package": "basic", "autoRenew": {"onExpiry": 1}}),
-    )
-    .await;
-    tp.post(
-        "subscribed",
-        "POST",
-        &format!("/admin/services/{sid}/subscription"),
-        k,
-        json!({"package": "basic"}),
-    )
-    .await;
+    let credit = format!("{service}/credit");
+    let amount = json!({"amount": 1500.00, "note": "bank transfer 123"});
+    tp.post("credit", "POST", &credit, k, amount).await;
+    tp.get("credit history", "GET", &credit, k).await;
+    let subscriptions = [
+        (
+            "subscription invalid",
+            j(json!({"package": "basic", "autoRenew": {"onExpiry": 1}})),
+        ),
+        ("subscribed", j(json!({"package": "basic"}))),
+    ];
+    let subscription = format!("{service}/subscription");
+    tp.send_each("POST", &subscription, k, &[], subscriptions)
+        .await;
+    let auto_renew = format!("{service}/auto-renew");
     tp.post(
         "auto-renew",
         "PUT",
-        &format!("/admin/services/{sid}/auto-renew"),
+        &auto_renew,
         k,
         json!({"enabled": true}),
     )
     .await;
-    tp.get(
-        "service audit",
-        "GET",
-        &format!("/admin/services/{sid}/audit"),
-        k,
-    )
-    .await;
+    tp.get("service audit", "GET", &format!("{service}/audit"), k)
+        .await;
     let v = tp.post("partner", "POST", "/admin/partners", k, json!({"name": "POS", "serviceIds": [sid], "permissions": ["quota:read", "quota:write"]})).await;
     let pkey = v["data"]["apiKey"].as_str().unwrap_or("none").to_string();
     let secret = v["data"]["secret"].as_str().unwrap_or("none").to_string();
@@ -846,39 +600,20 @@ both!(job_and_webhook_answers, |b: Backend| async move {
     let mut tp = Tape::new(&t);
     let bearer = format!("Bearer {}", ten.api_key);
     let k = Some(bearer.as_str());
-    let tr = t.transfer("004", "014", 15050).await;
-    tp.mask_transfer(&tr, 1);
-    let tr2 = t.transfer("004", "014", 2000).await;
-    tp.mask_transfer(&tr2, 2);
+    let tr = tp.transfer("004", "014", 15050, 1).await;
+    let tr2 = tp.transfer("004", "014", 2000, 2).await;
     let hook = rx.url("hook");
     tp.mask(&hook, "callback-url");
-    tp.post(
-        "async invalid callback",
-        "POST",
-        "/v2/verify/bank/async",
-        k,
-        json!({"payload": tr.payload, "callbackUrl": "http://example.com/hook"}),
-    )
-    .await;
-    let v = tp
-        .send(
-            "async",
-            "POST",
-            "/v2/verify/bank/async",
-            k,
-            &[],
-            j(json!({"payload": tr.payload, "callbackUrl": hook, "matchAmount": 150.5})),
-        )
+    let refused = json!({"payload": tr.payload, "callbackUrl": "http://example.com/hook"});
+    let accepted = json!({"payload": tr.payload, "callbackUrl": hook, "matchAmount": 150.5});
+    let async_path = "/v2/verify/bank/async";
+    tp.post("async invalid callback", "POST", async_path, k, refused)
         .await;
+    let v = tp.post("async", "POST", async_path, k, accepted).await;
     let id = v["data"]["jobId"].as_str().unwrap_or("none").to_string();
-    tp.post(
-        "batch invalid",
-        "POST",
-        "/v2/verify/bank/batch",
-        k,
-        json!({"callbackUrl": hook, "slips": []}),
-    )
-    .await;
+    let empty = json!({"callbackUrl": hook, "slips": []});
+    tp.post("batch invalid", "POST", "/v2/verify/bank/batch", k, empty)
+        .await;
     let got = rx.wait_for(1).await;
     let mut hooks = String::from("## webhook\n");
     let mut hs: Vec<(String, String)> = got[0]
