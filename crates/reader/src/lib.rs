@@ -20,6 +20,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use image::{DynamicImage, GrayImage, ImageFormat, ImageReader};
 
+#[doc(hidden)]
+pub mod probe;
 mod strategies;
 #[doc(hidden)]
 pub use strategies::Evidence;
@@ -684,61 +686,15 @@ mod luma_path_tests {
 mod shape_tests {
     use super::*;
 
-    fn crc32(data: &[u8]) -> u32 {
-        let mut c = !0u32;
-        for &b in data {
-            c ^= u32::from(b);
-            for _ in 0..8 {
-                c = if c & 1 == 1 {
-                    (c >> 1) ^ 0xEDB8_8320
-                } else {
-                    c >> 1
-                };
-            }
-        }
-        !c
-    }
-
-    fn chunk(out: &mut Vec<u8>, kind: &[u8], data: &[u8]) {
-        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
-        let mut body = kind.to_vec();
-        body.extend_from_slice(data);
-        out.extend_from_slice(&body);
-        out.extend_from_slice(&crc32(&body).to_be_bytes());
-    }
-
-    /// A grey 8-bit PNG of `w`×`h` whose pixels are all 0 (one zlib stream of zero rows; only
-    /// small ones are built in full, big ones get a truncated stream: refusal is from IHDR).
+    /// A grey 8-bit PNG of `w`×`h` whose pixels are all 0 (only small ones are built in full,
+    /// big ones get a truncated stream: refusal is from IHDR).
     fn png(w: u32, h: u32, interlaced: bool) -> Vec<u8> {
-        let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
-        let mut ihdr = Vec::new();
-        ihdr.extend_from_slice(&w.to_be_bytes());
-        ihdr.extend_from_slice(&h.to_be_bytes());
-        ihdr.extend_from_slice(&[8, 0, 0, 0, u8::from(interlaced)]);
-        chunk(&mut out, b"IHDR", &ihdr);
-        let raw = if u64::from(w) * u64::from(h) <= 4_000_000 && !interlaced {
-            vec![0u8; (w as usize + 1) * h as usize]
+        let zeros = if u64::from(w) * u64::from(h) <= 4_000_000 && !interlaced {
+            (w as usize + 1) * h as usize
         } else {
-            vec![0u8; 1024]
+            1024
         };
-        // zlib, stored blocks (no compression needed for a test).
-        let mut z = vec![0x78, 0x01];
-        let blocks: Vec<&[u8]> = raw.chunks(65_535).collect();
-        for (i, b) in blocks.iter().enumerate() {
-            z.push(u8::from(i + 1 == blocks.len()));
-            z.extend_from_slice(&(b.len() as u16).to_le_bytes());
-            z.extend_from_slice(&(!(b.len() as u16)).to_le_bytes());
-            z.extend_from_slice(b);
-        }
-        let (mut a, mut b) = (1u32, 0u32);
-        for &x in &raw {
-            a = (a + u32::from(x)) % 65_521;
-            b = (b + a) % 65_521;
-        }
-        z.extend_from_slice(&((b << 16) | a).to_be_bytes());
-        chunk(&mut out, b"IDAT", &z);
-        chunk(&mut out, b"IEND", &[]);
-        out
+        crate::probe::png(w, h, interlaced, zeros)
     }
 
     fn refused(bytes: &[u8], what: &str) {
