@@ -24,7 +24,6 @@ pub(crate) fn routes() -> Routes {
 
 #[utoipa::path(post, path = "/bank-accounts", tag = "v2 bank accounts",
     summary = "Register a receiving account for the calling key's branch",
-    security(("bearerAuth" = [])),
     request_body(content((NewAccountBody = "application/json"))),
     responses(
         (status = 201, description = "Created", body = V2Ok<View>),
@@ -57,7 +56,6 @@ async fn create(
 
 #[utoipa::path(get, path = "/bank-accounts", tag = "v2 bank accounts",
     summary = "The branch's receiving accounts",
-    security(("bearerAuth" = [])),
     responses((status = 200, description = "The accounts", body = V2Ok<Vec<View>>)))]
 async fn list(
     State(svc): State<Services>,
@@ -72,7 +70,6 @@ async fn list(
 
 #[utoipa::path(get, path = "/bank-accounts/{id}", tag = "v2 bank accounts",
     summary = "One account",
-    security(("bearerAuth" = [])),
     params(("id" = String, Path, description = "Account id")),
     responses(
         (status = 200, description = "The account", body = V2Ok<View>),
@@ -88,7 +85,6 @@ async fn one(
 
 #[utoipa::path(patch, path = "/bank-accounts/{id}", tag = "v2 bank accounts",
     summary = "Change an account's extraVerify option",
-    security(("bearerAuth" = [])),
     params(("id" = String, Path, description = "Account id")),
     request_body(content((BankAccountUpdate = "application/json"))),
     responses(
@@ -115,7 +111,6 @@ async fn update(
 
 #[utoipa::path(delete, path = "/bank-accounts/{id}", tag = "v2 bank accounts",
     summary = "Delete an account",
-    security(("bearerAuth" = [])),
     params(("id" = String, Path, description = "Account id")),
     responses(
         (status = 200, description = "Deleted", body = V2Ok<Deleted>),

@@ -109,7 +109,6 @@ fn flat_branch(svc: &Services, s: &Service, b: &Branch) -> PartnerBranch {
 
 #[utoipa::path(get, path = "/b2b/branch/quota", tag = "partner",
     summary = "The branch's and its service's quota (permission quota:read)",
-    security(("partnerKey" = [], "branchKey" = [], "partnerTimestamp" = [], "partnerNonce" = [], "partnerSignature" = [])),
     responses((status = 200, description = "Counters of the current cycle", body = Plain<PartnerQuota>)))]
 async fn read_quota(
     State(svc): State<Services>,
@@ -137,7 +136,6 @@ async fn apply(svc: &Services, c: &PartnerCaller, op: QuotaOp) -> Reply<PartnerB
 
 #[utoipa::path(put, path = "/b2b/branch/quota", tag = "partner",
     summary = "Set the branch limit (permission quota:write; audited)",
-    security(("partnerKey" = [], "branchKey" = [], "partnerTimestamp" = [], "partnerNonce" = [], "partnerSignature" = [])),
     request_body(content((SetQuota = "application/json"))),
     responses(
         (status = 200, description = "The branch's counters", body = Plain<PartnerBranch>),
@@ -159,7 +157,6 @@ async fn set_quota(
 
 #[utoipa::path(post, path = "/b2b/branch/quota/adjust", tag = "partner",
     summary = "Add to (or take from) the branch limit (permission quota:write; audited)",
-    security(("partnerKey" = [], "branchKey" = [], "partnerTimestamp" = [], "partnerNonce" = [], "partnerSignature" = [])),
     request_body(content((AdjustQuota = "application/json"))),
     responses(
         (status = 200, description = "The branch's counters", body = Plain<PartnerBranch>),
@@ -181,7 +178,6 @@ async fn adjust_quota(
 
 #[utoipa::path(post, path = "/b2b/branch/quota/reset", tag = "partner",
     summary = "Reset the branch's used quota of this cycle (permission quota:write; audited); no body",
-    security(("partnerKey" = [], "branchKey" = [], "partnerTimestamp" = [], "partnerNonce" = [], "partnerSignature" = [])),
     responses((status = 200, description = "The branch's counters", body = Plain<PartnerBranch>)))]
 async fn reset_quota(
     State(svc): State<Services>,

@@ -5,6 +5,7 @@ use crate::authed::Authed;
 use crate::body::json_object;
 use crate::error::ApiError;
 use crate::path::Path;
+use crate::responses::SubmitErrors;
 use crate::routing::Routes;
 use crate::v2::{json_request, Submitted};
 use crate::wire::v2::{AsyncRequest, BatchAccepted, BatchRequest, Job, JobAccepted, VerifyForm};
@@ -40,14 +41,12 @@ fn slip(s: Submitted) -> SubmitSlip {
 #[utoipa::path(post, path = "/verify/bank/async", tag = "v2 async",
     summary = "Submit one slip for asynchronous verification; the result is POSTed to callbackUrl",
     description = "Images are read and URLs fetched at submission; the job stores only the QR text. The multipart form also takes `callbackUrl`.",
-    security(("bearerAuth" = [])),
     request_body(content(
         (AsyncRequest = "application/json"),
         (VerifyForm = "multipart/form-data"))),
     responses(
         (status = 202, description = "Accepted", body = V2Ok<JobAccepted>),
-        (status = 400, description = "VALIDATION_ERROR, INVALID_CALLBACK_URL, URL_PROTOCOL_NOT_ALLOWED, URL_INVALID_IP_RANGE, IMAGE_URL_UNREACHABLE, IMAGE_SIZE_TOO_LARGE, INVALID_IMAGE_TYPE, INVALID_IMAGE_FORMAT", body = ErrorBody),
-        (status = 404, description = "SLIP_NOT_FOUND", body = ErrorBody)))]
+        SubmitErrors))]
 async fn submit_one(
     State(svc): State<Services>,
     Authed(c): Authed,
@@ -88,7 +87,6 @@ async fn submit_one(
 
 #[utoipa::path(post, path = "/verify/bank/batch", tag = "v2 async",
     summary = "Submit 1-100 slips at once (one job each, one batchId); all or nothing",
-    security(("bearerAuth" = [])),
     request_body(content((BatchRequest = "application/json"))),
     responses(
         (status = 202, description = "Accepted", body = V2Ok<BatchAccepted>),
@@ -181,7 +179,6 @@ async fn submit_batch(
 
 #[utoipa::path(get, path = "/verify/bank/jobs/{job_id}", tag = "v2 async",
     summary = "Poll a job (kept 7 days)",
-    security(("bearerAuth" = [])),
     params(("job_id" = String, Path, description = "The jobId of the submission")),
     responses(
         (status = 200, description = "The job", body = V2Ok<Job>),

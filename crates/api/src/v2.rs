@@ -3,12 +3,13 @@
 use crate::authed::Authed;
 use crate::body::{json_object, Fields};
 use crate::error::ApiError;
+use crate::responses::VerifyBankErrors;
 use crate::routing::Routes;
 use crate::wire::v2::{
     Bank, Info, InfoAccount, InfoApplication, InfoAutoRenew, InfoBranch, InfoPackage, InfoProduct,
     InfoQuota, VerifyBody, VerifyForm,
 };
-use crate::wire::{ErrorBody, V2Ok};
+use crate::wire::V2Ok;
 use axum::extract::State;
 use axum::Json;
 use domain::Satang;
@@ -29,7 +30,6 @@ pub(crate) fn routes() -> Routes {
 
 #[utoipa::path(get, path = "/banks", tag = "v2",
     summary = "The banks and their extraVerify options",
-    security(("bearerAuth" = [])),
     responses((status = 200, description = "Every bank, by code, PROMPTPAY last", body = V2Ok<Vec<Bank>>,
         example = json!({"success": true, "message": "Banks retrieved", "data": [
             {"code": "002", "nameEn": "Bangkok Bank", "nameTh": "ธนาคารกรุงเทพ", "shortCode": "BBL",
@@ -44,7 +44,6 @@ async fn list_banks(_: Authed) -> Json<V2Ok<Vec<Bank>>> {
 
 #[utoipa::path(get, path = "/info", tag = "v2",
     summary = "The calling key's service and branch with their quota",
-    security(("bearerAuth" = [])),
     responses((status = 200, description = "Quota in the current billing cycle", body = V2Ok<Info>,
         example = json!({"success": true, "message": "Application info retrieved", "data": {
             "application": {"name": "My shop", "quota": {"used": 12, "max": 5000, "remaining": 4988, "totalUsed": 140, "sandboxUsed": 0},
@@ -332,17 +331,12 @@ pub(crate) async fn multipart_request(
 #[utoipa::path(post, path = "/verify/bank", tag = "v2",
     summary = "Verify a bank slip by QR payload, image upload, Base64 or URL",
     description = "Charges one unit of quota per successful verification (duplicates included); rejected requests charge nothing.",
-    security(("bearerAuth" = [])),
     request_body(content(
         (VerifyBody = "application/json"),
         (VerifyForm = "multipart/form-data"))),
     responses(
         (status = 200, description = "The verified slip", body = V2Ok<domain::model::VerifyBankData>),
-        (status = 400, description = "VALIDATION_ERROR, URL_PROTOCOL_NOT_ALLOWED, URL_INVALID_IP_RANGE, IMAGE_URL_UNREACHABLE, IMAGE_SIZE_TOO_LARGE, INVALID_IMAGE_TYPE, INVALID_IMAGE_FORMAT", body = ErrorBody),
-        (status = 403, description = "QUOTA_EXCEEDED, SERVICE_EXPIRED", body = ErrorBody),
-        (status = 404, description = "SLIP_NOT_FOUND, SLIP_PENDING", body = ErrorBody),
-        (status = 500, description = "API_SERVER_ERROR", body = ErrorBody),
-        (status = 503, description = "RENEWAL_TEMPORARILY_UNAVAILABLE", body = ErrorBody)))]
+        VerifyBankErrors))]
 async fn verify_bank(
     State(svc): State<Services>,
     Authed(c): Authed,

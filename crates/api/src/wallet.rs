@@ -2,9 +2,10 @@
 
 use crate::authed::Authed;
 use crate::error::ApiError;
+use crate::responses::VerifyWalletErrors;
 use crate::routing::Routes;
 use crate::wire::v2::{VerifyBody, VerifyForm};
-use crate::wire::{ErrorBody, V2Ok};
+use crate::wire::V2Ok;
 use axum::extract::State;
 use services::verify::VerifyRequest;
 use services::Services;
@@ -17,17 +18,12 @@ pub(crate) fn routes() -> Routes {
 
 #[utoipa::path(post, path = "/verify/truewallet", tag = "v2",
     summary = "Verify a TrueMoney Wallet slip by payload, image, Base64 or URL",
-    security(("bearerAuth" = [])),
     request_body(content(
         (VerifyBody = "application/json"),
         (VerifyForm = "multipart/form-data"))),
     responses(
         (status = 200, description = "The verified slip", body = V2Ok<domain::model::VerifyWalletData>),
-        (status = 400, description = "VALIDATION_ERROR, URL_PROTOCOL_NOT_ALLOWED, URL_INVALID_IP_RANGE, IMAGE_URL_UNREACHABLE, IMAGE_SIZE_TOO_LARGE, INVALID_IMAGE_TYPE, INVALID_IMAGE_FORMAT", body = ErrorBody),
-        (status = 403, description = "QUOTA_EXCEEDED, SERVICE_EXPIRED", body = ErrorBody),
-        (status = 404, description = "SLIP_NOT_FOUND", body = ErrorBody),
-        (status = 500, description = "API_SERVER_ERROR", body = ErrorBody),
-        (status = 503, description = "RENEWAL_TEMPORARILY_UNAVAILABLE", body = ErrorBody)))]
+        VerifyWalletErrors))]
 async fn verify_truewallet(
     State(svc): State<Services>,
     Authed(c): Authed,

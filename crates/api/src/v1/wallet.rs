@@ -4,8 +4,9 @@
 use super::earlier;
 use super::error::V1Error;
 use crate::authed::AuthedV1;
+use crate::responses::V1WalletErrors;
 use crate::wire::v1::{V1VerifyForm, V1VerifyRequest};
-use crate::wire::{V1ErrorBody, V1Ok};
+use crate::wire::V1Ok;
 use axum::extract::State;
 use axum::Json;
 use domain::model::RawWalletSlip;
@@ -16,17 +17,12 @@ use services::Services;
 
 #[utoipa::path(post, path = "/verify/truewallet", tag = "v1",
     summary = "Verify a TrueMoney Wallet slip by payload, image URL, Base64 or file upload",
-    security(("bearerAuth" = [])),
     request_body(content(
         (V1VerifyRequest = "application/json"),
         (V1VerifyForm = "multipart/form-data"))),
     responses(
         (status = 200, description = "The verified slip", body = V1Ok<RawWalletSlip>),
-        (status = 400, description = "invalid_request, invalid_check_duplicate, invalid_payload, duplicate_slip, invalid_url, invalid_image, image_size_too_large", body = V1ErrorBody),
-        (status = 403, description = "quota_exceeded", body = V1ErrorBody),
-        (status = 404, description = "slip_not_found, qrcode_not_found", body = V1ErrorBody),
-        (status = 500, description = "api_server_error", body = V1ErrorBody),
-        (status = 503, description = "api_server_error", body = V1ErrorBody)))]
+        V1WalletErrors))]
 pub(super) async fn verify_truewallet(
     State(svc): State<Services>,
     AuthedV1(c): AuthedV1,
