@@ -7,7 +7,7 @@ use crate::error::ApiError;
 use crate::path::Path;
 use crate::responses::SubmitErrors;
 use crate::routing::Routes;
-use crate::v2::{json_request, Submitted};
+use crate::v2::{json_request, submit_once, Submitted};
 use crate::wire::v2::{AsyncRequest, BatchAccepted, BatchRequest, Job, JobAccepted, VerifyForm};
 use crate::wire::{ErrorBody, V2Ok};
 use axum::extract::State;
@@ -52,37 +52,38 @@ async fn submit_one(
     Authed(c): Authed,
     req: axum::extract::Request,
 ) -> Result<axum::response::Response, ApiError> {
-    let key = crate::idempotency::key(req.headers())?;
-    // Held through submission: images are read when the job is submitted.
-    let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
-    let mut sub = crate::v2::submitted(req).await?;
-    let key = key.map(|k| (k, crate::v2::fingerprint("v2.verify.bank.async", &sub)));
     let svc = &svc;
-    Ok(crate::idempotency::once(svc, c, key, |c| async move {
-        let _slot =
-            crate::body::slot_for_url(svc, &c, slot, matches!(sub.input, SlipInput::Url(_))).await;
-        let callback = sub.callback_url.take();
-        let done = svc
-            .submit_jobs(&c, vec![slip(sub)], callback, false)
-            .await?;
-        let id = done
-            .job_ids
-            .first()
-            .map(ToString::to_string)
-            .unwrap_or_default();
-        Ok::<_, ApiError>((
-            StatusCode::ACCEPTED,
-            V2Ok::json(
-                "Job accepted",
-                JobAccepted {
-                    job_id: id,
-                    batch_id: None,
-                    status: "queued",
-                },
-            ),
-        ))
-    })
-    .await)
+    submit_once(
+        svc,
+        c,
+        req,
+        "v2.verify.bank.async",
+        |c, mut sub, slot| async move {
+            // Held through submission: images are read and URLs fetched when the job is submitted.
+            let _slot = slot;
+            let callback = sub.callback_url.take();
+            let done = svc
+                .submit_jobs(&c, vec![slip(sub)], callback, false)
+                .await?;
+            let id = done
+                .job_ids
+                .first()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            Ok::<_, ApiError>((
+                StatusCode::ACCEPTED,
+                V2Ok::json(
+                    "Job accepted",
+                    JobAccepted {
+                        job_id: id,
+                        batch_id: None,
+                        status: "queued",
+                    },
+                ),
+            ))
+        },
+    )
+    .await
 }
 
 #[utoipa::path(post, path = "/verify/bank/batch", tag = "v2 async",

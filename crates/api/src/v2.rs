@@ -14,9 +14,12 @@ use axum::extract::State;
 use axum::Json;
 use domain::Satang;
 use serde_json::{Map, Value};
+use services::auth::Caller;
+use services::budget::UploadSlot;
 use services::input::{SlipInput, MAX_IMAGE_BYTES};
 use services::verify::VerifyRequest;
 use services::Services;
+use std::future::Future;
 use utoipa_axum::router::UtoipaMethodRouterExt;
 use utoipa_axum::routes;
 
@@ -342,14 +345,8 @@ async fn verify_bank(
     Authed(c): Authed,
     req: axum::extract::Request,
 ) -> Result<axum::response::Response, ApiError> {
-    let key = crate::idempotency::key(req.headers())?;
-    let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
-    let sub = crate::v2::submitted(req).await?;
-    let key = key.map(|k| (k, fingerprint("v2.verify.bank", &sub)));
     let svc = &svc;
-    Ok(crate::idempotency::once(svc, c, key, |c| async move {
-        let slot =
-            crate::body::slot_for_url(svc, &c, slot, matches!(sub.input, SlipInput::Url(_))).await;
+    submit_once(svc, c, req, "v2.verify.bank", |c, sub, slot| async move {
         let slip = svc.bank_slip(sub.input).await?;
         drop(slot);
         let verify = VerifyRequest {
@@ -362,6 +359,33 @@ async fn verify_bank(
         };
         let data = svc.verify_bank(&c, &verify).await?;
         Ok::<_, ApiError>(V2Ok::json("Slip verified", data))
+    })
+    .await
+}
+
+/// A slip submitted to a v2 route (`route` names it in the fingerprint), start to finish: the
+/// `Idempotency-Key`, an upload slot held while the request is read, the request, then `work`
+/// once per key with the caller, the request and the slot (taken now for a URL, which is
+/// fetched in `work`; `work` drops it once the slip is read).
+pub(crate) async fn submit_once<T, Fut>(
+    svc: &Services,
+    c: Caller,
+    req: axum::extract::Request,
+    route: &str,
+    work: impl FnOnce(Caller, Submitted, Option<UploadSlot>) -> Fut,
+) -> Result<axum::response::Response, ApiError>
+where
+    Fut: Future<Output = Result<T, ApiError>>,
+    T: axum::response::IntoResponse,
+{
+    let key = crate::idempotency::key(req.headers())?;
+    let slot = crate::body::upload_slot(svc, &c, req.headers()).await;
+    let sub = submitted(req).await?;
+    let key = key.map(|k| (k, fingerprint(route, &sub)));
+    Ok(crate::idempotency::once(svc, c, key, |c| async move {
+        let slot =
+            crate::body::slot_for_url(svc, &c, slot, matches!(sub.input, SlipInput::Url(_))).await;
+        work(c, sub, slot).await
     })
     .await)
 }

@@ -4,6 +4,7 @@ use crate::authed::Authed;
 use crate::error::ApiError;
 use crate::responses::VerifyWalletErrors;
 use crate::routing::Routes;
+use crate::v2::submit_once;
 use crate::wire::v2::{VerifyBody, VerifyForm};
 use crate::wire::V2Ok;
 use axum::extract::State;
@@ -29,31 +30,26 @@ async fn verify_truewallet(
     Authed(c): Authed,
     req: axum::extract::Request,
 ) -> Result<axum::response::Response, ApiError> {
-    let key = crate::idempotency::key(req.headers())?;
-    let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
-    let sub = crate::v2::submitted(req).await?;
-    let key = key.map(|k| (k, crate::v2::fingerprint("v2.verify.truewallet", &sub)));
     let svc = &svc;
-    Ok(crate::idempotency::once(svc, c, key, |c| async move {
-        let slot = crate::body::slot_for_url(
-            svc,
-            &c,
-            slot,
-            matches!(sub.input, services::input::SlipInput::Url(_)),
-        )
-        .await;
-        let slip = svc.truemoney_slip(sub.input).await?;
-        drop(slot);
-        let verify = VerifyRequest {
-            slip,
-            check_duplicate: sub.check_duplicate,
-            match_amount: sub.match_amount,
-            remark: sub.remark,
-            match_account: false,
-            job_id: None,
-        };
-        let data = svc.verify_truewallet(&c, &verify).await?;
-        Ok::<_, ApiError>(V2Ok::json("Slip verified", data))
-    })
-    .await)
+    submit_once(
+        svc,
+        c,
+        req,
+        "v2.verify.truewallet",
+        |c, sub, slot| async move {
+            let slip = svc.truemoney_slip(sub.input).await?;
+            drop(slot);
+            let verify = VerifyRequest {
+                slip,
+                check_duplicate: sub.check_duplicate,
+                match_amount: sub.match_amount,
+                remark: sub.remark,
+                match_account: false,
+                job_id: None,
+            };
+            let data = svc.verify_truewallet(&c, &verify).await?;
+            Ok::<_, ApiError>(V2Ok::json("Slip verified", data))
+        },
+    )
+    .await
 }

@@ -318,15 +318,8 @@ async fn verify(
     req: Request,
     upload_slot: impl Send,
 ) -> Result<Json<V1Ok<Value>>, V1Error> {
-    let is_payload = matches!(req.input, SlipInput::Payload(_));
-    let is_url = matches!(req.input, SlipInput::Url(_));
-    let slip = svc.bank_slip(req.input).await.map_err(|e| match e {
-        // Only a malformed URL is a validation error on the URL path.
-        domain::Error::Validation(_) if is_url => V1Error::code(400, "invalid_url", None),
-        // A payload the client typed that is no bank slip is malformed to v1.
-        domain::Error::SlipNotFound(_) if is_payload => V1Error::code(400, "invalid_payload", None),
-        other => other.into(),
-    })?;
+    let unreadable = unreadable(&req.input);
+    let slip = svc.bank_slip(req.input).await.map_err(unreadable)?;
     drop(upload_slot);
     // A keyed retry taken over from a node that died may be charged already: its slip is
     // then recorded, and the charge (not this check) answers it as the first run would have.
@@ -338,17 +331,7 @@ async fn verify(
         }
     }
     let data = svc
-        .verify_bank(
-            c,
-            &VerifyRequest {
-                slip: slip.clone(),
-                check_duplicate: req.check_duplicate,
-                match_amount: None,
-                remark: None,
-                match_account: false,
-                job_id: None,
-            },
-        )
+        .verify_bank(c, &plain_request(slip.clone(), req.check_duplicate))
         .await?;
     if data.is_duplicate {
         // Two requests with the same slip raced past the check above; the charge decided this
@@ -358,6 +341,31 @@ async fn verify(
         }
     }
     Ok(V1Ok::json(v1_slip(&data.raw_slip)?))
+}
+
+/// How v1 names a slip that could not be read from `input`: only a malformed URL is a
+/// validation error on the URL path, and a payload the client typed that is no slip (of the
+/// route's kind) is malformed.
+fn unreadable(input: &SlipInput) -> impl FnOnce(domain::Error) -> V1Error {
+    let is_payload = matches!(input, SlipInput::Payload(_));
+    let is_url = matches!(input, SlipInput::Url(_));
+    move |e| match e {
+        domain::Error::Validation(_) if is_url => V1Error::code(400, "invalid_url", None),
+        domain::Error::SlipNotFound(_) if is_payload => V1Error::code(400, "invalid_payload", None),
+        other => other.into(),
+    }
+}
+
+/// A verification with v1's one option, `checkDuplicate`.
+fn plain_request<S>(slip: S, check_duplicate: bool) -> VerifyRequest<S> {
+    VerifyRequest {
+        slip,
+        check_duplicate,
+        match_amount: None,
+        remark: None,
+        match_account: false,
+        job_id: None,
+    }
 }
 
 /// A bank slip as v1 shows it: v2's `rawSlip`, with `receiver.merchantId` left out when there

@@ -1,8 +1,8 @@
 //! `POST /api/v1/verify/truewallet`: a TrueMoney Wallet slip, with v1's inputs (JSON
 //! `payload | url | data | image`, or multipart `file`) and envelope.
 
-use super::earlier;
 use super::error::V1Error;
+use super::{earlier, plain_request, unreadable};
 use crate::authed::AuthedV1;
 use crate::responses::V1WalletErrors;
 use crate::wire::v1::{V1VerifyForm, V1VerifyRequest};
@@ -11,7 +11,6 @@ use axum::extract::State;
 use axum::Json;
 use domain::model::RawWalletSlip;
 use services::input::SlipInput;
-use services::verify::VerifyRequest;
 use services::wallet::TRUEMONEY;
 use services::Services;
 
@@ -30,20 +29,13 @@ pub(super) async fn verify_truewallet(
 ) -> Result<Json<V1Ok<RawWalletSlip>>, V1Error> {
     let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
     let request = super::request_input(req).await?;
-    let is_payload = matches!(request.input, SlipInput::Payload(_));
     let is_url = matches!(request.input, SlipInput::Url(_));
     let slot = crate::body::slot_for_url(&svc, &c, slot, is_url).await;
+    let unreadable = unreadable(&request.input);
     let slip = svc
         .truemoney_slip(request.input)
         .await
-        .map_err(|e| match e {
-            domain::Error::Validation(_) if is_url => V1Error::code(400, "invalid_url", None),
-            // A payload the client typed that is no TrueMoney slip is malformed to v1.
-            domain::Error::SlipNotFound(_) if is_payload => {
-                V1Error::code(400, "invalid_payload", None)
-            }
-            other => other.into(),
-        })?;
+        .map_err(unreadable)?;
     drop(slot);
     if request.check_duplicate {
         // Before the wallet and the charge: a re-sent slip costs no quota.
@@ -52,17 +44,7 @@ pub(super) async fn verify_truewallet(
         }
     }
     let data = svc
-        .verify_truewallet(
-            &c,
-            &VerifyRequest {
-                slip: slip.clone(),
-                check_duplicate: request.check_duplicate,
-                match_amount: None,
-                remark: None,
-                match_account: false,
-                job_id: None,
-            },
-        )
+        .verify_truewallet(&c, &plain_request(slip.clone(), request.check_duplicate))
         .await?;
     if data.is_duplicate {
         if let Some(dup) = earlier(&svc, &c, TRUEMONEY, &slip.transaction_id).await? {
