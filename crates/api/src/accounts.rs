@@ -4,6 +4,7 @@ use crate::authed::Authed;
 use crate::body::{json_object, Fields};
 use crate::error::ApiError;
 use crate::path::Path;
+use crate::responses::AccountNotFound;
 use crate::routing::Routes;
 use crate::wire::v2::{
     BankAccount as View, BankAccountUpdate, Deleted, NewBankAccount as NewAccountBody,
@@ -71,9 +72,7 @@ async fn list(
 #[utoipa::path(get, path = "/bank-accounts/{id}", tag = "v2 bank accounts",
     summary = "One account",
     params(("id" = String, Path, description = "Account id")),
-    responses(
-        (status = 200, description = "The account", body = V2Ok<View>),
-        (status = 404, description = "BANK_ACCOUNT_NOT_FOUND", body = ErrorBody)))]
+    responses((status = 200, description = "The account", body = V2Ok<View>), AccountNotFound))]
 async fn one(
     State(svc): State<Services>,
     Path(id): Path<String>,
@@ -90,7 +89,7 @@ async fn one(
     responses(
         (status = 200, description = "The account", body = V2Ok<View>),
         (status = 400, description = "VALIDATION_ERROR, INVALID_EXTRA_VERIFY", body = ErrorBody),
-        (status = 404, description = "BANK_ACCOUNT_NOT_FOUND", body = ErrorBody)))]
+        AccountNotFound))]
 /// `{extraVerify}`: a string, or null to clear it.
 async fn update(
     State(svc): State<Services>,
@@ -112,9 +111,7 @@ async fn update(
 #[utoipa::path(delete, path = "/bank-accounts/{id}", tag = "v2 bank accounts",
     summary = "Delete an account",
     params(("id" = String, Path, description = "Account id")),
-    responses(
-        (status = 200, description = "Deleted", body = V2Ok<Deleted>),
-        (status = 404, description = "BANK_ACCOUNT_NOT_FOUND", body = ErrorBody)))]
+    responses((status = 200, description = "Deleted", body = V2Ok<Deleted>), AccountNotFound))]
 async fn remove(
     State(svc): State<Services>,
     Path(id): Path<String>,

@@ -31,10 +31,10 @@ pub(crate) fn routes() -> Routes {
 fn slip(s: Submitted) -> SubmitSlip {
     SubmitSlip {
         input: s.input,
-        check_duplicate: s.check_duplicate,
-        match_account: s.match_account,
-        match_amount: s.match_amount,
-        remark: s.remark,
+        check_duplicate: s.options.check_duplicate,
+        match_account: s.options.match_account,
+        match_amount: s.options.match_amount,
+        remark: s.options.remark,
     }
 }
 
@@ -61,7 +61,7 @@ async fn submit_one(
         |c, mut sub, slot| async move {
             // Held through submission: images are read and URLs fetched when the job is submitted.
             let _slot = slot;
-            let callback = sub.callback_url.take();
+            let callback = sub.options.callback_url.take();
             let done = svc
                 .submit_jobs(&c, vec![slip(sub)], callback, false)
                 .await?;
@@ -143,20 +143,17 @@ async fn submit_batch(
                 format!("{}: {}", other.code(), other.public_message()),
             ),
         })?;
-        slips.push(slip(sub));
+        slips.push(sub);
     }
     let key = key.map(|k| {
         let mut f = crate::idempotency::Fingerprint::new("v2.verify.bank.batch");
         f.opt("callbackUrl", callback.as_deref());
         for s in &slips {
-            f.input(&s.input)
-                .flag("checkDuplicate", s.check_duplicate)
-                .flag("matchAccount", s.match_account)
-                .amount("matchAmount", s.match_amount)
-                .opt("remark", s.remark.as_deref());
+            s.add_to(&mut f);
         }
         (k, f.finish())
     });
+    let slips: Vec<SubmitSlip> = slips.into_iter().map(slip).collect();
     let svc = &svc;
     Ok(crate::idempotency::once(svc, c, key, |c| async move {
         // URLs are fetched one after another at submission: one slot for the batch.

@@ -3,6 +3,7 @@
 use crate::authed::Authed;
 use crate::body::{json_object, Fields};
 use crate::error::ApiError;
+use crate::idempotency::Fingerprint;
 use crate::responses::VerifyBankErrors;
 use crate::routing::Routes;
 use crate::wire::v2::{
@@ -120,12 +121,43 @@ const IMAGE_INPUTS: [&str; 3] = ["image", "base64", "url"];
 /// A verification request before the slip's payload is known.
 pub(crate) struct Submitted {
     pub input: SlipInput,
+    pub options: SlipOptions,
+}
+
+/// What a slip request asks besides the slip.
+pub(crate) struct SlipOptions {
     pub check_duplicate: bool,
     pub match_account: bool,
     pub match_amount: Option<Satang>,
     pub remark: Option<String>,
     /// Async submissions only (ignored by the synchronous endpoint).
     pub callback_url: Option<String>,
+}
+
+impl SlipOptions {
+    /// The synchronous verification of `slip` with these options.
+    pub(crate) fn verify<S>(self, slip: S) -> VerifyRequest<S> {
+        VerifyRequest {
+            slip,
+            check_duplicate: self.check_duplicate,
+            match_amount: self.match_amount,
+            remark: self.remark,
+            match_account: self.match_account,
+            job_id: None,
+        }
+    }
+}
+
+impl Submitted {
+    /// The slip and its options, but the callback, as the idempotency key compares them.
+    pub(crate) fn add_to(&self, f: &mut Fingerprint) {
+        let o = &self.options;
+        f.input(&self.input)
+            .flag("checkDuplicate", o.check_duplicate)
+            .flag("matchAccount", o.match_account)
+            .amount("matchAmount", o.match_amount)
+            .opt("remark", o.remark.as_deref());
+    }
 }
 
 /// Base64 of an image of at most 4 MB (4/3 of it, plus padding).
@@ -179,11 +211,13 @@ pub(crate) fn json_request(map: &Map<String, Value>) -> Result<Submitted, domain
         }
         None => None,
     };
-    let check_duplicate = f.boolean("checkDuplicate").unwrap_or(false);
-    let match_amount = f.amount("matchAmount");
-    let remark = f.string("remark", 1, 255);
-    let callback_url = f.string("callbackUrl", 1, 2048);
-    let match_account = f.boolean("matchAccount").unwrap_or(false);
+    let options = SlipOptions {
+        check_duplicate: f.boolean("checkDuplicate").unwrap_or(false),
+        match_amount: f.amount("matchAmount"),
+        remark: f.string("remark", 1, 255),
+        callback_url: f.string("callbackUrl", 1, 2048),
+        match_account: f.boolean("matchAccount").unwrap_or(false),
+    };
     f.finish()?;
     let input = match (payload, url, base64) {
         (Some(p), _, _) => SlipInput::Payload(p),
@@ -191,14 +225,7 @@ pub(crate) fn json_request(map: &Map<String, Value>) -> Result<Submitted, domain
         (_, _, Some(b)) => SlipInput::Image(decode_base64(b)?),
         _ => return Err(domain::Error::invalid("payload", "is required")),
     };
-    Ok(Submitted {
-        input,
-        check_duplicate,
-        match_account,
-        match_amount,
-        remark,
-        callback_url,
-    })
+    Ok(Submitted { input, options })
 }
 
 /// The slip of a request: a multipart form or a JSON body.
@@ -304,8 +331,13 @@ pub(crate) async fn multipart_request(
             }
         },
     };
-    let remark = f.string("remark", 1, 255);
-    let callback_url = f.string("callbackUrl", 1, 2048);
+    let options = SlipOptions {
+        check_duplicate,
+        match_account,
+        match_amount,
+        remark: f.string("remark", 1, 255),
+        callback_url: f.string("callbackUrl", 1, 2048),
+    };
     let payload = f.string("payload", 1, 128);
     let url = f.string("url", 1, 255);
     f.finish()?;
@@ -321,14 +353,7 @@ pub(crate) async fn multipart_request(
         (_, _, _, Some(b)) => SlipInput::Image(decode_base64(b)?),
         _ => return Err(domain::Error::invalid("image", "is required")),
     };
-    Ok(Submitted {
-        input,
-        check_duplicate,
-        match_account,
-        match_amount,
-        remark,
-        callback_url,
-    })
+    Ok(Submitted { input, options })
 }
 
 #[utoipa::path(post, path = "/verify/bank", tag = "v2",
@@ -349,15 +374,7 @@ async fn verify_bank(
     submit_once(svc, c, req, "v2.verify.bank", |c, sub, slot| async move {
         let slip = svc.bank_slip(sub.input).await?;
         drop(slot);
-        let verify = VerifyRequest {
-            slip,
-            check_duplicate: sub.check_duplicate,
-            match_amount: sub.match_amount,
-            remark: sub.remark,
-            match_account: sub.match_account,
-            job_id: None,
-        };
-        let data = svc.verify_bank(&c, &verify).await?;
+        let data = svc.verify_bank(&c, &sub.options.verify(slip)).await?;
         Ok::<_, ApiError>(V2Ok::json("Slip verified", data))
     })
     .await
@@ -392,12 +409,8 @@ where
 
 /// The parsed request as the idempotency key compares it.
 pub(crate) fn fingerprint(route: &str, sub: &Submitted) -> String {
-    let mut f = crate::idempotency::Fingerprint::new(route);
-    f.input(&sub.input)
-        .flag("checkDuplicate", sub.check_duplicate)
-        .flag("matchAccount", sub.match_account)
-        .amount("matchAmount", sub.match_amount)
-        .opt("remark", sub.remark.as_deref())
-        .opt("callbackUrl", sub.callback_url.as_deref());
+    let mut f = Fingerprint::new(route);
+    sub.add_to(&mut f);
+    f.opt("callbackUrl", sub.options.callback_url.as_deref());
     f.finish()
 }

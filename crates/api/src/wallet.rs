@@ -39,13 +39,10 @@ async fn verify_truewallet(
         |c, sub, slot| async move {
             let slip = svc.truemoney_slip(sub.input).await?;
             drop(slot);
+            // `matchAccount` is about bank accounts: not asked of a wallet slip.
             let verify = VerifyRequest {
-                slip,
-                check_duplicate: sub.check_duplicate,
-                match_amount: sub.match_amount,
-                remark: sub.remark,
                 match_account: false,
-                job_id: None,
+                ..sub.options.verify(slip)
             };
             let data = svc.verify_truewallet(&c, &verify).await?;
             Ok::<_, ApiError>(V2Ok::json("Slip verified", data))
