@@ -4,6 +4,7 @@ use crate::authed::Authed;
 use crate::body::{json_object, Fields};
 use crate::error::ApiError;
 use crate::path::Path;
+use crate::responses::AccountNotFound;
 use crate::routing::Routes;
 use crate::wire::v2::{
     BankAccount as View, BankAccountUpdate, Deleted, NewBankAccount as NewAccountBody,
@@ -24,7 +25,6 @@ pub(crate) fn routes() -> Routes {
 
 #[utoipa::path(post, path = "/bank-accounts", tag = "v2 bank accounts",
     summary = "Register a receiving account for the calling key's branch",
-    security(("bearerAuth" = [])),
     request_body(content((NewAccountBody = "application/json"))),
     responses(
         (status = 201, description = "Created", body = V2Ok<View>),
@@ -57,7 +57,6 @@ async fn create(
 
 #[utoipa::path(get, path = "/bank-accounts", tag = "v2 bank accounts",
     summary = "The branch's receiving accounts",
-    security(("bearerAuth" = [])),
     responses((status = 200, description = "The accounts", body = V2Ok<Vec<View>>)))]
 async fn list(
     State(svc): State<Services>,
@@ -72,11 +71,8 @@ async fn list(
 
 #[utoipa::path(get, path = "/bank-accounts/{id}", tag = "v2 bank accounts",
     summary = "One account",
-    security(("bearerAuth" = [])),
     params(("id" = String, Path, description = "Account id")),
-    responses(
-        (status = 200, description = "The account", body = V2Ok<View>),
-        (status = 404, description = "BANK_ACCOUNT_NOT_FOUND", body = ErrorBody)))]
+    responses((status = 200, description = "The account", body = V2Ok<View>), AccountNotFound))]
 async fn one(
     State(svc): State<Services>,
     Path(id): Path<String>,
@@ -88,13 +84,12 @@ async fn one(
 
 #[utoipa::path(patch, path = "/bank-accounts/{id}", tag = "v2 bank accounts",
     summary = "Change an account's extraVerify option",
-    security(("bearerAuth" = [])),
     params(("id" = String, Path, description = "Account id")),
     request_body(content((BankAccountUpdate = "application/json"))),
     responses(
         (status = 200, description = "The account", body = V2Ok<View>),
         (status = 400, description = "VALIDATION_ERROR, INVALID_EXTRA_VERIFY", body = ErrorBody),
-        (status = 404, description = "BANK_ACCOUNT_NOT_FOUND", body = ErrorBody)))]
+        AccountNotFound))]
 /// `{extraVerify}`: a string, or null to clear it.
 async fn update(
     State(svc): State<Services>,
@@ -115,11 +110,8 @@ async fn update(
 
 #[utoipa::path(delete, path = "/bank-accounts/{id}", tag = "v2 bank accounts",
     summary = "Delete an account",
-    security(("bearerAuth" = [])),
     params(("id" = String, Path, description = "Account id")),
-    responses(
-        (status = 200, description = "Deleted", body = V2Ok<Deleted>),
-        (status = 404, description = "BANK_ACCOUNT_NOT_FOUND", body = ErrorBody)))]
+    responses((status = 200, description = "Deleted", body = V2Ok<Deleted>), AccountNotFound))]
 async fn remove(
     State(svc): State<Services>,
     Path(id): Path<String>,

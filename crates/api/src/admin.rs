@@ -6,10 +6,11 @@ use crate::authed::Admin;
 use crate::body::{json_object, Fields};
 use crate::error::ApiError;
 use crate::path::Path;
+use crate::responses::AdminErrors;
 use crate::routing::Routes;
 use crate::views;
 use crate::wire::admin as w;
-use crate::wire::{ErrorBody, Plain};
+use crate::wire::Plain;
 use axum::body::Body;
 use axum::extract::State;
 use axum::Json;
@@ -82,11 +83,8 @@ fn instant(f: &mut Fields, name: &str) -> Option<OffsetDateTime> {
 
 #[utoipa::path(post, path = "/services", tag = "admin",
     summary = "Create a service",
-    security(("adminToken" = [])),
     request_body(content((w::NewService = "application/json"))),
-    responses(
-        (status = 200, description = "Done", body = Plain<w::ServiceView>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
+    responses((status = 200, description = "Done", body = Plain<w::ServiceView>), AdminErrors))]
 async fn create_service(
     State(svc): State<Services>,
     _: Admin,
@@ -106,13 +104,9 @@ async fn create_service(
 
 #[utoipa::path(patch, path = "/services/{id}", tag = "admin",
     summary = "Change a service (name, quota, expiry, state, owner, plan, rate)",
-    security(("adminToken" = [])),
     params(("id" = String, Path, description = "Service id")),
     request_body(content((w::ServiceChange = "application/json"))),
-    responses(
-        (status = 200, description = "Done", body = Plain<w::ServiceView>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
-        (status = 404, description = "NOT_FOUND", body = ErrorBody)))]
+    responses((status = 200, description = "Done", body = Plain<w::ServiceView>), AdminErrors))]
 async fn update_service(
     State(svc): State<Services>,
     Path(id): Path<ServiceId>,
@@ -155,12 +149,8 @@ async fn update_service(
 
 #[utoipa::path(post, path = "/branches", tag = "admin",
     summary = "Create a branch; its API key is shown once",
-    security(("adminToken" = [])),
     request_body(content((w::NewBranch = "application/json"))),
-    responses(
-        (status = 200, description = "Done", body = Plain<w::BranchView>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
-        (status = 404, description = "NOT_FOUND", body = ErrorBody)))]
+    responses((status = 200, description = "Done", body = Plain<w::BranchView>), AdminErrors))]
 async fn create_branch(State(svc): State<Services>, _: Admin, body: Body) -> Reply<w::BranchView> {
     let map = json_object(body).await?;
     let mut f = Fields::new(&map);
@@ -191,13 +181,9 @@ async fn create_branch(State(svc): State<Services>, _: Admin, body: Body) -> Rep
 
 #[utoipa::path(patch, path = "/branches/{id}", tag = "admin",
     summary = "Change a branch (name, active, IP allow-list, webhook, limit, test branch)",
-    security(("adminToken" = [])),
     params(("id" = String, Path, description = "Branch id")),
     request_body(content((w::BranchChange = "application/json"))),
-    responses(
-        (status = 200, description = "Done", body = Plain<w::BranchView>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
-        (status = 404, description = "NOT_FOUND", body = ErrorBody)))]
+    responses((status = 200, description = "Done", body = Plain<w::BranchView>), AdminErrors))]
 async fn update_branch(
     State(svc): State<Services>,
     Path(id): Path<BranchId>,
@@ -229,13 +215,9 @@ async fn update_branch(
 
 #[utoipa::path(post, path = "/branches/{id}/rotate-key", tag = "admin",
     summary = "Issue a new API key (shown once), optionally keeping the old one for a grace period",
-    security(("adminToken" = [])),
     params(("id" = String, Path, description = "Branch id")),
     request_body(content((w::RotateKey = "application/json"))),
-    responses(
-        (status = 200, description = "Done", body = Plain<w::RotatedKey>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
-        (status = 404, description = "NOT_FOUND", body = ErrorBody)))]
+    responses((status = 200, description = "Done", body = Plain<w::RotatedKey>), AdminErrors))]
 async fn rotate_key(
     State(svc): State<Services>,
     Path(id): Path<BranchId>,
@@ -255,11 +237,8 @@ async fn rotate_key(
 
 #[utoipa::path(get, path = "/branches/{id}/audit", tag = "admin",
     summary = "The partner quota changes of a branch",
-    security(("adminToken" = [])),
     params(("id" = String, Path, description = "Branch id")),
-    responses(
-        (status = 200, description = "Done", body = Plain<Vec<w::AuditEntry>>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
+    responses((status = 200, description = "Done", body = Plain<Vec<w::AuditEntry>>), AdminErrors))]
 async fn audit(
     State(svc): State<Services>,
     Path(id): Path<BranchId>,
@@ -271,11 +250,8 @@ async fn audit(
 
 #[utoipa::path(post, path = "/users", tag = "admin",
     summary = "Create a user (a service owner)",
-    security(("adminToken" = [])),
     request_body(content((w::NewUser = "application/json"))),
-    responses(
-        (status = 200, description = "Done", body = Plain<w::UserView>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
+    responses((status = 200, description = "Done", body = Plain<w::UserView>), AdminErrors))]
 async fn create_user(State(svc): State<Services>, _: Admin, body: Body) -> Reply<w::UserView> {
     let map = json_object(body).await?;
     let mut f = Fields::new(&map);
@@ -290,13 +266,9 @@ async fn create_user(State(svc): State<Services>, _: Admin, body: Body) -> Reply
 
 #[utoipa::path(patch, path = "/users/{id}", tag = "admin",
     summary = "Ban or unban a user",
-    security(("adminToken" = [])),
     params(("id" = String, Path, description = "User id")),
     request_body(content((w::UserChange = "application/json"))),
-    responses(
-        (status = 200, description = "Done", body = Plain<w::UserView>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
-        (status = 404, description = "NOT_FOUND", body = ErrorBody)))]
+    responses((status = 200, description = "Done", body = Plain<w::UserView>), AdminErrors))]
 async fn update_user(
     State(svc): State<Services>,
     Path(id): Path<String>,
@@ -316,12 +288,8 @@ async fn update_user(
 
 #[utoipa::path(post, path = "/partners", tag = "admin",
     summary = "Create a partner; its key and secret are shown once",
-    security(("adminToken" = [])),
     request_body(content((w::NewPartner = "application/json"))),
-    responses(
-        (status = 200, description = "Done", body = Plain<w::PartnerView>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
-        (status = 404, description = "NOT_FOUND", body = ErrorBody)))]
+    responses((status = 200, description = "Done", body = Plain<w::PartnerView>), AdminErrors))]
 async fn create_partner(
     State(svc): State<Services>,
     _: Admin,
@@ -344,7 +312,6 @@ async fn create_partner(
 
 #[utoipa::path(get, path = "/connectors", tag = "admin",
     summary = "Each bank / provider connector: breaker state, last error, calls, failures, median latency (since this node started)",
-    security(("adminToken" = [])),
     responses(
         (status = 200, description = "Done", body = Plain<Vec<w::ConnectorView>>,
             example = json!({"success": true, "data": [{"name": "upstream", "kind": "easyslip",
@@ -357,10 +324,7 @@ async fn list_connectors(State(svc): State<Services>, _: Admin) -> Reply<Vec<w::
 
 #[utoipa::path(get, path = "/plans", tag = "admin",
     summary = "Every rate plan",
-    security(("adminToken" = [])),
-    responses(
-        (status = 200, description = "Done", body = Plain<Vec<w::PlanView>>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
+    responses((status = 200, description = "Done", body = Plain<Vec<w::PlanView>>), AdminErrors))]
 async fn list_plans(State(svc): State<Services>, _: Admin) -> Reply<Vec<w::PlanView>> {
     let plans = svc.list_plans().await.map_err(Error::from)?;
     Ok(Plain::json(plans.iter().map(views::plan).collect()))
@@ -368,12 +332,9 @@ async fn list_plans(State(svc): State<Services>, _: Admin) -> Reply<Vec<w::PlanV
 
 #[utoipa::path(put, path = "/plans/{name}", tag = "admin",
     summary = "Create or change a rate plan",
-    security(("adminToken" = [])),
     params(("name" = String, Path, description = "Plan name")),
     request_body(content((w::PlanChange = "application/json"))),
-    responses(
-        (status = 200, description = "Done", body = Plain<w::PlanView>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
+    responses((status = 200, description = "Done", body = Plain<w::PlanView>), AdminErrors))]
 async fn set_plan(
     State(svc): State<Services>,
     Path(name): Path<String>,
@@ -465,10 +426,7 @@ fn auto_renew_setting(f: &mut Fields, name: &str) -> Option<AutoRenew> {
 
 #[utoipa::path(get, path = "/packages", tag = "admin",
     summary = "Every package (quota, duration and price of a subscription)",
-    security(("adminToken" = [])),
-    responses(
-        (status = 200, description = "Done", body = Plain<Vec<w::PackageView>>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
+    responses((status = 200, description = "Done", body = Plain<Vec<w::PackageView>>), AdminErrors))]
 async fn list_packages(State(svc): State<Services>, _: Admin) -> Reply<Vec<w::PackageView>> {
     let packages = svc.packages().await?;
     Ok(Plain::json(packages.iter().map(views::package).collect()))
@@ -476,12 +434,9 @@ async fn list_packages(State(svc): State<Services>, _: Admin) -> Reply<Vec<w::Pa
 
 #[utoipa::path(put, path = "/packages/{name}", tag = "admin",
     summary = "Create a package or change its terms (takes effect at the next period)",
-    security(("adminToken" = [])),
     params(("name" = String, Path, description = "Package name")),
     request_body(content((w::PackageChange = "application/json"))),
-    responses(
-        (status = 200, description = "Done", body = Plain<w::PackageView>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
+    responses((status = 200, description = "Done", body = Plain<w::PackageView>), AdminErrors))]
 async fn set_package(
     State(svc): State<Services>,
     Path(name): Path<String>,
@@ -517,13 +472,9 @@ async fn set_package(
 #[utoipa::path(post, path = "/services/{id}/subscription", tag = "admin",
     summary = "Subscribe a service to a package: a new period (quota, cycle, expiry) starts now",
     description = "`payFromCredit: true` draws the package price from the service's credit (refused when short); otherwise the operator was paid some other way. `autoRenew` absent keeps the current setting.",
-    security(("adminToken" = [])),
     params(("id" = String, Path, description = "Service id")),
     request_body(content((w::SubscribeRequest = "application/json"))),
-    responses(
-        (status = 200, description = "Done", body = Plain<w::ServiceView>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
-        (status = 404, description = "NOT_FOUND", body = ErrorBody)))]
+    responses((status = 200, description = "Done", body = Plain<w::ServiceView>), AdminErrors))]
 async fn subscribe(
     State(svc): State<Services>,
     Path(id): Path<ServiceId>,
@@ -546,13 +497,9 @@ async fn subscribe(
 #[utoipa::path(put, path = "/services/{id}/auto-renew", tag = "admin",
     summary = "Turn a service's auto-renewal on or off (at expiry, when the quota is used up)",
     description = "`enabled` sets both triggers; `onExpiry` / `onQuota` set one each (and override `enabled`). A trigger not given keeps its current value.",
-    security(("adminToken" = [])),
     params(("id" = String, Path, description = "Service id")),
     request_body(content((w::AutoRenewChange = "application/json"))),
-    responses(
-        (status = 200, description = "Done", body = Plain<w::ServiceView>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
-        (status = 404, description = "NOT_FOUND", body = ErrorBody)))]
+    responses((status = 200, description = "Done", body = Plain<w::ServiceView>), AdminErrors))]
 async fn set_auto_renew(
     State(svc): State<Services>,
     Path(id): Path<ServiceId>,
@@ -589,13 +536,9 @@ async fn set_auto_renew(
 #[utoipa::path(post, path = "/services/{id}/credit", tag = "admin",
     summary = "Top up or adjust a service's prepaid credit",
     description = "`topup` (default) adds a positive amount; `adjustment` corrects either way. The balance never goes below zero: such a movement is refused and nothing moves.",
-    security(("adminToken" = [])),
     params(("id" = String, Path, description = "Service id")),
     request_body(content((w::CreditMove = "application/json"))),
-    responses(
-        (status = 200, description = "Done", body = Plain<w::LedgerEntryView>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
-        (status = 404, description = "NOT_FOUND", body = ErrorBody)))]
+    responses((status = 200, description = "Done", body = Plain<w::LedgerEntryView>), AdminErrors))]
 async fn move_credit(
     State(svc): State<Services>,
     Path(id): Path<ServiceId>,
@@ -630,12 +573,8 @@ async fn move_credit(
 
 #[utoipa::path(get, path = "/services/{id}/credit", tag = "admin",
     summary = "A service's credit balance and every movement, oldest first",
-    security(("adminToken" = [])),
     params(("id" = String, Path, description = "Service id")),
-    responses(
-        (status = 200, description = "Done", body = Plain<w::CreditHistory>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
-        (status = 404, description = "NOT_FOUND", body = ErrorBody)))]
+    responses((status = 200, description = "Done", body = Plain<w::CreditHistory>), AdminErrors))]
 async fn credit_history(
     State(svc): State<Services>,
     Path(id): Path<ServiceId>,
@@ -647,12 +586,8 @@ async fn credit_history(
 
 #[utoipa::path(get, path = "/services/{id}/audit", tag = "admin",
     summary = "The audit log of a service (subscriptions, renewals, auto-renew changes), oldest first",
-    security(("adminToken" = [])),
     params(("id" = String, Path, description = "Service id")),
-    responses(
-        (status = 200, description = "Done", body = Plain<Vec<w::AuditEntry>>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
-        (status = 404, description = "NOT_FOUND", body = ErrorBody)))]
+    responses((status = 200, description = "Done", body = Plain<Vec<w::AuditEntry>>), AdminErrors))]
 async fn service_audit(
     State(svc): State<Services>,
     Path(id): Path<ServiceId>,

@@ -6,9 +6,9 @@ use crate::error::ApiError;
 use crate::routing::Routes;
 use crate::wire::v2::{AdjustQuota, PartnerBranch, PartnerQuota, PartnerService, SetQuota};
 use crate::wire::{ErrorBody, Plain};
-use axum::body::Body;
+use axum::extract::Request;
 use axum::extract::State;
-use axum::http::{HeaderMap, Method, Uri};
+use axum::http::HeaderMap;
 use axum::Json;
 use domain::model::{Branch, Service};
 use domain::partner::Permission;
@@ -38,12 +38,11 @@ fn header<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
 /// Authenticates the signed request; returns the caller and the raw body.
 async fn partner(
     svc: &Services,
-    method: &Method,
-    uri: &Uri,
-    headers: &HeaderMap,
-    body: Body,
+    req: Request,
     needs: Permission,
 ) -> Result<(PartnerCaller, Vec<u8>), ApiError> {
+    let (parts, body) = req.into_parts();
+    let (method, uri, headers) = (&parts.method, &parts.uri, &parts.headers);
     let bytes = axum::body::to_bytes(body, MAX_PARTNER_BODY)
         .await
         .map_err(|e| {
@@ -109,16 +108,9 @@ fn flat_branch(svc: &Services, s: &Service, b: &Branch) -> PartnerBranch {
 
 #[utoipa::path(get, path = "/b2b/branch/quota", tag = "partner",
     summary = "The branch's and its service's quota (permission quota:read)",
-    security(("partnerKey" = [], "branchKey" = [], "partnerTimestamp" = [], "partnerNonce" = [], "partnerSignature" = [])),
     responses((status = 200, description = "Counters of the current cycle", body = Plain<PartnerQuota>)))]
-async fn read_quota(
-    State(svc): State<Services>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Body,
-) -> Reply<PartnerQuota> {
-    let (c, _) = partner(&svc, &method, &uri, &headers, body, Permission::QuotaRead).await?;
+async fn read_quota(State(svc): State<Services>, req: Request) -> Reply<PartnerQuota> {
+    let (c, _) = partner(&svc, req, Permission::QuotaRead).await?;
     let sq = c.service.quota_at(svc.now());
     Ok(Plain::json(PartnerQuota {
         branch: flat_branch(&svc, &c.service, &c.branch),
@@ -137,19 +129,12 @@ async fn apply(svc: &Services, c: &PartnerCaller, op: QuotaOp) -> Reply<PartnerB
 
 #[utoipa::path(put, path = "/b2b/branch/quota", tag = "partner",
     summary = "Set the branch limit (permission quota:write; audited)",
-    security(("partnerKey" = [], "branchKey" = [], "partnerTimestamp" = [], "partnerNonce" = [], "partnerSignature" = [])),
     request_body(content((SetQuota = "application/json"))),
     responses(
         (status = 200, description = "The branch's counters", body = Plain<PartnerBranch>),
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
-async fn set_quota(
-    State(svc): State<Services>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Body,
-) -> Reply<PartnerBranch> {
-    let (c, bytes) = partner(&svc, &method, &uri, &headers, body, Permission::QuotaWrite).await?;
+async fn set_quota(State(svc): State<Services>, req: Request) -> Reply<PartnerBranch> {
+    let (c, bytes) = partner(&svc, req, Permission::QuotaWrite).await?;
     let limit = whole(&parse_object(&bytes)?, "limitQuota", true)?;
     if matches!(limit, Some(l) if l < 0) {
         return Err(Error::invalid("limitQuota", "must not be negative").into());
@@ -159,19 +144,12 @@ async fn set_quota(
 
 #[utoipa::path(post, path = "/b2b/branch/quota/adjust", tag = "partner",
     summary = "Add to (or take from) the branch limit (permission quota:write; audited)",
-    security(("partnerKey" = [], "branchKey" = [], "partnerTimestamp" = [], "partnerNonce" = [], "partnerSignature" = [])),
     request_body(content((AdjustQuota = "application/json"))),
     responses(
         (status = 200, description = "The branch's counters", body = Plain<PartnerBranch>),
         (status = 400, description = "VALIDATION_ERROR, QUOTA_BELOW_USAGE", body = ErrorBody)))]
-async fn adjust_quota(
-    State(svc): State<Services>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Body,
-) -> Reply<PartnerBranch> {
-    let (c, bytes) = partner(&svc, &method, &uri, &headers, body, Permission::QuotaWrite).await?;
+async fn adjust_quota(State(svc): State<Services>, req: Request) -> Reply<PartnerBranch> {
+    let (c, bytes) = partner(&svc, req, Permission::QuotaWrite).await?;
     let amount = whole(&parse_object(&bytes)?, "amount", false)?.unwrap_or(0);
     if amount == 0 {
         return Err(Error::invalid("amount", "must not be 0").into());
@@ -181,15 +159,8 @@ async fn adjust_quota(
 
 #[utoipa::path(post, path = "/b2b/branch/quota/reset", tag = "partner",
     summary = "Reset the branch's used quota of this cycle (permission quota:write; audited); no body",
-    security(("partnerKey" = [], "branchKey" = [], "partnerTimestamp" = [], "partnerNonce" = [], "partnerSignature" = [])),
     responses((status = 200, description = "The branch's counters", body = Plain<PartnerBranch>)))]
-async fn reset_quota(
-    State(svc): State<Services>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Body,
-) -> Reply<PartnerBranch> {
-    let (c, _) = partner(&svc, &method, &uri, &headers, body, Permission::QuotaWrite).await?;
+async fn reset_quota(State(svc): State<Services>, req: Request) -> Reply<PartnerBranch> {
+    let (c, _) = partner(&svc, req, Permission::QuotaWrite).await?;
     apply(&svc, &c, QuotaOp::Reset).await
 }

@@ -39,19 +39,24 @@ impl IntoResponse for ApiError {
             reset_at,
         } = e
         {
-            let h = resp.headers_mut();
-            for (name, value) in [
-                ("retry-after", retry_after_secs.to_string()),
-                ("x-ratelimit-limit", limit.to_string()),
-                ("x-ratelimit-remaining", "0".to_string()),
-                ("x-ratelimit-reset", reset_at.to_string()),
-            ] {
-                if let Ok(v) = value.parse() {
-                    h.insert(name, v);
-                }
-            }
+            rate_limit_headers(&mut resp, limit, retry_after_secs, reset_at);
         }
         resp
+    }
+}
+
+/// The four headers of a 429 (spec 7.1), in either envelope.
+pub(crate) fn rate_limit_headers(resp: &mut Response, limit: u32, retry_after: u64, reset_at: i64) {
+    let h = resp.headers_mut();
+    for (name, value) in [
+        ("retry-after", retry_after.to_string()),
+        ("x-ratelimit-limit", limit.to_string()),
+        ("x-ratelimit-remaining", "0".to_string()),
+        ("x-ratelimit-reset", reset_at.to_string()),
+    ] {
+        if let Ok(v) = value.parse() {
+            h.insert(name, v);
+        }
     }
 }
 

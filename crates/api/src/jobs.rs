@@ -5,8 +5,9 @@ use crate::authed::Authed;
 use crate::body::json_object;
 use crate::error::ApiError;
 use crate::path::Path;
+use crate::responses::SubmitErrors;
 use crate::routing::Routes;
-use crate::v2::{json_request, Submitted};
+use crate::v2::{json_request, submit_once, Submitted};
 use crate::wire::v2::{AsyncRequest, BatchAccepted, BatchRequest, Job, JobAccepted, VerifyForm};
 use crate::wire::{ErrorBody, V2Ok};
 use axum::extract::State;
@@ -30,65 +31,63 @@ pub(crate) fn routes() -> Routes {
 fn slip(s: Submitted) -> SubmitSlip {
     SubmitSlip {
         input: s.input,
-        check_duplicate: s.check_duplicate,
-        match_account: s.match_account,
-        match_amount: s.match_amount,
-        remark: s.remark,
+        check_duplicate: s.options.check_duplicate,
+        match_account: s.options.match_account,
+        match_amount: s.options.match_amount,
+        remark: s.options.remark,
     }
 }
 
 #[utoipa::path(post, path = "/verify/bank/async", tag = "v2 async",
     summary = "Submit one slip for asynchronous verification; the result is POSTed to callbackUrl",
     description = "Images are read and URLs fetched at submission; the job stores only the QR text. The multipart form also takes `callbackUrl`.",
-    security(("bearerAuth" = [])),
     request_body(content(
         (AsyncRequest = "application/json"),
         (VerifyForm = "multipart/form-data"))),
     responses(
         (status = 202, description = "Accepted", body = V2Ok<JobAccepted>),
-        (status = 400, description = "VALIDATION_ERROR, INVALID_CALLBACK_URL, URL_PROTOCOL_NOT_ALLOWED, URL_INVALID_IP_RANGE, IMAGE_URL_UNREACHABLE, IMAGE_SIZE_TOO_LARGE, INVALID_IMAGE_TYPE, INVALID_IMAGE_FORMAT", body = ErrorBody),
-        (status = 404, description = "SLIP_NOT_FOUND", body = ErrorBody)))]
+        SubmitErrors))]
 async fn submit_one(
     State(svc): State<Services>,
     Authed(c): Authed,
     req: axum::extract::Request,
 ) -> Result<axum::response::Response, ApiError> {
-    let key = crate::idempotency::key(req.headers())?;
-    // Held through submission: images are read when the job is submitted.
-    let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
-    let mut sub = crate::v2::submitted(req).await?;
-    let key = key.map(|k| (k, crate::v2::fingerprint("v2.verify.bank.async", &sub)));
     let svc = &svc;
-    Ok(crate::idempotency::once(svc, c, key, |c| async move {
-        let _slot =
-            crate::body::slot_for_url(svc, &c, slot, matches!(sub.input, SlipInput::Url(_))).await;
-        let callback = sub.callback_url.take();
-        let done = svc
-            .submit_jobs(&c, vec![slip(sub)], callback, false)
-            .await?;
-        let id = done
-            .job_ids
-            .first()
-            .map(ToString::to_string)
-            .unwrap_or_default();
-        Ok::<_, ApiError>((
-            StatusCode::ACCEPTED,
-            V2Ok::json(
-                "Job accepted",
-                JobAccepted {
-                    job_id: id,
-                    batch_id: None,
-                    status: "queued",
-                },
-            ),
-        ))
-    })
-    .await)
+    submit_once(
+        svc,
+        c,
+        req,
+        "v2.verify.bank.async",
+        |c, mut sub, slot| async move {
+            // Held through submission: images are read and URLs fetched when the job is submitted.
+            let _slot = slot;
+            let callback = sub.options.callback_url.take();
+            let done = svc
+                .submit_jobs(&c, vec![slip(sub)], callback, false)
+                .await?;
+            let id = done
+                .job_ids
+                .first()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            Ok::<_, ApiError>((
+                StatusCode::ACCEPTED,
+                V2Ok::json(
+                    "Job accepted",
+                    JobAccepted {
+                        job_id: id,
+                        batch_id: None,
+                        status: "queued",
+                    },
+                ),
+            ))
+        },
+    )
+    .await
 }
 
 #[utoipa::path(post, path = "/verify/bank/batch", tag = "v2 async",
     summary = "Submit 1-100 slips at once (one job each, one batchId); all or nothing",
-    security(("bearerAuth" = [])),
     request_body(content((BatchRequest = "application/json"))),
     responses(
         (status = 202, description = "Accepted", body = V2Ok<BatchAccepted>),
@@ -144,20 +143,17 @@ async fn submit_batch(
                 format!("{}: {}", other.code(), other.public_message()),
             ),
         })?;
-        slips.push(slip(sub));
+        slips.push(sub);
     }
     let key = key.map(|k| {
         let mut f = crate::idempotency::Fingerprint::new("v2.verify.bank.batch");
         f.opt("callbackUrl", callback.as_deref());
         for s in &slips {
-            f.input(&s.input)
-                .flag("checkDuplicate", s.check_duplicate)
-                .flag("matchAccount", s.match_account)
-                .amount("matchAmount", s.match_amount)
-                .opt("remark", s.remark.as_deref());
+            s.add_to(&mut f);
         }
         (k, f.finish())
     });
+    let slips: Vec<SubmitSlip> = slips.into_iter().map(slip).collect();
     let svc = &svc;
     Ok(crate::idempotency::once(svc, c, key, |c| async move {
         // URLs are fetched one after another at submission: one slot for the batch.
@@ -181,7 +177,6 @@ async fn submit_batch(
 
 #[utoipa::path(get, path = "/verify/bank/jobs/{job_id}", tag = "v2 async",
     summary = "Poll a job (kept 7 days)",
-    security(("bearerAuth" = [])),
     params(("job_id" = String, Path, description = "The jobId of the submission")),
     responses(
         (status = 200, description = "The job", body = V2Ok<Job>),

@@ -14,6 +14,7 @@ mod idempotency;
 mod jobs;
 mod openapi;
 mod path;
+mod responses;
 mod routing;
 mod slow;
 mod v1;

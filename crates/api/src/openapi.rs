@@ -4,10 +4,12 @@
 //! This file holds only the document's frame; the operations come from the routes as they are
 //! registered (`routing.rs`) and the schemas from the wire types (`wire/`). The error codes of
 //! each operation are written in its attribute as `(status = N, description = "CODE, CODE",
-//! body = ErrorBody)`; [`ErrorExamples`] turns every listed code into an example built from
+//! body = ErrorBody)`, or by a type of `responses.rs` that several operations share;
+//! [`ErrorExamples`] turns every listed code into an example built from
 //! `domain::Error` itself (same message, same status — a code listed under the wrong status
 //! makes the document fail to build), and adds the codes every operation of a family shares
 //! (authentication, state, rate limit, internal error) so they are not repeated per handler.
+//! Likewise each family's security requirement is set here ([`family_security`]).
 
 use crate::routing::Routes;
 use axum::http::header;
@@ -16,7 +18,10 @@ use domain::Error;
 use serde_json::{json, Value};
 use std::sync::OnceLock;
 use utoipa::openapi::example::ExampleBuilder;
-use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::path::{Operation, PathItem};
+use utoipa::openapi::security::{
+    ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme,
+};
 use utoipa::openapi::{ContentBuilder, OpenApi as Document, RefOr, Response};
 use utoipa::{Modify, OpenApi};
 use utoipa_axum::routes;
@@ -387,7 +392,35 @@ struct ApiDoc;
 
 // ---- security -----------------------------------------------------------------------------
 
-/// Names used in the handlers' `security(...)`.
+/// The partner API's headers, all required together.
+const PARTNER_SCHEMES: [&str; 5] = [
+    "partnerKey",
+    "branchKey",
+    "partnerTimestamp",
+    "partnerNonce",
+    "partnerSignature",
+];
+
+/// The scheme every operation of a family needs (what its extractor checks), said once here
+/// rather than in each handler's attribute.
+fn family_security(path: &str) -> Option<SecurityRequirement> {
+    let none: [&str; 0] = [];
+    if path.starts_with("/v2/b2b/") {
+        Some(
+            PARTNER_SCHEMES
+                .into_iter()
+                .fold(SecurityRequirement::default(), |r, name| r.add(name, none)),
+        )
+    } else if path.starts_with("/v2/") || path.starts_with("/api/v1/") {
+        Some(SecurityRequirement::new("bearerAuth", none))
+    } else if path.starts_with("/admin/") {
+        Some(SecurityRequirement::new("adminToken", none))
+    } else {
+        None
+    }
+}
+
+/// The security schemes, and each operation's requirement ([`family_security`]).
 struct SecuritySchemes;
 
 impl Modify for SecuritySchemes {
@@ -433,7 +466,28 @@ impl Modify for SecuritySchemes {
                 ))),
             );
         }
+        for (path, item) in doc.paths.paths.iter_mut() {
+            let Some(required) = family_security(path) else {
+                continue;
+            };
+            for op in operations(item) {
+                op.security = Some(vec![required.clone()]);
+            }
+        }
     }
+}
+
+/// The operations of a path.
+fn operations(item: &mut PathItem) -> impl Iterator<Item = &mut Operation> {
+    [
+        &mut item.get,
+        &mut item.post,
+        &mut item.put,
+        &mut item.patch,
+        &mut item.delete,
+    ]
+    .into_iter()
+    .flatten()
 }
 
 // ---- Idempotency-Key ------------------------------------------------------------------------
@@ -705,16 +759,7 @@ impl Modify for ErrorExamples {
         for (path, item) in doc.paths.paths.iter_mut() {
             let v1 = path.starts_with("/api/v1/");
             let schema = if v1 { "V1ErrorBody" } else { "ErrorBody" };
-            for op in [
-                &mut item.get,
-                &mut item.post,
-                &mut item.put,
-                &mut item.patch,
-                &mut item.delete,
-            ]
-            .into_iter()
-            .flatten()
-            {
+            for op in operations(item) {
                 let responses = &mut op.responses.responses;
                 for (status, code) in shared_codes(path) {
                     let entry = responses

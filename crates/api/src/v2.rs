@@ -3,19 +3,24 @@
 use crate::authed::Authed;
 use crate::body::{json_object, Fields};
 use crate::error::ApiError;
+use crate::idempotency::Fingerprint;
+use crate::responses::VerifyBankErrors;
 use crate::routing::Routes;
 use crate::wire::v2::{
     Bank, Info, InfoAccount, InfoApplication, InfoAutoRenew, InfoBranch, InfoPackage, InfoProduct,
     InfoQuota, VerifyBody, VerifyForm,
 };
-use crate::wire::{ErrorBody, V2Ok};
+use crate::wire::V2Ok;
 use axum::extract::State;
 use axum::Json;
 use domain::Satang;
 use serde_json::{Map, Value};
+use services::auth::Caller;
+use services::budget::UploadSlot;
 use services::input::{SlipInput, MAX_IMAGE_BYTES};
 use services::verify::VerifyRequest;
 use services::Services;
+use std::future::Future;
 use utoipa_axum::router::UtoipaMethodRouterExt;
 use utoipa_axum::routes;
 
@@ -29,7 +34,6 @@ pub(crate) fn routes() -> Routes {
 
 #[utoipa::path(get, path = "/banks", tag = "v2",
     summary = "The banks and their extraVerify options",
-    security(("bearerAuth" = [])),
     responses((status = 200, description = "Every bank, by code, PROMPTPAY last", body = V2Ok<Vec<Bank>>,
         example = json!({"success": true, "message": "Banks retrieved", "data": [
             {"code": "002", "nameEn": "Bangkok Bank", "nameTh": "ธนาคารกรุงเทพ", "shortCode": "BBL",
@@ -44,7 +48,6 @@ async fn list_banks(_: Authed) -> Json<V2Ok<Vec<Bank>>> {
 
 #[utoipa::path(get, path = "/info", tag = "v2",
     summary = "The calling key's service and branch with their quota",
-    security(("bearerAuth" = [])),
     responses((status = 200, description = "Quota in the current billing cycle", body = V2Ok<Info>,
         example = json!({"success": true, "message": "Application info retrieved", "data": {
             "application": {"name": "My shop", "quota": {"used": 12, "max": 5000, "remaining": 4988, "totalUsed": 140, "sandboxUsed": 0},
@@ -118,12 +121,43 @@ const IMAGE_INPUTS: [&str; 3] = ["image", "base64", "url"];
 /// A verification request before the slip's payload is known.
 pub(crate) struct Submitted {
     pub input: SlipInput,
+    pub options: SlipOptions,
+}
+
+/// What a slip request asks besides the slip.
+pub(crate) struct SlipOptions {
     pub check_duplicate: bool,
     pub match_account: bool,
     pub match_amount: Option<Satang>,
     pub remark: Option<String>,
     /// Async submissions only (ignored by the synchronous endpoint).
     pub callback_url: Option<String>,
+}
+
+impl SlipOptions {
+    /// The synchronous verification of `slip` with these options.
+    pub(crate) fn verify<S>(self, slip: S) -> VerifyRequest<S> {
+        VerifyRequest {
+            slip,
+            check_duplicate: self.check_duplicate,
+            match_amount: self.match_amount,
+            remark: self.remark,
+            match_account: self.match_account,
+            job_id: None,
+        }
+    }
+}
+
+impl Submitted {
+    /// The slip and its options, but the callback, as the idempotency key compares them.
+    pub(crate) fn add_to(&self, f: &mut Fingerprint) {
+        let o = &self.options;
+        f.input(&self.input)
+            .flag("checkDuplicate", o.check_duplicate)
+            .flag("matchAccount", o.match_account)
+            .amount("matchAmount", o.match_amount)
+            .opt("remark", o.remark.as_deref());
+    }
 }
 
 /// Base64 of an image of at most 4 MB (4/3 of it, plus padding).
@@ -177,11 +211,13 @@ pub(crate) fn json_request(map: &Map<String, Value>) -> Result<Submitted, domain
         }
         None => None,
     };
-    let check_duplicate = f.boolean("checkDuplicate").unwrap_or(false);
-    let match_amount = f.amount("matchAmount");
-    let remark = f.string("remark", 1, 255);
-    let callback_url = f.string("callbackUrl", 1, 2048);
-    let match_account = f.boolean("matchAccount").unwrap_or(false);
+    let options = SlipOptions {
+        check_duplicate: f.boolean("checkDuplicate").unwrap_or(false),
+        match_amount: f.amount("matchAmount"),
+        remark: f.string("remark", 1, 255),
+        callback_url: f.string("callbackUrl", 1, 2048),
+        match_account: f.boolean("matchAccount").unwrap_or(false),
+    };
     f.finish()?;
     let input = match (payload, url, base64) {
         (Some(p), _, _) => SlipInput::Payload(p),
@@ -189,14 +225,7 @@ pub(crate) fn json_request(map: &Map<String, Value>) -> Result<Submitted, domain
         (_, _, Some(b)) => SlipInput::Image(decode_base64(b)?),
         _ => return Err(domain::Error::invalid("payload", "is required")),
     };
-    Ok(Submitted {
-        input,
-        check_duplicate,
-        match_account,
-        match_amount,
-        remark,
-        callback_url,
-    })
+    Ok(Submitted { input, options })
 }
 
 /// The slip of a request: a multipart form or a JSON body.
@@ -302,8 +331,13 @@ pub(crate) async fn multipart_request(
             }
         },
     };
-    let remark = f.string("remark", 1, 255);
-    let callback_url = f.string("callbackUrl", 1, 2048);
+    let options = SlipOptions {
+        check_duplicate,
+        match_account,
+        match_amount,
+        remark: f.string("remark", 1, 255),
+        callback_url: f.string("callbackUrl", 1, 2048),
+    };
     let payload = f.string("payload", 1, 128);
     let url = f.string("url", 1, 255);
     f.finish()?;
@@ -319,67 +353,64 @@ pub(crate) async fn multipart_request(
         (_, _, _, Some(b)) => SlipInput::Image(decode_base64(b)?),
         _ => return Err(domain::Error::invalid("image", "is required")),
     };
-    Ok(Submitted {
-        input,
-        check_duplicate,
-        match_account,
-        match_amount,
-        remark,
-        callback_url,
-    })
+    Ok(Submitted { input, options })
 }
 
 #[utoipa::path(post, path = "/verify/bank", tag = "v2",
     summary = "Verify a bank slip by QR payload, image upload, Base64 or URL",
     description = "Charges one unit of quota per successful verification (duplicates included); rejected requests charge nothing.",
-    security(("bearerAuth" = [])),
     request_body(content(
         (VerifyBody = "application/json"),
         (VerifyForm = "multipart/form-data"))),
     responses(
         (status = 200, description = "The verified slip", body = V2Ok<domain::model::VerifyBankData>),
-        (status = 400, description = "VALIDATION_ERROR, URL_PROTOCOL_NOT_ALLOWED, URL_INVALID_IP_RANGE, IMAGE_URL_UNREACHABLE, IMAGE_SIZE_TOO_LARGE, INVALID_IMAGE_TYPE, INVALID_IMAGE_FORMAT", body = ErrorBody),
-        (status = 403, description = "QUOTA_EXCEEDED, SERVICE_EXPIRED", body = ErrorBody),
-        (status = 404, description = "SLIP_NOT_FOUND, SLIP_PENDING", body = ErrorBody),
-        (status = 500, description = "API_SERVER_ERROR", body = ErrorBody),
-        (status = 503, description = "RENEWAL_TEMPORARILY_UNAVAILABLE", body = ErrorBody)))]
+        VerifyBankErrors))]
 async fn verify_bank(
     State(svc): State<Services>,
     Authed(c): Authed,
     req: axum::extract::Request,
 ) -> Result<axum::response::Response, ApiError> {
-    let key = crate::idempotency::key(req.headers())?;
-    let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
-    let sub = crate::v2::submitted(req).await?;
-    let key = key.map(|k| (k, fingerprint("v2.verify.bank", &sub)));
     let svc = &svc;
+    submit_once(svc, c, req, "v2.verify.bank", |c, sub, slot| async move {
+        let slip = svc.bank_slip(sub.input).await?;
+        drop(slot);
+        let data = svc.verify_bank(&c, &sub.options.verify(slip)).await?;
+        Ok::<_, ApiError>(V2Ok::json("Slip verified", data))
+    })
+    .await
+}
+
+/// A slip submitted to a v2 route (`route` names it in the fingerprint), start to finish: the
+/// `Idempotency-Key`, an upload slot held while the request is read, the request, then `work`
+/// once per key with the caller, the request and the slot (taken now for a URL, which is
+/// fetched in `work`; `work` drops it once the slip is read).
+pub(crate) async fn submit_once<T, Fut>(
+    svc: &Services,
+    c: Caller,
+    req: axum::extract::Request,
+    route: &str,
+    work: impl FnOnce(Caller, Submitted, Option<UploadSlot>) -> Fut,
+) -> Result<axum::response::Response, ApiError>
+where
+    Fut: Future<Output = Result<T, ApiError>>,
+    T: axum::response::IntoResponse,
+{
+    let key = crate::idempotency::key(req.headers())?;
+    let slot = crate::body::upload_slot(svc, &c, req.headers()).await;
+    let sub = submitted(req).await?;
+    let key = key.map(|k| (k, fingerprint(route, &sub)));
     Ok(crate::idempotency::once(svc, c, key, |c| async move {
         let slot =
             crate::body::slot_for_url(svc, &c, slot, matches!(sub.input, SlipInput::Url(_))).await;
-        let slip = svc.bank_slip(sub.input).await?;
-        drop(slot);
-        let verify = VerifyRequest {
-            slip,
-            check_duplicate: sub.check_duplicate,
-            match_amount: sub.match_amount,
-            remark: sub.remark,
-            match_account: sub.match_account,
-            job_id: None,
-        };
-        let data = svc.verify_bank(&c, &verify).await?;
-        Ok::<_, ApiError>(V2Ok::json("Slip verified", data))
+        work(c, sub, slot).await
     })
     .await)
 }
 
 /// The parsed request as the idempotency key compares it.
 pub(crate) fn fingerprint(route: &str, sub: &Submitted) -> String {
-    let mut f = crate::idempotency::Fingerprint::new(route);
-    f.input(&sub.input)
-        .flag("checkDuplicate", sub.check_duplicate)
-        .flag("matchAccount", sub.match_account)
-        .amount("matchAmount", sub.match_amount)
-        .opt("remark", sub.remark.as_deref())
-        .opt("callbackUrl", sub.callback_url.as_deref());
+    let mut f = Fingerprint::new(route);
+    sub.add_to(&mut f);
+    f.opt("callbackUrl", sub.options.callback_url.as_deref());
     f.finish()
 }

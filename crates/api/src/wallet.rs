@@ -2,9 +2,11 @@
 
 use crate::authed::Authed;
 use crate::error::ApiError;
+use crate::responses::VerifyWalletErrors;
 use crate::routing::Routes;
+use crate::v2::submit_once;
 use crate::wire::v2::{VerifyBody, VerifyForm};
-use crate::wire::{ErrorBody, V2Ok};
+use crate::wire::V2Ok;
 use axum::extract::State;
 use services::verify::VerifyRequest;
 use services::Services;
@@ -17,47 +19,34 @@ pub(crate) fn routes() -> Routes {
 
 #[utoipa::path(post, path = "/verify/truewallet", tag = "v2",
     summary = "Verify a TrueMoney Wallet slip by payload, image, Base64 or URL",
-    security(("bearerAuth" = [])),
     request_body(content(
         (VerifyBody = "application/json"),
         (VerifyForm = "multipart/form-data"))),
     responses(
         (status = 200, description = "The verified slip", body = V2Ok<domain::model::VerifyWalletData>),
-        (status = 400, description = "VALIDATION_ERROR, URL_PROTOCOL_NOT_ALLOWED, URL_INVALID_IP_RANGE, IMAGE_URL_UNREACHABLE, IMAGE_SIZE_TOO_LARGE, INVALID_IMAGE_TYPE, INVALID_IMAGE_FORMAT", body = ErrorBody),
-        (status = 403, description = "QUOTA_EXCEEDED, SERVICE_EXPIRED", body = ErrorBody),
-        (status = 404, description = "SLIP_NOT_FOUND", body = ErrorBody),
-        (status = 500, description = "API_SERVER_ERROR", body = ErrorBody),
-        (status = 503, description = "RENEWAL_TEMPORARILY_UNAVAILABLE", body = ErrorBody)))]
+        VerifyWalletErrors))]
 async fn verify_truewallet(
     State(svc): State<Services>,
     Authed(c): Authed,
     req: axum::extract::Request,
 ) -> Result<axum::response::Response, ApiError> {
-    let key = crate::idempotency::key(req.headers())?;
-    let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
-    let sub = crate::v2::submitted(req).await?;
-    let key = key.map(|k| (k, crate::v2::fingerprint("v2.verify.truewallet", &sub)));
     let svc = &svc;
-    Ok(crate::idempotency::once(svc, c, key, |c| async move {
-        let slot = crate::body::slot_for_url(
-            svc,
-            &c,
-            slot,
-            matches!(sub.input, services::input::SlipInput::Url(_)),
-        )
-        .await;
-        let slip = svc.truemoney_slip(sub.input).await?;
-        drop(slot);
-        let verify = VerifyRequest {
-            slip,
-            check_duplicate: sub.check_duplicate,
-            match_amount: sub.match_amount,
-            remark: sub.remark,
-            match_account: false,
-            job_id: None,
-        };
-        let data = svc.verify_truewallet(&c, &verify).await?;
-        Ok::<_, ApiError>(V2Ok::json("Slip verified", data))
-    })
-    .await)
+    submit_once(
+        svc,
+        c,
+        req,
+        "v2.verify.truewallet",
+        |c, sub, slot| async move {
+            let slip = svc.truemoney_slip(sub.input).await?;
+            drop(slot);
+            // `matchAccount` is about bank accounts: not asked of a wallet slip.
+            let verify = VerifyRequest {
+                match_account: false,
+                ..sub.options.verify(slip)
+            };
+            let data = svc.verify_truewallet(&c, &verify).await?;
+            Ok::<_, ApiError>(V2Ok::json("Slip verified", data))
+        },
+    )
+    .await
 }

@@ -5,6 +5,15 @@
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use std::fmt;
 
+/// `visit_<scalar>` methods that take the scalar as its text.
+macro_rules! visit_as_text {
+    ($($visit:ident($scalar:ty)),+ $(,)?) => {$(
+        fn $visit<E: de::Error>(self, v: $scalar) -> Result<String, E> {
+            Ok(v.to_string())
+        }
+    )+};
+}
+
 struct StringVisitor;
 
 impl<'de> Visitor<'de> for StringVisitor {
@@ -19,27 +28,15 @@ impl<'de> Visitor<'de> for StringVisitor {
     fn visit_string<E: de::Error>(self, v: String) -> Result<String, E> {
         Ok(v)
     }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<String, E> {
-        Ok(v.to_string())
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<String, E> {
-        Ok(v.to_string())
-    }
-    fn visit_u128<E: de::Error>(self, v: u128) -> Result<String, E> {
-        Ok(v.to_string())
-    }
-    fn visit_i128<E: de::Error>(self, v: i128) -> Result<String, E> {
-        Ok(v.to_string())
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<String, E> {
-        Ok(v.to_string())
-    }
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<String, E> {
-        Ok(v.to_string())
-    }
-    fn visit_char<E: de::Error>(self, v: char) -> Result<String, E> {
-        Ok(v.to_string())
-    }
+    visit_as_text!(
+        visit_u64(u64),
+        visit_i64(i64),
+        visit_u128(u128),
+        visit_i128(i128),
+        visit_f64(f64),
+        visit_bool(bool),
+        visit_char(char),
+    );
 }
 
 pub fn string<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {

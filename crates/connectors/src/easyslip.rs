@@ -408,19 +408,12 @@ impl Connector for EasySlip {
 mod tests {
     use super::*;
 
-    fn ans(status: u16, body: &str) -> Answer {
-        Answer {
-            status,
-            body: body.as_bytes().to_vec(),
-        }
-    }
-
     #[test]
     fn parses_a_raw_slip_without_optional_fields() {
         let body = r#"{"success":true,"data":{"rawSlip":{"transRef":"R1","date":"2026-11-22T10:15:00.000+07:00",
             "amount":{"amount":150.5},"sender":{"bank":{"id":"004"},"account":{"name":{"th":"ก"}}},
             "receiver":{"bank":{"id":"014"}}}}}"#;
-        let o = settle(EasySlip::read::<BankData>(&ans(200, body)), |d| {
+        let o = settle(EasySlip::read::<BankData>(&Answer::text(200, body)), |d| {
             to_transfer(d.raw_slip, "P")
         });
         let Outcome::Found(t) = o else {
@@ -438,17 +431,23 @@ mod tests {
         let pe = r#"{"success":false,"error":{"code":"SLIP_PENDING","message":"x"}}"#;
         let q = r#"{"success":false,"error":{"code":"QUOTA_EXCEEDED","message":"x"}}"#;
         assert_eq!(
-            EasySlip::read::<BankData>(&ans(404, nf)).label(),
+            EasySlip::read::<BankData>(&Answer::text(404, nf)).label(),
             "not_found"
         );
-        assert_eq!(EasySlip::read::<BankData>(&ans(404, pe)).label(), "pending");
-        assert_eq!(EasySlip::read::<BankData>(&ans(403, q)).label(), "status");
         assert_eq!(
-            EasySlip::read::<BankData>(&ans(200, "{\"succ")).label(),
+            EasySlip::read::<BankData>(&Answer::text(404, pe)).label(),
+            "pending"
+        );
+        assert_eq!(
+            EasySlip::read::<BankData>(&Answer::text(403, q)).label(),
+            "status"
+        );
+        assert_eq!(
+            EasySlip::read::<BankData>(&Answer::text(200, "{\"succ")).label(),
             "malformed"
         );
         assert_eq!(
-            EasySlip::read::<BankData>(&ans(503, "")).label(),
+            EasySlip::read::<BankData>(&Answer::text(503, "")).label(),
             "server_error"
         );
     }

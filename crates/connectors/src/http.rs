@@ -9,6 +9,17 @@ pub(crate) struct Answer {
     pub body: Vec<u8>,
 }
 
+#[cfg(test)]
+impl Answer {
+    /// An answer with a text body, for the wire-format tests.
+    pub(crate) fn text(status: u16, body: &str) -> Answer {
+        Answer {
+            status,
+            body: body.as_bytes().to_vec(),
+        }
+    }
+}
+
 /// `base` + `path` without doubling or dropping the slash.
 pub(crate) fn join(base: &str, path: &str) -> String {
     format!(

@@ -180,11 +180,7 @@ impl Connector for KBank {
     }
 
     async fn check(&self) -> Result<(), String> {
-        self.token
-            .force()
-            .await
-            .map(|_| ())
-            .map_err(|u| u.to_string())
+        self.token.check().await
     }
 
     fn client_certificate(&self) -> bool {
@@ -204,17 +200,10 @@ mod tests {
         KBank::new(&spec, reqwest::Client::new(), clock, false)
     }
 
-    fn ans(status: u16, body: &str) -> Answer {
-        Answer {
-            status,
-            body: body.as_bytes().to_vec(),
-        }
-    }
-
     #[test]
     fn codes_map() {
         let k = kb();
-        let l = |s, b| k.read(&ans(s, b), "P").label();
+        let l = |s, b| k.read(&Answer::text(s, b), "P").label();
         assert_eq!(l(200, r#"{"statusCode":"8404"}"#), "not_found");
         assert_eq!(l(200, r#"{"statusCode":"6501"}"#), "malformed");
         assert_eq!(l(200, r#"{"statusCode":"0000"}"#), "malformed");

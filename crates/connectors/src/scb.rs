@@ -127,16 +127,7 @@ impl TokenRequest for ScbToken {
         let data = env
             .data
             .ok_or_else(|| Unavailable::new(Cause::Malformed, "token answer without data"))?;
-        let value = data
-            .access_token
-            .filter(|t| !t.is_empty())
-            .ok_or_else(|| Unavailable::new(Cause::Malformed, "token answer without a token"))?;
-        let lifetime = match data.expires_in {
-            Some(serde_json::Value::Number(n)) => n.as_i64(),
-            Some(serde_json::Value::String(s)) => s.trim().parse::<i64>().ok(),
-            _ => None,
-        };
-        Ok((Secret::new(value), lifetime))
+        crate::token::token_and_lifetime(data.access_token, data.expires_in)
     }
 }
 
@@ -277,11 +268,7 @@ impl Connector for Scb {
     }
 
     async fn check(&self) -> Result<(), String> {
-        self.tokens
-            .force()
-            .await
-            .map(|_| ())
-            .map_err(|u| u.to_string())
+        self.tokens.check().await
     }
 }
 

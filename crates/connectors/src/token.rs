@@ -63,6 +63,23 @@ impl std::fmt::Debug for TokenSource {
 /// Lifetime when the answer names none. Short, so a wrong guess costs little.
 const DEFAULT_LIFETIME_S: i64 = 300;
 
+/// A token answer's token (present, not empty) and its lifetime in seconds when named
+/// (`expires_in`: a number, or a string as KBank sends it).
+pub(crate) fn token_and_lifetime(
+    token: Option<String>,
+    expires_in: Option<serde_json::Value>,
+) -> Result<(Secret, Option<i64>), Unavailable> {
+    let value = token
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| Unavailable::new(Cause::Malformed, "token answer without a token"))?;
+    let lifetime = match expires_in {
+        Some(serde_json::Value::Number(n)) => n.as_i64(),
+        Some(serde_json::Value::String(s)) => s.trim().parse::<i64>().ok(),
+        _ => None,
+    };
+    Ok((Secret::new(value), lifetime))
+}
+
 #[derive(Deserialize)]
 struct TokenAnswer {
     access_token: Option<String>,
@@ -143,6 +160,11 @@ impl TokenSource {
         self.fetch_into(&mut cached).await
     }
 
+    /// A connector's health check: a fresh token ([`Self::force`]), or why there is none.
+    pub async fn check(&self) -> Result<(), String> {
+        self.force().await.map(|_| ()).map_err(|u| u.to_string())
+    }
+
     /// A token request now, whatever is cached (the operator's `check`).
     pub async fn force(&self) -> Result<Token, Unavailable> {
         let mut cached = self.cached.lock().await;
@@ -211,16 +233,7 @@ impl TokenSource {
         }
         let parsed: TokenAnswer = serde_json::from_slice(&ans.body)
             .map_err(|e| Unavailable::new(Cause::Malformed, format!("token answer: {e}")))?;
-        let value = parsed
-            .access_token
-            .filter(|t| !t.is_empty())
-            .ok_or_else(|| Unavailable::new(Cause::Malformed, "token answer without a token"))?;
-        let lifetime = match parsed.expires_in {
-            Some(serde_json::Value::Number(n)) => n.as_i64(),
-            Some(serde_json::Value::String(s)) => s.trim().parse::<i64>().ok(),
-            _ => None,
-        };
-        Ok((Secret::new(value), lifetime))
+        token_and_lifetime(parsed.access_token, parsed.expires_in)
     }
 }
 

@@ -90,38 +90,20 @@ impl SandboxBank {
                 ref1: String::new(),
                 ref2: String::new(),
                 ref3: String::new(),
-                sender: Party {
-                    bank_code: req.from_bank.clone(),
-                    name_th: req
-                        .sender_name_th
+                sender: party(
+                    &req.from_bank,
+                    [&req.sender_name_th, &req.sender_name_en],
+                    ["นาย สมชาย ใจดี", "MR. SOMCHAI J"],
+                    &random_digits(&mut rng, 10),
+                ),
+                receiver: party(
+                    &req.to_bank,
+                    [&req.receiver_name_th, &req.receiver_name_en],
+                    ["บริษัท ร้านตัวอย่าง จำกัด", "SAMPLE SHOP CO., LTD."],
+                    &req.receiver_account
                         .clone()
-                        .unwrap_or_else(|| "นาย สมชาย ใจดี".into()),
-                    name_en: Some(
-                        req.sender_name_en
-                            .clone()
-                            .unwrap_or_else(|| "MR. SOMCHAI J".into()),
-                    ),
-                    account_type: "BANKAC".into(),
-                    account: mask_account(&random_digits(&mut rng, 10)),
-                },
-                receiver: Party {
-                    bank_code: req.to_bank.clone(),
-                    name_th: req
-                        .receiver_name_th
-                        .clone()
-                        .unwrap_or_else(|| "บริษัท ร้านตัวอย่าง จำกัด".into()),
-                    name_en: Some(
-                        req.receiver_name_en
-                            .clone()
-                            .unwrap_or_else(|| "SAMPLE SHOP CO., LTD.".into()),
-                    ),
-                    account_type: "BANKAC".into(),
-                    account: mask_account(
-                        &req.receiver_account
-                            .clone()
-                            .unwrap_or_else(|| random_digits(&mut rng, 10)),
-                    ),
-                },
+                        .unwrap_or_else(|| random_digits(&mut rng, 10)),
+                ),
                 receiver_merchant_id: None,
                 bank_data: None,
             };
@@ -182,7 +164,24 @@ fn make_reference(bank: &str, rng: &mut impl Rng) -> String {
         .collect()
 }
 
-fn random_digits(rng: &mut impl Rng, n: usize) -> String {
+/// A party of a sandbox transfer: the Thai and English names given, else the samples; the
+/// account number masked.
+fn party(
+    bank_code: &str,
+    [th, en]: [&Option<String>; 2],
+    [sample_th, sample_en]: [&str; 2],
+    account: &str,
+) -> Party {
+    Party {
+        bank_code: bank_code.to_string(),
+        name_th: th.clone().unwrap_or_else(|| sample_th.into()),
+        name_en: Some(en.clone().unwrap_or_else(|| sample_en.into())),
+        account_type: "BANKAC".into(),
+        account: mask_account(account),
+    }
+}
+
+pub(crate) fn random_digits(rng: &mut impl Rng, n: usize) -> String {
     (0..n)
         .map(|_| char::from(b'0' + rng.random_range(0..10u8)))
         .collect()

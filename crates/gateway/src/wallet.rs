@@ -1,11 +1,11 @@
 //! TrueMoney Wallet: the wallet boundary and the built-in sandbox wallet, a ledger in the
 //! service's own database (like the sandbox bank).
 
+use crate::sandbox::random_digits;
 use crate::WalletAnswer;
 use async_trait::async_trait;
 use domain::model::WalletTransfer;
 use domain::{Clock, Satang};
-use rand::Rng;
 use std::sync::Arc;
 use store::{Store, StoreError};
 
@@ -58,17 +58,12 @@ impl SandboxWallet {
         for _ in 0..8 {
             let (id, sender_phone, receiver_phone) = {
                 let mut rng = rand::rng();
-                let digits = |rng: &mut rand::rngs::ThreadRng, n: usize| -> String {
-                    (0..n)
-                        .map(|_| char::from(b'0' + rng.random_range(0..10u8)))
-                        .collect()
-                };
-                let id = format!("5{}", digits(&mut rng, 13));
-                let sender = format!("08{}", digits(&mut rng, 8));
+                let id = format!("5{}", random_digits(&mut rng, 13));
+                let sender = format!("08{}", random_digits(&mut rng, 8));
                 let receiver = req
                     .receiver_phone
                     .clone()
-                    .unwrap_or_else(|| format!("09{}", digits(&mut rng, 8)));
+                    .unwrap_or_else(|| format!("09{}", random_digits(&mut rng, 8)));
                 (id, sender, receiver)
             };
             let t = WalletTransfer {

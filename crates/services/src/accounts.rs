@@ -22,15 +22,18 @@ pub struct NewBankAccount {
 /// `extraVerify` against the bank's options (spec 4.1 rule 4).
 fn check_extra_verify(bank: &banks::Bank, extra: Option<&str>) -> Result<(), Error> {
     let options = bank.extra_verify.unwrap_or(&[]);
+    let listed = || {
+        options
+            .iter()
+            .map(|o| o.value)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     match extra {
         None if bank.extra_verify_required => Err(Error::InvalidExtraVerify(format!(
             "extraVerify is required for {}: one of {}",
             bank.code,
-            options
-                .iter()
-                .map(|o| o.value)
-                .collect::<Vec<_>>()
-                .join(", ")
+            listed()
         ))),
         None => Ok(()),
         Some(v) if options.iter().any(|o| o.value == v) => Ok(()),
@@ -40,11 +43,7 @@ fn check_extra_verify(bank: &banks::Bank, extra: Option<&str>) -> Result<(), Err
             format!(
                 "extraVerify for {} must be one of {} (got {v:?})",
                 bank.code,
-                options
-                    .iter()
-                    .map(|o| o.value)
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                listed()
             )
         })),
     }

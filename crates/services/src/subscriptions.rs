@@ -26,6 +26,14 @@ fn no_service() -> Error {
 }
 
 impl Services {
+    /// The service as it stands, `NOT_FOUND` when there is none.
+    async fn existing_service(&self, service_id: &domain::ServiceId) -> Result<Service, Error> {
+        self.store
+            .get_service(service_id)
+            .await?
+            .ok_or_else(no_service)
+    }
+
     /// Creates a package, or changes the terms of the one with this name.
     pub async fn set_package(&self, p: &NewPackage) -> Result<Package, Error> {
         let mut v = Validation::new();
@@ -107,10 +115,7 @@ impl Services {
             }
             PeriodOutcome::NotDue => return Err(Error::internal("subscribe reported not due")),
         }
-        self.store
-            .get_service(service_id)
-            .await?
-            .ok_or_else(no_service)
+        self.existing_service(service_id).await
     }
 
     pub async fn set_auto_renew(
@@ -126,10 +131,7 @@ impl Services {
         {
             return Err(no_service());
         }
-        self.store
-            .get_service(service_id)
-            .await?
-            .ok_or_else(no_service)
+        self.existing_service(service_id).await
     }
 
     /// Adds credit (`TopUp`, positive) or corrects it (`Adjustment`, either sign; the balance
@@ -178,11 +180,7 @@ impl Services {
         &self,
         service_id: &domain::ServiceId,
     ) -> Result<(i64, Vec<LedgerEntry>), Error> {
-        let s = self
-            .store
-            .get_service(service_id)
-            .await?
-            .ok_or_else(no_service)?;
+        let s = self.existing_service(service_id).await?;
         Ok((
             s.subscription.credit,
             self.store.credit_history(service_id).await?,

@@ -44,50 +44,50 @@ pub struct Fixtures {
     pub kbank: Vec<Value>,
 }
 
+/// A fixture's text at `pointer`, `""` when it has none.
+fn text_at<'a>(fixture: &'a Value, pointer: &str) -> &'a str {
+    fixture
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// Gives a fixture slip the payload of its QR.
+fn set_payload(slip: &mut Value, payload: String) {
+    if let Some(o) = slip.as_object_mut() {
+        o.insert("payload".into(), Value::String(payload));
+    }
+}
+
 impl Fixtures {
     pub fn from_json(text: &str) -> Result<Self, String> {
         let mut f: Fixtures = serde_json::from_str(text).map_err(|e| e.to_string())?;
         for slip in &mut f.bank {
-            let has_payload = slip
-                .get("payload")
-                .and_then(Value::as_str)
-                .is_some_and(|p| !p.is_empty());
-            if has_payload {
+            if !text_at(slip, "/payload").is_empty() {
                 continue;
             }
-            let bank = slip
-                .pointer("/sender/bank/id")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            let r = slip.get("transRef").and_then(Value::as_str).unwrap_or("");
+            let (bank, r) = (text_at(slip, "/sender/bank/id"), text_at(slip, "/transRef"));
             // The encoder panics past 99 characters in tag 00.
             if bank.len() + r.len() + 22 <= 99 {
                 let p = slip_qr::encode_bank_slip(bank, r);
-                if let Some(o) = slip.as_object_mut() {
-                    o.insert("payload".into(), Value::String(p));
-                }
+                set_payload(slip, p);
             }
         }
         for slip in &mut f.truewallet {
             if slip.get("payload").and_then(Value::as_str).is_some() {
                 continue;
             }
-            let id = slip
-                .get("transactionId")
-                .and_then(Value::as_str)
-                .unwrap_or("");
+            let id = text_at(slip, "/transactionId");
             let event = slip.get("event").and_then(Value::as_str).unwrap_or("P2P");
             // `2026-11-22T...` → `22112026`, the QR's date field.
-            let d = slip.get("date").and_then(Value::as_str).unwrap_or("");
+            let d = text_at(slip, "/date");
             let ddmmyyyy = match (d.get(0..4), d.get(5..7), d.get(8..10)) {
                 (Some(y), Some(m), Some(dd)) => format!("{dd}{m}{y}"),
                 _ => continue,
             };
             if id.len() + event.len() + 34 <= 99 {
                 let p = slip_qr::encode_truemoney_slip(event, id, &ddmmyyyy);
-                if let Some(o) = slip.as_object_mut() {
-                    o.insert("payload".into(), Value::String(p));
-                }
+                set_payload(slip, p);
             }
         }
         Ok(f)
@@ -668,17 +668,29 @@ fn payload_of(body: &Bytes) -> Option<String> {
     v.get("payload")?.as_str().map(str::to_owned)
 }
 
+/// The start of an EasySlip-style verification: counted, the switched faults, then the body's
+/// `payload` (else `VALIDATION_ERROR`).
+async fn payload_request(
+    sh: &Shared,
+    route: Route,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<String, Response> {
+    sh.count(route);
+    if let Some(r) = before_answer(sh, headers).await {
+        return Err(r);
+    }
+    payload_of(body).ok_or_else(|| envelope_error(400, "VALIDATION_ERROR"))
+}
+
 fn amount_of(slip: &Value, pointer: &str) -> f64 {
     slip.pointer(pointer).and_then(Value::as_f64).unwrap_or(0.0)
 }
 
 async fn verify_bank(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
-    sh.count(Route::Bank);
-    if let Some(r) = before_answer(&sh, &headers).await {
-        return r;
-    }
-    let Some(payload) = payload_of(&body) else {
-        return envelope_error(400, "VALIDATION_ERROR");
+    let payload = match payload_request(&sh, Route::Bank, &headers, &body).await {
+        Ok(p) => p,
+        Err(r) => return r,
     };
     let parsed = slip_qr::parse_bank_slip(&payload).ok();
     let found = sh.config.fixtures.bank.iter().find(|s| {
@@ -788,12 +800,9 @@ async fn verify_kbank(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: B
 }
 
 async fn verify_wallet(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
-    sh.count(Route::Wallet);
-    if let Some(r) = before_answer(&sh, &headers).await {
-        return r;
-    }
-    let Some(payload) = payload_of(&body) else {
-        return envelope_error(400, "VALIDATION_ERROR");
+    let payload = match payload_request(&sh, Route::Wallet, &headers, &body).await {
+        Ok(p) => p,
+        Err(r) => return r,
     };
     let id = match slip_qr::classify(&payload) {
         Ok(slip_qr::ParsedQr::TrueMoneySlip(t)) => Some(t.transaction_id),
@@ -810,11 +819,7 @@ async fn verify_wallet(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: 
     };
     let mut slip = slip.clone();
     if lock(&sh.switches).other_reference {
-        let r = slip
-            .get("transactionId")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let other = format!("{r}9");
+        let other = format!("{}9", text_at(&slip, "/transactionId"));
         slip["transactionId"] = Value::String(other);
     }
     let amount = amount_of(&slip, "/amount");

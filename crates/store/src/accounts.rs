@@ -1,6 +1,6 @@
 //! Bank accounts of branches, and the sandbox wallet ledger: SQL for those `Store` methods.
 
-use crate::sql::{on_pool, Pool};
+use crate::sql::{on_pool, unique_violation, Pool};
 use crate::{Result, StoreError};
 use domain::clock::{from_millis, to_millis};
 use domain::model::{AccountType, BankAccount};
@@ -50,12 +50,7 @@ pub(crate) async fn create(pool: &Pool, a: &BankAccount) -> Result<()> {
         .bind(to_millis(a.created_at))
         .execute(p)
         .await
-        .map_err(|e| match &e {
-            sqlx::Error::Database(d) if d.is_unique_violation() => {
-                StoreError::Conflict("bank account")
-            }
-            _ => StoreError::Db(e),
-        })?;
+        .map_err(|e| unique_violation(e, "bank account"))?;
         Ok(())
     })
 }
@@ -144,12 +139,7 @@ pub(crate) async fn insert_wallet(pool: &Pool, t: &domain::model::WalletTransfer
         .bind(&t.receiver_phone)
         .execute(p)
         .await
-        .map_err(|e| match &e {
-            sqlx::Error::Database(d) if d.is_unique_violation() => {
-                StoreError::Conflict("wallet transfer")
-            }
-            _ => StoreError::Db(e),
-        })?;
+        .map_err(|e| unique_violation(e, "wallet transfer"))?;
         Ok(())
     })
 }

@@ -11,7 +11,6 @@ mod plan;
 
 use crate::sql::{on_pool, placeholders, Pool};
 use crate::{ChargeOutcome, Result, StoreError, VerificationRecord};
-use domain::clock::to_millis;
 use domain::quota::Quota;
 use plan::{batch_now, branch_row, decide, service_row, Snapshot};
 use sqlx::Row;
@@ -206,16 +205,7 @@ async fn apply(pool: &Pool, recs: &[&VerificationRecord]) -> Result<Vec<Result<C
             let sql = insert_sql(to_insert.len());
             let mut q = sqlx::query_as(&sql);
             for rec in &to_insert {
-                q = q
-                    .bind(rec.service_id.as_str())
-                    .bind(&rec.sending_bank)
-                    .bind(&rec.trans_ref)
-                    .bind(rec.branch_id.as_str())
-                    .bind(rec.amount.0)
-                    .bind(to_millis(rec.transferred_at))
-                    .bind(to_millis(rec.verified_at))
-                    .bind(rec.transfer.as_ref().map(|t| t.to_json()))
-                    .bind(&rec.source);
+                q = bind_record!(q, rec);
             }
             inserted = q.fetch_all(&mut *tx).await?;
         }
@@ -249,6 +239,26 @@ const UPDATE_BRANCH: &str = "UPDATE branches SET used_quota = $2, \
      total_used_quota = total_used_quota + $3, cycle_start = $4 WHERE id = $1";
 const UPDATE_KEY: &str =
     "UPDATE idempotency_keys SET charged_first = $3 WHERE branch_id = $1 AND idem_key = $2";
+
+/// Binds a [`VerificationRecord`]'s nine columns in the order the inserts name them
+/// (`service_id, sending_bank, trans_ref, branch_id, amount_satang, transferred_at,
+/// verified_at, transfer_json, source`): `verifications` here, `sandbox_verifications` in
+/// `sandbox.rs`. A macro, as the query is one of either driver's (inside `on_pool!`).
+macro_rules! bind_record {
+    ($q:expr, $rec:expr) => {{
+        let rec: &$crate::VerificationRecord = $rec;
+        $q.bind(rec.service_id.as_str())
+            .bind(&rec.sending_bank)
+            .bind(&rec.trans_ref)
+            .bind(rec.branch_id.as_str())
+            .bind(rec.amount.0)
+            .bind(domain::clock::to_millis(rec.transferred_at))
+            .bind(domain::clock::to_millis(rec.verified_at))
+            .bind(rec.transfer.as_ref().map(|t| t.to_json()))
+            .bind(&rec.source)
+    }};
+}
+pub(crate) use bind_record;
 
 /// Inserts `n` slips; the rows inserted (not already there) come back.
 fn insert_sql(n: usize) -> String {

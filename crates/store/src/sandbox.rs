@@ -2,9 +2,10 @@
 //! never charged. The primary key decides first vs duplicate within a service's test space,
 //! as `verifications` does for production; no counter of the charge writer is touched.
 
+use crate::charge::bind_record;
 use crate::sql::{on_pool, Pool};
 use crate::{ChargeOutcome, Result, StoreError, VerificationRecord};
-use domain::clock::{from_millis, to_millis};
+use domain::clock::from_millis;
 use domain::Satang;
 use sqlx::Row;
 
@@ -48,24 +49,16 @@ pub(crate) async fn record(pool: &Pool, rec: &VerificationRecord) -> Result<Char
                 return Ok(ChargeOutcome { first_verification: first });
             }
         }
-        let first = sqlx::query(
+        let insert = sqlx::query(
             "INSERT INTO sandbox_verifications (service_id, sending_bank, trans_ref, branch_id, \
              amount_satang, transferred_at, verified_at, transfer_json, source) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
              ON CONFLICT (service_id, sending_bank, trans_ref) DO NOTHING RETURNING service_id",
-        )
-        .bind(rec.service_id.as_str())
-        .bind(&rec.sending_bank)
-        .bind(&rec.trans_ref)
-        .bind(rec.branch_id.as_str())
-        .bind(rec.amount.0)
-        .bind(to_millis(rec.transferred_at))
-        .bind(to_millis(rec.verified_at))
-        .bind(rec.transfer.as_ref().map(|t| t.to_json()))
-        .bind(&rec.source)
-        .fetch_optional(&mut *tx)
-        .await?
-        .is_some();
+        );
+        let first = bind_record!(insert, rec)
+            .fetch_optional(&mut *tx)
+            .await?
+            .is_some();
         sqlx::query("UPDATE branches SET sandbox_used = sandbox_used + 1 WHERE id = $1")
             .bind(rec.branch_id.as_str())
             .execute(&mut *tx)

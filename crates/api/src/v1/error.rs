@@ -167,17 +167,7 @@ impl IntoResponse for V1Error {
         let mut resp = (status, axum::Json(Value::Object(body))).into_response();
         if let Some((limit, retry_after, reset_at)) = e.rate {
             // The same four headers as v2 (spec 7.1).
-            let h = resp.headers_mut();
-            for (name, value) in [
-                ("retry-after", retry_after.to_string()),
-                ("x-ratelimit-limit", limit.to_string()),
-                ("x-ratelimit-remaining", "0".to_string()),
-                ("x-ratelimit-reset", reset_at.to_string()),
-            ] {
-                if let Ok(v) = value.parse() {
-                    h.insert(name, v);
-                }
-            }
+            crate::error::rate_limit_headers(&mut resp, limit, retry_after, reset_at);
         }
         resp
     }

@@ -12,9 +12,10 @@ pub(crate) use error::v1_error;
 
 use crate::authed::AuthedV1;
 use crate::body::json_object;
+use crate::responses::{V1UploadErrors, V1VerifyErrors};
 use crate::routing::Routes;
 use crate::wire::v1::{V1Me, V1VerifyForm, V1VerifyRequest};
-use crate::wire::{V1ErrorBody, V1Ok};
+use crate::wire::V1Ok;
 use axum::extract::{Query, State};
 use axum::Json;
 use domain::clock::format_bangkok;
@@ -81,17 +82,12 @@ fn flag_text(value: Option<&str>) -> Result<bool, V1Error> {
 
 #[utoipa::path(get, path = "/verify", tag = "v1",
     summary = "Verify a slip by its QR payload",
-    security(("bearerAuth" = [])),
     params(
         ("payload" = String, Query, description = "The QR text, 1-128 characters after trimming", min_length = 1, max_length = 128, pattern = "\\S"),
         ("checkDuplicate" = Option<String>, Query, description = "`true` or `false`: refuse a slip this service verified before (`duplicate_slip`, no quota used)")),
     responses(
         (status = 200, description = "The verified slip", body = V1Ok<RawSlip>),
-        (status = 400, description = "invalid_request, invalid_check_duplicate, invalid_payload, duplicate_slip", body = V1ErrorBody),
-        (status = 403, description = "quota_exceeded", body = V1ErrorBody),
-        (status = 404, description = "slip_not_found, slip_pending, slip_expired", body = V1ErrorBody),
-        (status = 500, description = "api_server_error", body = V1ErrorBody),
-        (status = 503, description = "api_server_error", body = V1ErrorBody)))]
+        V1VerifyErrors))]
 /// `GET /api/v1/verify?payload=...&checkDuplicate=true|false`.
 async fn verify_get(
     State(svc): State<Services>,
@@ -124,17 +120,12 @@ async fn verify_get(
 
 #[utoipa::path(post, path = "/verify", tag = "v1",
     summary = "Verify a slip by payload, image URL, Base64 or file upload",
-    security(("bearerAuth" = [])),
     request_body(content(
         (V1VerifyRequest = "application/json"),
         (V1VerifyForm = "multipart/form-data"))),
     responses(
         (status = 200, description = "The verified slip", body = V1Ok<RawSlip>),
-        (status = 400, description = "invalid_request, invalid_check_duplicate, invalid_payload, duplicate_slip, invalid_url, invalid_image, image_size_too_large", body = V1ErrorBody),
-        (status = 403, description = "quota_exceeded", body = V1ErrorBody),
-        (status = 404, description = "slip_not_found, slip_pending, slip_expired, qrcode_not_found", body = V1ErrorBody),
-        (status = 500, description = "api_server_error", body = V1ErrorBody),
-        (status = 503, description = "api_server_error", body = V1ErrorBody)))]
+        V1UploadErrors))]
 /// `POST /api/v1/verify`: JSON `{payload | url | data | image, checkDuplicate?}`, or a
 /// multipart form with the file in `file`.
 async fn verify_post(
@@ -327,15 +318,8 @@ async fn verify(
     req: Request,
     upload_slot: impl Send,
 ) -> Result<Json<V1Ok<Value>>, V1Error> {
-    let is_payload = matches!(req.input, SlipInput::Payload(_));
-    let is_url = matches!(req.input, SlipInput::Url(_));
-    let slip = svc.bank_slip(req.input).await.map_err(|e| match e {
-        // Only a malformed URL is a validation error on the URL path.
-        domain::Error::Validation(_) if is_url => V1Error::code(400, "invalid_url", None),
-        // A payload the client typed that is no bank slip is malformed to v1.
-        domain::Error::SlipNotFound(_) if is_payload => V1Error::code(400, "invalid_payload", None),
-        other => other.into(),
-    })?;
+    let unreadable = unreadable(&req.input);
+    let slip = svc.bank_slip(req.input).await.map_err(unreadable)?;
     drop(upload_slot);
     // A keyed retry taken over from a node that died may be charged already: its slip is
     // then recorded, and the charge (not this check) answers it as the first run would have.
@@ -347,17 +331,7 @@ async fn verify(
         }
     }
     let data = svc
-        .verify_bank(
-            c,
-            &VerifyRequest {
-                slip: slip.clone(),
-                check_duplicate: req.check_duplicate,
-                match_amount: None,
-                remark: None,
-                match_account: false,
-                job_id: None,
-            },
-        )
+        .verify_bank(c, &plain_request(slip.clone(), req.check_duplicate))
         .await?;
     if data.is_duplicate {
         // Two requests with the same slip raced past the check above; the charge decided this
@@ -367,6 +341,31 @@ async fn verify(
         }
     }
     Ok(V1Ok::json(v1_slip(&data.raw_slip)?))
+}
+
+/// How v1 names a slip that could not be read from `input`: only a malformed URL is a
+/// validation error on the URL path, and a payload the client typed that is no slip (of the
+/// route's kind) is malformed.
+fn unreadable(input: &SlipInput) -> impl FnOnce(domain::Error) -> V1Error {
+    let is_payload = matches!(input, SlipInput::Payload(_));
+    let is_url = matches!(input, SlipInput::Url(_));
+    move |e| match e {
+        domain::Error::Validation(_) if is_url => V1Error::code(400, "invalid_url", None),
+        domain::Error::SlipNotFound(_) if is_payload => V1Error::code(400, "invalid_payload", None),
+        other => other.into(),
+    }
+}
+
+/// A verification with v1's one option, `checkDuplicate`.
+fn plain_request<S>(slip: S, check_duplicate: bool) -> VerifyRequest<S> {
+    VerifyRequest {
+        slip,
+        check_duplicate,
+        match_amount: None,
+        remark: None,
+        match_account: false,
+        job_id: None,
+    }
 }
 
 /// A bank slip as v1 shows it: v2's `rawSlip`, with `receiver.merchantId` left out when there
@@ -415,7 +414,6 @@ async fn earlier(
 
 #[utoipa::path(get, path = "/me", tag = "v1",
     summary = "The application (service) and its quota in the current billing cycle",
-    security(("bearerAuth" = [])),
     responses((status = 200, description = "The application", body = V1Ok<V1Me>,
         example = json!({"status": 200, "data": {"application": "My shop", "usedQuota": 12,
             "maxQuota": 5000, "remainingQuota": 4988, "expiredAt": "2027-12-31T00:00:00.000+07:00",

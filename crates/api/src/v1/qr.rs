@@ -17,7 +17,6 @@ const PROMPTPAY_TARGETS: [&str; 3] = ["msisdn", "natId", "eWalletId"];
 
 #[utoipa::path(post, path = "/qr/generate", tag = "v1",
     summary = "Make a Thai QR Payment (PromptPay or merchant) as EMVCo text and PNG; not charged",
-    security(("bearerAuth" = [])),
     request_body(content((V1QrRequest = "application/json"))),
     responses(
         (status = 200, description = "The QR", body = V1Ok<V1Qr>),

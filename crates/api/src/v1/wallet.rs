@@ -1,32 +1,27 @@
 //! `POST /api/v1/verify/truewallet`: a TrueMoney Wallet slip, with v1's inputs (JSON
 //! `payload | url | data | image`, or multipart `file`) and envelope.
 
-use super::earlier;
 use super::error::V1Error;
+use super::{earlier, plain_request, unreadable};
 use crate::authed::AuthedV1;
+use crate::responses::V1WalletErrors;
 use crate::wire::v1::{V1VerifyForm, V1VerifyRequest};
-use crate::wire::{V1ErrorBody, V1Ok};
+use crate::wire::V1Ok;
 use axum::extract::State;
 use axum::Json;
 use domain::model::RawWalletSlip;
 use services::input::SlipInput;
-use services::verify::VerifyRequest;
 use services::wallet::TRUEMONEY;
 use services::Services;
 
 #[utoipa::path(post, path = "/verify/truewallet", tag = "v1",
     summary = "Verify a TrueMoney Wallet slip by payload, image URL, Base64 or file upload",
-    security(("bearerAuth" = [])),
     request_body(content(
         (V1VerifyRequest = "application/json"),
         (V1VerifyForm = "multipart/form-data"))),
     responses(
         (status = 200, description = "The verified slip", body = V1Ok<RawWalletSlip>),
-        (status = 400, description = "invalid_request, invalid_check_duplicate, invalid_payload, duplicate_slip, invalid_url, invalid_image, image_size_too_large", body = V1ErrorBody),
-        (status = 403, description = "quota_exceeded", body = V1ErrorBody),
-        (status = 404, description = "slip_not_found, qrcode_not_found", body = V1ErrorBody),
-        (status = 500, description = "api_server_error", body = V1ErrorBody),
-        (status = 503, description = "api_server_error", body = V1ErrorBody)))]
+        V1WalletErrors))]
 pub(super) async fn verify_truewallet(
     State(svc): State<Services>,
     AuthedV1(c): AuthedV1,
@@ -34,20 +29,13 @@ pub(super) async fn verify_truewallet(
 ) -> Result<Json<V1Ok<RawWalletSlip>>, V1Error> {
     let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
     let request = super::request_input(req).await?;
-    let is_payload = matches!(request.input, SlipInput::Payload(_));
     let is_url = matches!(request.input, SlipInput::Url(_));
     let slot = crate::body::slot_for_url(&svc, &c, slot, is_url).await;
+    let unreadable = unreadable(&request.input);
     let slip = svc
         .truemoney_slip(request.input)
         .await
-        .map_err(|e| match e {
-            domain::Error::Validation(_) if is_url => V1Error::code(400, "invalid_url", None),
-            // A payload the client typed that is no TrueMoney slip is malformed to v1.
-            domain::Error::SlipNotFound(_) if is_payload => {
-                V1Error::code(400, "invalid_payload", None)
-            }
-            other => other.into(),
-        })?;
+        .map_err(unreadable)?;
     drop(slot);
     if request.check_duplicate {
         // Before the wallet and the charge: a re-sent slip costs no quota.
@@ -56,17 +44,7 @@ pub(super) async fn verify_truewallet(
         }
     }
     let data = svc
-        .verify_truewallet(
-            &c,
-            &VerifyRequest {
-                slip: slip.clone(),
-                check_duplicate: request.check_duplicate,
-                match_amount: None,
-                remark: None,
-                match_account: false,
-                job_id: None,
-            },
-        )
+        .verify_truewallet(&c, &plain_request(slip.clone(), request.check_duplicate))
         .await?;
     if data.is_duplicate {
         if let Some(dup) = earlier(&svc, &c, TRUEMONEY, &slip.transaction_id).await? {

@@ -165,6 +165,23 @@ pub(crate) enum CreditCmd {
     },
 }
 
+/// `admin credit topup` and `adjust`: the movement (kind, `--amount`, `--note`), printed.
+async fn move_credit(
+    svc: &Services,
+    service: &ServiceId,
+    kind: CreditKind,
+    amount: &str,
+    note: Option<&str>,
+) -> Result<(), String> {
+    let amount = parse_signed_amount(amount)?;
+    let e = svc
+        .move_credit(service, kind, amount, note, CLI_ACTOR)
+        .await
+        .map_err(|e| e.public_message())?;
+    print(api::views::ledger_entry(&e));
+    Ok(())
+}
+
 /// Baht with an optional sign, e.g. `500.00` or `-100.00`.
 pub(crate) fn parse_signed_amount(v: &str) -> Result<Satang, String> {
     let v = v.trim();
@@ -512,36 +529,14 @@ pub(crate) async fn run(svc: &Services, cmd: Admin) -> Result<ExitCode, String> 
             amount,
             note,
         }) => {
-            let amount = parse_signed_amount(&amount)?;
-            let e = svc
-                .move_credit(
-                    &service,
-                    CreditKind::TopUp,
-                    amount,
-                    note.as_deref(),
-                    CLI_ACTOR,
-                )
-                .await
-                .map_err(err)?;
-            print(api::views::ledger_entry(&e));
+            move_credit(svc, &service, CreditKind::TopUp, &amount, note.as_deref()).await?;
         }
         Admin::Credit(CreditCmd::Adjust {
             service,
             amount,
             note,
         }) => {
-            let amount = parse_signed_amount(&amount)?;
-            let e = svc
-                .move_credit(
-                    &service,
-                    CreditKind::Adjustment,
-                    amount,
-                    Some(&note),
-                    CLI_ACTOR,
-                )
-                .await
-                .map_err(err)?;
-            print(api::views::ledger_entry(&e));
+            move_credit(svc, &service, CreditKind::Adjustment, &amount, Some(&note)).await?;
         }
         Admin::Credit(CreditCmd::History { service }) => {
             let (balance, entries) = svc.credit_history(&service).await.map_err(err)?;

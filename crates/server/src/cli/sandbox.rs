@@ -1,7 +1,7 @@
 //! `slipverify sandbox ...`: transfers in the built-in sandbox bank and wallet.
 
 use super::print;
-use clap::Subcommand;
+use clap::{Args, Subcommand};
 use domain::Satang;
 use gateway::NewSandboxTransfer;
 use serde_json::json;
@@ -23,15 +23,8 @@ pub(crate) enum Sandbox {
         /// Amount in baht, e.g. 150.00.
         #[arg(long)]
         amount: String,
-        /// Also write a PNG slip image carrying the QR.
-        #[arg(long)]
-        image: Option<PathBuf>,
-        /// The sender's name on the transfer.
-        #[arg(long)]
-        sender_name: Option<String>,
-        /// The receiver's name on the transfer.
-        #[arg(long)]
-        receiver_name: Option<String>,
+        #[command(flatten)]
+        slip: SlipArgs,
         /// Receiver account number (digits).
         #[arg(long)]
         receiver_account: Option<String>,
@@ -44,19 +37,37 @@ pub(crate) enum Sandbox {
         /// Amount in baht, e.g. 50.00.
         #[arg(long)]
         amount: String,
-        /// Also write a PNG slip image carrying the QR.
-        #[arg(long)]
-        image: Option<PathBuf>,
-        /// The sender's name on the transfer.
-        #[arg(long)]
-        sender_name: Option<String>,
-        /// The receiver's name on the transfer.
-        #[arg(long)]
-        receiver_name: Option<String>,
+        #[command(flatten)]
+        slip: SlipArgs,
         /// Receiver phone number, e.g. 0812345678 (shown masked).
         #[arg(long)]
         receiver_phone: Option<String>,
     },
+}
+
+/// What both kinds of transfer take besides their own fields.
+#[derive(Args)]
+pub(crate) struct SlipArgs {
+    /// Also write a PNG slip image carrying the QR.
+    #[arg(long)]
+    image: Option<PathBuf>,
+    /// The sender's name on the transfer.
+    #[arg(long)]
+    sender_name: Option<String>,
+    /// The receiver's name on the transfer.
+    #[arg(long)]
+    receiver_name: Option<String>,
+}
+
+impl SlipArgs {
+    /// Writes the slip image when `--image` was given; its path as printed.
+    fn write_image(&self, payload: &str, bank: &str) -> Result<Option<String>, String> {
+        let Some(path) = &self.image else {
+            return Ok(None);
+        };
+        server::slip_image::write_png(payload, bank, path)?;
+        Ok(Some(path.display().to_string()))
+    }
 }
 
 pub(crate) async fn run(app: &App, cmd: Sandbox) -> Result<ExitCode, String> {
@@ -65,31 +76,27 @@ pub(crate) async fn run(app: &App, cmd: Sandbox) -> Result<ExitCode, String> {
             from,
             to,
             amount,
-            image,
-            sender_name,
-            receiver_name,
+            slip,
             receiver_account,
             count,
         } => {
             let amount = Satang::parse(&amount).map_err(|r| format!("--amount {r}"))?;
-            if count > 1 && image.is_some() {
+            if count > 1 && slip.image.is_some() {
                 return Err("--image takes a single transfer (no --count)".into());
             }
             let req = NewSandboxTransfer {
                 from_bank: from,
                 to_bank: to,
                 amount,
-                sender_name_th: sender_name,
+                sender_name_th: slip.sender_name.clone(),
                 sender_name_en: None,
-                receiver_name_th: receiver_name,
+                receiver_name_th: slip.receiver_name.clone(),
                 receiver_name_en: None,
                 receiver_account,
             };
             for _ in 0..count {
                 let t = app.sandbox.create_transfer(&req).await?;
-                if let Some(path) = &image {
-                    server::slip_image::write_png(&t.payload, &t.sender.bank_code, path)?;
-                }
+                let image = slip.write_image(&t.payload, &t.sender.bank_code)?;
                 let v = json!({
                     "payload": t.payload,
                     "transRef": t.trans_ref,
@@ -97,7 +104,7 @@ pub(crate) async fn run(app: &App, cmd: Sandbox) -> Result<ExitCode, String> {
                     "receivingBank": t.receiver.bank_code,
                     "amount": t.amount.as_baht(),
                     "date": domain::clock::format_bangkok(t.occurred_at),
-                    "image": image.as_ref().map(|p| p.display().to_string()),
+                    "image": image,
                 });
                 if count == 1 {
                     print(v);
@@ -108,9 +115,7 @@ pub(crate) async fn run(app: &App, cmd: Sandbox) -> Result<ExitCode, String> {
         }
         Sandbox::WalletTransfer {
             amount,
-            image,
-            sender_name,
-            receiver_name,
+            slip,
             receiver_phone,
         } => {
             let amount = Satang::parse(&amount).map_err(|r| format!("--amount {r}"))?;
@@ -118,20 +123,18 @@ pub(crate) async fn run(app: &App, cmd: Sandbox) -> Result<ExitCode, String> {
                 .wallet
                 .create_transfer(&gateway::NewWalletTransfer {
                     amount,
-                    sender_name,
-                    receiver_name,
+                    sender_name: slip.sender_name.clone(),
+                    receiver_name: slip.receiver_name.clone(),
                     receiver_phone,
                 })
                 .await?;
-            if let Some(path) = &image {
-                server::slip_image::write_png(&t.payload, "TRUEMONEY", path)?;
-            }
+            let image = slip.write_image(&t.payload, "TRUEMONEY")?;
             print(json!({
                 "payload": t.payload,
                 "transactionId": t.transaction_id,
                 "amount": t.amount.as_baht(),
                 "date": domain::clock::format_bangkok(t.occurred_at),
-                "image": image.map(|p| p.display().to_string()),
+                "image": image,
             }));
         }
     }
