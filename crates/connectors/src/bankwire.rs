@@ -188,23 +188,7 @@ mod tests {
 
     /// banks.md 1.4: the KBank example, both empty-proxy forms, number amounts.
     fn kbank_data() -> Value {
-        json!({
-            "language": "TH",
-            "transRef": "010092101507665143",
-            "sendingBank": "004",
-            "receivingBank": "004",
-            "transDate": "20200401",
-            "transTime": "10:15:07",
-            "sender": {"displayName": "นาย ธนาคาร ก", "name": "Mr. Thanakarn K",
-                       "proxy": {"type": null, "value": null},
-                       "account": {"type": "BANKAC", "value": "xxx-x-x0209-x"}},
-            "receiver": {"displayName": "กสิกร ร", "name": "KASIKORN R",
-                         "proxy": {"type": "", "value": ""},
-                         "account": {"type": "BANKAC", "value": "xxx-x-x3109-x"}},
-            "amount": 1, "paidLocalAmount": 1, "paidLocalCurrency": "764",
-            "countryCode": "TH", "transFeeAmount": 0,
-            "ref1": "", "ref2": "", "ref3": "", "toMerchantId": ""
-        })
+        sim::kbank_example()
     }
 
     #[test]

@@ -104,6 +104,31 @@ impl Fixtures {
     }
 }
 
+/// banks.md 1.4: KBank's documented `data` example (number amounts, both empty-proxy forms).
+/// Tests and benches start from it and change the fields their case is about.
+pub fn kbank_example() -> serde_json::Value {
+    serde_json::json!({
+        "language": "TH",
+        "transRef": "010092101507665143",
+        "sendingBank": "004",
+        "receivingBank": "004",
+        "transDate": "20200401",
+        "transTime": "10:15:07",
+        "sender": {"displayName": "นาย ธนาคาร ก", "name": "Mr. Thanakarn K",
+                   "proxy": {"type": null, "value": null},
+                   "account": {"type": "BANKAC", "value": "xxx-x-x0209-x"}},
+        "receiver": {"displayName": "กสิกร ร", "name": "KASIKORN R",
+                     "proxy": {"type": "", "value": ""},
+                     "account": {"type": "BANKAC", "value": "xxx-x-x3109-x"}},
+        "amount": 1, "paidLocalAmount": 1, "paidLocalCurrency": "764",
+        "countryCode": "TH", "transFeeAmount": 0,
+        "ref1": "", "ref2": "", "ref3": "", "toMerchantId": ""
+    })
+}
+
+/// The API key [`Sim::start_keyed`] demands.
+pub const TEST_KEY: &str = "sim-key";
+
 /// What the simulator checks and hands out.
 #[derive(Debug, Clone)]
 pub struct SimConfig {
@@ -305,6 +330,16 @@ impl Sim {
         Self::start_on(config, SocketAddr::from(([127, 0, 0, 1], 0))).await
     }
 
+    /// The example fixtures on `127.0.0.1:0`, demanding the API key [`TEST_KEY`]: the
+    /// simulator the connector tests point a keyed connector at.
+    pub async fn start_keyed() -> Sim {
+        let config = SimConfig {
+            api_key: Some(TEST_KEY.into()),
+            ..SimConfig::default()
+        };
+        Self::start(config).await.expect("simulator starts")
+    }
+
     pub async fn start_on(config: SimConfig, addr: SocketAddr) -> std::io::Result<Sim> {
         Self::serve(config, addr, None).await
     }
@@ -363,11 +398,14 @@ impl Sim {
                 }
             }),
             Some(config) => {
-                let listener = tls::TlsListener {
-                    tcp: listener,
-                    acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(config)),
-                    shared: shared.clone(),
-                };
+                // The verifier refuses handshakes without a certificate, so every accepted
+                // one presented a certificate signed by the client CA.
+                let counted = shared.clone();
+                let listener = TlsListener::new(listener, config, move |presented| {
+                    let i = if presented { 0 } else { 1 };
+                    counted.handshakes[i].fetch_add(1, Ordering::SeqCst);
+                    counted.arrived.notify_waiters();
+                });
                 tokio::spawn(async move {
                     if let Err(e) = axum::serve(listener, app).await {
                         tracing::error!(error = %e, "simulator stopped");
@@ -465,11 +503,9 @@ impl std::fmt::Debug for SimPki {
 }
 
 mod tls {
-    use super::{Shared, SimPki};
+    use super::SimPki;
     use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
     use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
-    use std::net::SocketAddr;
-    use std::sync::atomic::Ordering;
     use std::sync::Arc;
 
     fn ca(name: &str) -> Result<(rcgen::Certificate, KeyPair), String> {
@@ -534,44 +570,53 @@ mod tls {
             config,
         ))
     }
+}
 
-    /// A TLS listener for `axum::serve`: handshakes happen in `accept`, counted.
-    pub(super) struct TlsListener {
-        pub tcp: tokio::net::TcpListener,
-        pub acceptor: tokio_rustls::TlsAcceptor,
-        pub shared: Arc<Shared>,
+/// A TLS listener for `axum::serve`: handshakes happen in `accept`, and `on_handshake` hears
+/// each one: `true` for a completed handshake that presented a client certificate, `false`
+/// for any other (failed, or completed without one). Connections whose handshake fails are
+/// dropped and `accept` waits for the next.
+pub struct TlsListener<F> {
+    tcp: tokio::net::TcpListener,
+    acceptor: tokio_rustls::TlsAcceptor,
+    on_handshake: F,
+}
+
+impl<F: FnMut(bool) + Send + 'static> TlsListener<F> {
+    pub fn new(
+        tcp: tokio::net::TcpListener,
+        config: rustls::ServerConfig,
+        on_handshake: F,
+    ) -> Self {
+        TlsListener {
+            tcp,
+            acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(config)),
+            on_handshake,
+        }
     }
+}
 
-    impl axum::serve::Listener for TlsListener {
-        type Io = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
-        type Addr = SocketAddr;
+impl<F: FnMut(bool) + Send + 'static> axum::serve::Listener for TlsListener<F> {
+    type Io = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
+    type Addr = SocketAddr;
 
-        async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-            loop {
-                let Ok((tcp, peer)) = self.tcp.accept().await else {
-                    continue;
-                };
-                match self.acceptor.accept(tcp).await {
-                    Ok(tls) => {
-                        // The verifier refuses handshakes without a certificate, so every
-                        // accepted one presented a certificate signed by the client CA.
-                        let presented = tls.get_ref().1.peer_certificates().is_some();
-                        let i = if presented { 0 } else { 1 };
-                        self.shared.handshakes[i].fetch_add(1, Ordering::SeqCst);
-                        self.shared.arrived.notify_waiters();
-                        return (tls, peer);
-                    }
-                    Err(_) => {
-                        self.shared.handshakes[1].fetch_add(1, Ordering::SeqCst);
-                        self.shared.arrived.notify_waiters();
-                    }
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            let Ok((tcp, peer)) = self.tcp.accept().await else {
+                continue;
+            };
+            match self.acceptor.accept(tcp).await {
+                Ok(tls) => {
+                    (self.on_handshake)(tls.get_ref().1.peer_certificates().is_some());
+                    return (tls, peer);
                 }
+                Err(_) => (self.on_handshake)(false),
             }
         }
+    }
 
-        fn local_addr(&self) -> std::io::Result<Self::Addr> {
-            self.tcp.local_addr()
-        }
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        self.tcp.local_addr()
     }
 }
 

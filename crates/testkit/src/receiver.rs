@@ -88,32 +88,6 @@ async fn hook(
     status.into_response()
 }
 
-/// A TLS listener for `axum::serve`: handshakes happen in `accept`.
-struct TlsListener {
-    tcp: TcpListener,
-    acceptor: tokio_rustls::TlsAcceptor,
-}
-
-impl axum::serve::Listener for TlsListener {
-    type Io = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        loop {
-            let Ok((tcp, peer)) = self.tcp.accept().await else {
-                continue;
-            };
-            if let Ok(tls) = self.acceptor.accept(tcp).await {
-                return (tls, peer);
-            }
-        }
-    }
-
-    fn local_addr(&self) -> std::io::Result<Self::Addr> {
-        self.tcp.local_addr()
-    }
-}
-
 impl Receiver {
     pub async fn spawn() -> Receiver {
         let certs = Certs::generate();
@@ -124,10 +98,7 @@ impl Receiver {
         let app = Router::new()
             .route("/{*path}", post(hook))
             .with_state(inner.clone());
-        let listener = TlsListener {
-            tcp,
-            acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(config)),
-        };
+        let listener = sim::TlsListener::new(tcp, config, |_| {});
         tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });

@@ -185,19 +185,16 @@ fn make_fixtures(
                     "bank": {"type": "BANKAC", "account": "xxx-x-x3109-x"}},
                 "merchantId": null}
         }));
-        kbank.push(json!({
-            "language": "TH", "transRef": trans_ref, "sendingBank": "004", "receivingBank": "014",
-            "transDate": "20261123", "transTime": "10:15:07",
-            "sender": {"displayName": "นาย ทดสอบ", "name": "MR. TEST",
-                "proxy": {"type": null, "value": null},
-                "account": {"type": "BANKAC", "value": "xxx-x-x0209-x"}},
-            "receiver": {"displayName": "ร้าน ทดลอง", "name": "TEST SHOP",
-                "proxy": {"type": "", "value": ""},
-                "account": {"type": "BANKAC", "value": "xxx-x-x3109-x"}},
-            "amount": 100 + i % 900, "paidLocalAmount": 100 + i % 900,
-            "paidLocalCurrency": "764", "countryCode": "TH", "transFeeAmount": 0,
-            "ref1": "", "ref2": "", "ref3": "", "toMerchantId": ""
-        }));
+        // banks.md 1.4's example, carried from KBank to SCB with this slip's reference.
+        let mut data = sim::kbank_example();
+        (data["transRef"], data["receivingBank"]) = (json!(trans_ref), json!("014"));
+        data["transDate"] = json!("20261123");
+        data["sender"]["displayName"] = json!("นาย ทดสอบ");
+        data["sender"]["name"] = json!("MR. TEST");
+        data["receiver"]["displayName"] = json!("ร้าน ทดลอง");
+        data["receiver"]["name"] = json!("TEST SHOP");
+        (data["amount"], data["paidLocalAmount"]) = (json!(100 + i % 900), json!(100 + i % 900));
+        kbank.push(data);
     }
     std::fs::write(slips, lines).map_err(|e| e.to_string())?;
     std::fs::write(fixtures, json!({"bank": bank, "kbank": kbank}).to_string())

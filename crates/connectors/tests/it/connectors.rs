@@ -25,12 +25,7 @@ fn clock() -> Arc<ManualClock> {
 }
 
 async fn sim() -> Sim {
-    Sim::start(SimConfig {
-        api_key: Some("sim-key".into()),
-        ..SimConfig::default()
-    })
-    .await
-    .expect("simulator starts")
+    Sim::start_keyed().await
 }
 
 /// A simulator that knows no slip at all.
@@ -44,7 +39,7 @@ async fn empty_sim() -> Sim {
 }
 
 fn es(name: &str, sim: &Sim) -> ConnectorSpec {
-    easyslip(name, sim, "sim-key")
+    easyslip(name, sim, sim::TEST_KEY)
 }
 
 fn router(specs: Vec<ConnectorSpec>, routing: RoutingSpec, clock: Arc<ManualClock>) -> Router {

@@ -22,16 +22,7 @@ const REF_STR: &str = "015134200548APP00935";
 /// second transfer with string amounts (as thanakan types the fee, SCB the amount).
 fn fixtures() -> Fixtures {
     let kbank = json!([
-        {"language": "TH", "transRef": REF_NUM, "sendingBank": "004", "receivingBank": "004",
-         "transDate": "20200401", "transTime": "10:15:07",
-         "sender": {"displayName": "นาย ธนาคาร ก", "name": "Mr. Thanakarn K",
-                    "proxy": {"type": null, "value": null},
-                    "account": {"type": "BANKAC", "value": "xxx-x-x0209-x"}},
-         "receiver": {"displayName": "กสิกร ร", "name": "KASIKORN R",
-                      "proxy": {"type": "", "value": ""},
-                      "account": {"type": "BANKAC", "value": "xxx-x-x3109-x"}},
-         "amount": 1, "paidLocalAmount": 1, "paidLocalCurrency": "764", "countryCode": "TH",
-         "transFeeAmount": 0, "ref1": "", "ref2": "", "ref3": "", "toMerchantId": ""},
+        sim::kbank_example(),
         {"language": "EN", "transRef": REF_STR, "sendingBank": "014", "receivingBank": "004",
          "transDate": "20261122", "transTime": "23:59:01",
          "sender": {"displayName": "JOHN DOE", "name": "JOHN DOE",

@@ -77,17 +77,13 @@ const KBANK_REF: &str = "010092101507665143";
 
 fn kbank_fixtures() -> Fixtures {
     // banks.md 1.4, both empty-proxy forms; the amount as a string (SCB-style), fee a number.
-    let data = json!({"language": "TH", "transRef": KBANK_REF, "sendingBank": "004",
-        "receivingBank": "014", "transDate": "20261122", "transTime": "09:05:00",
-        "sender": {"displayName": "นาย ธนาคาร ก", "name": "Mr. Thanakarn K",
-                   "proxy": {"type": null, "value": null},
-                   "account": {"type": "BANKAC", "value": "xxx-x-x0209-x"}},
-        "receiver": {"displayName": "บริษัท ร้านดี จำกัด", "name": "RANDEE CO LTD",
-                     "proxy": {"type": "", "value": ""},
-                     "account": {"type": "BANKAC", "value": "xxx-x-x3109-x"}},
-        "amount": "1500.50", "paidLocalAmount": 1500.5, "paidLocalCurrency": "764",
-        "countryCode": "TH", "transFeeAmount": 0, "ref1": "ORDER-9", "ref2": "", "ref3": "",
-        "toMerchantId": ""});
+    let mut data = sim::kbank_example();
+    data["receivingBank"] = json!("014");
+    (data["transDate"], data["transTime"]) = (json!("20261122"), json!("09:05:00"));
+    data["receiver"]["displayName"] = json!("บริษัท ร้านดี จำกัด");
+    data["receiver"]["name"] = json!("RANDEE CO LTD");
+    (data["amount"], data["paidLocalAmount"]) = (json!("1500.50"), json!(1500.5));
+    data["ref1"] = json!("ORDER-9");
     Fixtures::from_json(&json!({"kbank": [data]}).to_string()).unwrap()
 }
 

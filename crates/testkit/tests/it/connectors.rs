@@ -3,7 +3,7 @@
 //! faults a test switches and whose calls it counts.
 
 use serde_json::{json, Value};
-use sim::{Fault, Route, Sim, SimConfig};
+use sim::{Fault, Route, Sim};
 use store::Store;
 use testkit::receiver::Receiver;
 use testkit::{both, post_concurrently, Backend, TestApp};
@@ -34,17 +34,12 @@ fn config(connectors: &[(&str, &str, &str)], route: &[&str]) -> String {
 }
 
 async fn sim() -> Sim {
-    Sim::start(SimConfig {
-        api_key: Some("sim-key".into()),
-        ..Default::default()
-    })
-    .await
-    .expect("simulator")
+    Sim::start_keyed().await
 }
 
 /// `config` with the simulator as the one connector, `sim`, of every route.
 fn only_sim(s: &Sim) -> String {
-    config(&[("sim", &s.base_url(), "sim-key")], &["sim"])
+    config(&[("sim", &s.base_url(), sim::TEST_KEY)], &["sim"])
 }
 
 /// A simulator and a node that asks it for every slip.
@@ -194,8 +189,8 @@ async fn the_next_connector_answers_when_one_is_down_and_operators_see_it() {
         Backend::Sqlite,
         &config(
             &[
-                ("first", &down.base_url(), "sim-key"),
-                ("second", &up.base_url(), "sim-key"),
+                ("first", &down.base_url(), sim::TEST_KEY),
+                ("second", &up.base_url(), sim::TEST_KEY),
             ],
             &["first", "second"],
         ),
@@ -223,7 +218,7 @@ async fn the_next_connector_answers_when_one_is_down_and_operators_see_it() {
         "{first}"
     );
     assert!(
-        !status.to_string().contains("sim-key"),
+        !status.to_string().contains(sim::TEST_KEY),
         "no secret: {status}"
     );
 
