@@ -98,16 +98,18 @@ async fn http_errors_are_unreachable() {
     }
 }
 
+/// Fetching `url` fails as `Unreachable`: nothing answers there.
+async fn assert_unreachable(eg: &Egress, url: &str) {
+    let err = eg.get_limited(url, MB).await.unwrap_err();
+    assert!(matches!(err, EgressError::Unreachable(_)), "{url}: {err:?}");
+}
+
 #[tokio::test]
 async fn closed_port_is_unreachable() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     drop(listener);
-    let err = loopback_egress()
-        .get_limited(&format!("http://{addr}/"), MB)
-        .await
-        .unwrap_err();
-    assert!(matches!(err, EgressError::Unreachable(_)), "{err:?}");
+    assert_unreachable(&loopback_egress(), &format!("http://{addr}/")).await;
 }
 
 #[tokio::test]
@@ -223,11 +225,7 @@ async fn hostname_resolving_to_loopback_is_refused_by_default() {
 
 #[tokio::test]
 async fn unresolvable_host_is_unreachable() {
-    let err = default_egress()
-        .get_limited("http://does-not-exist.invalid/x.png", MB)
-        .await
-        .unwrap_err();
-    assert!(matches!(err, EgressError::Unreachable(_)), "{err:?}");
+    assert_unreachable(&default_egress(), "http://does-not-exist.invalid/x.png").await;
 }
 
 #[tokio::test]
