@@ -579,6 +579,13 @@ async fn generate(t: &TestApp, key: &str, body: Value) -> (u16, Value) {
     t.post("/api/v1/qr/generate", key, body).await
 }
 
+/// Generates a QR that must succeed, and reads back its payload.
+async fn generated_qr(t: &TestApp, key: &str, body: Value) -> slip_qr::PaymentQr {
+    let (s, v) = generate(t, key, body).await;
+    assert_eq!(s, 200, "{v}");
+    slip_qr::parse_payment_qr(v["data"]["payload"].as_str().unwrap()).unwrap()
+}
+
 both!(qr_generate, |b: Backend| async move {
     let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let key = ten.api_key.as_str();
@@ -607,23 +614,20 @@ both!(qr_generate, |b: Backend| async move {
     assert_eq!(qr.amount.as_deref(), Some("150.50"));
 
     // Other PromptPay targets, a static QR, an amount as text, a merchant name.
-    let (s, v) = generate(
+    let qr = generated_qr(
         &t,
         key,
         json!({"type": "PROMPTPAY", "natId": "1101700207030", "merchantName": "My Shop"}),
     )
     .await;
-    assert_eq!(s, 200, "{v}");
-    let qr = slip_qr::parse_payment_qr(v["data"]["payload"].as_str().unwrap()).unwrap();
     assert_eq!(qr.proxy.as_deref(), Some("1101700207030"));
     assert_eq!(qr.amount, None);
-    let (s, v) = generate(
+    generated_qr(
         &t,
         key,
         json!({"type": "PROMPTPAY", "eWalletId": "123456789012345", "amount": "20"}),
     )
     .await;
-    assert_eq!(s, 200, "{v}");
 
     // Merchant QRs need a biller id: the request's or the branch's.
     let got = generate(&t, key, json!({"type": "KSHOP", "ref1": "INV001"})).await;
@@ -632,14 +636,12 @@ both!(qr_generate, |b: Backend| async move {
         got.1["data"]["errors"],
         json!([{"field": "type", "message": "this branch has no biller id configured"}])
     );
-    let (s, v) = generate(
+    let qr = generated_qr(
         &t,
         key,
         json!({"type": "TUNGNGERN", "ref1": "INV001", "billerId": "010555012345601", "amount": 99}),
     )
     .await;
-    assert_eq!(s, 200, "{v}");
-    let qr = slip_qr::parse_payment_qr(v["data"]["payload"].as_str().unwrap()).unwrap();
     assert_eq!(qr.biller_id.as_deref(), Some("010555012345601"));
     assert_eq!(qr.ref1.as_deref(), Some("INV001"));
     // The branch's configured biller id, when the request has none.
@@ -657,9 +659,7 @@ both!(qr_generate, |b: Backend| async move {
         )
         .await
         .unwrap();
-    let (s, v) = generate(&t, key, json!({"type": "MAE_MANEE", "ref1": "INV002"})).await;
-    assert_eq!(s, 200, "{v}");
-    let qr = slip_qr::parse_payment_qr(v["data"]["payload"].as_str().unwrap()).unwrap();
+    let qr = generated_qr(&t, key, json!({"type": "MAE_MANEE", "ref1": "INV002"})).await;
     assert_eq!(qr.biller_id.as_deref(), Some("099400016550100"));
 
     // Each error code.
