@@ -105,6 +105,23 @@ fn checked<T>(
     }
 }
 
+/// A text field that must be there (`missing` is the problem otherwise), checked by `validate`.
+fn required_text(
+    value: Option<Result<&str, ()>>,
+    missing: Problem,
+    wrong: GenerateError,
+    validate: fn(&str) -> Result<(), GenerateError>,
+    problems: &mut Vec<Problem>,
+) -> Option<String> {
+    match value {
+        None => {
+            problems.push(missing);
+            None
+        }
+        Some(v) => checked(v, wrong, |s| validate(s).map(|_| s.to_string()), problems),
+    }
+}
+
 fn payment_request(
     map: &Map<String, Value>,
     branch_biller: Option<&str>,
@@ -213,18 +230,13 @@ fn biller_target(
     branch_biller: Option<&str>,
     problems: &mut Vec<Problem>,
 ) -> Option<PaymentTarget> {
-    let ref1 = match text(map, "ref1") {
-        None => {
-            problems.push(schema("ref1", "is required"));
-            None
-        }
-        Some(v) => checked(
-            v,
-            GenerateError::InvalidRef1,
-            |s| slip_qr::validate_ref1(s).map(|_| s.to_string()),
-            problems,
-        ),
-    };
+    let ref1 = required_text(
+        text(map, "ref1"),
+        schema("ref1", "is required"),
+        GenerateError::InvalidRef1,
+        slip_qr::validate_ref1,
+        problems,
+    );
     let ref2 = text(map, "ref2").and_then(|v| {
         checked(
             v,
@@ -234,18 +246,13 @@ fn biller_target(
         )
     });
     let ref2_ok = text(map, "ref2").is_none() || ref2.is_some();
-    let biller_id = match text(map, "billerId").or(branch_biller.map(Ok)) {
-        None => {
-            problems.push(schema("type", "this branch has no biller id configured"));
-            None
-        }
-        Some(v) => checked(
-            v,
-            GenerateError::InvalidBillerId,
-            |s| slip_qr::validate_biller_id(s).map(|_| s.to_string()),
-            problems,
-        ),
-    };
+    let biller_id = required_text(
+        text(map, "billerId").or(branch_biller.map(Ok)),
+        schema("type", "this branch has no biller id configured"),
+        GenerateError::InvalidBillerId,
+        slip_qr::validate_biller_id,
+        problems,
+    );
     match (biller_id, ref1) {
         (Some(biller_id), Some(ref1)) if ref2_ok => Some(PaymentTarget::Biller {
             biller_id,
