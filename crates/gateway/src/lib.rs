@@ -39,3 +39,22 @@ pub enum WalletAnswer {
     /// The detail is for logs only.
     Unavailable(String),
 }
+
+/// Makes a record with a fresh random id (`make`) and inserts it, making another while the
+/// id is taken: a random id can collide in theory. At most `attempts` tries.
+async fn insert_with_fresh_id<T>(
+    attempts: usize,
+    mut make: impl FnMut() -> T,
+    insert: impl AsyncFn(&T) -> Result<(), store::StoreError>,
+    what: &str,
+) -> Result<T, String> {
+    for _ in 0..attempts {
+        let t = make();
+        match insert(&t).await {
+            Ok(()) => return Ok(t),
+            Err(store::StoreError::Conflict(_)) => continue,
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    Err(format!("could not allocate a {what}"))
+}

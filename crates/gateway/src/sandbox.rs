@@ -11,7 +11,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
-use store::{Store, StoreError};
+use store::Store;
 
 pub const BBL_PENDING_WINDOW: time::Duration = time::Duration::minutes(5);
 /// How long the sandbox bank keeps transfers: older ones are "expired" (v1 `slip_expired`).
@@ -76,44 +76,44 @@ impl SandboxBank {
             return Err("amount must be positive".into());
         }
         // A random reference can collide in theory; retry a few times on the primary key.
-        for _ in 0..5 {
-            let trans_ref = make_reference(&req.from_bank, &mut rand::rng());
-            let payload = slip_qr::encode_bank_slip(&req.from_bank, &trans_ref);
-            let mut rng = rand::rng();
-            let t = Transfer {
-                trans_ref,
-                payload,
-                occurred_at: self.clock.now(),
-                country_code: "TH".into(),
-                amount: req.amount,
-                fee: Satang(0),
-                ref1: String::new(),
-                ref2: String::new(),
-                ref3: String::new(),
-                sender: party(
-                    &req.from_bank,
-                    [&req.sender_name_th, &req.sender_name_en],
-                    ["นาย สมชาย ใจดี", "MR. SOMCHAI J"],
-                    &random_digits(&mut rng, 10),
-                ),
-                receiver: party(
-                    &req.to_bank,
-                    [&req.receiver_name_th, &req.receiver_name_en],
-                    ["บริษัท ร้านตัวอย่าง จำกัด", "SAMPLE SHOP CO., LTD."],
-                    &req.receiver_account
-                        .clone()
-                        .unwrap_or_else(|| random_digits(&mut rng, 10)),
-                ),
-                receiver_merchant_id: None,
-                bank_data: None,
-            };
-            match self.store.insert_sandbox_transfer(&t).await {
-                Ok(()) => return Ok(t),
-                Err(StoreError::Conflict(_)) => continue,
-                Err(e) => return Err(e.to_string()),
-            }
-        }
-        Err("could not allocate a transaction reference".into())
+        crate::insert_with_fresh_id(
+            5,
+            || {
+                let trans_ref = make_reference(&req.from_bank, &mut rand::rng());
+                let payload = slip_qr::encode_bank_slip(&req.from_bank, &trans_ref);
+                let mut rng = rand::rng();
+                Transfer {
+                    trans_ref,
+                    payload,
+                    occurred_at: self.clock.now(),
+                    country_code: "TH".into(),
+                    amount: req.amount,
+                    fee: Satang(0),
+                    ref1: String::new(),
+                    ref2: String::new(),
+                    ref3: String::new(),
+                    sender: party(
+                        &req.from_bank,
+                        [&req.sender_name_th, &req.sender_name_en],
+                        ["นาย สมชาย ใจดี", "MR. SOMCHAI J"],
+                        &random_digits(&mut rng, 10),
+                    ),
+                    receiver: party(
+                        &req.to_bank,
+                        [&req.receiver_name_th, &req.receiver_name_en],
+                        ["บริษัท ร้านตัวอย่าง จำกัด", "SAMPLE SHOP CO., LTD."],
+                        &req.receiver_account
+                            .clone()
+                            .unwrap_or_else(|| random_digits(&mut rng, 10)),
+                    ),
+                    receiver_merchant_id: None,
+                    bank_data: None,
+                }
+            },
+            async |t| self.store.insert_sandbox_transfer(t).await,
+            "transaction reference",
+        )
+        .await
     }
 }
 

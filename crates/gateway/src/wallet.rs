@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use domain::model::WalletTransfer;
 use domain::{Clock, Satang};
 use std::sync::Arc;
-use store::{Store, StoreError};
+use store::Store;
 
 /// "Ask the wallet about this transaction id."
 #[async_trait]
@@ -55,41 +55,41 @@ impl SandboxWallet {
             u8::from(now.month()),
             now.year()
         );
-        for _ in 0..8 {
-            let (id, sender_phone, receiver_phone) = {
-                let mut rng = rand::rng();
-                let id = format!("5{}", random_digits(&mut rng, 13));
-                let sender = format!("08{}", random_digits(&mut rng, 8));
-                let receiver = req
-                    .receiver_phone
-                    .clone()
-                    .unwrap_or_else(|| format!("09{}", random_digits(&mut rng, 8)));
-                (id, sender, receiver)
-            };
-            let t = WalletTransfer {
-                payload: slip_qr::encode_truemoney_slip("P2P", &id, &date),
-                transaction_id: id,
-                event: "P2P".into(),
-                occurred_at: now,
-                amount: req.amount,
-                sender_name: req
-                    .sender_name
-                    .clone()
-                    .unwrap_or_else(|| "สมชาย ใจดี".into()),
-                sender_phone: mask_phone(&sender_phone),
-                receiver_name: req
-                    .receiver_name
-                    .clone()
-                    .unwrap_or_else(|| "ร้านตัวอย่าง".into()),
-                receiver_phone: mask_phone(&receiver_phone),
-            };
-            match self.store.insert_wallet_transfer(&t).await {
-                Ok(()) => return Ok(t),
-                Err(StoreError::Conflict(_)) => continue,
-                Err(e) => return Err(e.to_string()),
-            }
-        }
-        Err("could not allocate a transaction id".into())
+        crate::insert_with_fresh_id(
+            8,
+            || {
+                let (id, sender_phone, receiver_phone) = {
+                    let mut rng = rand::rng();
+                    let id = format!("5{}", random_digits(&mut rng, 13));
+                    let sender = format!("08{}", random_digits(&mut rng, 8));
+                    let receiver = req
+                        .receiver_phone
+                        .clone()
+                        .unwrap_or_else(|| format!("09{}", random_digits(&mut rng, 8)));
+                    (id, sender, receiver)
+                };
+                WalletTransfer {
+                    payload: slip_qr::encode_truemoney_slip("P2P", &id, &date),
+                    transaction_id: id,
+                    event: "P2P".into(),
+                    occurred_at: now,
+                    amount: req.amount,
+                    sender_name: req
+                        .sender_name
+                        .clone()
+                        .unwrap_or_else(|| "สมชาย ใจดี".into()),
+                    sender_phone: mask_phone(&sender_phone),
+                    receiver_name: req
+                        .receiver_name
+                        .clone()
+                        .unwrap_or_else(|| "ร้านตัวอย่าง".into()),
+                    receiver_phone: mask_phone(&receiver_phone),
+                }
+            },
+            async |t| self.store.insert_wallet_transfer(t).await,
+            "transaction id",
+        )
+        .await
     }
 }
 
