@@ -272,11 +272,16 @@ impl Budget {
         if !self.take(pixels) {
             return None;
         }
+        Some(self.timed(g, pixels, detect))
+    }
+
+    /// Run `detect` on `g` (of `pixels`), learning the pass's cost per pixel.
+    fn timed<T>(&mut self, g: &GrayImage, pixels: u64, detect: impl FnOnce(&GrayImage) -> T) -> T {
         let t = Instant::now();
         let out = detect(g);
         let rate = t.elapsed().as_nanos() as f64 / pixels.max(1) as f64;
         self.ns_per_px = self.ns_per_px.max(rate);
-        Some(out)
+        out
     }
 
     /// Run one pass over `g` that is never one of the free passes: only with time left for it,
@@ -288,11 +293,7 @@ impl Budget {
             return None;
         }
         self.passes_left -= 1;
-        let t = Instant::now();
-        let out = detect(g);
-        let rate = t.elapsed().as_nanos() as f64 / pixels.max(1) as f64;
-        self.ns_per_px = self.ns_per_px.max(rate);
-        Some(out)
+        Some(self.timed(g, pixels, detect))
     }
 
     /// Whether a pass over `pixels` would start and end within the time and passes left,
