@@ -20,6 +20,9 @@ const FULL_RES_MAX_PIXELS: u64 = 16_000_000;
 /// Short side from which the evidence gate starts on a 2×2-averaged copy and, on such big
 /// images, runs before the plain pass.
 const CHEAP_HALF_MIN_SIDE: u32 = 700;
+/// Short side from which the evidence gate looks at the 2×2 average first (the half pass made
+/// it), and at full scale only when no finders show there.
+const HALF_GATE_MIN_SIDE: u32 = HALF_FIRST_MIN_SIDE;
 /// Short side from which the first pass scans a 2×2-averaged copy (thumbnails, whose modules
 /// are 1–2 px, skip it: the average would blur them away). Measured: lowered from 700 to 450,
 /// the half pass reads 20 of the hard families' 466–679 px screen, moiré and rotated photos at
@@ -374,15 +377,34 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
     // One inverted copy: for dark mode's first pass, and for the strategies when the finders
     // have light centres.
     let mut inverted: Option<GrayImage> = None;
-    if let Some(evidence) = &gated {
-        let base = if evidence.light {
-            &*inverted.insert(invert(work))
-        } else {
-            work
+    if let Some(mut evidence) = gated.take() {
+        let mut region = |evidence: &Evidence, budget: &mut Budget| {
+            let base = if evidence.light {
+                inverted.get_or_insert_with(|| invert(work))
+            } else {
+                work
+            };
+            try_region(base, evidence, low_contrast, budget, true)
         };
-        if let Some(found) = try_region(base, evidence, low_contrast, budget, true) {
+        if let Some(found) = region(&evidence, budget) {
             return found;
         }
+        // A triple seen on the 2×2 average alone can be a false one (speckle or text on a
+        // receipt) while the code's own finders only show at full scale, with another
+        // polarity: there the gate decides, for the region and the strategies after it.
+        if evidence.coarse && !budget.spent() {
+            let fine = fine_evidence(work);
+            budget.mark("gate");
+            if fine.qr_like {
+                if fine.finders != evidence.finders {
+                    if let Some(found) = region(&fine, budget) {
+                        return found;
+                    }
+                }
+                evidence = fine;
+            }
+        }
+        gated = Some(evidence);
     }
     if dark {
         let inv: &GrayImage = inverted.get_or_insert_with(|| invert(work));
@@ -570,6 +592,8 @@ pub struct Evidence {
     /// The three finders (x, y, module size in the working image; the corner first) of the
     /// best-supported triple, when `qr_like`.
     pub finders: Option<[(f32, f32, f32); 3]>,
+    /// Whether the triple was seen on the 2×2 average, without a look at the working scale.
+    pub coarse: bool,
 }
 
 /// Cheap evidence that `work` holds a QR code, checked after the free passes fail: on a
@@ -583,7 +607,7 @@ pub struct Evidence {
 /// check. Tolerances are loose (2 px modules, JPEG, speckle, perspective): a false "yes" costs
 /// only time, a false "no" costs a read.
 pub(crate) fn finder_evidence(work: &GrayImage) -> Evidence {
-    if work.width().min(work.height()) >= CHEAP_HALF_MIN_SIDE {
+    if work.width().min(work.height()) >= HALF_GATE_MIN_SIDE {
         return finder_evidence_with_half(work, &box_downscale(work, 2));
     }
     finder_evidence_with_half(work, work)
@@ -645,66 +669,79 @@ fn try_region(
 }
 
 /// [`finder_evidence`] given `half`, the 2×2 average of `work` (the first pass made it already;
-/// unused below `CHEAP_HALF_MIN_SIDE`).
+/// unused below `HALF_GATE_MIN_SIDE`).
 fn finder_evidence_with_half(work: &GrayImage, half: &GrayImage) -> Evidence {
     let mut hits: Vec<Hit> = Vec::new();
-    let evidence = |hits: &[Hit]| {
-        let (pts, light, seen) = centres_of(hits);
-        let any = find_triple(&pts, |_| true);
-        // Polarity: the best-supported triple whose three centres agree (a QR's finders all
-        // have the same), so a stray mixed triple in text cannot decide it.
-        let agreeing = |light_centres: bool| {
-            best_triple(&pts, &seen, |i| (light[i] > 0.5) == light_centres)
-                .map(|t| (t.iter().map(|&i| seen[i]).sum::<u32>(), t))
-        };
-        let (dark_t, light_t) = if any.is_some() {
-            (agreeing(false), agreeing(true))
-        } else {
-            (None, None)
-        };
-        // The finders decide against the mean luminance only by a clear margin (2×): a
-        // textured header or speckle can mimic a few finders of either polarity.
-        let prior_dark = light_t.is_some() && Stats::of(work).dark();
-        let margin = if prior_dark { 0.5 } else { 2.0 };
-        let is_light =
-            light_t.is_some_and(|l| dark_t.is_none_or(|d| l.0 as f32 > margin * d.0 as f32));
-        let chosen = if is_light { light_t } else { dark_t }.map(|t| t.1).or(any);
-        Evidence {
-            hits: hits.len(),
-            centres: pts.len(),
-            qr_like: any.is_some(),
-            light: is_light,
-            finders: chosen.map(|t| t.map(|i| pts[i])),
-        }
-    };
-    if work.width().min(work.height()) >= CHEAP_HALF_MIN_SIDE {
+    if work.width().min(work.height()) >= HALF_GATE_MIN_SIDE {
         let bin = evidence_binarize(half);
         finder_hits_in(&bin, 7, &mut |x, y, m, l| {
             hits.push((2.0 * x, 2.0 * y, 2.0 * m, l))
         });
-        // At full scale only modules of 2 px and more: smaller ones were seen on the average,
-        // and 1 px "patterns" in a big image are mostly noise.
         // Most slips show their finders here already; the full scale only for the rest.
-        let e = evidence(&hits);
+        let e = evidence_of(work, &hits, true);
         if e.qr_like {
             return e;
         }
-        let bin = evidence_binarize(work);
-        finder_hits_in(&bin, 14, &mut |x, y, m, l| hits.push((x, y, m, l)));
-    } else {
-        let bin = evidence_binarize(work);
-        finder_hits_in(&bin, 7, &mut |x, y, m, l| hits.push((x, y, m, l)));
-        // Thumbnails: 1–2 px modules blur into each other; the Lanczos ×2 the strategies use
-        // anyway restores the runs (cheap at this size).
-        let short = work.width().min(work.height());
-        if short < GATE_UPSCALE_MAX_SIDE && !evidence(&hits).qr_like {
-            let bin = evidence_binarize(&upscale_lanczos(work, 2));
-            finder_hits_in(&bin, 14, &mut |x, y, m, l| {
-                hits.push((x / 2.0, y / 2.0, m / 2.0, l))
-            });
-        }
     }
-    evidence(&hits)
+    fine_hits(work, &mut hits);
+    evidence_of(work, &hits, false)
+}
+
+/// The evidence gate at the working scale alone: what decides when the triple seen on the
+/// 2×2 average (`Evidence::coarse`) led to a region that did not read.
+fn fine_evidence(work: &GrayImage) -> Evidence {
+    let mut hits: Vec<Hit> = Vec::new();
+    fine_hits(work, &mut hits);
+    evidence_of(work, &hits, false)
+}
+
+/// The gate's finder hits at the working scale (and, for thumbnails, on a Lanczos ×2).
+fn fine_hits(work: &GrayImage, hits: &mut Vec<Hit>) {
+    let short = work.width().min(work.height());
+    // On big images only modules of 2 px and more at full scale: smaller ones were seen on
+    // the average, and 1 px "patterns" in a big image are mostly noise.
+    let min_total = if short >= CHEAP_HALF_MIN_SIDE { 14 } else { 7 };
+    let bin = evidence_binarize(work);
+    finder_hits_in(&bin, min_total, &mut |x, y, m, l| hits.push((x, y, m, l)));
+    // Thumbnails: 1–2 px modules blur into each other; the Lanczos ×2 the strategies use
+    // anyway restores the runs (cheap at this size).
+    if short < GATE_UPSCALE_MAX_SIDE && !evidence_of(work, hits, false).qr_like {
+        let bin = evidence_binarize(&upscale_lanczos(work, 2));
+        finder_hits_in(&bin, 14, &mut |x, y, m, l| {
+            hits.push((x / 2.0, y / 2.0, m / 2.0, l))
+        });
+    }
+}
+
+/// What `hits` in `work` say: a QR-like triple of finder centres, and its polarity.
+fn evidence_of(work: &GrayImage, hits: &[Hit], coarse: bool) -> Evidence {
+    let (pts, light, seen) = centres_of(hits);
+    let any = find_triple(&pts, |_| true);
+    // Polarity: the best-supported triple whose three centres agree (a QR's finders all
+    // have the same), so a stray mixed triple in text cannot decide it.
+    let agreeing = |light_centres: bool| {
+        best_triple(&pts, &seen, |i| (light[i] > 0.5) == light_centres)
+            .map(|t| (t.iter().map(|&i| seen[i]).sum::<u32>(), t))
+    };
+    let (dark_t, light_t) = if any.is_some() {
+        (agreeing(false), agreeing(true))
+    } else {
+        (None, None)
+    };
+    // The finders decide against the mean luminance only by a clear margin (2×): a
+    // textured header or speckle can mimic a few finders of either polarity.
+    let prior_dark = light_t.is_some() && Stats::of(work).dark();
+    let margin = if prior_dark { 0.5 } else { 2.0 };
+    let is_light = light_t.is_some_and(|l| dark_t.is_none_or(|d| l.0 as f32 > margin * d.0 as f32));
+    let chosen = if is_light { light_t } else { dark_t }.map(|t| t.1).or(any);
+    Evidence {
+        hits: hits.len(),
+        centres: pts.len(),
+        qr_like: any.is_some(),
+        light: is_light,
+        finders: chosen.map(|t| t.map(|i| pts[i])),
+        coarse: coarse && any.is_some(),
+    }
 }
 
 /// A finder-pattern hit: centre x, y, module size, and whether its centre is light.
@@ -759,6 +796,9 @@ fn evidence_binarize(g: &GrayImage) -> GrayImage {
         return g.clone();
     }
     let r = (w.min(h) / 16).max(4);
+    // Window sums and their products with the bias stay below 2^24 (exact in f32) up to a
+    // window of 251 px a side: every working image up to a short side of ~2000 px.
+    let exact_in_f32 = (EVIDENCE_BIAS as u64 + 255) * ((2 * r + 1) as u64).pow(2) < 1 << 24;
     let src = g.as_raw();
     // Sums fit in u32: at most 255 × (2r + 1) rows × w columns per prefix, w ≤ a few thousand.
     let mut col = vec![0u32; w];
@@ -803,13 +843,25 @@ fn evidence_binarize(g: &GrayImage) -> GrayImage {
             let n = hi - lo;
             let area = rows * (2 * r + 1) as u32;
             let (p1, p0) = (&prefix[lo + r + 1..][..n], &prefix[lo - r..][..n]);
+            let pixels = orow[lo..hi].iter_mut().zip(&srow[lo..hi]).zip(p1).zip(p0);
             // Every pixel stored, no branch: the loop vectorises (the conditional store did not).
-            for (((o, &v), &a), &b) in orow[lo..hi].iter_mut().zip(&srow[lo..hi]).zip(p1).zip(p0) {
-                *o = if (u32::from(v) + bias) * area < a - b {
-                    0
-                } else {
-                    255
-                };
+            if exact_in_f32 {
+                // The same comparison in f32, whose multiply the baseline x86-64 vector unit
+                // has (its u32 multiply is emulated): every operand is an integer below 2^24,
+                // so exact.
+                let area = area as f32;
+                for (((o, &v), &a), &b) in pixels {
+                    let lhs = (f32::from(v) + EVIDENCE_BIAS as f32) * area;
+                    *o = if lhs < (a - b) as i32 as f32 { 0 } else { 255 };
+                }
+            } else {
+                for (((o, &v), &a), &b) in pixels {
+                    *o = if (u32::from(v) + bias) * area < a - b {
+                        0
+                    } else {
+                        255
+                    };
+                }
             }
         }
     }

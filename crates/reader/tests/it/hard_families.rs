@@ -826,6 +826,27 @@ fn evidence_gate_passes_every_positive_and_no_noqr() {
     }
 }
 
+/// A thermal print whose 2×2 average shows a false, light-centred triple (speckle in a dim
+/// photo) while the code's own finders only show at full scale: when the coarse triple's region
+/// does not read, the full-scale gate decides the region and the polarity, and the print reads
+/// (with the coarse evidence final it read nothing at all).
+#[test]
+fn a_misleading_coarse_triple_gives_way_to_the_full_scale_gate() {
+    let s = generate("thermal")
+        .into_iter()
+        .find(|s| s.file.starts_with("thermal-05."))
+        .expect("thermal-05");
+    let gray = reader::decode_gray(&s.bytes, &Limits::default()).unwrap();
+    let e = reader::finder_evidence(&gray);
+    assert!(e.coarse && e.light, "{e:?}");
+    let limits = Limits {
+        scan_time: std::time::Duration::from_secs(3600),
+        ..Limits::default()
+    };
+    let texts = read_qr(&s.bytes, &limits).unwrap_or_default();
+    assert_eq!(texts, vec![s.payload.clone()]);
+}
+
 #[test]
 fn noqr_reads_nothing() {
     let (ok, failed) = score("noqr");
