@@ -43,12 +43,7 @@ async fn partner(
 ) -> Result<(PartnerCaller, Vec<u8>), ApiError> {
     let (parts, body) = req.into_parts();
     let (method, uri, headers) = (&parts.method, &parts.uri, &parts.headers);
-    let bytes = axum::body::to_bytes(body, MAX_PARTNER_BODY)
-        .await
-        .map_err(|e| {
-            let size = Error::invalid("body", format!("must be at most {MAX_PARTNER_BODY} bytes"));
-            crate::slow::read_failed(&e, size)
-        })?;
+    let bytes = crate::body::read_at_most(body, MAX_PARTNER_BODY).await?;
     // Inside `/v2` the router already sees the path without the prefix: what is signed.
     let req = SignedRequest {
         method: method.as_str(),

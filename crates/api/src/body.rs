@@ -9,13 +9,16 @@ use serde_json::{Map, Value};
 /// Reads at most `MAX_BODY_BYTES` and parses a JSON object. An empty body is an empty object,
 /// so the message names the missing fields rather than the body.
 pub(crate) async fn json_object(body: Body) -> Result<Map<String, Value>, Error> {
-    let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
-        .await
-        .map_err(|e| {
-            let size = Error::invalid("body", format!("must be at most {MAX_BODY_BYTES} bytes"));
-            crate::slow::read_failed(&e, size)
-        })?;
-    parse_object(&bytes)
+    parse_object(&read_at_most(body, MAX_BODY_BYTES).await?)
+}
+
+/// The whole body, refused (`body: must be at most … bytes`) past `max` bytes; a body cut off
+/// at its deadline gets the deadline's error instead.
+pub(crate) async fn read_at_most(body: Body, max: usize) -> Result<axum::body::Bytes, Error> {
+    axum::body::to_bytes(body, max).await.map_err(|e| {
+        let size = Error::invalid("body", format!("must be at most {max} bytes"));
+        crate::slow::read_failed(&e, size)
+    })
 }
 
 /// A JSON object from bytes already read; whitespace only is an empty object.
@@ -211,6 +214,31 @@ pub(crate) fn body_too_slow() -> Error {
             BODY_DEADLINE.as_secs()
         ),
     )
+}
+
+/// The slip of a POST within `BODY_DEADLINE`: a multipart form read by `multipart`, else a JSON
+/// object read by `json`. A failure the request's own body deadline caused says so.
+pub(crate) async fn multipart_or_json<T, E, M>(
+    req: axum::extract::Request,
+    multipart: impl FnOnce(axum::extract::Request) -> M,
+    json: impl FnOnce(&Map<String, Value>) -> Result<T, E>,
+) -> Result<T, E>
+where
+    M: std::future::Future<Output = Result<T, E>>,
+    E: From<Error>,
+{
+    let deadline = req.extensions().get::<edge::BodyDeadline>().cloned();
+    let read = async {
+        if is_multipart(req.headers()) {
+            multipart(req).await
+        } else {
+            json(&json_object(req.into_body()).await?)
+        }
+    };
+    tokio::time::timeout(BODY_DEADLINE, read)
+        .await
+        .map_err(|_| E::from(body_too_slow()))?
+        .map_err(|e| crate::slow::explain(deadline.as_ref(), e))
 }
 
 /// An image URL is fetched and decoded like an upload: it needs a slot too, even though its

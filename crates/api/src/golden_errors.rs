@@ -144,22 +144,5 @@ async fn every_error_in_both_envelopes_keeps_its_bytes() {
         got.push('\n');
     }
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/golden/errors.txt");
-    if std::env::var_os("GOLDEN_UPDATE").is_some() {
-        std::fs::write(path, &got).expect("write golden");
-        return;
-    }
-    let want =
-        std::fs::read_to_string(path).expect("golden/errors.txt (GOLDEN_UPDATE=1 writes it)");
-    if got != want {
-        let (n, (w, g)) = want
-            .lines()
-            .zip(got.lines())
-            .enumerate()
-            .find(|(_, (w, g))| w != g)
-            .unwrap_or((0, ("<length differs>", "")));
-        panic!(
-            "error bytes changed at line {}:\n want: {w}\n  got: {g}",
-            n + 1
-        );
-    }
+    crate::golden::check(path, &got, "error bytes");
 }

@@ -8,6 +8,8 @@ mod b2b;
 mod body;
 mod error;
 mod form_guard;
+#[doc(hidden)]
+pub mod golden;
 #[cfg(test)]
 mod golden_errors;
 mod idempotency;

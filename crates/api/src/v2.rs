@@ -1,7 +1,7 @@
 //! `/v2`: the verification API (spec 4.1) with its `success` envelope.
 
 use crate::authed::Authed;
-use crate::body::{json_object, Fields};
+use crate::body::Fields;
 use crate::error::ApiError;
 use crate::idempotency::Fingerprint;
 use crate::responses::VerifyBankErrors;
@@ -230,18 +230,7 @@ pub(crate) fn json_request(map: &Map<String, Value>) -> Result<Submitted, domain
 
 /// The slip of a request: a multipart form or a JSON body.
 pub(crate) async fn submitted(req: axum::extract::Request) -> Result<Submitted, domain::Error> {
-    let deadline = req.extensions().get::<edge::BodyDeadline>().cloned();
-    let read = async {
-        if crate::body::is_multipart(req.headers()) {
-            multipart_request(req).await
-        } else {
-            json_request(&json_object(req.into_body()).await?)
-        }
-    };
-    tokio::time::timeout(crate::body::BODY_DEADLINE, read)
-        .await
-        .map_err(|_| crate::body::body_too_slow())?
-        .map_err(|e| crate::slow::explain(deadline.as_ref(), e))
+    crate::body::multipart_or_json(req, multipart_request, json_request).await
 }
 
 /// A multipart form: the file in `image` (or v1's `file`), the other fields as text (`"true"`, `"150.5"`).

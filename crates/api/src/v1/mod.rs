@@ -11,7 +11,6 @@ mod wallet;
 pub(crate) use error::v1_error;
 
 use crate::authed::AuthedV1;
-use crate::body::json_object;
 use crate::responses::{V1UploadErrors, V1VerifyErrors};
 use crate::routing::Routes;
 use crate::wire::v1::{V1Me, V1VerifyForm, V1VerifyRequest};
@@ -155,18 +154,7 @@ async fn verify_post(
 
 /// The slip of a POST: a multipart form or a JSON body.
 async fn request_input(req: axum::extract::Request) -> Result<Request, V1Error> {
-    let deadline = req.extensions().get::<edge::BodyDeadline>().cloned();
-    let read = async {
-        if crate::body::is_multipart(req.headers()) {
-            multipart_input(req).await
-        } else {
-            json_input(&json_object(req.into_body()).await?)
-        }
-    };
-    tokio::time::timeout(crate::body::BODY_DEADLINE, read)
-        .await
-        .map_err(|_| V1Error::from(crate::body::body_too_slow()))?
-        .map_err(|e| crate::slow::explain(deadline.as_ref(), e))
+    crate::body::multipart_or_json(req, multipart_input, json_input).await
 }
 
 /// The names a slip may arrive under; `data` and `image` both carry Base64 (older clients
