@@ -4,7 +4,7 @@
 use crate::auth::Caller;
 use crate::Services;
 use domain::model::{Checks, RawSlip, VerifiedTransfer, VerifyBankData};
-use domain::{Error, JobId, Satang};
+use domain::{Error, Satang};
 use gateway::BankAnswer;
 use slip_qr::BankSlipQr;
 use store::{ChargeOutcome, VerificationRecord};
@@ -20,7 +20,7 @@ pub struct VerifyRequest<S = BankSlipQr> {
     /// Compare the slip's receiver with the branch's bank accounts (`matchAccount`).
     pub match_account: bool,
     /// Set for an async job: its quota is charged at most once.
-    pub job_id: Option<JobId>,
+    pub job_id: Option<domain::JobId>,
 }
 
 impl<S> VerifyRequest<S> {
@@ -137,7 +137,7 @@ impl Services {
         trans_ref: &str,
         transfer: VerifiedTransfer,
         source: String,
-        job_id: Option<JobId>,
+        job_id: Option<domain::JobId>,
     ) -> Result<ChargeOutcome, Error> {
         let rec = VerificationRecord {
             service_id: caller.service.id.clone(),
