@@ -59,25 +59,30 @@ mod tests {
     #[test]
     fn month_ends_clamp() {
         let anchor = datetime!(2026-01-31 10:00 +7);
-        assert_eq!(
-            cycle_start(anchor, datetime!(2026-02-15 0:00 +7)),
-            datetime!(2026-01-31 10:00 +7)
-        );
-        assert_eq!(
-            cycle_start(anchor, datetime!(2026-02-28 10:00 +7)),
-            datetime!(2026-02-28 10:00 +7)
-        );
-        assert_eq!(
-            cycle_start(anchor, datetime!(2026-02-28 09:59 +7)),
-            datetime!(2026-01-31 10:00 +7)
-        );
+        // (now, the start of its cycle)
+        for (now, start) in [
+            (
+                datetime!(2026-02-15 0:00 +7),
+                datetime!(2026-01-31 10:00 +7),
+            ),
+            (
+                datetime!(2026-02-28 10:00 +7),
+                datetime!(2026-02-28 10:00 +7),
+            ),
+            (
+                datetime!(2026-02-28 09:59 +7),
+                datetime!(2026-01-31 10:00 +7),
+            ),
+            (
+                datetime!(2028-02-29 12:00 +7),
+                datetime!(2028-02-29 10:00 +7),
+            ),
+        ] {
+            assert_eq!(cycle_start(anchor, now), start, "now {now}");
+        }
         assert_eq!(
             next_cycle_start(anchor, datetime!(2026-02-28 10:00 +7)),
             datetime!(2026-03-31 10:00 +7)
-        );
-        assert_eq!(
-            cycle_start(anchor, datetime!(2028-02-29 12:00 +7)),
-            datetime!(2028-02-29 10:00 +7)
         );
     }
 

@@ -273,6 +273,34 @@ pub struct VerifyBankData {
     pub raw_slip: RawSlip,
 }
 
+/// What every verified slip answers about the caller's options, whatever its kind: the
+/// remark echoed, whether it was verified before, and the `matchAmount` check.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checks {
+    pub remark: String,
+    pub is_duplicate: bool,
+    pub amount_in_slip: f64,
+    pub is_amount_matched: Option<bool>,
+    pub amount_in_order: Option<f64>,
+    /// The requested checks that failed (see [`VerifyBankData::mismatches`]).
+    pub mismatches: Vec<&'static str>,
+}
+
+impl VerifyBankData {
+    pub fn new(checks: Checks, matched_account: Option<MatchedAccount>, raw_slip: RawSlip) -> Self {
+        VerifyBankData {
+            remark: checks.remark,
+            is_duplicate: checks.is_duplicate,
+            amount_in_slip: checks.amount_in_slip,
+            is_amount_matched: checks.is_amount_matched,
+            amount_in_order: checks.amount_in_order,
+            matched_account,
+            mismatches: checks.mismatches,
+            raw_slip,
+        }
+    }
+}
+
 /// compat.md `data.matchedAccount`.
 #[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -567,6 +595,20 @@ pub struct VerifyWalletData {
     pub raw_slip: RawWalletSlip,
 }
 
+impl VerifyWalletData {
+    pub fn new(checks: Checks, raw_slip: RawWalletSlip) -> Self {
+        VerifyWalletData {
+            remark: checks.remark,
+            is_duplicate: checks.is_duplicate,
+            amount_in_slip: checks.amount_in_slip,
+            is_amount_matched: checks.is_amount_matched,
+            amount_in_order: checks.amount_in_order,
+            mismatches: checks.mismatches,
+            raw_slip,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RawWalletSlip {
@@ -633,6 +675,20 @@ impl VerifiedTransfer {
 
     pub fn from_json(s: &str) -> Result<Self, serde_json::Error> {
         serde_json::from_str(s)
+    }
+
+    pub fn amount(&self) -> Satang {
+        match self {
+            VerifiedTransfer::Bank(t) => t.amount,
+            VerifiedTransfer::Wallet(t) => t.amount,
+        }
+    }
+
+    pub fn occurred_at(&self) -> OffsetDateTime {
+        match self {
+            VerifiedTransfer::Bank(t) => t.occurred_at,
+            VerifiedTransfer::Wallet(t) => t.occurred_at,
+        }
     }
 }
 

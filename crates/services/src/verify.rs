@@ -3,11 +3,11 @@
 
 use crate::auth::Caller;
 use crate::Services;
-use domain::model::{RawSlip, VerifiedTransfer, VerifyBankData};
+use domain::model::{Checks, RawSlip, VerifiedTransfer, VerifyBankData};
 use domain::{Error, Satang};
 use gateway::BankAnswer;
 use slip_qr::BankSlipQr;
-use store::VerificationRecord;
+use store::{ChargeOutcome, VerificationRecord};
 
 /// A slip to verify, already parsed where it entered (`Services::bank_slip`,
 /// `Services::truemoney_slip`), with the caller's options.
@@ -21,6 +21,35 @@ pub struct VerifyRequest<S = BankSlipQr> {
     pub match_account: bool,
     /// Set for an async job: its quota is charged at most once.
     pub job_id: Option<domain::JobId>,
+}
+
+impl<S> VerifyRequest<S> {
+    /// The answer to the caller's options about a slip of `amount` whose charge came to
+    /// `outcome`; `account_matched`: whether `matchAccount` found the receiver among the
+    /// branch's accounts (`None`: not asked).
+    pub(crate) fn checks(
+        &self,
+        amount: Satang,
+        outcome: &ChargeOutcome,
+        account_matched: Option<bool>,
+    ) -> Checks {
+        let is_amount_matched = self.match_amount == Some(amount);
+        let mut mismatches = Vec::new();
+        if self.match_amount.is_some() && !is_amount_matched {
+            mismatches.push("amount_not_match");
+        }
+        if account_matched == Some(false) {
+            mismatches.push("account_not_match");
+        }
+        Checks {
+            remark: self.remark.clone().unwrap_or_default(),
+            is_duplicate: self.check_duplicate && !outcome.first_verification,
+            amount_in_slip: amount.as_baht(),
+            is_amount_matched: self.match_amount.map(|_| is_amount_matched),
+            amount_in_order: self.match_amount.map(Satang::as_baht),
+            mismatches,
+        }
+    }
 }
 
 impl Services {
@@ -73,21 +102,13 @@ impl Services {
             None
         };
         let outcome = self
-            .record_for(
+            .record_verified(
                 caller,
-                &VerificationRecord {
-                    service_id: caller.service.id.clone(),
-                    branch_id: caller.branch.id.clone(),
-                    sending_bank: slip.sending_bank.clone(),
-                    trans_ref: slip.trans_ref.clone(),
-                    amount: transfer.amount,
-                    transferred_at: transfer.occurred_at,
-                    verified_at: self.clock.now(),
-                    job_id: req.job_id.clone(),
-                    idempotency_key: caller.idempotency.as_ref().map(|c| c.key.clone()),
-                    transfer: Some(VerifiedTransfer::Bank(transfer.clone())),
-                    source: Some(source),
-                },
+                &slip.sending_bank,
+                &slip.trans_ref,
+                VerifiedTransfer::Bank(transfer.clone()),
+                source,
+                req.job_id.clone(),
             )
             .await?;
         if let Some(hook) = &self.after_charge {
@@ -96,26 +117,41 @@ impl Services {
 
         // Matching is a check on a verified slip, not a reason to refuse it.
         let matched = accounts.map(|a| crate::accounts::matched_account(&a, &transfer.receiver));
-        let is_amount_matched = req.match_amount == Some(transfer.amount);
-        let mut mismatches = Vec::new();
-        if req.match_amount.is_some() && !is_amount_matched {
-            mismatches.push("amount_not_match");
-        }
-        if matches!(matched, Some(None)) {
-            mismatches.push("account_not_match");
-        }
         let mut raw = RawSlip::from_transfer(&transfer);
         // Echo the payload as the caller's QR reads (trimmed), which is what was verified.
         raw.payload = slip.payload.clone();
-        Ok(VerifyBankData {
-            remark: req.remark.clone().unwrap_or_default(),
-            is_duplicate: req.check_duplicate && !outcome.first_verification,
-            amount_in_slip: transfer.amount.as_baht(),
-            is_amount_matched: req.match_amount.map(|_| is_amount_matched),
-            amount_in_order: req.match_amount.map(Satang::as_baht),
-            matched_account: matched.flatten(),
-            mismatches,
-            raw_slip: raw,
-        })
+        let checks = req.checks(
+            transfer.amount,
+            &outcome,
+            matched.as_ref().map(Option::is_some),
+        );
+        Ok(VerifyBankData::new(checks, matched.flatten(), raw))
+    }
+
+    /// Charges the caller for `transfer`, the slip `(sending_bank, trans_ref)` as `source`
+    /// confirmed it (a test branch records it uncharged).
+    pub(crate) async fn record_verified(
+        &self,
+        caller: &Caller,
+        sending_bank: &str,
+        trans_ref: &str,
+        transfer: VerifiedTransfer,
+        source: String,
+        job_id: Option<domain::JobId>,
+    ) -> Result<ChargeOutcome, Error> {
+        let rec = VerificationRecord {
+            service_id: caller.service.id.clone(),
+            branch_id: caller.branch.id.clone(),
+            sending_bank: sending_bank.into(),
+            trans_ref: trans_ref.into(),
+            amount: transfer.amount(),
+            transferred_at: transfer.occurred_at(),
+            verified_at: self.clock.now(),
+            job_id,
+            idempotency_key: caller.idempotency.as_ref().map(|c| c.key.clone()),
+            transfer: Some(transfer),
+            source: Some(source),
+        };
+        self.record_for(caller, &rec).await
     }
 }

@@ -6,10 +6,9 @@ use crate::auth::Caller;
 use crate::verify::VerifyRequest;
 use crate::Services;
 use domain::model::{RawWalletSlip, VerifiedTransfer, VerifyWalletData};
-use domain::{Error, Satang};
+use domain::Error;
 use gateway::WalletAnswer;
 use slip_qr::TrueMoneySlipQr;
-use store::VerificationRecord;
 
 /// Verifications of wallet slips are recorded under this sending "bank".
 pub const TRUEMONEY: &str = "TRUEMONEY";
@@ -53,38 +52,20 @@ impl Services {
             },
         };
         let outcome = self
-            .record_for(
+            .record_verified(
                 caller,
-                &VerificationRecord {
-                    service_id: caller.service.id.clone(),
-                    branch_id: caller.branch.id.clone(),
-                    sending_bank: TRUEMONEY.into(),
-                    trans_ref: transfer.transaction_id.clone(),
-                    amount: transfer.amount,
-                    transferred_at: transfer.occurred_at,
-                    verified_at: self.clock.now(),
-                    job_id: None,
-                    idempotency_key: caller.idempotency.as_ref().map(|c| c.key.clone()),
-                    transfer: Some(VerifiedTransfer::Wallet(transfer.clone())),
-                    source: Some(source),
-                },
+                TRUEMONEY,
+                &transfer.transaction_id,
+                VerifiedTransfer::Wallet(transfer.clone()),
+                source,
+                None,
             )
             .await?;
-        let is_amount_matched = req.match_amount == Some(transfer.amount);
         let mut raw = RawWalletSlip::from_transfer(&transfer);
         raw.payload = slip.payload.clone();
-        Ok(VerifyWalletData {
-            remark: req.remark.clone().unwrap_or_default(),
-            is_duplicate: req.check_duplicate && !outcome.first_verification,
-            amount_in_slip: transfer.amount.as_baht(),
-            is_amount_matched: req.match_amount.map(|_| is_amount_matched),
-            amount_in_order: req.match_amount.map(Satang::as_baht),
-            mismatches: if req.match_amount.is_some() && !is_amount_matched {
-                vec!["amount_not_match"]
-            } else {
-                Vec::new()
-            },
-            raw_slip: raw,
-        })
+        Ok(VerifyWalletData::new(
+            req.checks(transfer.amount, &outcome, None),
+            raw,
+        ))
     }
 }

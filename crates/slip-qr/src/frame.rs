@@ -5,15 +5,18 @@ use crate::{crc, QrError, MAX_PAYLOAD_LEN};
 
 /// Trims the scanner's surrounding whitespace and enforces 1..=128 characters before any parsing.
 pub(crate) fn prepare(input: &str) -> Result<&str, QrError> {
+    prepare_up_to(input, MAX_PAYLOAD_LEN)
+}
+
+/// [`prepare`] with another limit: 1..=`max` characters after trimming.
+pub(crate) fn prepare_up_to(input: &str, max: usize) -> Result<&str, QrError> {
     let payload = input.trim();
     if payload.is_empty() {
         return Err(QrError::Empty);
     }
-    // Counts at most 129 characters, so a huge input costs no more than a short one.
-    if payload.chars().nth(MAX_PAYLOAD_LEN).is_some() {
-        return Err(QrError::TooLong {
-            max: MAX_PAYLOAD_LEN,
-        });
+    // Counts at most `max + 1` characters, so a huge input costs no more than a short one.
+    if payload.chars().nth(max).is_some() {
+        return Err(QrError::TooLong { max });
     }
     Ok(payload)
 }

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::frame::{checked_fields, get};
+use crate::frame::{checked_fields, get, prepare_up_to};
 use crate::tlv::Field;
 use crate::QrError;
 
@@ -60,15 +60,7 @@ pub(crate) fn is_payment_format(payload: &str) -> bool {
 /// Reads a payment QR of up to [`MAX_PAYMENT_QR_LEN`] characters (surrounding whitespace
 /// trimmed), checking its structure and CRC.
 pub fn parse_payment_qr(input: &str) -> Result<PaymentQr, QrError> {
-    let payload = input.trim();
-    if payload.is_empty() {
-        return Err(QrError::Empty);
-    }
-    if payload.chars().nth(MAX_PAYMENT_QR_LEN).is_some() {
-        return Err(QrError::TooLong {
-            max: MAX_PAYMENT_QR_LEN,
-        });
-    }
+    let payload = prepare_up_to(input, MAX_PAYMENT_QR_LEN)?;
     if !is_payment_format(payload) {
         return Err(QrError::BadField {
             field: "payload format indicator",

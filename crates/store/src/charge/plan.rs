@@ -346,6 +346,22 @@ mod tests {
         }
     }
 
+    /// [`rec`] of service `s`, branch `b`, made by job `job`.
+    fn job_rec(trans_ref: &str, job: &str) -> VerificationRecord {
+        VerificationRecord {
+            job_id: Some(job.into()),
+            ..rec("s", "b", trans_ref)
+        }
+    }
+
+    /// [`rec`] of service `s`, branch `b`, under the `Idempotency-Key` `key`.
+    fn keyed_rec(trans_ref: &str, key: &str) -> VerificationRecord {
+        VerificationRecord {
+            idempotency_key: Some(key.into()),
+            ..rec("s", "b", trans_ref)
+        }
+    }
+
     fn quota(limit: Option<i64>, used: i64) -> Quota {
         Quota {
             limit,
@@ -451,10 +467,7 @@ mod tests {
 
     #[test]
     fn a_job_or_key_charged_before_gets_its_recorded_outcome_and_no_charge() {
-        let mut a = rec("s", "b", "1");
-        a.job_id = Some("j".into());
-        let mut b = rec("s", "b", "2");
-        b.idempotency_key = Some("k".into());
+        let (a, b) = (job_rec("1", "j"), keyed_rec("2", "k"));
         let mut s = snap(Some(0), 0); // no room left: a new charge would be refused
         s.jobs_before.push(("j".into(), true));
         s.keys_before.push(("b".into(), "k".into(), false));
@@ -469,8 +482,7 @@ mod tests {
 
     #[test]
     fn a_key_charged_before_on_another_branch_does_not_count() {
-        let mut a = rec("s", "b", "1");
-        a.idempotency_key = Some("k".into());
+        let a = keyed_rec("1", "k");
         let mut s = snap(None, 0);
         s.keys_before.push(("other".into(), "k".into(), true));
         let recs = [&a];
@@ -483,12 +495,8 @@ mod tests {
 
     #[test]
     fn the_same_job_or_key_twice_in_a_batch_is_charged_once() {
-        let mut a = rec("s", "b", "1");
-        a.job_id = Some("j".into());
-        let b = a.clone();
-        let mut c = rec("s", "b", "2");
-        c.idempotency_key = Some("k".into());
-        let d = c.clone();
+        let (a, c) = (job_rec("1", "j"), keyed_rec("2", "k"));
+        let (b, d) = (a.clone(), c.clone());
         let recs = [&a, &b, &c, &d];
         let plan = decide(&recs, &snap(None, 0));
         assert_eq!(plan.granted, [true, false, true, false]);
@@ -501,8 +509,7 @@ mod tests {
 
     #[test]
     fn a_repeat_of_a_refused_job_is_refused_too() {
-        let mut a = rec("s", "b", "1");
-        a.job_id = Some("j".into());
+        let a = job_rec("1", "j");
         let b = a.clone();
         let recs = [&a, &b];
         let plan = decide(&recs, &snap(Some(0), 0));
