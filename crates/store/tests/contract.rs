@@ -107,6 +107,31 @@ async fn key_finds(s: &SqlStore, hash: &str, ms: i64) -> bool {
     found.is_some()
 }
 
+/// Service `s1` (quota `service_limit`) with its main branch `b1` (key hash `h1`, no limit of
+/// its own) and a second branch `b2` (key hash `h2`) limited to `b2_limit`.
+async fn s1_with_two_branches(s: &SqlStore, service_limit: i64, b2_limit: i64) {
+    s.create_service(&service("s1", Some(service_limit)))
+        .await
+        .unwrap();
+    s.create_branch(&branch("b1", "s1", true, None), "h1")
+        .await
+        .unwrap();
+    s.create_branch(&branch("b2", "s1", false, Some(b2_limit)), "h2")
+        .await
+        .unwrap();
+}
+
+/// `update_branch`, which must not fail: the branch after the patch, or None for no such branch.
+async fn patch_branch(s: &SqlStore, id: &str, patch: &BranchPatch) -> Option<Branch> {
+    s.update_branch(&id.into(), patch).await.unwrap()
+}
+
+/// `update_service`, which must not fail: the service after the patch, or None for no such
+/// service.
+async fn patch_service(s: &SqlStore, id: &str, patch: &ServicePatch) -> Option<Service> {
+    s.update_service(&id.into(), patch).await.unwrap()
+}
+
 /// Charges and records `rec`; whether it was the slip's first verification.
 async fn first_verification(s: &SqlStore, rec: VerificationRecord) -> bool {
     let charged = s.charge_and_record(&rec).await.unwrap();
@@ -212,11 +237,7 @@ both!(services_and_branches, |b: Backend| async move {
         biller_id: Some(Some("099400016550100".into())),
         sandbox: Some(true),
     };
-    let updated = s
-        .update_branch(&"b3".into(), &patch)
-        .await
-        .unwrap()
-        .unwrap();
+    let updated = patch_branch(&s, "b3", &patch).await.unwrap();
     assert!(updated.sandbox);
     assert_eq!(updated.biller_id.as_deref(), Some("099400016550100"));
     assert_eq!(updated.name, "Renamed");
@@ -229,43 +250,25 @@ both!(services_and_branches, |b: Backend| async move {
     assert_eq!(updated.webhook_secret.as_deref(), Some("s3cret"));
     assert_eq!(updated.quota.limit, Some(9));
     // An empty patch changes nothing; an explicit None clears.
-    let same = s
-        .update_branch(&"b3".into(), &BranchPatch::default())
+    let same = patch_branch(&s, "b3", &BranchPatch::default())
         .await
-        .unwrap()
         .unwrap();
     assert_eq!(same, updated);
-    let cleared = s
-        .update_branch(
-            &"b3".into(),
-            &BranchPatch {
-                webhook_url: Some(None),
-                webhook_secret: Some(None),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap()
-        .unwrap();
+    let clear = BranchPatch {
+        webhook_url: Some(None),
+        webhook_secret: Some(None),
+        ..Default::default()
+    };
+    let cleared = patch_branch(&s, "b3", &clear).await.unwrap();
     assert_eq!((cleared.webhook_url, cleared.webhook_secret), (None, None));
-    assert!(s
-        .update_branch(&"missing".into(), &patch)
-        .await
-        .unwrap()
-        .is_none());
+    assert!(patch_branch(&s, "missing", &patch).await.is_none());
     s.close().await;
 });
 
 both!(charging_and_recording, |b: Backend| async move {
     let db = TestDb::new(b).await;
     let s = open(&db).await;
-    s.create_service(&service("s1", Some(4))).await.unwrap();
-    s.create_branch(&branch("b1", "s1", true, None), "h1")
-        .await
-        .unwrap();
-    s.create_branch(&branch("b2", "s1", false, Some(1)), "h2")
-        .await
-        .unwrap();
+    s1_with_two_branches(&s, 4, 1).await;
 
     assert!(first_verification(&s, record("s1", "b1", "R1")).await);
     assert!(!first_verification(&s, record("s1", "b1", "R1")).await);
@@ -429,13 +432,7 @@ async fn rejects_unknown_urls() {
 both!(concurrent_charges_are_exact, |b: Backend| async move {
     let db = TestDb::new(b).await;
     let s = std::sync::Arc::new(open(&db).await);
-    s.create_service(&service("s1", Some(60))).await.unwrap();
-    s.create_branch(&branch("b1", "s1", true, None), "h1")
-        .await
-        .unwrap();
-    s.create_branch(&branch("b2", "s1", false, Some(7)), "h2")
-        .await
-        .unwrap();
+    s1_with_two_branches(&s, 60, 7).await;
     // 100 charges at once over two branches and 10 slips: they land in shared batches, where
     // branch refusals must undo their service unit without touching their neighbours.
     let mut tasks = Vec::new();
@@ -497,11 +494,7 @@ both!(service_states_users_and_patches, |b: Backend| async move {
         rate_limit_rps: Some(Some(7)),
         owner_verified: Some(false),
     };
-    let svc = s
-        .update_service(&"s1".into(), &patch)
-        .await
-        .unwrap()
-        .unwrap();
+    let svc = patch_service(&s, "s1", &patch).await.unwrap();
     assert!(!svc.owner_verified);
     assert_eq!(svc.name, "Renamed");
     assert_eq!(svc.quota.limit, None);
@@ -538,20 +531,12 @@ both!(service_states_users_and_patches, |b: Backend| async move {
         owner_id: Some(None),
         ..Default::default()
     };
-    let svc = s
-        .update_service(&"s1".into(), &back)
-        .await
-        .unwrap()
-        .unwrap();
+    let svc = patch_service(&s, "s1", &back).await.unwrap();
     assert_eq!(
         (svc.quota.limit, svc.state, svc.expires_at, svc.owner_banned),
         (Some(3), ServiceState::Active, None, false)
     );
-    assert!(s
-        .update_service(&"nope".into(), &back)
-        .await
-        .unwrap()
-        .is_none());
+    assert!(patch_service(&s, "nope", &back).await.is_none());
     s.close().await;
 });
 
@@ -630,17 +615,11 @@ both!(plans_and_shared_rate_limits, |b: Backend| async move {
         }
     );
     s.create_service(&service("s1", None)).await.unwrap();
-    let svc = s
-        .update_service(
-            &"s1".into(),
-            &ServicePatch {
-                plan: Some("pro".into()),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap()
-        .unwrap();
+    let pro = ServicePatch {
+        plan: Some("pro".into()),
+        ..Default::default()
+    };
+    let svc = patch_service(&s, "s1", &pro).await.unwrap();
     assert_eq!(svc.plan.rps, 60);
 
     // The database runs the same GCRA as domain::rate: a burst of 3, then one per 100 ms.

@@ -1,9 +1,12 @@
 //! Raw HTTP/1.1 over a stream, for the connection tests (testkit's and edge's own, which
 //! include this file by path): one answer read by its `Content-Length`, a request sent and its
-//! answer read, and a wait on the accept loop's counters. Only tokio is used here.
+//! answer read, connections that fill a server's cap, and a wait on the accept loop's
+//! counters. Only tokio is used here.
 
+use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 /// Only a bound on a wait that must end; never an assertion on how long it took.
 pub const GENEROUS: Duration = Duration::from_secs(20);
@@ -49,6 +52,17 @@ pub async fn ask(
 ) -> (String, String) {
     c.write_all(request).await.unwrap();
     response(c).await
+}
+
+/// Opens `idle` connections that never send anything (in the order opened), then one more
+/// for the caller to use: how the tests push a server past its connection cap.
+pub async fn idle_then_one_more(addr: SocketAddr, idle: usize) -> (Vec<TcpStream>, TcpStream) {
+    let mut opened = Vec::with_capacity(idle);
+    for _ in 0..idle {
+        opened.push(TcpStream::connect(addr).await.unwrap());
+    }
+    let fresh = TcpStream::connect(addr).await.unwrap();
+    (opened, fresh)
 }
 
 /// Waits (at most `GENEROUS`) until `f` holds.

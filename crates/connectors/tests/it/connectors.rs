@@ -55,6 +55,18 @@ fn then_b(first: ConnectorSpec, b: &Sim, clock: Arc<ManualClock>) -> Router {
     router(vec![first, es("b", b)], routing(&["a", "b"]), clock)
 }
 
+/// Simulators `a` and `b` and a router on the returned manual clock asking `a` first, its
+/// breaker opening after `failures` failed calls in a row and probing again 30 s later, then `b`.
+async fn breaking_a_then_b(failures: u32) -> (Sim, Sim, Arc<ManualClock>, Router) {
+    let (a, b) = (sim().await, sim().await);
+    let clock = clock();
+    let mut sa = es("a", &a);
+    sa.breaker_failures = failures;
+    sa.breaker_cooldown = Duration::from_secs(30);
+    let r = then_b(sa, &b, clock.clone());
+    (a, b, clock, r)
+}
+
 /// Two easyslip connectors on these simulators, `a` asked first, then `b`.
 fn a_then_b(a: &Sim, b: &Sim) -> Router {
     then_b(es("a", a), b, clock())
@@ -206,12 +218,7 @@ async fn all_down_is_unavailable() {
 
 #[tokio::test]
 async fn breaker_opens_half_opens_after_cooldown_and_closes() {
-    let (a, b) = (sim().await, sim().await);
-    let clock = clock();
-    let mut sa = es("a", &a);
-    sa.breaker_failures = 2;
-    sa.breaker_cooldown = Duration::from_secs(30);
-    let r = then_b(sa, &b, clock.clone());
+    let (a, _b, clock, r) = breaking_a_then_b(2).await;
     a.set(Fault::Status(503));
     r.route(&kbank()).await;
     r.route(&kbank()).await;
@@ -245,11 +252,7 @@ async fn breaker_opens_half_opens_after_cooldown_and_closes() {
 
 #[tokio::test]
 async fn failed_probe_reopens() {
-    let (a, b) = (sim().await, sim().await);
-    let clock = clock();
-    let mut sa = es("a", &a);
-    sa.breaker_failures = 1;
-    let r = then_b(sa, &b, clock.clone());
+    let (a, _b, clock, r) = breaking_a_then_b(1).await;
     a.set(Fault::Malformed);
     r.route(&kbank()).await;
     assert_eq!(r.status()[0].state, BreakerState::Open);

@@ -10,7 +10,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
-use crate::raw::{ask, response, until, GENEROUS, GET_OK};
+use crate::raw::{ask, idle_then_one_more, response, until, GENEROUS, GET_OK};
 
 const SHORT: Duration = Duration::from_millis(200);
 
@@ -94,11 +94,7 @@ async fn closed(c: &mut TcpStream) {
 #[tokio::test]
 async fn at_the_cap_idle_connections_are_shed_oldest_first_and_a_new_one_is_answered() {
     let s = capped(8).await;
-    let mut idle = Vec::new();
-    for _ in 0..20 {
-        idle.push(TcpStream::connect(s.addr).await.unwrap());
-    }
-    let mut fresh = TcpStream::connect(s.addr).await.unwrap();
+    let (mut idle, mut fresh) = idle_then_one_more(s.addr, 20).await;
     let (head, body) = ask(&mut fresh, GET_OK).await;
     assert!(head.starts_with("http/1.1 200"), "{head}");
     assert_eq!(body, "ok");

@@ -43,11 +43,7 @@ async fn userinfo_and_hostless_urls_are_invalid() {
         "http://[::1",
         "http://exa mple.com/",
     ] {
-        assert_eq!(
-            eg.get_limited(url, MB).await.unwrap_err(),
-            EgressError::InvalidUrl,
-            "{url:?}"
-        );
+        assert_fetch_fails(&eg, url, EgressError::InvalidUrl).await;
     }
 }
 

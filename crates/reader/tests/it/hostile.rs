@@ -43,6 +43,11 @@ fn corpus_file(name: &str) -> Vec<u8> {
     std::fs::read(format!("{dir}/{name}")).expect("corpus file")
 }
 
+/// The corpus's clean sample slip, read under `limits`.
+fn read_clean_slip(limits: &Limits) -> Result<Vec<String>, ReadError> {
+    read_qr(&corpus_file("slip-0000-clean.png"), limits)
+}
+
 #[test]
 fn truncated_images_are_not_images() {
     for name in [
@@ -74,20 +79,18 @@ fn oversize_is_too_large() {
         max_bytes: 1000,
         ..Limits::default()
     };
-    let png = corpus_file("slip-0000-clean.png");
-    assert_eq!(read_qr(&png, &limits), Err(ReadError::TooLarge));
+    assert_eq!(read_clean_slip(&limits), Err(ReadError::TooLarge));
     // Size is checked before anything else, even for garbage.
     assert_eq!(read_qr(&[0u8; 1001], &limits), Err(ReadError::TooLarge));
 }
 
 #[test]
 fn pixel_limit_applies_to_real_images() {
-    let limits = Limits {
+    let got = read_clean_slip(&Limits {
         max_pixels: 100_000,
         ..Limits::default()
-    };
-    let png = corpus_file("slip-0000-clean.png");
-    assert_eq!(read_qr(&png, &limits), Err(ReadError::TooManyPixels));
+    });
+    assert_eq!(got, Err(ReadError::TooManyPixels));
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use testkit::raw::{ask, response, until, GENEROUS};
+use testkit::raw::{ask, idle_then_one_more, response, until, GENEROUS};
 use testkit::{both, Backend, TestApp};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -88,11 +88,7 @@ both!(
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn at_the_connection_cap_idle_connections_are_shed_and_health_answers() {
     let t = TestApp::spawn_with_config(Backend::Sqlite, &config("max_connections = 16")).await;
-    let mut idle = Vec::new();
-    for _ in 0..60 {
-        idle.push(TcpStream::connect(t.addr).await.unwrap());
-    }
-    let mut c = TcpStream::connect(t.addr).await.unwrap();
+    let (idle, mut c) = idle_then_one_more(t.addr, 60).await;
     let (head, body) = ask(&mut c, HEALTH).await;
     assert!(head.starts_with("http/1.1 200"), "{head}");
     assert!(body.contains("\"ok\""), "{body}");

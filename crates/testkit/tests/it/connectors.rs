@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use sim::{Fault, Route, Sim};
 use store::Store;
 use testkit::receiver::Receiver;
-use testkit::{both, post_concurrently, Backend, TestApp};
+use testkit::{both, post_concurrently, Backend, Tenant, TestApp};
 
 use crate::common::code;
 
@@ -42,11 +42,12 @@ fn only_sim(s: &Sim) -> String {
     config(&[("sim", &s.base_url(), sim::TEST_KEY)], &["sim"])
 }
 
-/// A simulator and a node that asks it for every slip.
-async fn behind_sim(b: Backend) -> (Sim, TestApp) {
+/// A simulator, a node that asks it for every slip, and a tenant of quota 100 on the node.
+async fn behind_sim(b: Backend) -> (Sim, TestApp, Tenant) {
     let s = sim().await;
     let t = TestApp::spawn_with_config(b, &only_sim(&s)).await;
-    (s, t)
+    let ten = t.tenant(100).await;
+    (s, t, ten)
 }
 
 /// The simulator's first bank slip (KBank → SCB, 1,500.50 baht).
@@ -94,13 +95,8 @@ async fn a_slipverify_is_the_easyslip_upstream_of_another() {
     .await;
     let bt = b.tenant(100).await;
 
-    let direct = a
-        .post_ok(
-            "/v2/verify/bank",
-            &at.api_key,
-            json!({"payload": tr.payload}),
-        )
-        .await;
+    let (s, direct) = verify(&a, &at.api_key, &tr.payload).await;
+    assert_eq!(s, 200, "{direct}");
     let (s, via) = verify(&b, &bt.api_key, &tr.payload).await;
     assert_eq!(s, 200, "{via}");
     assert_eq!(via["data"]["isDuplicate"], false);
@@ -159,8 +155,7 @@ async fn a_slipverify_is_the_easyslip_upstream_of_another() {
 both!(
     bad_qrs_and_repeats_never_reach_a_connector,
     |b: Backend| async move {
-        let (s, t) = behind_sim(b).await;
-        let ten = t.tenant(100).await;
+        let (s, t, ten) = behind_sim(b).await;
         let good = sim_payload();
         let mut bad_crc = good.clone();
         let last = bad_crc.pop().unwrap();
@@ -313,8 +308,7 @@ both!(
 both!(
     a_test_branch_stays_on_the_ledger_beside_a_routed_production_branch,
     |b: Backend| async move {
-        let (s, t) = behind_sim(b).await;
-        let prod = t.tenant(100).await;
+        let (s, t, prod) = behind_sim(b).await;
         let (_, test_key) = t.test_branch(&prod.service_id, None).await;
         // A sandbox-ledger transfer: the test branch confirms it without asking the simulator.
         let tr = t.transfer("004", "014", 1_000).await;

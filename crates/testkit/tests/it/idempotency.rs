@@ -79,6 +79,12 @@ async fn post_image(
     read(keyed(t, path, api_key, idem).multipart(form)).await
 }
 
+/// A new sandbox transfer of `satang` satang from a KBank account, as a slip image.
+async fn slip_png(t: &TestApp, satang: i64) -> Vec<u8> {
+    let tr = t.transfer("004", "014", satang).await;
+    server::slip_image::png_bytes(&tr.payload, "004").unwrap()
+}
+
 both!(
     one_charge_and_the_stored_answer_per_key,
     |b: Backend| async move {
@@ -116,24 +122,9 @@ both!(
         assert_eq!(t.used(key).await, 2);
 
         // A 4xx is stored too.
-        let (s, replayed, v) = post_keyed(
-            &t,
-            "/v2/verify/bank",
-            key,
-            "k-404",
-            &json!({"payload": "not a slip"}),
-        )
-        .await;
-        assert_eq!((s, replayed, code(&v)), (404, false, "SLIP_NOT_FOUND"));
-        let (s, replayed, v2) = post_keyed(
-            &t,
-            "/v2/verify/bank",
-            key,
-            "k-404",
-            &json!({"payload": "not a slip"}),
-        )
-        .await;
-        assert_eq!((s, replayed, &v2), (404, true, &v));
+        let not_a_slip = json!({"payload": "not a slip"});
+        let v = keyed_twice(&t, "/v2/verify/bank", key, "k-404", &not_a_slip, 404).await;
+        assert_eq!(code(&v), "SLIP_NOT_FOUND");
 
         // Keys are per branch: another branch's k-1 is its own.
         let (_, key2) = t.branch(&ten.service_id, "Second", None).await;
@@ -165,8 +156,7 @@ both!(
     |b: Backend| async move {
         let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let key = ten.api_key.as_str();
-        let tr = t.transfer("004", "014", 20000).await;
-        let png = server::slip_image::png_bytes(&tr.payload, "004").unwrap();
+        let png = slip_png(&t, 20000).await;
         let send = || post_image(&t, "/v2/verify/bank", key, "img", "image", &png);
         let first = answered_then_replayed("v2 upload", 200, send).await;
         use base64::Engine;
@@ -175,8 +165,7 @@ both!(
             post_keyed(&t, "/v2/verify/bank", key, "img", &json!({"base64": b64})).await;
         assert_eq!((s, replayed, &as_json), (200, true, &first));
         // Another image under the same key is another request.
-        let tr2 = t.transfer("004", "014", 30000).await;
-        let png2 = server::slip_image::png_bytes(&tr2.payload, "004").unwrap();
+        let png2 = slip_png(&t, 30000).await;
         let (s, _, v) = post_image(&t, "/v2/verify/bank", key, "img", "image", &png2).await;
         assert_eq!((s, code(&v)), (422, "IDEMPOTENCY_KEY_REUSED"));
         // v1's multipart form, the same way.
@@ -272,10 +261,7 @@ both!(
         let one = json!({"payload": tr.payload, "callbackUrl": rx.url("h")});
         keyed_twice(&t, "/v2/verify/bank/async", key, "a-1", &one, 202).await;
         let batch = json!({"slips": [{"payload": tr.payload}, {"payload": tr.payload}], "callbackUrl": rx.url("h")});
-        let (s, _, b1) = post_keyed(&t, "/v2/verify/bank/batch", key, "b-1", &batch).await;
-        assert_eq!(s, 202, "{b1}");
-        let (s, replayed, b2) = post_keyed(&t, "/v2/verify/bank/batch", key, "b-1", &batch).await;
-        assert_eq!((s, replayed, &b2), (202, true, &b1));
+        keyed_twice(&t, "/v2/verify/bank/batch", key, "b-1", &batch, 202).await;
         assert_eq!(
             t.job_rows().await,
             3,

@@ -291,6 +291,16 @@ impl Case {
         }
     }
 
+    /// A `GET` of the documented path itself, without a body.
+    fn get(
+        path: &'static str,
+        status: u16,
+        example: Option<&'static str>,
+        key: Option<&str>,
+    ) -> Case {
+        Case::new(path, "get", status, example, path, key, None)
+    }
+
     /// A `POST` creating a record in an admin collection: a 200 checked against the schema.
     fn created(path: &'static str, key: Option<&str>, body: Value) -> Case {
         Case::new(path, "post", 200, None, path, key, Some(body)).schema_only()
@@ -406,44 +416,16 @@ async fn documented_examples_match_the_server() {
     assert!(schemas["InfoQuota"]["properties"]["sandboxUsed"].is_object());
     assert!(schemas["BranchView"]["properties"]["sandbox"].is_object());
     let case = Case::new;
+    let get = Case::get;
     const V2_ERROR: &[&str] = &["/success", "/error/code", "/error/message"];
     const V1_ERROR: &[&str] = &["/status", "/message", "/data"];
     let cases = vec![
-        case("/health", "get", 200, None, "/health", None, None)
-            .exact(&["/success", "/data/status"]),
-        case("/v2/banks", "get", 200, None, "/v2/banks", key, None)
-            .exact(&["/success", "/message"]),
-        case(
-            "/v2/banks",
-            "get",
-            401,
-            Some("MISSING_API_KEY"),
-            "/v2/banks",
-            None,
-            None,
-        )
-        .exact(V2_ERROR),
-        case("/v2/info", "get", 200, None, "/v2/info", key, None).exact(&["/success", "/message"]),
-        case(
-            "/v2/info",
-            "get",
-            200,
-            None,
-            "/v2/info",
-            Some(&test_key),
-            None,
-        )
-        .exact(&["/success", "/message"]),
-        case(
-            "/v2/info",
-            "get",
-            401,
-            Some("INVALID_API_KEY"),
-            "/v2/info",
-            Some("not-a-key"),
-            None,
-        )
-        .exact(V2_ERROR),
+        get("/health", 200, None, None).exact(&["/success", "/data/status"]),
+        get("/v2/banks", 200, None, key).exact(&["/success", "/message"]),
+        get("/v2/banks", 401, Some("MISSING_API_KEY"), None).exact(V2_ERROR),
+        get("/v2/info", 200, None, key).exact(&["/success", "/message"]),
+        get("/v2/info", 200, None, Some(&test_key)).exact(&["/success", "/message"]),
+        get("/v2/info", 401, Some("INVALID_API_KEY"), Some("not-a-key")).exact(V2_ERROR),
         case(
             "/v2/verify/bank",
             "post",
@@ -484,50 +466,12 @@ async fn documented_examples_match_the_server() {
             None,
         )
         .exact(V2_ERROR),
-        case(
-            "/v2/b2b/branch/quota",
-            "get",
-            401,
-            Some("MISSING_API_KEY"),
-            "/v2/b2b/branch/quota",
-            None,
-            None,
-        )
-        .exact(V2_ERROR),
-        Case {
-            // The admin API is off without an admin token.
-            exact: V2_ERROR,
-            ..case(
-                "/admin/plans",
-                "get",
-                404,
-                Some("NOT_FOUND"),
-                "/admin/plans",
-                None,
-                None,
-            )
-        },
-        case("/api/v1/me", "get", 200, None, "/api/v1/me", key, None).exact(&["/status"]),
-        case(
-            "/api/v1/me",
-            "get",
-            401,
-            Some("unauthorized"),
-            "/api/v1/me",
-            None,
-            None,
-        )
-        .exact(V1_ERROR),
-        case(
-            "/api/v1/verify",
-            "get",
-            400,
-            Some("invalid_request"),
-            "/api/v1/verify",
-            key,
-            None,
-        )
-        .exact(V1_ERROR),
+        get("/v2/b2b/branch/quota", 401, Some("MISSING_API_KEY"), None).exact(V2_ERROR),
+        // The admin API is off without an admin token.
+        get("/admin/plans", 404, Some("NOT_FOUND"), None).exact(V2_ERROR),
+        get("/api/v1/me", 200, None, key).exact(&["/status"]),
+        get("/api/v1/me", 401, Some("unauthorized"), None).exact(V1_ERROR),
+        get("/api/v1/verify", 400, Some("invalid_request"), key).exact(V1_ERROR),
         case(
             "/api/v1/verify",
             "get",

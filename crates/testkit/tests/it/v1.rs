@@ -62,20 +62,16 @@ async fn verify_get(t: &TestApp, key: &str, payload: &str, check: Option<&str>) 
     (r.status().as_u16(), r.json().await.unwrap())
 }
 
-async fn upload(
-    t: &TestApp,
-    key: &str,
-    field: &str,
-    bytes: Vec<u8>,
-    fields: &[(&str, &str)],
-) -> (u16, Value) {
-    t.upload("/api/v1/verify", key, field, bytes, fields).await
+/// A v1 upload of `bytes` as the file part `field`, with no text fields.
+async fn upload(t: &TestApp, key: &str, field: &str, bytes: Vec<u8>) -> (u16, Value) {
+    t.upload("/api/v1/verify", key, field, bytes, &[]).await
 }
 
-/// `upload` of `image` as `file` with this `checkDuplicate` field.
+/// A v1 upload of `image` as `file` with this `checkDuplicate` field.
 async fn upload_checked(t: &TestApp, key: &str, image: &[u8], flag: &str) -> (u16, Value) {
     let fields = [("checkDuplicate", flag)];
-    upload(t, key, "file", image.to_vec(), &fields).await
+    t.upload("/api/v1/verify", key, "file", image.to_vec(), &fields)
+        .await
 }
 
 async fn used(t: &TestApp, key: &str) -> i64 {
@@ -299,13 +295,13 @@ both!(images_base64_and_urls, |b: Backend| async move {
     assert_eq!(used(&t, key).await, 4);
 
     // Image errors.
-    let got = upload(&t, key, "file", b"just some text".to_vec(), &[]).await;
+    let got = upload(&t, key, "file", b"just some text".to_vec()).await;
     assert_v1(&got, 400, "invalid_image");
-    let got = upload(&t, key, "file", vec![0u8; 4 * 1024 * 1024 + 1], &[]).await;
+    let got = upload(&t, key, "file", vec![0u8; 4 * 1024 * 1024 + 1]).await;
     assert_v1(&got, 400, "image_size_too_large");
-    let got = upload(&t, key, "file", blank_png(), &[]).await;
+    let got = upload(&t, key, "file", blank_png()).await;
     assert_v1(&got, 404, "qrcode_not_found");
-    let got = upload(&t, key, "file", png(&promptpay()), &[]).await;
+    let got = upload(&t, key, "file", png(&promptpay())).await;
     assert_v1(&got, 404, "slip_not_found");
     let got = t
         .post("/api/v1/verify", key, json!({"data": b64(&blank_png())}))
@@ -318,7 +314,7 @@ both!(images_base64_and_urls, |b: Backend| async move {
     let big = b64(&vec![0u8; 4 * 1024 * 1024 + 3]);
     let got = t.post("/api/v1/verify", key, json!({ "image": big })).await;
     assert_v1(&got, 400, "image_size_too_large");
-    let got = upload(&t, key, "other", blank_png(), &[]).await;
+    let got = upload(&t, key, "other", blank_png()).await;
     assert_v1(&got, 400, "invalid_request");
 
     let blank_host = testkit::image_host(blank_png()).await;

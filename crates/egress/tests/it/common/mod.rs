@@ -11,7 +11,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use egress::{Egress, EgressConfig};
+use egress::{Egress, EgressConfig, EgressError};
 use futures_util::StreamExt;
 
 /// A tiny valid PNG (1x1).
@@ -157,4 +157,10 @@ pub fn loopback_egress() -> Egress {
 
 pub fn default_egress() -> Egress {
     Egress::new(EgressConfig::default()).unwrap()
+}
+
+/// Fetching `url` (with a 1 MB cap) fails with `want`.
+pub async fn assert_fetch_fails(eg: &Egress, url: &str, want: EgressError) {
+    let err = eg.get_limited(url, MB).await.unwrap_err();
+    assert_eq!(err, want, "{url}");
 }
