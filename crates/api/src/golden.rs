@@ -1,5 +1,5 @@
-//! Golden files for byte-exact tests (hidden; shared by this crate's error bytes test and open to
-//! the HTTP tests' recordings): `GOLDEN_UPDATE=1` writes the file, otherwise the text must match
+//! Golden files for byte-exact tests (hidden; shared by this crate's error bytes test and the
+//! HTTP tests' recordings, testkit's `wire_bytes`): `GOLDEN_UPDATE=1` writes the file, otherwise the text must match
 //! it and a mismatch names its first differing line.
 
 /// Compares `got` with the golden file at `path` (or writes it under `GOLDEN_UPDATE`); on a

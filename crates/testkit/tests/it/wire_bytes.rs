@@ -164,29 +164,7 @@ impl<'a> Tape<'a> {
     fn check(&self, name: &str) {
         let got = self.redact(&self.out);
         let path = format!("{}/tests/it/golden/{name}.txt", env!("CARGO_MANIFEST_DIR"));
-        if std::env::var_os("GOLDEN_UPDATE").is_some() {
-            std::fs::write(&path, &got).expect("write golden");
-            return;
-        }
-        let want = std::fs::read_to_string(&path)
-            .unwrap_or_else(|_| panic!("{path} is missing (GOLDEN_UPDATE=1 writes it)"));
-        if got != want {
-            let (n, w, g) = first_difference(&want, &got);
-            panic!("{name}: answer bytes changed at line {n}:\n want: {w}\n  got: {g}");
-        }
-    }
-}
-
-/// Where `got` departs from `want`, line by line: the line's number (from 1) and both sides,
-/// `<end>` for a side that has ended (both, when only a final newline differs).
-fn first_difference<'a>(want: &'a str, got: &'a str) -> (usize, &'a str, &'a str) {
-    let (mut want, mut got) = (want.lines(), got.lines());
-    let mut n = 1;
-    loop {
-        match (want.next(), got.next()) {
-            (Some(w), Some(g)) if w == g => n += 1,
-            (w, g) => return (n, w.unwrap_or("<end>"), g.unwrap_or("<end>")),
-        }
+        api::golden::check(&path, &got, &format!("{name}: answer bytes"));
     }
 }
 
