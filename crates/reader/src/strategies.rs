@@ -790,6 +790,7 @@ fn centres_of(hits: &[Hit]) -> (Vec<(f32, f32, f32)>, Vec<f32>, Vec<u32>) {
 /// a prefix sum of the column sums, so each pixel costs a few adds and one compare (the
 /// integral image it replaces had a dependency chain through every pixel: ~4× slower). Same
 /// output bit for bit (`evidence_binarize_matches_the_integral_image`).
+#[multiversion::multiversion(targets("x86_64+avx2"))]
 fn evidence_binarize(g: &GrayImage) -> GrayImage {
     let (w, h) = (g.width() as usize, g.height() as usize);
     if w == 0 || h == 0 {
@@ -1043,29 +1044,48 @@ fn line_runs(
     bin: &GrayImage,
     x: usize,
     y: usize,
-    step: (isize, isize),
+    step: (usize, usize),
     max: usize,
 ) -> Option<[usize; 5]> {
-    let (w, h) = (bin.width() as isize, bin.height() as isize);
+    let (w, h) = (bin.width() as usize, bin.height() as usize);
+    if x >= w || y >= h {
+        return None;
+    }
     let px = bin.as_raw();
-    let at = |t: isize| {
-        let (xx, yy) = (x as isize + t * step.0, y as isize + t * step.1);
-        (xx >= 0 && yy >= 0 && xx < w && yy < h).then(|| px[(yy * w + xx) as usize])
+    let centre = y * w + x;
+    let stride = step.1 * w + step.0;
+    // How far the line may go each way before it leaves the image (a run ends there), found
+    // once instead of checked at every step.
+    let reach = |fwd: bool| {
+        let along = |d: usize, back: usize, ahead: usize| match (d, fwd) {
+            (0, _) => usize::MAX,
+            (_, false) => back,
+            (_, true) => ahead,
+        };
+        along(step.0, x, w - 1 - x).min(along(step.1, y, h - 1 - y))
     };
-    let c = at(0)?;
+    let c = px[centre];
     let mut side = [[0usize; 3]; 2];
-    for (dir, runs) in [-1isize, 1].into_iter().zip(side.iter_mut()) {
-        let mut t = if dir < 0 { 0 } else { 1 };
+    for (fwd, runs) in [false, true].into_iter().zip(side.iter_mut()) {
+        let room = reach(fwd);
+        let mut t = usize::from(fwd);
         for (k, same) in [(0, true), (1, false), (2, true)] {
-            while let Some(p) = at(t * dir).filter(|&p| (p == c) == same) {
-                let _ = p;
+            while t <= room {
+                let i = if fwd {
+                    centre + t * stride
+                } else {
+                    centre - t * stride
+                };
+                if (px[i] == c) != same {
+                    break;
+                }
                 runs[k] += 1;
                 t += 1;
                 if runs[k] > max {
                     return None;
                 }
             }
-            if runs[k] == 0 && !(k == 0 && dir > 0) {
+            if runs[k] == 0 && !(k == 0 && fwd) {
                 return None;
             }
         }
@@ -1129,6 +1149,7 @@ fn fit(g: &GrayImage, max_side: u32) -> Cow<'_, GrayImage> {
 }
 
 /// Area-average downscale by an integer factor (also a low-pass filter against noise/moiré).
+#[multiversion::multiversion(targets("x86_64+avx2"))]
 fn box_downscale(g: &GrayImage, f: u32) -> GrayImage {
     let (w, h) = (g.width() / f, g.height() / f);
     if f <= 1 || w == 0 || h == 0 {
@@ -1186,6 +1207,7 @@ fn close_dark(g: &GrayImage, r: u32) -> GrayImage {
 
 /// Separable square min (`max == false`) or max filter of radius `r`: each pass combines whole
 /// rows element by element (vectorises), `2r` row operations per pass.
+#[multiversion::multiversion(targets("x86_64+avx2"))]
 fn rank_filter(g: &GrayImage, r: u32, max: bool) -> GrayImage {
     let (w, h) = (g.width() as usize, g.height() as usize);
     let r = r as usize;
@@ -1229,6 +1251,7 @@ fn rank_filter(g: &GrayImage, r: u32, max: bool) -> GrayImage {
 /// the horizontal pass kept at 1/64 of a level in `i16`) and every inner loop running over a
 /// whole row, so both passes vectorise: ~5× faster than the `f32` version it replaces, within
 /// one level of it (`lanczos_fixed_point_matches_float`).
+#[multiversion::multiversion(targets("x86_64+avx2"))]
 fn upscale_lanczos(g: &GrayImage, f: u32) -> GrayImage {
     const A: isize = 3;
     let (w, h, f) = (g.width() as usize, g.height() as usize, f.max(1) as usize);
