@@ -13,6 +13,7 @@ use crate::wire::{ErrorBody, V2Ok};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
+use domain::BankAccountId;
 use services::accounts::NewBankAccount;
 use services::Services;
 use utoipa_axum::routes;
@@ -75,7 +76,7 @@ async fn list(
     responses((status = 200, description = "The account", body = V2Ok<View>), AccountNotFound))]
 async fn one(
     State(svc): State<Services>,
-    Path(id): Path<String>,
+    Path(id): Path<BankAccountId>,
     Authed(c): Authed,
 ) -> Result<Json<V2Ok<View>>, ApiError> {
     let a = svc.get_bank_account(&c, &id).await?;
@@ -93,7 +94,7 @@ async fn one(
 /// `{extraVerify}`: a string, or null to clear it.
 async fn update(
     State(svc): State<Services>,
-    Path(id): Path<String>,
+    Path(id): Path<BankAccountId>,
     Authed(c): Authed,
     req: axum::extract::Request,
 ) -> Result<Json<V2Ok<View>>, ApiError> {
@@ -114,10 +115,10 @@ async fn update(
     responses((status = 200, description = "Deleted", body = V2Ok<Deleted>), AccountNotFound))]
 async fn remove(
     State(svc): State<Services>,
-    Path(id): Path<String>,
+    Path(id): Path<BankAccountId>,
     Authed(c): Authed,
 ) -> Result<Json<V2Ok<Deleted>>, ApiError> {
     svc.delete_bank_account(&c, &id).await?;
-    let id = id.trim().to_string();
+    let id = id.as_str().trim().to_string();
     Ok(V2Ok::json("Bank account deleted", Deleted { id }))
 }

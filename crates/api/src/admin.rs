@@ -16,7 +16,7 @@ use axum::extract::State;
 use axum::Json;
 use domain::billing::{AutoRenew, CreditKind};
 use domain::model::ServiceState;
-use domain::{BranchId, Error, Satang, ServiceId};
+use domain::{BranchId, Error, Satang, ServiceId, UserId};
 use serde_json::Value;
 use services::admin::{BranchUpdate, NewBranch, ServiceUpdate};
 use services::subscriptions::NewPackage;
@@ -138,7 +138,7 @@ async fn update_service(
         state,
         expires_at,
         // The service layer takes "" as "no owner".
-        owner_id: owner_id.map(|o| o.unwrap_or_default()),
+        owner_id: owner_id.map(|o| UserId::from(o.unwrap_or_default())),
         plan,
         rate_limit_rps: rate,
         owner_verified,
@@ -271,7 +271,7 @@ async fn create_user(State(svc): State<Services>, _: Admin, body: Body) -> Reply
     responses((status = 200, description = "Done", body = Plain<w::UserView>), AdminErrors))]
 async fn update_user(
     State(svc): State<Services>,
-    Path(id): Path<String>,
+    Path(id): Path<UserId>,
     _: Admin,
     body: Body,
 ) -> Reply<w::UserView> {

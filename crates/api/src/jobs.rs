@@ -165,7 +165,7 @@ async fn submit_batch(
             V2Ok::json(
                 "Batch accepted",
                 BatchAccepted {
-                    batch_id: done.batch_id,
+                    batch_id: done.batch_id.map(String::from),
                     count: done.job_ids.len(),
                     job_ids: done.job_ids.into_iter().map(String::from).collect(),
                 },

@@ -69,7 +69,7 @@ async fn info(
     let (sandbox_service, sandbox_branch) = svc.sandbox_used(&c).await?;
     let sub = &c.service.subscription;
     let package = match &sub.package_id {
-        Some(id) => svc.package(id).await?,
+        Some(id) => svc.package(id.as_str()).await?,
         None => None,
     };
     use domain::clock::format_bangkok;

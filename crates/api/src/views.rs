@@ -18,12 +18,12 @@ pub fn service(s: &Service) -> ServiceView {
         state: s.state.as_str(),
         limit_quota: s.quota.limit,
         expires_at: s.expires_at.map(format_bangkok),
-        owner_id: s.owner_id.clone(),
+        owner_id: s.owner_id.as_ref().map(ToString::to_string),
         billing_anchor: format_bangkok(s.billing_anchor),
         plan: s.plan.name.clone(),
         rate_limit: s.rate_limit().rps,
         owner_verified: s.owner_verified,
-        package: s.subscription.package_id.clone(),
+        package: s.subscription.package_id.as_ref().map(ToString::to_string),
         subscribed_at: s.subscription.started_at.map(format_bangkok),
         auto_renew: AutoRenewView {
             on_expiry: s.subscription.auto_renew.on_expiry,
@@ -40,7 +40,7 @@ fn baht(satang: i64) -> f64 {
 
 pub fn package(p: &Package) -> PackageView {
     PackageView {
-        id: p.id.clone(),
+        id: p.id.to_string(),
         name: p.name.clone(),
         quota: p.quota,
         duration_days: p.duration_days,
@@ -86,7 +86,7 @@ pub fn branch(b: &Branch, api_key: Option<&str>) -> BranchView {
 
 pub fn user(u: &User) -> UserView {
     UserView {
-        id: u.id.clone(),
+        id: u.id.to_string(),
         name: u.name.clone(),
         banned: u.banned,
     }
@@ -103,7 +103,7 @@ pub fn plan(p: &Plan) -> PlanView {
 /// Only at creation: the key and secret are not retrievable later.
 pub fn new_partner(p: &Partner, api_key: &str) -> PartnerView {
     PartnerView {
-        id: p.id.clone(),
+        id: p.id.to_string(),
         name: p.name.clone(),
         api_key: api_key.to_string(),
         secret: p.secret.clone(),

@@ -9,7 +9,7 @@ use time::{Duration, OffsetDateTime};
 /// What a service buys: a quota per billing cycle for a duration, at a price in credit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Package {
-    pub id: String,
+    pub id: crate::PackageId,
     /// Unique; what admins and `/v2/info` call it.
     pub name: String,
     /// Verifications per billing cycle.
@@ -46,7 +46,7 @@ impl AutoRenew {
 /// `expires_at` ends it; `billing_anchor` starts its cycles).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Subscription {
-    pub package_id: Option<String>,
+    pub package_id: Option<crate::PackageId>,
     /// Start of the current period (subscription or last renewal).
     pub started_at: Option<OffsetDateTime>,
     pub auto_renew: AutoRenew,

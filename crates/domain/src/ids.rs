@@ -91,6 +91,26 @@ id_type!(
     /// An asynchronous verification job.
     JobId
 );
+id_type!(
+    /// A batch of asynchronous jobs submitted together.
+    BatchId
+);
+id_type!(
+    /// A user (a person or company owning services).
+    UserId
+);
+id_type!(
+    /// A partner (a reseller or POS vendor using the partner API).
+    PartnerId
+);
+id_type!(
+    /// A package (a quota per billing cycle for a duration, at a price).
+    PackageId
+);
+id_type!(
+    /// A receiving bank account registered by a branch.
+    BankAccountId
+);
 
 #[cfg(test)]
 mod tests {

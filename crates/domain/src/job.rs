@@ -4,7 +4,7 @@
 //! step is due, and the exact webhook bytes. The store persists the result.
 
 use crate::clock::format_bangkok;
-use crate::ids::{BranchId, JobId, ServiceId};
+use crate::ids::{BatchId, BranchId, JobId, ServiceId};
 use crate::Satang;
 use hmac::{Hmac, Mac};
 use serde_json::{json, Value};
@@ -237,7 +237,7 @@ pub struct Webhook {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Job {
     pub id: JobId,
-    pub batch_id: Option<String>,
+    pub batch_id: Option<BatchId>,
     pub service_id: ServiceId,
     pub branch_id: BranchId,
     pub payload: String,
@@ -281,7 +281,7 @@ impl Job {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         id: JobId,
-        batch_id: Option<String>,
+        batch_id: Option<BatchId>,
         service_id: ServiceId,
         branch_id: BranchId,
         slip: NewJob,

@@ -18,5 +18,5 @@ pub mod rate;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{Error, FieldError, Validation};
-pub use ids::{BranchId, JobId, ServiceId};
+pub use ids::{BankAccountId, BatchId, BranchId, JobId, PackageId, PartnerId, ServiceId, UserId};
 pub use money::Satang;

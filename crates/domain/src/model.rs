@@ -1,7 +1,7 @@
 //! The records the service works with, and the wire shape of a verified slip (spec 2.1).
 
 use crate::clock::format_bangkok;
-use crate::ids::{BranchId, ServiceId};
+use crate::ids::{BankAccountId, BranchId, PartnerId, ServiceId, UserId};
 use crate::ip::AllowList;
 use crate::money::Satang;
 use crate::quota::Quota;
@@ -47,7 +47,7 @@ pub struct Service {
     /// End of the subscription; `None` never expires.
     pub expires_at: Option<OffsetDateTime>,
     /// The user who owns the service, if any, and whether that user is banned.
-    pub owner_id: Option<String>,
+    pub owner_id: Option<UserId>,
     pub owner_banned: bool,
     /// False when the operator marked the owner's verification (KYC) incomplete.
     pub owner_verified: bool,
@@ -163,7 +163,7 @@ impl Branch {
 /// A person or company owning services; banning them stops all their services.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct User {
-    pub id: String,
+    pub id: UserId,
     pub name: String,
     pub banned: bool,
     pub created_at: OffsetDateTime,
@@ -172,7 +172,7 @@ pub struct User {
 /// A reseller or POS vendor managing quotas of some services through the partner API.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Partner {
-    pub id: String,
+    pub id: PartnerId,
     pub name: String,
     /// Kept in clear: needed to check signatures. Shown once at creation.
     pub secret: String,
@@ -305,7 +305,9 @@ impl VerifyBankData {
 #[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MatchedAccount {
-    pub id: String,
+    // A plain string in the schema, as every id (a doc comment here would add a description).
+    #[schema(value_type = String)]
+    pub id: BankAccountId,
     pub bank: MatchedBank,
     pub name_th: String,
     pub name_en: String,
@@ -545,7 +547,7 @@ impl AccountType {
 /// A receiving account a branch registered, matched against slips' receivers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BankAccount {
-    pub id: String,
+    pub id: BankAccountId,
     pub service_id: ServiceId,
     pub branch_id: BranchId,
     /// BOT code or `PROMPTPAY`.

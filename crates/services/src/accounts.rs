@@ -5,7 +5,7 @@ use crate::auth::Caller;
 use crate::Services;
 use domain::matching::{match_receiver, RegisteredAccount, SlipReceiver};
 use domain::model::{AccountType, BankAccount, MatchedAccount, Party};
-use domain::{Error, Validation};
+use domain::{BankAccountId, Error, Validation};
 use store::StoreError;
 
 /// A bank account as a client submits it (fields as sent; checked by `create_bank_account`).
@@ -119,7 +119,7 @@ impl Services {
         let bank_number = normalize_number(bank.code, extra, &number)
             .map_err(|why| Error::invalid("bankNumber", why))?;
         let account = BankAccount {
-            id: uuid::Uuid::new_v4().to_string(),
+            id: BankAccountId::new(uuid::Uuid::new_v4().to_string()),
             service_id: caller.service.id.clone(),
             branch_id: caller.branch.id.clone(),
             bank_code: bank.code.to_string(),
@@ -142,9 +142,13 @@ impl Services {
     }
 
     /// Another branch's account is `BANK_ACCOUNT_NOT_FOUND`, like one that does not exist.
-    pub async fn get_bank_account(&self, caller: &Caller, id: &str) -> Result<BankAccount, Error> {
+    pub async fn get_bank_account(
+        &self,
+        caller: &Caller,
+        id: &BankAccountId,
+    ) -> Result<BankAccount, Error> {
         self.store
-            .get_bank_account(&caller.branch.id, id.trim())
+            .get_bank_account(&caller.branch.id, &BankAccountId::from(id.as_str().trim()))
             .await?
             .ok_or(Error::BankAccountNotFound)
     }
@@ -153,7 +157,7 @@ impl Services {
     pub async fn update_bank_account(
         &self,
         caller: &Caller,
-        id: &str,
+        id: &BankAccountId,
         extra_verify: Option<String>,
     ) -> Result<BankAccount, Error> {
         let account = self.get_bank_account(caller, id).await?;
@@ -180,10 +184,15 @@ impl Services {
         })
     }
 
-    pub async fn delete_bank_account(&self, caller: &Caller, id: &str) -> Result<(), Error> {
+    pub async fn delete_bank_account(
+        &self,
+        caller: &Caller,
+        id: &BankAccountId,
+    ) -> Result<(), Error> {
+        let id = BankAccountId::from(id.as_str().trim());
         if self
             .store
-            .delete_bank_account(&caller.branch.id, id.trim(), self.clock.now())
+            .delete_bank_account(&caller.branch.id, &id, self.clock.now())
             .await?
         {
             Ok(())
@@ -201,7 +210,7 @@ pub(crate) fn matched_account(
     let registered: Vec<RegisteredAccount<'_>> = accounts
         .iter()
         .map(|a| RegisteredAccount {
-            id: &a.id,
+            id: a.id.as_str(),
             bank_code: &a.bank_code,
             bank_number: &a.bank_number,
             name_th: &a.name_th,

@@ -4,7 +4,7 @@ use crate::Services;
 use domain::ip::AllowList;
 use domain::model::{Branch, Plan, Service, ServiceState, User};
 use domain::quota::Quota;
-use domain::{apikey, BranchId, Error, ServiceId, Validation};
+use domain::{apikey, BranchId, Error, ServiceId, UserId, Validation};
 use store::{BranchPatch, ServicePatch, StoreError};
 use time::OffsetDateTime;
 
@@ -50,7 +50,7 @@ pub struct ServiceUpdate {
     pub state: Option<ServiceState>,
     pub expires_at: Option<Option<OffsetDateTime>>,
     /// `Some("")` removes the owner.
-    pub owner_id: Option<String>,
+    pub owner_id: Option<UserId>,
     pub plan: Option<String>,
     /// `Some(None)`: back to the plan's rate.
     pub rate_limit_rps: Option<Option<u32>>,
@@ -249,14 +249,14 @@ impl Services {
                 missing.fail("plan", format!("no plan named '{plan}'"));
             }
         }
-        let owner = match upd.owner_id.as_deref() {
+        let owner = match &upd.owner_id {
             None => None,
-            Some("") => Some(None),
+            Some(id) if id.as_str().is_empty() => Some(None),
             Some(id) => {
                 if self.store.get_user(id).await?.is_none() {
                     missing.fail("owner", "no such user");
                 }
-                Some(Some(id.to_string()))
+                Some(Some(id.clone()))
             }
         };
         v.into_result()?;
@@ -302,7 +302,7 @@ impl Services {
         check_name(&mut v, name);
         v.into_result()?;
         let u = User {
-            id: uuid::Uuid::new_v4().to_string(),
+            id: UserId::new(uuid::Uuid::new_v4().to_string()),
             name: name.trim().to_string(),
             banned: false,
             created_at: self.clock.now(),
@@ -312,7 +312,7 @@ impl Services {
     }
 
     /// Banning a user stops every service they own (`USER_BANNED`).
-    pub async fn set_user_banned(&self, id: &str, banned: bool) -> Result<User, Error> {
+    pub async fn set_user_banned(&self, id: &UserId, banned: bool) -> Result<User, Error> {
         if !self.store.set_user_banned(id, banned).await? {
             return Err(Error::unknown("user", "no such user"));
         }

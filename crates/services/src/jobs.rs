@@ -8,7 +8,7 @@ use crate::input::SlipInput;
 use crate::verify::VerifyRequest;
 use crate::Services;
 use domain::job::{Attempt, Delivery, Job, NewJob, Stage};
-use domain::{BranchId, Error, JobId, Satang};
+use domain::{BatchId, BranchId, Error, JobId, Satang};
 use egress::EgressError;
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,7 +42,7 @@ pub struct SubmitSlip {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Submitted {
-    pub batch_id: Option<String>,
+    pub batch_id: Option<BatchId>,
     /// In request order.
     pub job_ids: Vec<JobId>,
 }
@@ -84,7 +84,7 @@ impl Services {
             Some(c) => keyed_id(&caller.branch.id, &c.key, what, i),
             None => uuid::Uuid::new_v4().to_string(),
         };
-        let batch_id = batch.then(|| id_for("batch", 0));
+        let batch_id = batch.then(|| BatchId::new(id_for("batch", 0)));
         let mut jobs = Vec::with_capacity(slips.len());
         for (i, slip) in slips.into_iter().enumerate() {
             // Async is for bank slips only; the job keeps the slip's QR text.

@@ -181,7 +181,7 @@ impl Services {
         missing.into_unknown()?;
         let key = random_hex64();
         let partner = Partner {
-            id: uuid::Uuid::new_v4().to_string(),
+            id: domain::PartnerId::new(uuid::Uuid::new_v4().to_string()),
             name: name.trim().to_string(),
             secret: random_hex64(),
             permissions: perms,

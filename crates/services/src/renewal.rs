@@ -60,10 +60,10 @@ impl Services {
             // Renewed meanwhile (or no longer due): go on with the service as it stands.
             return Ok(Some(fresh));
         };
-        let Some(package_id) = fresh.subscription.package_id.as_deref() else {
+        let Some(package_id) = fresh.subscription.package_id.as_ref() else {
             return Ok(None);
         };
-        let Some(package) = self.store.get_package(package_id).await? else {
+        let Some(package) = self.store.get_package(package_id.as_str()).await? else {
             return Ok(None);
         };
         // A period without quota would be due again at once: never pay for one.

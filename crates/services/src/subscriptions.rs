@@ -54,7 +54,7 @@ impl Services {
         Ok(self
             .store
             .upsert_package(&Package {
-                id: uuid::Uuid::new_v4().to_string(),
+                id: domain::PackageId::new(uuid::Uuid::new_v4().to_string()),
                 name: name.to_string(),
                 quota: p.quota,
                 duration_days: p.duration_days,

@@ -15,7 +15,7 @@ macro_rules! account_from_row {
         let r = &$r;
         let kind: String = r.try_get("kind")?;
         BankAccount {
-            id: r.try_get("id")?,
+            id: r.try_get::<String, _>("id")?.into(),
             service_id: r.try_get::<String, _>("service_id")?.into(),
             branch_id: r.try_get::<String, _>("branch_id")?.into(),
             bank_code: r.try_get("bank_code")?,
@@ -38,7 +38,7 @@ pub(crate) async fn create(pool: &Pool, a: &BankAccount) -> Result<()> {
              name_th, name_en, kind, extra_verify, active, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, true, $10)",
         )
-        .bind(&a.id)
+        .bind(a.id.as_str())
         .bind(a.service_id.as_str())
         .bind(a.branch_id.as_str())
         .bind(&a.bank_code)

@@ -13,7 +13,7 @@ use domain::billing::{
 use domain::clock::{format_bangkok, from_millis, to_millis};
 use domain::model::{Plan, Service, ServiceState};
 use domain::quota::Quota;
-use domain::Satang;
+use domain::{PackageId, Satang};
 use sqlx::Row;
 use time::OffsetDateTime;
 
@@ -22,7 +22,7 @@ use time::OffsetDateTime;
 pub enum PeriodStart {
     /// An operator subscribes the service to a package (also to switch packages).
     Subscribe {
-        package_id: String,
+        package_id: PackageId,
         auto_renew: Option<AutoRenew>,
     },
     /// Auto-renewal of the current package, decided on the service as it stood at
@@ -48,7 +48,7 @@ macro_rules! package_from_row {
     ($r:expr) => {{
         let r = &$r;
         Package {
-            id: r.try_get("id")?,
+            id: r.try_get::<String, _>("id")?.into(),
             name: r.try_get("name")?,
             quota: r.try_get("quota")?,
             duration_days: u32::try_from(r.try_get::<i64, _>("duration_days")?)
@@ -107,7 +107,7 @@ pub(crate) async fn upsert_package(pool: &Pool, p: &Package) -> Result<Package> 
              quota = excluded.quota, duration_days = excluded.duration_days, \
              price_satang = excluded.price_satang",
         )
-        .bind(&p.id)
+        .bind(p.id.as_str())
         .bind(&p.name)
         .bind(p.quota)
         .bind(i64::from(p.duration_days))
@@ -224,7 +224,7 @@ pub(crate) async fn start_period(
             tx.rollback().await?;
             return Ok(PeriodOutcome::NoPackage);
         };
-        let Some(pr) = sqlx::query(&pkg_sql).bind(&package_id).fetch_optional(&mut *tx).await? else {
+        let Some(pr) = sqlx::query(&pkg_sql).bind(package_id.as_str()).fetch_optional(&mut *tx).await? else {
             tx.rollback().await?;
             return Ok(PeriodOutcome::NoPackage);
         };
@@ -260,7 +260,7 @@ pub(crate) async fn start_period(
              auto_renew_quota = $8 WHERE id = $1",
         )
         .bind(service_id)
-        .bind(&pkg.id)
+        .bind(pkg.id.as_str())
         .bind(to_millis(per.starts))
         .bind(per.limit)
         .bind(to_millis(per.expires))

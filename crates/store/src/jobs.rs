@@ -7,7 +7,7 @@ use crate::sql::{on_pool, placeholders, Pool};
 use crate::{Result, StoreError};
 use domain::clock::{from_millis, to_millis};
 use domain::job::{Job, JobStatus, Stage, Webhook, WebhookState};
-use domain::Satang;
+use domain::{BatchId, Satang};
 use sqlx::Row;
 use time::OffsetDateTime;
 
@@ -29,7 +29,9 @@ macro_rules! job_from_row {
         let count = |v: i64| u32::try_from(v).unwrap_or(u32::MAX);
         Job {
             id: r.try_get::<String, _>("id")?.into(),
-            batch_id: r.try_get("batch_id")?,
+            batch_id: r
+                .try_get::<Option<String>, _>("batch_id")?
+                .map(BatchId::from),
             service_id: r.try_get::<String, _>("service_id")?.into(),
             branch_id: r.try_get::<String, _>("branch_id")?.into(),
             payload: r.try_get("payload")?,
@@ -115,7 +117,7 @@ pub(crate) async fn insert(pool: &Pool, jobs: &[Job]) -> Result<()> {
             for (i, j) in chunk.iter().enumerate() {
                 q = q
                     .bind(j.id.as_str())
-                    .bind(&j.batch_id)
+                    .bind(j.batch_id.as_ref().map(BatchId::as_str))
                     .bind((chunk_no * INSERT_CHUNK + i) as i64)
                     .bind(j.service_id.as_str())
                     .bind(j.branch_id.as_str())

@@ -17,7 +17,7 @@ use async_trait::async_trait;
 use domain::model::{AuditEntry, Branch, Partner, Plan, Service, Transfer, User};
 use domain::quota::{QuotaOp, QuotaOpError};
 use domain::rate::{Decision, Gcra};
-use domain::{BranchId, JobId, Satang, ServiceId};
+use domain::{BankAccountId, BranchId, JobId, PartnerId, Satang, ServiceId, UserId};
 use time::OffsetDateTime;
 
 pub use billing::{PeriodOutcome, PeriodStart};
@@ -95,7 +95,7 @@ pub struct ServicePatch {
     pub state: Option<domain::model::ServiceState>,
     /// `Some(None)`: never expires.
     pub expires_at: Option<Option<OffsetDateTime>>,
-    pub owner_id: Option<Option<String>>,
+    pub owner_id: Option<Option<UserId>>,
     pub plan: Option<String>,
     /// `Some(None)`: back to the plan's rate.
     pub rate_limit_rps: Option<Option<u32>>,
@@ -131,9 +131,9 @@ pub trait Store: Send + Sync + 'static {
         -> Result<Option<Service>>;
 
     async fn create_user(&self, u: &User) -> Result<()>;
-    async fn get_user(&self, id: &str) -> Result<Option<User>>;
+    async fn get_user(&self, id: &UserId) -> Result<Option<User>>;
     /// False if no such user.
-    async fn set_user_banned(&self, id: &str, banned: bool) -> Result<bool>;
+    async fn set_user_banned(&self, id: &UserId, banned: bool) -> Result<bool>;
 
     /// Fails with `Conflict` for a second main branch of a service or a reused key hash.
     async fn create_branch(&self, b: &Branch, api_key_hash: &str) -> Result<()>;
@@ -179,7 +179,7 @@ pub trait Store: Send + Sync + 'static {
     /// True the first time a partner uses a nonce; forgets nonces older than `forget_before`.
     async fn use_nonce(
         &self,
-        partner_id: &str,
+        partner_id: &PartnerId,
         nonce: &str,
         now: OffsetDateTime,
         forget_before: OffsetDateTime,
@@ -202,20 +202,20 @@ pub trait Store: Send + Sync + 'static {
     async fn get_bank_account(
         &self,
         branch_id: &BranchId,
-        id: &str,
+        id: &BankAccountId,
     ) -> Result<Option<domain::model::BankAccount>>;
     /// False if the branch has no such active account.
     async fn set_bank_account_extra_verify(
         &self,
         branch_id: &BranchId,
-        id: &str,
+        id: &BankAccountId,
         extra: Option<&str>,
     ) -> Result<bool>;
     /// Deactivates; false if the branch has no such active account.
     async fn delete_bank_account(
         &self,
         branch_id: &BranchId,
-        id: &str,
+        id: &BankAccountId,
         now: OffsetDateTime,
     ) -> Result<bool>;
 

@@ -18,7 +18,7 @@ use domain::partner::Permission;
 use domain::quota::Quota;
 use domain::quota::{QuotaOp, QuotaOpError};
 use domain::rate::{Decision, Gcra};
-use domain::{BranchId, JobId, Satang, ServiceId};
+use domain::{BankAccountId, BranchId, JobId, PartnerId, Satang, ServiceId, UserId};
 use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
@@ -105,7 +105,9 @@ macro_rules! service_from_row {
                     .ok_or_else(|| StoreError::Corrupt(format!("service state {st}")))?
             },
             expires_at: r.try_get::<Option<i64>, _>("s_expires")?.map(from_millis),
-            owner_id: r.try_get("s_owner")?,
+            owner_id: r
+                .try_get::<Option<String>, _>("s_owner")?
+                .map(domain::UserId::from),
             owner_banned: r.try_get("s_owner_banned")?,
             owner_verified: r.try_get("s_owner_verified")?,
             billing_anchor: from_millis(r.try_get("s_anchor")?),
@@ -119,7 +121,9 @@ macro_rules! service_from_row {
                 .try_get::<Option<i64>, _>("s_rate")?
                 .and_then(|v| u32::try_from(v).ok()),
             subscription: domain::billing::Subscription {
-                package_id: r.try_get("s_package")?,
+                package_id: r
+                    .try_get::<Option<String>, _>("s_package")?
+                    .map(domain::PackageId::from),
                 started_at: r
                     .try_get::<Option<i64>, _>("s_subscribed")?
                     .map(from_millis),
@@ -382,7 +386,7 @@ impl Store for SqlStore {
             .bind(to_millis(s.created_at))
             .bind(s.state.as_str())
             .bind(s.expires_at.map(to_millis))
-            .bind(&s.owner_id)
+            .bind(s.owner_id.as_ref().map(UserId::as_str))
             .bind(to_millis(s.billing_anchor))
             .bind(to_millis(s.cycle_start))
             .bind(&s.plan.name)
@@ -453,7 +457,7 @@ impl Store for SqlStore {
             .bind(set_exp)
             .bind(exp.map(to_millis))
             .bind(set_owner)
-            .bind(owner)
+            .bind(owner.as_ref().map(UserId::as_str))
             .bind(&patch.plan)
             .bind(set_rate)
             .bind(rate.map(i64::from))
@@ -467,7 +471,7 @@ impl Store for SqlStore {
     async fn create_user(&self, u: &User) -> Result<()> {
         on_pool!(self, p => {
             sqlx::query("INSERT INTO users (id, name, banned, created_at) VALUES ($1, $2, $3, $4)")
-                .bind(&u.id)
+                .bind(u.id.as_str())
                 .bind(&u.name)
                 .bind(u.banned)
                 .bind(to_millis(u.created_at))
@@ -478,15 +482,15 @@ impl Store for SqlStore {
         Ok(())
     }
 
-    async fn get_user(&self, id: &str) -> Result<Option<User>> {
+    async fn get_user(&self, id: &UserId) -> Result<Option<User>> {
         on_pool!(self, p => {
             match sqlx::query("SELECT id, name, banned, created_at FROM users WHERE id = $1")
-                .bind(id)
+                .bind(id.as_str())
                 .fetch_optional(p)
                 .await?
             {
                 Some(r) => Ok(Some(User {
-                    id: r.try_get("id")?,
+                    id: r.try_get::<String, _>("id")?.into(),
                     name: r.try_get("name")?,
                     banned: r.try_get("banned")?,
                     created_at: from_millis(r.try_get("created_at")?),
@@ -496,10 +500,10 @@ impl Store for SqlStore {
         })
     }
 
-    async fn set_user_banned(&self, id: &str, banned: bool) -> Result<bool> {
+    async fn set_user_banned(&self, id: &UserId, banned: bool) -> Result<bool> {
         on_pool!(self, p => {
             let r = sqlx::query("UPDATE users SET banned = $2 WHERE id = $1")
-                .bind(id)
+                .bind(id.as_str())
                 .bind(banned)
                 .execute(p)
                 .await?;
@@ -761,7 +765,7 @@ impl Store for SqlStore {
                 "INSERT INTO partners (id, name, api_key_hash, secret, permissions, created_at) \
                  VALUES ($1, $2, $3, $4, $5, $6)",
             )
-            .bind(&partner.id)
+            .bind(partner.id.as_str())
             .bind(&partner.name)
             .bind(api_key_hash)
             .bind(&partner.secret)
@@ -772,7 +776,7 @@ impl Store for SqlStore {
             .map_err(|e| unique_violation(e, "partner key exists"))?;
             for sid in &partner.service_ids {
                 sqlx::query("INSERT INTO partner_services (partner_id, service_id) VALUES ($1, $2)")
-                    .bind(&partner.id)
+                    .bind(partner.id.as_str())
                     .bind(sid.as_str())
                     .execute(&mut *tx)
                     .await
@@ -803,7 +807,7 @@ impl Store for SqlStore {
             .fetch_all(p)
             .await?;
             Ok(Some(Partner {
-                id,
+                id: PartnerId::from(id),
                 name: r.try_get("name")?,
                 secret: r.try_get("secret")?,
                 permissions: perms.split(',').filter_map(Permission::parse).collect(),
@@ -815,14 +819,14 @@ impl Store for SqlStore {
 
     async fn use_nonce(
         &self,
-        partner_id: &str,
+        partner_id: &PartnerId,
         nonce: &str,
         now: OffsetDateTime,
         forget_before: OffsetDateTime,
     ) -> Result<bool> {
         on_pool!(self, p => {
             sqlx::query("DELETE FROM partner_nonces WHERE partner_id = $1 AND seen_at < $2")
-                .bind(partner_id)
+                .bind(partner_id.as_str())
                 .bind(to_millis(forget_before))
                 .execute(p)
                 .await?;
@@ -830,7 +834,7 @@ impl Store for SqlStore {
                 "INSERT INTO partner_nonces (partner_id, nonce, seen_at) VALUES ($1, $2, $3) \
                  ON CONFLICT (partner_id, nonce) DO NOTHING",
             )
-            .bind(partner_id)
+            .bind(partner_id.as_str())
             .bind(nonce)
             .bind(to_millis(now))
             .execute(p)
@@ -923,27 +927,27 @@ impl Store for SqlStore {
     async fn get_bank_account(
         &self,
         branch_id: &BranchId,
-        id: &str,
+        id: &BankAccountId,
     ) -> Result<Option<domain::model::BankAccount>> {
-        crate::accounts::get(&self.pool, branch_id.as_str(), id).await
+        crate::accounts::get(&self.pool, branch_id.as_str(), id.as_str()).await
     }
 
     async fn set_bank_account_extra_verify(
         &self,
         branch_id: &BranchId,
-        id: &str,
+        id: &BankAccountId,
         extra: Option<&str>,
     ) -> Result<bool> {
-        crate::accounts::set_extra_verify(&self.pool, branch_id.as_str(), id, extra).await
+        crate::accounts::set_extra_verify(&self.pool, branch_id.as_str(), id.as_str(), extra).await
     }
 
     async fn delete_bank_account(
         &self,
         branch_id: &BranchId,
-        id: &str,
+        id: &BankAccountId,
         now: OffsetDateTime,
     ) -> Result<bool> {
-        crate::accounts::delete(&self.pool, branch_id.as_str(), id, now).await
+        crate::accounts::delete(&self.pool, branch_id.as_str(), id.as_str(), now).await
     }
 
     async fn insert_wallet_transfer(&self, t: &domain::model::WalletTransfer) -> Result<()> {

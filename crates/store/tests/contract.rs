@@ -481,8 +481,8 @@ both!(service_states_users_and_patches, |b: Backend| async move {
         created_at: at(0),
     };
     s.create_user(&u).await.unwrap();
-    assert_eq!(s.get_user("u1").await.unwrap(), Some(u.clone()));
-    assert!(s.get_user("nope").await.unwrap().is_none());
+    assert_eq!(s.get_user(&"u1".into()).await.unwrap(), Some(u.clone()));
+    assert!(s.get_user(&"nope".into()).await.unwrap().is_none());
 
     let patch = ServicePatch {
         name: Some("Renamed".into()),
@@ -500,11 +500,11 @@ both!(service_states_users_and_patches, |b: Backend| async move {
     assert_eq!(svc.quota.limit, None);
     assert_eq!(svc.state, ServiceState::Banned);
     assert_eq!(svc.expires_at, Some(at(5000)));
-    assert_eq!(svc.owner_id.as_deref(), Some("u1"));
+    assert_eq!(svc.owner_id.as_ref().map(|u| u.as_str()), Some("u1"));
     assert!(!svc.owner_banned);
     assert_eq!(svc.rate_limit_rps, Some(7));
-    assert!(s.set_user_banned("u1", true).await.unwrap());
-    assert!(!s.set_user_banned("nope", true).await.unwrap());
+    assert!(s.set_user_banned(&"u1".into(), true).await.unwrap());
+    assert!(!s.set_user_banned(&"nope".into(), true).await.unwrap());
     assert!(
         s.get_service(&"s1".into())
             .await

@@ -321,7 +321,7 @@ impl From<&domain::job::Job> for Job {
         };
         Job {
             job_id: j.id.to_string(),
-            batch_id: j.batch_id.clone(),
+            batch_id: j.batch_id.as_ref().map(ToString::to_string),
             status: j.status.as_str(),
             data: if j.status == JobStatus::Failed {
                 Value::Null
@@ -406,7 +406,7 @@ impl From<&domain::model::BankAccount> for BankAccount {
     fn from(a: &domain::model::BankAccount) -> Self {
         let bank = banks::find(&a.bank_code);
         BankAccount {
-            id: a.id.clone(),
+            id: a.id.to_string(),
             bank_code: a.bank_code.clone(),
             bank_number: a.bank_number.clone(),
             name_th: a.name_th.clone(),

@@ -6,7 +6,7 @@ use clap::{Args, Subcommand};
 use domain::billing::{AutoRenew, CreditKind};
 use domain::model::ServiceState;
 use domain::Satang;
-use domain::{BranchId, ServiceId};
+use domain::{BranchId, ServiceId, UserId};
 use serde_json::json;
 use services::admin::{BranchUpdate, NewBranch, ServiceUpdate};
 use services::subscriptions::NewPackage;
@@ -213,7 +213,7 @@ pub(crate) struct ServiceUpdateArgs {
     state: Option<String>,
     /// The owning user's id; empty to remove.
     #[arg(long)]
-    owner: Option<String>,
+    owner: Option<UserId>,
     /// The plan (see `admin plan`), which sets the requests-per-second limit.
     #[arg(long)]
     plan: Option<String>,
@@ -272,7 +272,7 @@ pub(crate) enum UserCmd {
     Update {
         /// The user's id.
         #[arg(long)]
-        user: String,
+        user: UserId,
         /// true or false.
         #[arg(long, action = clap::ArgAction::Set)]
         banned: bool,
