@@ -17,8 +17,8 @@ const SMALL_SIDE: u32 = 1000;
 const TINY_SIDE: u32 = 600;
 /// Largest image scanned at full resolution as the last resort (phone photos are ~14 Mpx).
 const FULL_RES_MAX_PIXELS: u64 = 16_000_000;
-/// Short side from which the evidence gate starts on a 2×2-averaged copy and, on such big
-/// images, runs before the plain pass.
+/// Short side from which the evidence gate's working-scale scan counts only finders of 2 px
+/// modules and more (smaller ones show on the 2×2 average; 1 px "patterns" are mostly noise).
 const CHEAP_HALF_MIN_SIDE: u32 = 700;
 /// Short side from which the evidence gate looks at the 2×2 average first (the half pass made
 /// it), and at full scale only when no finders show there.
@@ -358,9 +358,8 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
             return (found, if dark { "inverted-half" } else { "half-first" });
         }
         // Big and mid-size images: no finder pattern anywhere, so neither the plain pass
-        // nor the strategies would read it. (Below `CHEAP_HALF_MIN_SIDE` the gate costs about
-        // a plain pass; it runs first anyway, because its QR region is tried before the plain
-        // pass below.)
+        // nor the strategies would read it. (The gate looks at the 2×2 average first, a quarter
+        // of the pixels; the QR region it finds is tried before the plain pass below.)
         let evidence = finder_evidence_with_half(work, &half);
         budget.mark("gate");
         if !evidence.qr_like {
