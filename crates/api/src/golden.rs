@@ -1,6 +1,6 @@
 //! Golden files for byte-exact tests (hidden; shared by this crate's error bytes test and the
-//! HTTP tests' recordings, testkit's `wire_bytes`): `GOLDEN_UPDATE=1` writes the file, otherwise the text must match
-//! it and a mismatch names its first differing line.
+//! HTTP tests' recordings, testkit's `wire_bytes`): `GOLDEN_UPDATE=1` writes the file,
+//! otherwise the text must match it and a mismatch names its first differing line.
 
 /// Compares `got` with the golden file at `path` (or writes it under `GOLDEN_UPDATE`); on a
 /// mismatch panics with `{what} changed at line N` and both lines.
@@ -18,7 +18,7 @@ pub fn check(path: &str, got: &str, what: &str) {
 
 /// The first line (counted from 1) where two texts differ, with each side's line; `<end>` for
 /// the side that ran out. `None` when they are equal.
-pub fn first_difference<'a>(want: &'a str, got: &'a str) -> Option<(usize, &'a str, &'a str)> {
+fn first_difference<'a>(want: &'a str, got: &'a str) -> Option<(usize, &'a str, &'a str)> {
     if want == got {
         return None;
     }
