@@ -21,6 +21,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use image::{DynamicImage, GrayImage, ImageFormat, ImageReader};
 
 #[doc(hidden)]
+mod hybrid;
 pub mod probe;
 mod strategies;
 #[doc(hidden)]
