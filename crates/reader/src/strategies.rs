@@ -825,6 +825,14 @@ fn evidence_binarize(g: &GrayImage) -> GrayImage {
     let mut prefix = vec![0u32; w + 1];
     let bias = EVIDENCE_BIAS as u32;
     let mut out = vec![255u8; w * h];
+    // Whether a whole window fits across the row; then each pixel's window width (clipped
+    // at the borders) and its row's window sums.
+    let wide = w > 2 * r + 1;
+    let widths: Vec<u32> = (0..w)
+        .map(|x| ((x + r + 1).min(w) - x.saturating_sub(r)) as u32)
+        .collect();
+    let widths_f32: Vec<f32> = widths.iter().map(|&v| v as f32).collect();
+    let mut sums = vec![0u32; w];
     let (mut cy0, mut cy1) = (0usize, 0usize);
     for y in 0..h {
         let (y0, y1) = (y.saturating_sub(r), (y + r + 1).min(h));
@@ -847,41 +855,52 @@ fn evidence_binarize(g: &GrayImage) -> GrayImage {
         }
         let rows = (y1 - y0) as u32;
         let (srow, orow) = (&src[y * w..][..w], &mut out[y * w..][..w]);
-        let mut px = |x: usize| {
-            let (x0, x1) = (x.saturating_sub(r), (x + r + 1).min(w));
-            let s = prefix[x1] - prefix[x0];
-            if (u32::from(srow[x]) + bias) * rows * ((x1 - x0) as u32) < s {
-                orow[x] = 0;
+        if !wide {
+            // Narrower than one window (a few px): every window is clipped on both sides.
+            for (x, o) in orow.iter_mut().enumerate() {
+                let (x0, x1) = (x.saturating_sub(r), (x + r + 1).min(w));
+                if (u32::from(srow[x]) + bias) * rows * ((x1 - x0) as u32) < prefix[x1] - prefix[x0]
+                {
+                    *o = 0;
+                }
             }
-        };
-        let (lo, hi) = (r.min(w), w.saturating_sub(r + 1).max(r.min(w)));
-        for x in (0..lo).chain(hi..w) {
-            px(x);
+            continue;
         }
-        // Interior: the full window, so the area is constant and the slices line up.
-        if hi > lo {
-            let n = hi - lo;
-            let area = rows * (2 * r + 1) as u32;
-            let (p1, p0) = (&prefix[lo + r + 1..][..n], &prefix[lo - r..][..n]);
-            let pixels = orow[lo..hi].iter_mut().zip(&srow[lo..hi]).zip(p1).zip(p0);
-            // Every pixel stored, no branch: the loop vectorises (the conditional store did not).
-            if exact_in_f32 {
-                // The same comparison in f32, whose multiply the baseline x86-64 vector unit
-                // has (its u32 multiply is emulated): every operand is an integer below 2^24,
-                // so exact.
-                let area = area as f32;
-                for (((o, &v), &a), &b) in pixels {
-                    let lhs = (f32::from(v) + EVIDENCE_BIAS as f32) * area;
-                    *o = if lhs < (a - b) as i32 as f32 { 0 } else { 255 };
-                }
-            } else {
-                for (((o, &v), &a), &b) in pixels {
-                    *o = if (u32::from(v) + bias) * area < a - b {
-                        0
-                    } else {
-                        255
-                    };
-                }
+        // Each pixel's window sum, in three runs whose slices line up (the window clipped on
+        // the left, whole, clipped on the right), so each loop vectorises.
+        let (lo, hi) = (r, w - r - 1);
+        for (s, &a) in sums[..lo].iter_mut().zip(&prefix[r + 1..]) {
+            *s = a;
+        }
+        let (p1, p0) = (
+            &prefix[lo + r + 1..][..hi - lo],
+            &prefix[lo - r..][..hi - lo],
+        );
+        for ((s, &a), &b) in sums[lo..hi].iter_mut().zip(p1).zip(p0) {
+            *s = a - b;
+        }
+        let total = prefix[w];
+        for (s, &b) in sums[hi..].iter_mut().zip(&prefix[hi - r..]) {
+            *s = total - b;
+        }
+        // Every pixel stored, no branch: the loop vectorises (the conditional store did not).
+        let pixels = orow.iter_mut().zip(srow).zip(&sums);
+        if exact_in_f32 {
+            // The same comparison in f32, whose multiply the baseline x86-64 vector unit has
+            // (its u32 multiply is emulated): every operand and product is an integer below
+            // 2^24, so exact.
+            let rows = rows as f32;
+            for (((o, &v), &s), &wd) in pixels.zip(&widths_f32) {
+                let lhs = (f32::from(v) + EVIDENCE_BIAS as f32) * rows * wd;
+                *o = if lhs < s as i32 as f32 { 0 } else { 255 };
+            }
+        } else {
+            for (((o, &v), &s), &wd) in pixels.zip(&widths) {
+                *o = if (u32::from(v) + bias) * rows * wd < s {
+                    0
+                } else {
+                    255
+                };
             }
         }
     }
@@ -1731,7 +1750,16 @@ mod tests {
     #[test]
     fn evidence_binarize_matches_the_integral_image() {
         let mut seed = 0x1234_5678u32;
-        for (w, h) in [(1, 1), (9, 3), (40, 23), (97, 131), (300, 90)] {
+        // Up to a window too big for exact f32 sums (short side 2048: the u32 comparison).
+        for (w, h) in [
+            (1, 1),
+            (9, 3),
+            (10, 40),
+            (40, 23),
+            (97, 131),
+            (300, 90),
+            (2100, 2048),
+        ] {
             let g = GrayImage::from_fn(w, h, |x, y| {
                 seed ^= seed << 13;
                 seed ^= seed >> 17;
