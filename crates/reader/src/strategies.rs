@@ -1,6 +1,7 @@
 //! Preprocessing strategies, tried in order until one yields a QR code.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::time::{Duration, Instant};
 
 use image::imageops::FilterType;
@@ -338,6 +339,8 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
     };
     let stats = Stats::of(work);
     let dark = stats.dark();
+    // The gate's polarity prior, worked out once here.
+    let known_dark = OnceCell::from(dark);
     let short = work.width().min(work.height());
     let mut gated: Option<Evidence> = None;
     // Cheap pass: rxing's binarizer is most of a scan and costs per pixel, so first try rxing
@@ -360,7 +363,7 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
         // Big and mid-size images: no finder pattern anywhere, so neither the plain pass
         // nor the strategies would read it. (The gate looks at the 2×2 average first, a quarter
         // of the pixels; the QR region it finds is tried before the plain pass below.)
-        let evidence = finder_evidence_with_half(work, &half);
+        let evidence = finder_evidence_with_half(work, &half, &known_dark);
         budget.mark("gate");
         if !evidence.qr_like {
             return (Vec::new(), "no-finder");
@@ -392,7 +395,7 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
         // receipt) while the code's own finders only show at full scale, with another
         // polarity: there the gate decides, for the region and the strategies after it.
         if evidence.coarse && !budget.spent() {
-            let fine = fine_evidence(work);
+            let fine = fine_evidence(work, &known_dark);
             budget.mark("gate");
             if fine.qr_like {
                 if fine.finders != evidence.finders {
@@ -426,7 +429,7 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
     let evidence = match gated {
         Some(e) => e,
         None => {
-            let e = finder_evidence(work);
+            let e = finder_evidence_known(work, &known_dark);
             budget.mark("gate");
             if !e.qr_like {
                 return (Vec::new(), "no-finder");
@@ -626,10 +629,15 @@ pub struct Evidence {
 /// check. Tolerances are loose (2 px modules, JPEG, speckle, perspective): a false "yes" costs
 /// only time, a false "no" costs a read.
 pub(crate) fn finder_evidence(work: &GrayImage) -> Evidence {
+    finder_evidence_known(work, &OnceCell::new())
+}
+
+/// [`finder_evidence`], with whether `work` is dark mode (`Stats::dark`) when known already.
+fn finder_evidence_known(work: &GrayImage, dark: &OnceCell<bool>) -> Evidence {
     if work.width().min(work.height()) >= HALF_GATE_MIN_SIDE {
-        return finder_evidence_with_half(work, &box_downscale(work, 2));
+        return finder_evidence_with_half(work, &box_downscale(work, 2), dark);
     }
-    finder_evidence_with_half(work, work)
+    finder_evidence_with_half(work, work, dark)
 }
 
 /// The region strategies (`CROP_STRATEGIES`) on the QR region `evidence` found in `base`
@@ -689,7 +697,11 @@ fn try_region(
 
 /// [`finder_evidence`] given `half`, the 2×2 average of `work` (the first pass made it already;
 /// unused below `HALF_GATE_MIN_SIDE`).
-fn finder_evidence_with_half(work: &GrayImage, half: &GrayImage) -> Evidence {
+fn finder_evidence_with_half(
+    work: &GrayImage,
+    half: &GrayImage,
+    dark: &OnceCell<bool>,
+) -> Evidence {
     let mut hits: Vec<Hit> = Vec::new();
     if work.width().min(work.height()) >= HALF_GATE_MIN_SIDE {
         let bin = evidence_binarize(half);
@@ -697,21 +709,21 @@ fn finder_evidence_with_half(work: &GrayImage, half: &GrayImage) -> Evidence {
             hits.push((2.0 * x, 2.0 * y, 2.0 * m, l))
         });
         // Most slips show their finders here already; the full scale only for the rest.
-        let e = evidence_of(work, &hits, true);
+        let e = evidence_of(work, &hits, true, dark);
         if e.qr_like {
             return e;
         }
     }
     fine_hits(work, &mut hits);
-    evidence_of(work, &hits, false)
+    evidence_of(work, &hits, false, dark)
 }
 
 /// The evidence gate at the working scale alone: what decides when the triple seen on the
 /// 2×2 average (`Evidence::coarse`) led to a region that did not read.
-fn fine_evidence(work: &GrayImage) -> Evidence {
+fn fine_evidence(work: &GrayImage, dark: &OnceCell<bool>) -> Evidence {
     let mut hits: Vec<Hit> = Vec::new();
     fine_hits(work, &mut hits);
-    evidence_of(work, &hits, false)
+    evidence_of(work, &hits, false, dark)
 }
 
 /// The gate's finder hits at the working scale (and, for thumbnails, on a Lanczos ×2).
@@ -724,7 +736,7 @@ fn fine_hits(work: &GrayImage, hits: &mut Vec<Hit>) {
     finder_hits_in(&bin, min_total, &mut |x, y, m, l| hits.push((x, y, m, l)));
     // Thumbnails: 1–2 px modules blur into each other; the Lanczos ×2 the strategies use
     // anyway restores the runs (cheap at this size).
-    if short < GATE_UPSCALE_MAX_SIDE && !evidence_of(work, hits, false).qr_like {
+    if short < GATE_UPSCALE_MAX_SIDE && find_triple(&centres_of(hits).0, |_| true).is_none() {
         let bin = evidence_binarize(&upscale_lanczos(work, 2));
         finder_hits_in(&bin, 14, &mut |x, y, m, l| {
             hits.push((x / 2.0, y / 2.0, m / 2.0, l))
@@ -732,8 +744,9 @@ fn fine_hits(work: &GrayImage, hits: &mut Vec<Hit>) {
     }
 }
 
-/// What `hits` in `work` say: a QR-like triple of finder centres, and its polarity.
-fn evidence_of(work: &GrayImage, hits: &[Hit], coarse: bool) -> Evidence {
+/// What `hits` in `work` say: a QR-like triple of finder centres, and its polarity (`dark`:
+/// whether `work` is dark mode, worked out here only when a light triple needs it).
+fn evidence_of(work: &GrayImage, hits: &[Hit], coarse: bool, dark: &OnceCell<bool>) -> Evidence {
     let (pts, light, seen) = centres_of(hits);
     let any = find_triple(&pts, |_| true);
     // Polarity: the best-supported triple whose three centres agree (a QR's finders all
@@ -749,7 +762,7 @@ fn evidence_of(work: &GrayImage, hits: &[Hit], coarse: bool) -> Evidence {
     };
     // The finders decide against the mean luminance only by a clear margin (2×): a
     // textured header or speckle can mimic a few finders of either polarity.
-    let prior_dark = light_t.is_some() && Stats::of(work).dark();
+    let prior_dark = light_t.is_some() && *dark.get_or_init(|| Stats::of(work).dark());
     let margin = if prior_dark { 0.5 } else { 2.0 };
     let is_light = light_t.is_some_and(|l| dark_t.is_none_or(|d| l.0 as f32 > margin * d.0 as f32));
     let chosen = if is_light { light_t } else { dark_t }.map(|t| t.1).or(any);
