@@ -64,7 +64,9 @@ impl<'a> Binarizer for FastHybrid<'a> {
 
     fn get_black_matrix(&self) -> rxing::common::Result<&BitMatrix> {
         if self.small() {
-            return self.ghb.get_black_matrix();
+            // As rxing: its global histogram's matrix, kept as this binarizer's own.
+            let m = self.ghb.get_black_matrix()?;
+            return Ok(self.matrix.get_or_init(|| m.clone()));
         }
         let source = self.ghb.get_luminance_source();
         let (w, h) = (source.get_width(), source.get_height());
