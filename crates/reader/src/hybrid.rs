@@ -96,7 +96,7 @@ impl<'a> Binarizer for FastHybrid<'a> {
     }
 }
 
-/// Where block `b` of `n` starts along a side of `len` px: the last block is pulled in to end
+/// Where block `b` starts along a side of `len` px: the last block is pulled in to end
 /// at the border, overlapping the one before when `len` is not a multiple of 8 (rxing's rule).
 fn block_start(b: usize, len: usize) -> usize {
     (b * BLOCK).min(len - BLOCK)
@@ -107,13 +107,15 @@ fn black_matrix(lum: &[u8], w: usize, h: usize) -> BitMatrix {
     let (bw, bh) = (w.div_ceil(BLOCK), h.div_ceil(BLOCK));
     let points = black_points(lum, w, h, bw, bh);
     // Each block's threshold: the mean black point of the 5×5 blocks around it (clamped to
-    // stay inside), spread over the block's pixels. Where the last block overlaps the one
-    // before (a side not a multiple of 8), rxing sets a pixel's bit for either block; both
-    // are clamped to the same 5×5 window, so they share a threshold and one write does.
-    let mut thresholds = vec![0u8; bh * w];
+    // stay inside), spread over the block's pixels, one block row at a time. Where the last
+    // block overlaps the one before (a side not a multiple of 8), rxing sets a pixel's bit for
+    // either block; both are clamped to the same 5×5 window, so they share a threshold and the
+    // rows of the overlap take it from their own block row.
+    let mut matrix = BitMatrix::new(w as u32, h as u32).expect("sides checked");
+    let mut bits = BitArray::with_size(w);
+    let mut thresholds = vec![0u8; w];
     for by in 0..bh {
         let top = by.clamp(2, bh - 3);
-        let row = &mut thresholds[by * w..][..w];
         for bx in 0..bw {
             let left = bx.clamp(2, bw - 3);
             let sum: u32 = (top - 2..=top + 2)
@@ -125,15 +127,12 @@ fn black_matrix(lum: &[u8], w: usize, h: usize) -> BitMatrix {
                 .sum();
             let x0 = block_start(bx, w);
             // An average of black points, each at most 255.
-            row[x0..x0 + BLOCK].fill((sum / 25) as u8);
+            thresholds[x0..x0 + BLOCK].fill((sum / 25) as u8);
         }
-    }
-    let mut matrix = BitMatrix::new(w as u32, h as u32).expect("sides checked");
-    let mut bits = BitArray::with_size(w);
-    for y in 0..h {
-        let by = (y / BLOCK).min(bh - 1);
-        pack_row(&lum[y * w..][..w], &thresholds[by * w..][..w], &mut bits);
-        matrix.setRow(y as u32, &bits);
+        for y in by * BLOCK..((by + 1) * BLOCK).min(h) {
+            pack_row(&lum[y * w..][..w], &thresholds, &mut bits);
+            matrix.setRow(y as u32, &bits);
+        }
     }
     matrix
 }

@@ -20,8 +20,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use image::{DynamicImage, GrayImage, ImageFormat, ImageReader};
 
-#[doc(hidden)]
 mod hybrid;
+#[doc(hidden)]
 pub mod probe;
 mod strategies;
 #[doc(hidden)]
@@ -461,9 +461,6 @@ fn decode_via_image(
     Ok(to_luma(decoded))
 }
 
-/// Rec. 709 luma with `image`'s weights (2126, 7152, 722 / 10000) in 15-bit fixed point
-/// (weights summing to 32768, so white stays 255); within 1 of `into_luma8`.
-#[inline]
 /// One row of RGB (`bpp` 3) or RGBA (4) pixels into `out`, as [`luma709`]; an indexed loop
 /// per pixel size, compiled again for AVX2, so it vectorises (the per-pixel `extend` was a
 /// few percent of a read of a PNG screenshot).
@@ -480,6 +477,8 @@ fn rgb_row_luma(d: &[u8], bpp: usize, out: &mut [u8]) {
     }
 }
 
+/// Rec. 709 luma with `image`'s weights (2126, 7152, 722 / 10000) in 15-bit fixed point
+/// (weights summing to 32768, so white stays 255); within 1 of `into_luma8`.
 #[inline(always)]
 fn luma709(r: u8, g: u8, b: u8) -> u8 {
     ((6966 * u32::from(r) + 23436 * u32::from(g) + 2366 * u32::from(b)) >> 15) as u8
