@@ -179,8 +179,9 @@ pub(crate) async fn upload_slot(
     if small {
         return None;
     }
-    // Fair per branch: one tenant's slow uploads hold at most its share of the slots.
-    svc.uploads().acquire(&c.branch.id).await
+    // Fair per service: one customer's slow uploads (all its branch keys together) hold at
+    // most its share of the slots.
+    svc.uploads().acquire(&c.service.id).await
 }
 
 /// The capacity to reserve for an uploaded image: the body's declared length, at most 4 MB.
@@ -251,7 +252,7 @@ pub(crate) async fn slot_for_url(
 ) -> Option<services::budget::UploadSlot> {
     match slot {
         Some(s) => Some(s),
-        None if is_url => svc.uploads().acquire(&c.branch.id).await,
+        None if is_url => svc.uploads().acquire(&c.service.id).await,
         None => None,
     }
 }

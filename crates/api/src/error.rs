@@ -41,7 +41,17 @@ impl IntoResponse for ApiError {
         {
             rate_limit_headers(&mut resp, limit, retry_after_secs, reset_at);
         }
+        if let Error::IdempotencyKeyInUse { retry_after_secs } = e {
+            retry_after(&mut resp, retry_after_secs);
+        }
         resp
+    }
+}
+
+/// `Retry-After` in seconds (409 `IDEMPOTENCY_KEY_IN_USE`: when the holder's lease ends).
+pub(crate) fn retry_after(resp: &mut Response, secs: u64) {
+    if let Ok(v) = secs.to_string().parse() {
+        resp.headers_mut().insert("retry-after", v);
     }
 }
 

@@ -56,7 +56,9 @@ fn every_error() -> Vec<Error> {
         Error::PermissionDenied("quota:write"),
         Error::BranchAccessDenied,
         Error::QuotaBelowUsage("limit 5 is below this cycle's usage 7".into()),
-        Error::IdempotencyKeyInUse,
+        Error::IdempotencyKeyInUse {
+            retry_after_secs: 120,
+        },
         Error::IdempotencyKeyReused,
         Error::Internal("database is down: secret detail".into()),
         Error::Unknown(vec![
@@ -104,7 +106,7 @@ fn every_error() -> Vec<Error> {
             | Error::PermissionDenied(_)
             | Error::BranchAccessDenied
             | Error::QuotaBelowUsage(_)
-            | Error::IdempotencyKeyInUse
+            | Error::IdempotencyKeyInUse { .. }
             | Error::IdempotencyKeyReused
             | Error::Internal(_) => {}
         }

@@ -605,7 +605,9 @@ fn samples() -> Vec<Error> {
         Error::QuotaBelowUsage(
             "the new limit 5 would be below the used quota 7 of this cycle".into(),
         ),
-        Error::IdempotencyKeyInUse,
+        Error::IdempotencyKeyInUse {
+            retry_after_secs: 120,
+        },
         Error::IdempotencyKeyReused,
         Error::Internal(String::new()),
     ]

@@ -361,7 +361,7 @@ async fn verify_bank(
 ) -> Result<axum::response::Response, ApiError> {
     let svc = &svc;
     submit_once(svc, c, req, "v2.verify.bank", |c, sub, slot| async move {
-        let slip = svc.bank_slip(sub.input).await?;
+        let slip = svc.bank_slip(&c.service.id, sub.input).await?;
         drop(slot);
         let data = svc.verify_bank(&c, &sub.options.verify(slip)).await?;
         Ok::<_, ApiError>(V2Ok::json("Slip verified", data))

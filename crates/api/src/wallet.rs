@@ -37,7 +37,7 @@ async fn verify_truewallet(
         req,
         "v2.verify.truewallet",
         |c, sub, slot| async move {
-            let slip = svc.truemoney_slip(sub.input).await?;
+            let slip = svc.truemoney_slip(&c.service.id, sub.input).await?;
             drop(slot);
             // `matchAccount` is about bank accounts: not asked of a wallet slip.
             let verify = VerifyRequest {

@@ -52,8 +52,13 @@ pub struct LimitsConfig {
     pub max_image_side: u32,
     /// Largest ratio of an image's long side to its short side.
     pub max_image_aspect: u32,
-    /// Upload slots (`server.max_uploads`) one branch may hold at once.
-    pub max_uploads_per_branch: usize,
+    /// Upload slots (`server.max_uploads`) one service (all its branches) may hold at once.
+    /// The old per-branch name is read as an alias.
+    #[serde(alias = "max_uploads_per_branch")]
+    pub max_uploads_per_service: usize,
+    /// Decodes at once (each also admitted against `decode_memory_mb`), shared fairly
+    /// between services.
+    pub decode_slots: usize,
     /// Time for the QR search of one image, in ms (the first two passes always run).
     pub scan_ms: u64,
     /// Most detector passes spent on one image.
@@ -67,7 +72,8 @@ impl Default for LimitsConfig {
             decode_wait_secs: 10,
             max_image_side: 16_384,
             max_image_aspect: 25,
-            max_uploads_per_branch: 4,
+            max_uploads_per_service: 4,
+            decode_slots: 4,
             scan_ms: 80,
             scan_passes: 12,
         }
@@ -98,6 +104,9 @@ pub struct ServerConfig {
     pub idle_timeout_ms: u64,
     /// How long any request's body may take to arrive in full.
     pub body_deadline_ms: u64,
+    /// How long a running request holds its `Idempotency-Key` before a retry may take it
+    /// over (its node presumed dead).
+    pub idempotency_lease_secs: u64,
 }
 
 impl Default for ServerConfig {
@@ -111,6 +120,7 @@ impl Default for ServerConfig {
             header_timeout_ms: 30_000,
             idle_timeout_ms: 60_000,
             body_deadline_ms: 30_000,
+            idempotency_lease_secs: 120,
         }
     }
 }

@@ -66,6 +66,12 @@ impl Config {
             s.body_deadline_ms,
             50..=600_000,
         );
+        range(
+            &mut out,
+            "server.idempotency_lease_secs",
+            s.idempotency_lease_secs,
+            10..=3600,
+        );
         let l = &self.limits;
         range(
             &mut out,
@@ -93,10 +99,11 @@ impl Config {
         );
         range(&mut out, "limits.scan_ms", l.scan_ms, 1..=10_000);
         range(&mut out, "limits.scan_passes", l.scan_passes, 2..=64);
+        range(&mut out, "limits.decode_slots", l.decode_slots, 1..=256);
         range(
             &mut out,
-            "limits.max_uploads_per_branch",
-            l.max_uploads_per_branch,
+            "limits.max_uploads_per_service",
+            l.max_uploads_per_service,
             // Above `server.max_uploads` it is clamped to it (a lone tenant may use them all).
             1..=1024,
         );

@@ -109,7 +109,10 @@ pub enum Error {
     QuotaBelowUsage(String),
     /// `Idempotency-Key`: the request that holds this key is still running; retry later.
     #[error("a request with this Idempotency-Key is still in progress; retry later")]
-    IdempotencyKeyInUse,
+    IdempotencyKeyInUse {
+        /// When the holder's lease ends (`Retry-After`).
+        retry_after_secs: u64,
+    },
     /// `Idempotency-Key`: this key was used for a different request (fields or image).
     #[error("this Idempotency-Key was used for a different request")]
     IdempotencyKeyReused,
@@ -157,7 +160,7 @@ impl Error {
             Error::PermissionDenied(_) => "PERMISSION_DENIED",
             Error::BranchAccessDenied => "BRANCH_ACCESS_DENIED",
             Error::QuotaBelowUsage(_) => "QUOTA_BELOW_USAGE",
-            Error::IdempotencyKeyInUse => "IDEMPOTENCY_KEY_IN_USE",
+            Error::IdempotencyKeyInUse { .. } => "IDEMPOTENCY_KEY_IN_USE",
             Error::IdempotencyKeyReused => "IDEMPOTENCY_KEY_REUSED",
             Error::Internal(_) => "INTERNAL_SERVER_ERROR",
         }
@@ -176,7 +179,7 @@ impl Error {
             | Error::InvalidCallbackUrl
             | Error::InvalidBankCode
             | Error::InvalidExtraVerify(_) => 400,
-            Error::BankAccountDuplicate | Error::IdempotencyKeyInUse => 409,
+            Error::BankAccountDuplicate | Error::IdempotencyKeyInUse { .. } => 409,
             Error::IdempotencyKeyReused => 422,
             Error::MissingApiKey
             | Error::InvalidApiKey

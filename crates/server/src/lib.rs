@@ -89,10 +89,12 @@ impl App {
         services.set_schedules(schedules);
         services.set_uploads(services::budget::UploadSlots::new(
             cfg.server.max_uploads,
-            cfg.limits.max_uploads_per_branch,
+            cfg.limits.max_uploads_per_service,
         ));
+        services.set_idempotency_lease(Duration::from_secs(cfg.server.idempotency_lease_secs));
         services.set_decode_budget(services::budget::DecodeBudget::new(
             cfg.limits.decode_memory_mb,
+            cfg.limits.decode_slots,
             Duration::from_secs(cfg.limits.decode_wait_secs),
         ));
         services.set_image_limits(reader::Limits {

@@ -13,8 +13,9 @@ use store::{IdemBegin, IdemKey};
 pub const KEEP: time::Duration = time::Duration::hours(24);
 
 /// How long a running request holds its key before a retry may take it over (its node is
-/// presumed dead). Longer than any request runs: body deadline (30 s), image fetch and decode,
-/// the connectors' timeouts and fallback.
+/// presumed dead), unless `server.idempotency_lease_secs` says otherwise. Longer than any
+/// request runs: body deadline (30 s), image fetch and decode, the connectors' timeouts and
+/// fallback.
 pub const LEASE: time::Duration = time::Duration::seconds(120);
 
 /// The key a request runs under (set on the `Caller`).
@@ -24,6 +25,10 @@ pub struct IdemClaim {
     /// A request ran under this key before and its node died: it may have been charged, and
     /// the quota pre-check must not refuse what the charge will answer from its record.
     pub takeover: bool,
+    /// When this use of the key began (milliseconds): ids derived from the key include it,
+    /// so the same key used again after it was forgotten (24 h) never names the first
+    /// use's jobs (which live 7 days).
+    pub first_used_ms: i64,
 }
 
 /// What to do with a keyed request.
@@ -50,6 +55,12 @@ pub fn check_key(key: &str) -> Result<(), Error> {
     }
 }
 
+/// Whether an answer of this status is kept under its key: final answers are, "try again"
+/// answers (408, 429, 5xx) never (docs/idempotency.md).
+pub fn stores(status: u16) -> bool {
+    status < 500 && status != 429 && status != 408
+}
+
 impl Services {
     /// Claims `key` of the caller's branch for a request whose parsed form hashes to
     /// `fingerprint`; `IDEMPOTENCY_KEY_IN_USE` while another runs, `IDEMPOTENCY_KEY_REUSED`
@@ -69,34 +80,63 @@ impl Services {
         };
         match self
             .store
-            .idempotency_begin(&k, now, now + LEASE, now - KEEP)
+            .idempotency_begin(&k, now, now + self.idem_lease, now - KEEP)
             .await?
         {
-            IdemBegin::Run { takeover } => Ok(Claimed::Run(IdemClaim {
+            IdemBegin::Run {
+                takeover,
+                first_used_ms,
+            } => Ok(Claimed::Run(IdemClaim {
                 key: key.to_string(),
                 takeover,
+                first_used_ms,
             })),
             IdemBegin::Stored { status, body } => Ok(Claimed::Stored { status, body }),
-            IdemBegin::Running => Err(Error::IdempotencyKeyInUse),
+            IdemBegin::Running { lease_until_ms } => {
+                // Retry when the holder's lease ends (its node presumed dead by then).
+                let left_ms = lease_until_ms - domain::clock::to_millis(now);
+                let secs = if lease_until_ms == 0 {
+                    1
+                } else {
+                    u64::try_from(left_ms.max(0)).unwrap_or(0).div_ceil(1000)
+                };
+                Err(Error::IdempotencyKeyInUse {
+                    retry_after_secs: secs.clamp(1, self.idem_lease.whole_seconds().max(1) as u64),
+                })
+            }
             IdemBegin::Reused => Err(Error::IdempotencyKeyReused),
         }
     }
 
     /// Stores the answer of a keyed request (2xx and 4xx), or gives the key back at once for
-    /// a 5xx. A failure here is logged: the client has its answer, and the key's lease ends.
+    /// a "try again" answer: 5xx, 429 (the plan's rate or the decode budget) and 408. A
+    /// failure here is logged: the client has its answer, and the key's lease ends.
     pub async fn idempotency_finish(
         &self,
         caller: &Caller,
         claim: &IdemClaim,
         answer: (u16, &str),
     ) {
-        let stored = (answer.0 < 500).then_some(answer);
+        let stored = stores(answer.0).then_some(answer);
         if let Err(e) = self
             .store
             .idempotency_finish(&caller.branch.id, &claim.key, stored)
             .await
         {
             tracing::warn!(error = %e, "idempotency: answer not stored");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn try_again_answers_are_never_stored() {
+        for s in [200, 202, 400, 404, 409, 422] {
+            assert!(super::stores(s), "{s}");
+        }
+        for s in [408, 429, 500, 502, 503, 504] {
+            assert!(!super::stores(s), "{s}");
         }
     }
 }

@@ -4,7 +4,7 @@
 //! `egress`, which refuses private and internal addresses.
 
 use crate::Services;
-use domain::Error;
+use domain::{Error, ServiceId};
 use egress::EgressError;
 use reader::ReadError;
 use slip_qr::{BankSlipQr, ParsedQr, TrueMoneySlipQr};
@@ -28,27 +28,36 @@ enum Read {
 
 impl Services {
     /// The bank slip the client sent, parsed once here and passed on; or why there is none.
-    pub async fn bank_slip(&self, input: SlipInput) -> Result<BankSlipQr, Error> {
-        match self.read(input).await? {
+    /// `service`: whose image it is (decodes are shared fairly between services).
+    pub async fn bank_slip(
+        &self,
+        service: &ServiceId,
+        input: SlipInput,
+    ) -> Result<BankSlipQr, Error> {
+        match self.read(service, input).await? {
             Read::Typed(payload) => parse_bank_slip(&payload),
             Read::Image(texts) => pick_bank_slip(&texts),
         }
     }
 
     /// The TrueMoney Wallet slip the client sent, parsed once here; or why there is none.
-    pub async fn truemoney_slip(&self, input: SlipInput) -> Result<TrueMoneySlipQr, Error> {
-        match self.read(input).await? {
+    pub async fn truemoney_slip(
+        &self,
+        service: &ServiceId,
+        input: SlipInput,
+    ) -> Result<TrueMoneySlipQr, Error> {
+        match self.read(service, input).await? {
             Read::Typed(payload) => parse_truemoney_slip(&payload),
             Read::Image(texts) => pick_truemoney_slip(&texts),
         }
     }
 
     /// The typed text, or every QR text of the uploaded or fetched image.
-    async fn read(&self, input: SlipInput) -> Result<Read, Error> {
+    async fn read(&self, service: &ServiceId, input: SlipInput) -> Result<Read, Error> {
         match input {
             SlipInput::Payload(p) => Ok(Read::Typed(p)),
             SlipInput::Image(bytes) => self
-                .read_image(bytes, Error::InvalidImageFormat)
+                .read_image(service, bytes, Error::InvalidImageFormat)
                 .await
                 .map(Read::Image),
             SlipInput::Url(url) => {
@@ -73,7 +82,7 @@ impl Services {
                             ),
                             e @ EgressError::Setup(_) => Error::internal(e),
                         })?;
-                self.read_image(fetched.body, Error::InvalidImageType)
+                self.read_image(service, fetched.body, Error::InvalidImageType)
                     .await
                     .map(Read::Image)
             }
@@ -86,7 +95,12 @@ impl Services {
     /// differs for uploads and URLs in the spec). The decode is admitted against the shared
     /// memory budget from its header first (every path: uploads, Base64 in small JSON bodies,
     /// URLs, async jobs).
-    async fn read_image(&self, bytes: Vec<u8>, not_image: Error) -> Result<Vec<String>, Error> {
+    async fn read_image(
+        &self,
+        service: &ServiceId,
+        bytes: Vec<u8>,
+        not_image: Error,
+    ) -> Result<Vec<String>, Error> {
         let map_err = move |e: ReadError| match e {
             ReadError::TooLarge | ReadError::TooManyPixels => Error::ImageSizeTooLarge,
             ReadError::NotAnImage => not_image.clone(),
@@ -95,7 +109,7 @@ impl Services {
         let limits = self.image_limits;
         // Header only (no pixel buffer): cheap enough for the async thread.
         let cost = reader::decode_cost(&bytes, &limits).map_err(&map_err)?;
-        let admission = self.decode_budget.admit(cost).await?;
+        let admission = self.decode_budget.admit(service, cost).await?;
         tokio::task::spawn_blocking(move || {
             let read = reader::read_qr(&bytes, &limits);
             drop(admission);

@@ -81,14 +81,14 @@ impl Services {
         // between the insert and the answer inserts nothing new (`ON CONFLICT (id)`) and
         // answers with the same ids.
         let id_for = |what: &str, i: usize| match &caller.idempotency {
-            Some(c) => keyed_id(&caller.branch.id, &c.key, what, i),
+            Some(c) => keyed_id(&caller.branch.id, &c.key, c.first_used_ms, what, i),
             None => uuid::Uuid::new_v4().to_string(),
         };
         let batch_id = batch.then(|| BatchId::new(id_for("batch", 0)));
         let mut jobs = Vec::with_capacity(slips.len());
         for (i, slip) in slips.into_iter().enumerate() {
             // Async is for bank slips only; the job keeps the slip's QR text.
-            let payload = match self.bank_slip(slip.input).await {
+            let payload = match self.bank_slip(&caller.service.id, slip.input).await {
                 Ok(s) => s.payload,
                 Err(e) if batch => {
                     return Err(Error::invalid(
@@ -428,11 +428,14 @@ pub async fn run_worker(svc: Services, cfg: WorkerConfig, mut shutdown: watch::R
     }
 }
 
-/// A UUID (v4 layout) derived from a branch's idempotency key: the same key, the same ids.
-fn keyed_id(branch_id: &BranchId, key: &str, what: &str, i: usize) -> String {
+/// A UUID (v4 layout) derived from a branch's idempotency key and when that use of it began:
+/// the same use of a key (a retry, a takeover), the same ids; the key used again after it was
+/// forgotten, new ones.
+fn keyed_id(branch_id: &BranchId, key: &str, first_used_ms: i64, what: &str, i: usize) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
-    for part in [branch_id.as_str(), key, what, &i.to_string()] {
+    let first_used = first_used_ms.to_string();
+    for part in [branch_id.as_str(), key, &first_used, what, &i.to_string()] {
         h.update((part.len() as u64).to_be_bytes());
         h.update(part.as_bytes());
     }

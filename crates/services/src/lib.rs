@@ -69,6 +69,9 @@ pub struct Services {
     renewals: Arc<renewal::RenewalLocks>,
     /// Test hook (`set_after_charge`).
     after_charge: Option<AfterCharge>,
+    /// How long a running keyed request holds its `Idempotency-Key`
+    /// (`server.idempotency_lease_secs`).
+    idem_lease: time::Duration,
 }
 
 /// See `Services::set_after_charge`.
@@ -128,6 +131,7 @@ impl Services {
             billing: Arc::new(billing::LedgerBilling),
             renewals: Arc::default(),
             after_charge: None,
+            idem_lease: idempotency::LEASE,
         }
     }
 
@@ -218,6 +222,15 @@ impl Services {
     /// Who approves renewals (the credit ledger unless set).
     pub fn set_billing(&mut self, billing: Arc<dyn billing::Billing>) {
         self.billing = billing;
+    }
+
+    /// How long a running keyed request holds its key before a retry may take it over.
+    pub fn set_idempotency_lease(&mut self, lease: std::time::Duration) {
+        self.idem_lease = time::Duration::try_from(lease).unwrap_or(idempotency::LEASE);
+    }
+
+    pub fn idempotency_lease(&self) -> time::Duration {
+        self.idem_lease
     }
 
     /// Test hook: awaited right after a verification's charge is committed, before its answer

@@ -13,12 +13,15 @@ use time::OffsetDateTime;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum IdemBegin {
     /// Run it. `takeover`: a request before it ran under this key and its node died; it may
-    /// have been charged (the charge writer looks at `charged_first`).
-    Run { takeover: bool },
+    /// have been charged (the charge writer looks at `charged_first`). `first_used_ms`: when
+    /// this use of the key began (the row's `created_at`), the same for a takeover: ids derived
+    /// from the key include it, so a key reused after it was forgotten never names old rows.
+    Run { takeover: bool, first_used_ms: i64 },
     /// The answer of the request that ran under this key.
     Stored { status: u16, body: String },
-    /// The request that holds the key is still running (its lease has not passed).
-    Running,
+    /// The request that holds the key is still running; its lease ends at this time
+    /// (milliseconds; 0 when unknown).
+    Running { lease_until_ms: i64 },
     /// The key was used for a different request.
     Reused,
 }
@@ -56,10 +59,10 @@ pub(crate) async fn begin(
         .await?
         .rows_affected();
         if inserted == 1 {
-            return Ok(IdemBegin::Run { takeover: false });
+            return Ok(IdemBegin::Run { takeover: false, first_used_ms: to_millis(now) });
         }
         let Some(row) = sqlx::query(
-            "SELECT fingerprint, status, body, lease_until FROM idempotency_keys \
+            "SELECT fingerprint, status, body, lease_until, created_at FROM idempotency_keys \
              WHERE branch_id = $1 AND idem_key = $2",
         )
         .bind(k.branch_id.as_str())
@@ -68,7 +71,7 @@ pub(crate) async fn begin(
         .await?
         else {
             // Swept between the two statements: as good as running; the client retries.
-            return Ok(IdemBegin::Running);
+            return Ok(IdemBegin::Running { lease_until_ms: 0 });
         };
         let fingerprint: String = row.try_get(0)?;
         if fingerprint != k.fingerprint {
@@ -80,8 +83,9 @@ pub(crate) async fn begin(
             return Ok(IdemBegin::Stored { status: status as u16, body });
         }
         let lease: i64 = row.try_get(3)?;
+        let first_used_ms: i64 = row.try_get(4)?;
         if lease > to_millis(now) {
-            return Ok(IdemBegin::Running);
+            return Ok(IdemBegin::Running { lease_until_ms: lease });
         }
         // The holder died (or gave its lease back after a 5xx): one retry takes over, the
         // lease it read being the guard.
@@ -97,9 +101,9 @@ pub(crate) async fn begin(
         .await?
         .rows_affected();
         Ok(if taken == 1 {
-            IdemBegin::Run { takeover: true }
+            IdemBegin::Run { takeover: true, first_used_ms }
         } else {
-            IdemBegin::Running
+            IdemBegin::Running { lease_until_ms: to_millis(lease_until) }
         })
     })
 }

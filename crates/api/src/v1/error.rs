@@ -21,6 +21,8 @@ struct Inner {
     rate: Option<(u32, u64, i64)>,
     /// 500 `server_error` only: what the operator's log gets.
     internal: Option<String>,
+    /// 409 `idempotency_key_in_use` only: `Retry-After` seconds.
+    retry_after: Option<u64>,
 }
 
 impl V1Error {
@@ -32,6 +34,7 @@ impl V1Error {
             data,
             rate: None,
             internal: None,
+            retry_after: None,
         }))
     }
 
@@ -112,7 +115,7 @@ pub(crate) fn v1_error(e: &Error) -> (u16, &'static str, Option<Value>) {
         // v1 has no renewal code: "backend issue, retry later", with v2's 503.
         Error::RenewalTemporarilyUnavailable => (503, "api_server_error", None),
         // v1 spells codes in lower case; the statuses are v2's.
-        Error::IdempotencyKeyInUse => (409, "idempotency_key_in_use", None),
+        Error::IdempotencyKeyInUse { .. } => (409, "idempotency_key_in_use", None),
         Error::IdempotencyKeyReused => (422, "idempotency_key_reused", None),
         Error::Internal(_) => (500, "server_error", None),
     }
@@ -129,6 +132,10 @@ impl From<Error> for V1Error {
             } => Some((limit, retry_after_secs, reset_at)),
             _ => None,
         };
+        let retry_after = match e {
+            Error::IdempotencyKeyInUse { retry_after_secs } => Some(retry_after_secs),
+            _ => None,
+        };
         let internal = match &e {
             Error::Internal(detail) => Some(detail.clone()),
             _ => None,
@@ -139,6 +146,7 @@ impl From<Error> for V1Error {
             data,
             rate,
             internal,
+            retry_after,
         }))
     }
 }
@@ -168,6 +176,9 @@ impl IntoResponse for V1Error {
         if let Some((limit, retry_after, reset_at)) = e.rate {
             // The same four headers as v2 (spec 7.1).
             crate::error::rate_limit_headers(&mut resp, limit, retry_after, reset_at);
+        }
+        if let Some(secs) = e.retry_after {
+            crate::error::retry_after(&mut resp, secs);
         }
         resp
     }

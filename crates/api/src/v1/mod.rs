@@ -307,7 +307,10 @@ async fn verify(
     upload_slot: impl Send,
 ) -> Result<Json<V1Ok<Value>>, V1Error> {
     let unreadable = unreadable(&req.input);
-    let slip = svc.bank_slip(req.input).await.map_err(unreadable)?;
+    let slip = svc
+        .bank_slip(&c.service.id, req.input)
+        .await
+        .map_err(unreadable)?;
     drop(upload_slot);
     // A keyed retry taken over from a node that died may be charged already: its slip is
     // then recorded, and the charge (not this check) answers it as the first run would have.

@@ -33,7 +33,7 @@ pub(super) async fn verify_truewallet(
     let slot = crate::body::slot_for_url(&svc, &c, slot, is_url).await;
     let unreadable = unreadable(&request.input);
     let slip = svc
-        .truemoney_slip(request.input)
+        .truemoney_slip(&c.service.id, request.input)
         .await
         .map_err(unreadable)?;
     drop(slot);

@@ -294,3 +294,119 @@ both!(
         t.stop().await;
     }
 );
+
+// A key is forgotten after 24 h but its jobs live 7 days: the same key used again later starts
+// new jobs with new ids (they derive from the key's first use too), and polling them shows the
+// new slip, never yesterday's.
+both!(
+    a_key_used_again_after_it_was_forgotten_starts_new_jobs,
+    |b: Backend| async move {
+        let (rx, t) = TestApp::with_receiver(b).await;
+        let ten = t.tenant(100).await;
+        let key = ten.api_key.as_str();
+        let done = |j: &Value| j["status"] == "done";
+        let old = t.transfer("004", "014", 15050).await;
+        let one = json!({"payload": old.payload, "callbackUrl": rx.url("h")});
+        let (s, _, first) = post_keyed(&t, "/v2/verify/bank/async", key, "a-1", &one).await;
+        assert_eq!(s, 202, "{first}");
+        let batch = json!({"slips": [{"payload": old.payload}], "callbackUrl": rx.url("h")});
+        let (s, _, first_batch) = post_keyed(&t, "/v2/verify/bank/batch", key, "b-1", &batch).await;
+        assert_eq!(s, 202, "{first_batch}");
+        let old_id = first["data"]["jobId"].as_str().unwrap().to_string();
+        t.poll_job(key, &old_id, done).await;
+
+        t.clock.advance(time::Duration::hours(25));
+        let new = t.transfer("004", "014", 20000).await;
+        let one = json!({"payload": new.payload, "callbackUrl": rx.url("h")});
+        let (s, replayed, again) = post_keyed(&t, "/v2/verify/bank/async", key, "a-1", &one).await;
+        assert_eq!((s, replayed), (202, false), "{again}");
+        let new_id = again["data"]["jobId"].as_str().unwrap();
+        assert_ne!(new_id, old_id, "a new job, not yesterday's");
+        let j = t.poll_job(key, new_id, done).await;
+        assert_eq!(j["data"]["rawSlip"]["transRef"], new.trans_ref.as_str());
+
+        let batch = json!({"slips": [{"payload": new.payload}], "callbackUrl": rx.url("h")});
+        let (s, replayed, again) =
+            post_keyed(&t, "/v2/verify/bank/batch", key, "b-1", &batch).await;
+        assert_eq!((s, replayed), (202, false), "{again}");
+        assert_ne!(again["data"]["batchId"], first_batch["data"]["batchId"]);
+        assert_ne!(again["data"]["jobIds"], first_batch["data"]["jobIds"]);
+        let new_id = again["data"]["jobIds"][0]
+            .as_str()
+            .expect("a job id")
+            .to_string();
+        let j = t.poll_job(key, &new_id, done).await;
+        assert_eq!(j["data"]["rawSlip"]["transRef"], new.trans_ref.as_str());
+        t.stop().await;
+    }
+);
+
+// "Try again" answers are never stored under the key: a decode-budget 429 is not replayed,
+// and the retry runs.
+both!(
+    a_decode_budget_refusal_is_not_replayed,
+    |b: Backend| async move {
+        let t = TestApp::spawn_with_config(b, "[limits]\ndecode_wait_secs = 1\n").await;
+        let ten = t.tenant(100).await;
+        let key = ten.api_key.as_str();
+        let png = slip_png(&t, 15050).await;
+        // Every byte of the budget held by another service's decode.
+        let held = t
+            .app
+            .services
+            .decode_budget()
+            .admit(&"someone-else".into(), u64::MAX)
+            .await
+            .unwrap();
+        let (s, replayed, v) = post_image(&t, "/v2/verify/bank", key, "busy", "image", &png).await;
+        assert_eq!((s, replayed, code(&v)), (429, false, "RATE_LIMIT_EXCEEDED"));
+        drop(held);
+        let (s, replayed, v) = post_image(&t, "/v2/verify/bank", key, "busy", "image", &png).await;
+        assert_eq!((s, replayed), (200, false), "{v}");
+        assert_eq!(t.used(key).await, 1);
+        t.stop().await;
+    }
+);
+
+// While the first request holds the key, a retry gets 409 with `Retry-After`: the end of the
+// holder's lease (`server.idempotency_lease_secs`).
+both!(in_use_says_when_to_retry, |b: Backend| async move {
+    let charged = Arc::new(tokio::sync::Notify::new());
+    let signal = charged.clone();
+    let t = TestApp::spawn_with(b, move |s| {
+        s.set_idempotency_lease(std::time::Duration::from_secs(45));
+        s.set_after_charge(Arc::new(move || {
+            let signal = signal.clone();
+            Box::pin(async move {
+                signal.notify_one();
+                std::future::pending::<()>().await
+            })
+        }))
+    })
+    .await;
+    let ten = t.tenant(10).await;
+    let tr = t.transfer("004", "014", 15050).await;
+    let body = json!({"payload": tr.payload});
+    let held = keyed(&t, "/v2/verify/bank", &ten.api_key, "k").json(&body);
+    let lost = tokio::spawn(held.send());
+    tokio::time::timeout(std::time::Duration::from_secs(60), charged.notified())
+        .await
+        .expect("the first request reaches the charge");
+    t.clock.advance(time::Duration::seconds(5));
+    let r = keyed(&t, "/v2/verify/bank", &ten.api_key, "k")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 409);
+    assert_eq!(r.headers()["retry-after"], "40");
+    let v1 = keyed(&t, "/api/v1/verify", &ten.api_key, "k")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    // Another route under the key is another request, refused as such.
+    assert_eq!(v1.status().as_u16(), 422);
+    lost.abort();
+    drop(t);
+});

@@ -80,7 +80,7 @@ both!(
             .app
             .services
             .decode_budget()
-            .admit(u64::MAX)
+            .admit(&"someone-else".into(), u64::MAX)
             .await
             .unwrap();
         let r = t
@@ -122,7 +122,7 @@ both!(
     |b: Backend| async move {
         let t = TestApp::spawn_with_config(
             b,
-            "[server]\nmax_uploads = 4\n[limits]\nmax_uploads_per_branch = 2\n",
+            "[server]\nmax_uploads = 4\n[limits]\nmax_uploads_per_service = 2\n",
         )
         .await;
         let greedy = t.tenant(100).await;
