@@ -158,9 +158,10 @@ pub fn load(sources: &Sources) -> Result<Config, ConfigError> {
     if let Some(path) = sources.file_path() {
         let text = std::fs::read_to_string(&path)
             .map_err(|e| ConfigError::one(format!("cannot read {}: {e}", path.display())))?;
-        // Parsed here, so a syntax error says which file and where.
+        // Parsed here, so a syntax error says which file and where — but never shows the
+        // line itself, which may hold a secret.
         toml::from_str::<toml::Table>(&text)
-            .map_err(|e| ConfigError::one(format!("{}: {e}", path.display())))?;
+            .map_err(|e| ConfigError::one(syntax_error(&path.display().to_string(), &text, &e)))?;
         fig = fig.merge(Toml::string(&text));
     }
     let mut env: Vec<(String, bool, &str)> = sources
@@ -262,7 +263,52 @@ fn join(path: &str, key: &str) -> String {
     }
 }
 
-/// figment's errors as `dotted.key: reason`, one per problem.
+/// A TOML syntax error as `FILE: line N, key K: what` — the position and the key, never the
+/// offending text (toml's own Display quotes the line, secret and all).
+fn syntax_error(file: &str, text: &str, e: &toml::de::Error) -> String {
+    let what = e.message().lines().next().unwrap_or("invalid TOML").trim();
+    let Some(at) = e.span().map(|s| s.start.min(text.len())) else {
+        return format!("{file}: {what}");
+    };
+    let line_no = text[..at].matches('\n').count() + 1;
+    let line = text.lines().nth(line_no - 1).unwrap_or("");
+    // The table in effect and the key of the line, both names only.
+    let table = text
+        .lines()
+        .take(line_no - 1)
+        .filter_map(|l| {
+            let l = l.trim();
+            (l.starts_with('[') && !l.contains('=')).then(|| l.trim_matches(['[', ']', ' ']))
+        })
+        .last();
+    let key = line
+        .split_once('=')
+        .map(|(k, _)| k.trim())
+        .filter(|k| !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || "_-.\"".contains(c)));
+    match (table, key) {
+        (Some(t), Some(k)) => format!("{file}: line {line_no}, key {t}.{k}: {what}"),
+        (None, Some(k)) => format!("{file}: line {line_no}, key {k}: {what}"),
+        _ => format!("{file}: line {line_no}: {what}"),
+    }
+}
+
+/// A value's kind, never the value (it may be a secret).
+fn kind_of(a: &figment::error::Actual) -> &'static str {
+    use figment::error::Actual as A;
+    match a {
+        A::Bool(_) => "a boolean",
+        A::Unsigned(_) | A::Signed(_) => "an integer",
+        A::Float(_) => "a float",
+        A::Char(_) | A::Str(_) => "a string",
+        A::Bytes(_) => "bytes",
+        A::Unit | A::Option => "nothing",
+        A::Seq => "a list",
+        A::Map => "a table",
+        _ => "another kind of value",
+    }
+}
+
+/// figment's errors as `dotted.key: reason`, one per problem; a value is never echoed.
 fn figment_error(e: &figment::Error) -> ConfigError {
     use figment::error::Kind;
     let problems = e
@@ -284,6 +330,15 @@ fn figment_error(e: &figment::Error) -> ConfigError {
                         join(&path, field)
                     };
                     format!("{key}: unknown key{known}")
+                }
+                Kind::InvalidType(actual, expected) => {
+                    format!("{path}: expected {expected}, found {}", kind_of(actual))
+                }
+                Kind::InvalidValue(actual, expected) => {
+                    format!("{path}: invalid {}, expected {expected}", kind_of(actual))
+                }
+                Kind::UnknownVariant(_, expected) => {
+                    format!("{path}: unknown variant, expected one of {}", expected.join(", "))
                 }
                 Kind::Message(m) => format!("{path}: {m}"),
                 other if path.is_empty() => other.to_string(),

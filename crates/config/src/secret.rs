@@ -59,15 +59,20 @@ impl CredentialUrl {
         &self.0
     }
 
-    /// The URL with its password (if any) replaced.
+    /// The URL with its password (if any) replaced: in the userinfo, and in any
+    /// `password=`-like parameter (`?password=`, `sslpassword=`, key=value forms).
     pub fn redacted(&self) -> String {
+        redact_params(&self.redact_userinfo())
+    }
+
+    fn redact_userinfo(&self) -> String {
         // scheme://user:password@host…: only the part between the first ':' after the
         // scheme's "//" and the last '@' before the path is the password.
         let Some(start) = self.0.find("://").map(|i| i + 3) else {
             return self.0.clone();
         };
         let rest = &self.0[start..];
-        let authority_end = rest.find('/').unwrap_or(rest.len());
+        let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
         let authority = &rest[..authority_end];
         match (authority.rfind('@'), authority.find(':')) {
             (Some(at), Some(colon)) if colon < at => format!(
@@ -79,6 +84,36 @@ impl CredentialUrl {
             _ => self.0.clone(),
         }
     }
+}
+
+/// Parameter names whose values are secrets (compared without case; any name containing one).
+const SECRET_PARAMS: [&str; 5] = ["password", "passwd", "pwd", "secret", "token"];
+
+/// Every `name=value` whose name looks secret, value replaced up to the next `&`, `;`, space
+/// or `#`. Names start the text or follow `?`, `&`, `;` or whitespace.
+fn redact_params(url: &str) -> String {
+    let mut out = String::with_capacity(url.len());
+    let mut rest = url;
+    while let Some(eq) = rest.find('=') {
+        let before = &rest[..eq];
+        let name_start = before
+            .rfind(|c: char| matches!(c, '?' | '&' | ';') || c.is_whitespace())
+            .map_or(0, |i| i + 1);
+        let name = before[name_start..].to_ascii_lowercase();
+        out.push_str(&rest[..=eq]);
+        let after = &rest[eq + 1..];
+        let end = after
+            .find(|c: char| matches!(c, '&' | ';' | '#') || c.is_whitespace())
+            .unwrap_or(after.len());
+        if SECRET_PARAMS.iter().any(|p| name.contains(p)) && end > 0 {
+            out.push_str(REDACTED);
+        } else {
+            out.push_str(&after[..end]);
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 impl fmt::Debug for CredentialUrl {
@@ -125,5 +160,26 @@ mod tests {
             CredentialUrl::new("http://proxy:3128").to_string(),
             "http://proxy:3128"
         );
+        for (given, shown) in [
+            (
+                "postgres://app@db/sv?password=pw&sslmode=require",
+                "postgres://app@db/sv?password=[redacted]&sslmode=require",
+            ),
+            (
+                "postgres://db/sv?sslmode=verify-full&sslpassword=k3y",
+                "postgres://db/sv?sslmode=verify-full&sslpassword=[redacted]",
+            ),
+            (
+                "postgres://app:p@ss@db?PASSWORD=x",
+                "postgres://app:[redacted]@db?PASSWORD=[redacted]",
+            ),
+            (
+                "host=db user=app password=pw dbname=sv",
+                "host=db user=app password=[redacted] dbname=sv",
+            ),
+            ("sqlite://a.db?mode=rwc", "sqlite://a.db?mode=rwc"),
+        ] {
+            assert_eq!(CredentialUrl::new(given).to_string(), shown);
+        }
     }
 }

@@ -534,6 +534,39 @@ fn config_check() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("jobs.poll_msec: unknown key"));
 
+    // Secrets never printed: a password in the URL's query, a syntax error on a secret's
+    // line, a secret where a number belongs. Each message is checked whole (golden).
+    let url = "postgres://app@db:5432/sv?sslmode=require&password=hunter2&sslpassword=k3y";
+    std::fs::write(&bad, format!("[database]\nurl = \"{url}\"\n")).unwrap();
+    let out = check(&["--config", bad.to_str().unwrap(), "config", "check"], &[]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "url = \"postgres://app@db:5432/sv?sslmode=require&password=[redacted]&sslpassword=[redacted]\""
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("hunter2") && !text.contains("k3y"), "{text}");
+    let path = bad.display().to_string();
+    for (file, expected) in [
+        (
+            "[jobs]\npoll_ms = 100\n[server]\nadmin_token = \"hunter2-secret-token-0123456789abc\n",
+            format!("{path}: line 4, key server.admin_token: invalid basic string"),
+        ),
+        (
+            "[server]\nmax_uploads = \"hunter2\"\n",
+            "server.max_uploads: expected usize, found a string".to_string(),
+        ),
+    ] {
+        std::fs::write(&bad, file).unwrap();
+        let out = check(&["--config", bad.to_str().unwrap(), "config", "check"], &[]);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&expected), "{err}");
+        assert!(!err.contains("hunter2"), "{err}");
+    }
+
     // No configuration at all: today's defaults.
     let out = check(&["config", "check"], &[]);
     assert!(out.status.success());
