@@ -525,7 +525,9 @@ impl Modify for IdempotencyKeys {
                     ObjectBuilder::new()
                         .schema_type(Type::String)
                         .min_length(Some(1))
-                        .max_length(Some(255)),
+                        .max_length(Some(255))
+                        // Visible ASCII only (`services::idempotency::check_key`).
+                        .pattern(Some("^[\\x21-\\x7E]{1,255}$")),
                 ))
                 .build();
             op.parameters.get_or_insert_with(Vec::new).push(param);

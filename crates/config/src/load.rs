@@ -281,10 +281,11 @@ fn syntax_error(file: &str, text: &str, e: &toml::de::Error) -> String {
             (l.starts_with('[') && !l.contains('=')).then(|| l.trim_matches(['[', ']', ' ']))
         })
         .last();
-    let key = line
-        .split_once('=')
-        .map(|(k, _)| k.trim())
-        .filter(|k| !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || "_-.\"".contains(c)));
+    let key = line.split_once('=').map(|(k, _)| k.trim()).filter(|k| {
+        !k.is_empty()
+            && k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-.\"".contains(c))
+    });
     match (table, key) {
         (Some(t), Some(k)) => format!("{file}: line {line_no}, key {t}.{k}: {what}"),
         (None, Some(k)) => format!("{file}: line {line_no}, key {k}: {what}"),
@@ -338,7 +339,10 @@ fn figment_error(e: &figment::Error) -> ConfigError {
                     format!("{path}: invalid {}, expected {expected}", kind_of(actual))
                 }
                 Kind::UnknownVariant(_, expected) => {
-                    format!("{path}: unknown variant, expected one of {}", expected.join(", "))
+                    format!(
+                        "{path}: unknown variant, expected one of {}",
+                        expected.join(", ")
+                    )
                 }
                 Kind::Message(m) => format!("{path}: {m}"),
                 other if path.is_empty() => other.to_string(),

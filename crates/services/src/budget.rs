@@ -15,7 +15,8 @@ use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 ///
 /// Hand-written because a semaphore (tokio's, or any crate's we found) is first come, first
 /// served: whoever queued most is served most. Here every freed unit goes to the waiting
-/// service holding the fewest decodes (then the least memory, then the oldest waiter).
+/// service holding the fewest decodes, then the one served longest ago (round robin), then
+/// the oldest waiter.
 #[derive(Debug)]
 pub struct DecodeBudget {
     state: Arc<Mutex<Fair>>,
@@ -31,7 +32,11 @@ struct Fair {
     held: HashMap<domain::ServiceId, (usize, u64)>,
     /// Each service's waiters, oldest first.
     waiting: HashMap<domain::ServiceId, VecDeque<Waiter>>,
+    /// When each service was last granted (a grant counter): ties go to the one served
+    /// longest ago. Pruned to those holding or waiting when it grows large.
+    last_grant: HashMap<domain::ServiceId, u64>,
     seq: u64,
+    grants: u64,
 }
 
 #[derive(Debug)]
@@ -80,6 +85,13 @@ impl Fair {
         let h = self.held.entry(service.clone()).or_default();
         h.0 += 1;
         h.1 += kib;
+        self.grants += 1;
+        if self.last_grant.len() > 4096 {
+            let (held, waiting) = (&self.held, &self.waiting);
+            self.last_grant
+                .retain(|s, _| held.contains_key(s) || waiting.contains_key(s));
+        }
+        self.last_grant.insert(service.clone(), self.grants);
     }
 
     /// Grants waiters in fair order while the chosen one fits. The chosen one is never
@@ -91,8 +103,9 @@ impl Fair {
                 .iter()
                 .filter_map(|(svc, q)| q.front().map(|w| (svc, w.seq)))
                 .min_by_key(|(svc, seq)| {
-                    let (n, kib) = self.held.get(*svc).copied().unwrap_or((0, 0));
-                    (n, kib, *seq)
+                    let n = self.held.get(*svc).map_or(0, |h| h.0);
+                    let last = self.last_grant.get(*svc).copied().unwrap_or(0);
+                    (n, last, *seq)
                 })
                 .map(|(svc, _)| svc.clone());
             let Some(service) = next else { return };
@@ -137,7 +150,9 @@ impl DecodeBudget {
                 free_slots: slots.max(1),
                 held: HashMap::new(),
                 waiting: HashMap::new(),
+                last_grant: HashMap::new(),
                 seq: 0,
+                grants: 0,
             })),
             total_kib,
             wait,
@@ -192,6 +207,11 @@ impl DecodeBudget {
     /// KiB free right now (tests and diagnostics).
     pub fn available_kib(&self) -> usize {
         lock(&self.state).free_kib as usize
+    }
+
+    /// Decodes waiting for room right now (tests and diagnostics).
+    pub fn waiting(&self) -> usize {
+        lock(&self.state).waiting.values().map(VecDeque::len).sum()
     }
 }
 

@@ -181,7 +181,7 @@ impl From<connectors::ConnectorStatus> for ConnectorView {
 pub struct NewService {
     #[schema(min_length = 1, max_length = 100)]
     pub name: String,
-    /// Quota per billing cycle; absent: unlimited.
+    /// Quota per billing cycle; absent: 1000 (`services::admin::DEFAULT_SERVICE_QUOTA`).
     #[schema(minimum = 0)]
     pub quota: Option<i64>,
 }

@@ -163,8 +163,8 @@ pub struct VerifyBody {
     pub url: Option<String>,
     /// Report whether this service verified the slip before (`isDuplicate`).
     pub check_duplicate: Option<bool>,
-    /// Expected amount in baht, at most 2 decimals.
-    #[schema(minimum = 0)]
+    /// Expected amount in baht, at most 2 decimals, at most 10^12 (`domain::money::MAX_SATANG`).
+    #[schema(minimum = 0, maximum = 1_000_000_000_000_f64)]
     pub match_amount: Option<f64>,
     /// Echoed in `data.remark`.
     #[schema(min_length = 1, max_length = 255)]

@@ -310,3 +310,57 @@ both!(
         refused_early(&answer, sent, "body: must be at most 6291456 bytes");
     }
 );
+
+// Decode admission is fair by service: a service that queued many decodes first does not
+// make another service's image wait behind all of them (with FIFO admission this request
+// would wait for six decodes that never end, and get 429).
+both!(
+    a_flooding_service_does_not_queue_ahead_of_another,
+    |b: Backend| async move {
+        let t =
+            TestApp::spawn_with_config(b, "[limits]\ndecode_slots = 1\ndecode_wait_secs = 20\n")
+                .await;
+        let ten = t.tenant(100).await;
+        let tr = t.transfer("004", "014", 15050).await;
+        let png = server::slip_image::png_bytes(&tr.payload, "004").unwrap();
+        let budget = || t.app.services.decode_budget();
+        let flood: domain::ServiceId = "flooding-service".into();
+        // The flooding service holds the only slot and queues six more decodes.
+        let held = budget().admit(&flood, 1024).await.unwrap();
+        let services = t.app.services.clone();
+        let mut queued = Vec::new();
+        for _ in 0..6 {
+            let (services, flood) = (services.clone(), flood.clone());
+            queued.push(tokio::spawn(async move {
+                let a = services.decode_budget().admit(&flood, 1024).await;
+                // Held for ever, as by decodes that never end.
+                std::future::pending::<()>().await;
+                drop(a);
+            }));
+        }
+        while budget().waiting() < 6 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let other = {
+            let (http, url, key) = (
+                t.http.clone(),
+                format!("{}/v2/verify/bank", t.base),
+                ten.api_key.clone(),
+            );
+            let body = json!({ "base64": b64(&png) });
+            tokio::spawn(async move { http.post(url).bearer_auth(key).json(&body).send().await })
+        };
+        while budget().waiting() < 7 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        drop(held);
+        let r = other.await.unwrap().unwrap();
+        assert_eq!(r.status().as_u16(), 200, "{}", r.text().await.unwrap());
+        // The flood's queue is still there: the other service went first.
+        assert!(budget().waiting() >= 5, "{}", budget().waiting());
+        for q in queued {
+            q.abort();
+        }
+        t.stop().await;
+    }
+);
