@@ -350,8 +350,8 @@ fn decode_jpeg_luma(bytes: &[u8], limits: &Limits) -> Result<GrayImage, ReadErro
 }
 
 /// A JPEG's bytes without the segments a decoder would copy into memory as metadata (APP1 to
-/// APP13 and APP15: EXIF, XMP, extended XMP, ICC profile chunks, IPTC…; and COM), up to the
-/// first scan; APP0 (JFIF) and APP14 (Adobe: the colour transform) stay. Borrowed when there is
+/// APP13 and APP15: EXIF, XMP, extended XMP, ICC profile chunks, IPTC…; and COM), before and
+/// between scans; APP0 (JFIF) and APP14 (Adobe: the colour transform) stay. Borrowed when there is
 /// nothing to drop. Also whether a frame header is progressive (SOF2, SOF6, SOF10, SOF14).
 ///
 /// zune-jpeg copies each such segment (a 4 MB file of tiny ICC segments became 200,000 vectors)
@@ -371,7 +371,7 @@ fn jpeg_without_metadata(bytes: &[u8]) -> (std::borrow::Cow<'_, [u8]>, bool) {
             i += if m == 0xFF { 1 } else { 2 };
             continue;
         }
-        if m == 0xD9 || m == 0xDA {
+        if m == 0xD9 {
             break;
         }
         let end = i + 2 + usize::from(u16::from_be_bytes([bytes[i + 2], bytes[i + 3]]));
@@ -385,6 +385,15 @@ fn jpeg_without_metadata(bytes: &[u8]) -> (std::borrow::Cow<'_, [u8]>, bool) {
             dropped = true;
         }
         i = end;
+        if m == 0xDA {
+            // Entropy-coded data up to the next marker (a progressive file has more segments
+            // between its scans): 0xFF is followed by 0x00 (stuffing) or a restart marker.
+            while i + 1 < bytes.len()
+                && !(bytes[i] == 0xFF && !matches!(bytes[i + 1], 0x00 | 0xD0..=0xD7 | 0xFF))
+            {
+                i += 1;
+            }
+        }
     }
     if !dropped {
         return (std::borrow::Cow::Borrowed(bytes), progressive);
