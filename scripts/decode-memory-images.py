@@ -73,6 +73,7 @@ canvas.save(out + "/jpeg-progressive-420.jpg", quality=85, subsampling=2, progre
 canvas.save(out + "/jpeg-progressive-444.jpg", quality=85, subsampling=0, progressive=True)
 canvas.convert("L").save(out + "/jpeg-progressive-grey.jpg", quality=85, progressive=True)
 canvas.convert("CMYK").save(out + "/jpeg-baseline-cmyk.jpg", quality=85)
+canvas.convert("CMYK").save(out + "/jpeg-progressive-cmyk.jpg", quality=85, progressive=True)
 canvas.save(out + "/webp-lossy.webp", quality=80)
 # One pixel not opaque, or the encoder drops the alpha channel.
 rgba = canvas.convert("RGBA")
@@ -80,4 +81,9 @@ rgba.putpixel((0, 0), (255, 255, 255, 254))
 rgba.save(out + "/webp-lossy-alpha.webp", quality=80, exact=True)
 canvas.save(out + "/webp-lossless.webp", lossless=True, quality=0, method=0)
 rgba.save(out + "/webp-lossless-alpha.webp", lossless=True, quality=0, method=0)
+# Two frames, the second slightly different (or the encoder merges them).
+second = rgba.copy()
+second.putpixel((1, 1), (0, 0, 0, 255))
+rgba.save(out + "/webp-animated-lossy.webp", save_all=True, append_images=[second], quality=80)
+rgba.save(out + "/webp-animated-lossless.webp", save_all=True, append_images=[second], lossless=True, quality=0, method=0)
 canvas.convert("P", palette=Image.ADAPTIVE, colors=16).save(out + "/gif.gif")

@@ -168,28 +168,38 @@ pub fn decode_cost(bytes: &[u8], limits: &Limits) -> Result<u64, ReadError> {
     let (pixels, decode) = catch_unwind(AssertUnwindSafe(|| header_cost(bytes, kind, limits)))
         .map_err(|_| ReadError::NotAnImage)??;
     let scan = pixels.min(SCAN_MAX_PIXELS) * SCAN_BYTES_PER_PIXEL;
-    Ok(decode + scan + bytes.len() as u64)
+    Ok(decode + DECODER_FIXED + scan + bytes.len() as u64)
 }
 
 /// Bytes per decoded pixel held by each decode path at its peak (the luma output included),
 /// measured alone in release builds (`docs/benchmarks.md`, "Decode memory per format") and
 /// rounded up.
 mod per_pixel {
-    /// PNG of any colour type and bit depth, interlaced or not: rows to luma.
+    /// PNG of any colour type and bit depth, interlaced or not: rows to luma (measured 1.0).
     pub const PNG: u64 = 1;
-    /// GIF: the first frame's palette indices, then the screen in luma.
+    /// GIF: the first frame's palette indices, then the screen in luma (2.0).
     pub const GIF: u64 = 2;
-    /// Baseline YCbCr or grey JPEG: the Y channel straight to luma.
+    /// Baseline YCbCr or grey JPEG: the Y channel straight to luma (1.0).
     pub const JPEG_BASELINE: u64 = 2;
-    /// Progressive YCbCr or grey JPEG: every component's coefficients until the last scan.
-    pub const JPEG_PROGRESSIVE: u64 = 9;
-    /// CMYK, YCCK or RGB-coded JPEG: through `image` to RGB, then luma.
-    pub const JPEG_VIA_IMAGE: u64 = 9;
-    /// A simple lossy WebP: the Y, U and V planes and the luma output.
+    /// Progressive YCbCr or grey JPEG: each component's coefficients (2 bytes a sample) until
+    /// the last scan, then luma (6.7 at 4:4:4, 3.8 at 4:2:0, 2.9 grey).
+    pub const JPEG_PROGRESSIVE: u64 = 8;
+    /// Baseline CMYK, YCCK or RGB-coded JPEG: through `image` to RGB, then luma (3.9).
+    pub const JPEG_VIA_IMAGE: u64 = 5;
+    /// The same, progressive: four components' coefficients, RGB, then luma (10.5).
+    pub const JPEG_VIA_IMAGE_PROGRESSIVE: u64 = 12;
+    /// A lossy WebP with one still frame: the Y, U and V planes and the luma output (2.4).
     pub const WEBP_LOSSY: u64 = 3;
-    /// Lossless, alpha, animated or extended WebP: through `image` to RGB(A), then luma.
-    pub const WEBP_VIA_IMAGE: u64 = 9;
+    /// A simple lossless WebP: through `image`, its ARGB pixels, RGB, then luma (6.7).
+    pub const WEBP_LOSSLESS: u64 = 8;
+    /// An extended WebP that is not a still lossy frame (animated; lossless with alpha or
+    /// metadata): through `image`, a frame, the canvas, RGBA, then luma (11.5 animated).
+    pub const WEBP_VIA_IMAGE: u64 = 13;
 }
+
+/// What any decode holds besides its pixel buffers: the inflater's window and tables, the PNG
+/// decoder's 128 KiB stream buffer, Huffman tables (a 210×210 PNG held 460 KB in all).
+const DECODER_FIXED: u64 = 1 << 20;
 
 /// Pixels of the decoded image and the bytes its decode holds, from the header: the pixel
 /// buffers of the path `decode_gray` takes for this header, and the metadata the decoder still
@@ -232,12 +242,11 @@ fn header_cost(bytes: &[u8], kind: ImageKind, limits: &Limits) -> Result<(u64, u
             let (w, h) = dec.dimensions().ok_or(ReadError::NotAnImage)?;
             let (w, h) = (w as u64, h as u64);
             check_dims(w, h, limits)?;
-            let per = if !jpeg_direct(&dec, w * h) {
-                per_pixel::JPEG_VIA_IMAGE
-            } else if progressive {
-                per_pixel::JPEG_PROGRESSIVE
-            } else {
-                per_pixel::JPEG_BASELINE
+            let per = match (jpeg_direct(&dec, w * h), progressive) {
+                (true, false) => per_pixel::JPEG_BASELINE,
+                (true, true) => per_pixel::JPEG_PROGRESSIVE,
+                (false, false) => per_pixel::JPEG_VIA_IMAGE,
+                (false, true) => per_pixel::JPEG_VIA_IMAGE_PROGRESSIVE,
             };
             let copy = match stripped {
                 std::borrow::Cow::Owned(v) => v.len() as u64,
@@ -253,9 +262,10 @@ fn header_cost(bytes: &[u8], kind: ImageKind, limits: &Limits) -> Result<(u64, u
                 .map_err(map_image_err)?;
             let (w, h) = (u64::from(w), u64::from(h));
             check_dims(w, h, limits)?;
-            let simple = bytes.len() >= 20 && &bytes[12..16] == b"VP8 ";
-            let per = if simple {
+            let per = if webp_vp8_chunk(bytes).is_some() {
                 per_pixel::WEBP_LOSSY
+            } else if &bytes[12..16] == b"VP8L" {
+                per_pixel::WEBP_LOSSLESS
             } else {
                 per_pixel::WEBP_VIA_IMAGE
             };
@@ -359,11 +369,11 @@ fn decode_jpeg_luma(bytes: &[u8], limits: &Limits) -> Result<GrayImage, ReadErro
 /// none of them. Anything it cannot walk (no length, a length past the end) is kept as it is
 /// from there on, for the decoder to judge.
 fn jpeg_without_metadata(bytes: &[u8]) -> (std::borrow::Cow<'_, [u8]>, bool) {
-    let mut keep: Vec<std::ops::Range<usize>> = Vec::new();
-    let mut progressive = false;
-    let mut dropped = false;
-    let mut i = 2;
+    // The kept bytes, gathered from the first dropped segment on (from `kept_from`).
+    let mut out: Option<Vec<u8>> = None;
     let mut kept_from = 0;
+    let mut progressive = false;
+    let mut i = 2;
     while i + 4 <= bytes.len() && bytes[i] == 0xFF {
         let m = bytes[i + 1];
         if m == 0xFF || m == 0x01 || (0xD0..=0xD7).contains(&m) {
@@ -380,9 +390,9 @@ fn jpeg_without_metadata(bytes: &[u8]) -> (std::borrow::Cow<'_, [u8]>, bool) {
         }
         progressive |= matches!(m, 0xC2 | 0xC6 | 0xCA | 0xCE);
         if matches!(m, 0xE1..=0xED | 0xEF | 0xFE) {
-            keep.push(kept_from..i);
+            out.get_or_insert_with(Vec::new)
+                .extend_from_slice(&bytes[kept_from..i]);
             kept_from = end;
-            dropped = true;
         }
         i = end;
         if m == 0xDA {
@@ -395,33 +405,54 @@ fn jpeg_without_metadata(bytes: &[u8]) -> (std::borrow::Cow<'_, [u8]>, bool) {
             }
         }
     }
-    if !dropped {
-        return (std::borrow::Cow::Borrowed(bytes), progressive);
+    match out {
+        None => (std::borrow::Cow::Borrowed(bytes), progressive),
+        Some(mut out) => {
+            out.extend_from_slice(&bytes[kept_from..]);
+            (std::borrow::Cow::Owned(out), progressive)
+        }
     }
-    keep.push(kept_from..bytes.len());
-    let mut out = Vec::with_capacity(keep.iter().map(|r| r.len()).sum());
-    for r in keep {
-        out.extend_from_slice(&bytes[r]);
-    }
-    (std::borrow::Cow::Owned(out), progressive)
 }
 
-/// A simple lossy WebP (`RIFF…WEBPVP8 `, no alpha/animation/extended header) → its Y plane,
-/// skipping the chroma upsampling and YUV→RGB→luma round trip; anything else goes through
+/// The `VP8 ` chunk of a lossy WebP with one still frame: a simple file (`RIFF…WEBPVP8 `) or
+/// an extended one (`VP8X`, not animated) whose other chunks are alpha (`ALPH`) or metadata
+/// (`ICCP`, `EXIF`, `XMP `), all passed over unread. `None` for lossless and animated files.
+fn webp_vp8_chunk(bytes: &[u8]) -> Option<&[u8]> {
+    let chunk_at = |at: usize| -> Option<(&[u8], &[u8], usize)> {
+        let head = bytes.get(at..at.checked_add(8)?)?;
+        let len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
+        let body = bytes.get(at + 8..(at + 8).checked_add(len)?)?;
+        Some((&head[..4], body, at + 8 + len + (len & 1)))
+    };
+    let (kind, body, mut next) = chunk_at(12)?;
+    match kind {
+        b"VP8 " => Some(body),
+        // Animation flag (bit 1) clear: the image data is a top-level chunk.
+        b"VP8X" if body.first()? & 0x02 == 0 => loop {
+            let (kind, body, after) = chunk_at(next)?;
+            match kind {
+                b"VP8 " => return Some(body),
+                b"VP8L" | b"ANMF" => return None,
+                _ => next = after,
+            }
+        },
+        _ => None,
+    }
+}
+
+/// A lossy WebP with one still frame (simple, or extended with alpha or metadata) → its Y
+/// plane, skipping the chroma upsampling, the alpha plane and the YUV→RGB→luma round trip
+/// (alpha is dropped anyway, as `into_luma8` does); lossless and animated ones go through
 /// `image`.
 fn decode_webp_luma(bytes: &[u8], limits: &Limits) -> Result<GrayImage, ReadError> {
-    if bytes.len() < 20 || &bytes[12..16] != b"VP8 " {
+    let Some(chunk) = webp_vp8_chunk(bytes) else {
         return decode_via_image(bytes, ImageKind::WebP, limits);
-    }
+    };
     // Header dimensions first (the same checks `image` makes), nothing allocated for pixels.
     let (w, h) = image_reader(bytes, ImageKind::WebP, limits)
         .into_dimensions()
         .map_err(map_image_err)?;
     check_dims(u64::from(w), u64::from(h), limits)?;
-    let len = u32::from_le_bytes([bytes[16], bytes[17], bytes[18], bytes[19]]) as usize;
-    let chunk = bytes
-        .get(20..20usize.saturating_add(len))
-        .ok_or(ReadError::NotAnImage)?;
     let frame = image_webp::vp8::Vp8Decoder::decode_frame(Cursor::new(chunk))
         .map_err(|_| ReadError::NotAnImage)?;
     let (fw, fh) = (usize::from(frame.width), usize::from(frame.height));
