@@ -44,8 +44,5 @@ fn main() {
     };
     let peak = status_kib("VmHWM:").saturating_sub(base) * 1024;
     let cost = cost.map_or_else(|e| format!("{e:?}"), |c| c.to_string());
-    println!(
-        "{}\t{}\t{cost}\t{peak}\t{outcome}",
-        dims.0, dims.1
-    );
+    println!("{}\t{}\t{cost}\t{peak}\t{outcome}", dims.0, dims.1);
 }

@@ -182,7 +182,10 @@ fn png_raw_metadata_is_counted() {
 fn interlaced_and_16_bit_pngs_decode_without_a_full_colour_buffer() {
     let (side, px) = qr_pixels(24);
     // 16-bit RGBA, Adam7: 8 bytes a pixel through `image` before.
-    let rgba16: Vec<u8> = px.iter().flat_map(|&v| [v, v, v, v, v, v, 255, 255]).collect();
+    let rgba16: Vec<u8> = px
+        .iter()
+        .flat_map(|&v| [v, v, v, v, v, v, 255, 255])
+        .collect();
     let mut raw = Vec::new();
     for (pass, (xo, xs, yo, ys)) in [
         (0, 8, 0, 8),
@@ -265,7 +268,11 @@ fn jpeg_metadata_segments_are_dropped_before_decoding() {
     // pieces (re-sorted after every marker) and comments.
     let mut many = Vec::new();
     for i in 0..120_000u32 {
-        segment(&mut many, 0xE2, &[b"ICC_PROFILE\0".as_slice(), &[1, 255, i as u8]].concat());
+        segment(
+            &mut many,
+            0xE2,
+            &[b"ICC_PROFILE\0".as_slice(), &[1, 255, i as u8]].concat(),
+        );
     }
     for i in 0..15_000u32 {
         let mut d = b"http://ns.adobe.com/xmp/extension/\0".to_vec();
@@ -275,7 +282,11 @@ fn jpeg_metadata_segments_are_dropped_before_decoding() {
         d.extend_from_slice(b"xmp!");
         segment(&mut many, 0xE1, &d);
     }
-    segment(&mut many, 0xE1, &[b"Exif\0\0".as_slice(), &[0; 60_000]].concat());
+    segment(
+        &mut many,
+        0xE1,
+        &[b"Exif\0\0".as_slice(), &[0; 60_000]].concat(),
+    );
     segment(&mut many, 0xFE, &[b'c'; 60_000]);
     let jpeg = with_jpeg_segments(&base, &many);
     assert!(jpeg.len() < 4 * MIB);
@@ -289,7 +300,12 @@ fn qr_webp_with(iccp: &[u8], exif: &[u8]) -> Vec<u8> {
     let rgb: Vec<u8> = px.iter().flat_map(|&v| [v, v, v]).collect();
     let mut plain = Vec::new();
     image::codecs::webp::WebPEncoder::new_lossless(&mut plain)
-        .encode(&rgb, side as u32, side as u32, image::ExtendedColorType::Rgb8)
+        .encode(
+            &rgb,
+            side as u32,
+            side as u32,
+            image::ExtendedColorType::Rgb8,
+        )
         .expect("webp");
     let vp8l = &plain[12..];
     let chunk = |out: &mut Vec<u8>, fourcc: &[u8; 4], data: &[u8]| {
@@ -328,8 +344,13 @@ fn gif_extensions_stay_within_the_estimate() {
     let idx: Vec<u8> = px.iter().map(|&v| u8::from(v > 127)).collect();
     let mut out = Vec::new();
     {
-        let mut enc = gif::Encoder::new(&mut out, side as u16, side as u16, &[0, 0, 0, 255, 255, 255])
-            .expect("gif");
+        let mut enc = gif::Encoder::new(
+            &mut out,
+            side as u16,
+            side as u16,
+            &[0, 0, 0, 255, 255, 255],
+        )
+        .expect("gif");
         let frame = gif::Frame::from_indexed_pixels(side as u16, side as u16, idx, None);
         enc.write_frame(&frame).expect("frame");
     }

@@ -101,22 +101,39 @@ fn bombs(png: &[u8]) -> Vec<(&'static str, Vec<u8>)> {
     }
     let mut tiny = Vec::new();
     for i in 0..100_000u32 {
-        segment(&mut tiny, 0xE2, &[b"ICC_PROFILE\0".as_slice(), &[1, 255, i as u8]].concat());
+        segment(
+            &mut tiny,
+            0xE2,
+            &[b"ICC_PROFILE\0".as_slice(), &[1, 255, i as u8]].concat(),
+        );
     }
     let mut text = b"Comment\0".to_vec();
     text.write_all(&[b'a'; 1 << 20]).unwrap();
     vec![
-        ("iCCP", png_with(png, b"iCCP", &[b"icc\0\0".as_slice(), &gib].concat())),
-        ("zTXt", png_with(png, b"zTXt", &[b"Comment\0\0".as_slice(), &gib].concat())),
+        (
+            "iCCP",
+            png_with(png, b"iCCP", &[b"icc\0\0".as_slice(), &gib].concat()),
+        ),
+        (
+            "zTXt",
+            png_with(png, b"zTXt", &[b"Comment\0\0".as_slice(), &gib].concat()),
+        ),
         (
             "iTXt",
-            png_with(png, b"iTXt", &[b"Comment\0\x01\0\0\0".as_slice(), &gib].concat()),
+            png_with(
+                png,
+                b"iTXt",
+                &[b"Comment\0\x01\0\0\0".as_slice(), &gib].concat(),
+            ),
         ),
-        ("eXIf", png_with(png, b"eXIf", &vec![7; 3 << 20])),
+        ("eXIf", png_with(png, b"eXIf", &vec![7u8; 3 << 20])),
         ("tEXt", png_with(png, b"tEXt", &text)),
         ("JPEG ICC", jpeg_with(png, &icc)),
         ("JPEG APP2 x 100,000", jpeg_with(png, &tiny)),
-        ("WebP ICCP + EXIF", webp_with(png, &vec![1; 2 << 20], &vec![2; 1 << 20])),
+        (
+            "WebP ICCP + EXIF",
+            webp_with(png, &vec![1u8; 2 << 20], &vec![2u8; 1 << 20]),
+        ),
     ]
 }
 
@@ -139,24 +156,24 @@ both!(
             sent.push((name, bytes));
         }
         // 8 at once, alternating between the service's two branches.
+        let t = &t;
         let mut answers = Vec::new();
         for (i, (name, bytes)) in sent.into_iter().enumerate() {
             let key = if i % 2 == 0 { &ten.api_key } else { &key2 };
             answers.push(async move {
-                let (s, v): (u16, Value) = t
-                    .upload("/v2/verify/bank", key, "image", bytes, &[])
-                    .await;
+                let (s, v): (u16, Value) =
+                    t.upload("/v2/verify/bank", key, "image", bytes, &[]).await;
                 (name, s, v)
             });
         }
         for (name, s, v) in futures_util::future::join_all(answers).await {
             assert_eq!(s, 200, "{name}: {v}");
-            assert_eq!(v["data"]["rawSlip"]["transRef"], tr.trans_ref, "{name}: {v}");
+            assert_eq!(
+                v["data"]["rawSlip"]["transRef"], tr.trans_ref,
+                "{name}: {v}"
+            );
         }
         // Every admission was given back.
-        assert_eq!(
-            t.app.services.decode_budget().available_kib(),
-            budget_kib
-        );
+        assert_eq!(t.app.services.decode_budget().available_kib(), budget_kib);
     }
 );
