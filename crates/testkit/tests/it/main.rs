@@ -9,6 +9,7 @@ mod client_compat;
 mod common;
 mod connections;
 mod connectors;
+mod decode_bombs;
 mod golden;
 mod hardening;
 mod idempotency;
