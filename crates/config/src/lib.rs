@@ -98,6 +98,10 @@ pub struct ServerConfig {
     pub idle_timeout_ms: u64,
     /// How long any request's body may take to arrive in full.
     pub body_deadline_ms: u64,
+    /// Bytes a second below which a body (after `body_min_rate_after_ms`) makes its
+    /// connection among the first shed at the cap; 0: no floor.
+    pub body_min_rate: u64,
+    pub body_min_rate_after_ms: u64,
 }
 
 impl Default for ServerConfig {
@@ -111,6 +115,8 @@ impl Default for ServerConfig {
             header_timeout_ms: 30_000,
             idle_timeout_ms: 60_000,
             body_deadline_ms: 30_000,
+            body_min_rate: 1024,
+            body_min_rate_after_ms: 5_000,
         }
     }
 }
