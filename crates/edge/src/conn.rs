@@ -73,13 +73,16 @@ impl ConnState {
 pub struct AuthMark {
     state: Arc<ConnState>,
     request: u64,
+    stats: Arc<Stats>,
 }
 
 impl AuthMark {
     /// The current request's caller is authenticated.
     pub fn mark(&self) {
-        if self.state.request.load(Ordering::Acquire) == self.request {
-            self.state.authed.store(true, Ordering::Release);
+        if self.state.request.load(Ordering::Acquire) == self.request
+            && !self.state.authed.swap(true, Ordering::AcqRel)
+        {
+            self.stats.authenticated.fetch_add(1, Ordering::Relaxed);
         }
     }
 }
@@ -175,7 +178,7 @@ impl Registry {
 
     /// A new request on `c`: unauthenticated, its body not yet awaited. Returns the request's
     /// mark and the body's progress reporter.
-    pub fn begin(&self, c: &Arc<ConnState>) -> (AuthMark, Progress) {
+    pub fn begin(&self, c: &Arc<ConnState>, stats: &Arc<Stats>) -> (AuthMark, Progress) {
         let request = c.request.fetch_add(1, Ordering::AcqRel) + 1;
         c.authed.store(false, Ordering::Release);
         c.body_since_ms.store(0, Ordering::Release);
@@ -187,6 +190,7 @@ impl Registry {
             AuthMark {
                 state: c.clone(),
                 request,
+                stats: stats.clone(),
             },
             Progress {
                 state: c.clone(),

@@ -104,6 +104,8 @@ pub struct Stats {
     pub accepted: AtomicU64,
     /// Requests begun (their head read).
     pub requests: AtomicU64,
+    /// Requests the layer above marked authenticated ([`AuthMark`]).
+    pub authenticated: AtomicU64,
     /// Unread request bodies read and discarded, keeping the connection.
     pub drained: AtomicU64,
     /// Answers that closed their connection because of an unread body.
@@ -238,7 +240,7 @@ impl Connection {
         let svc_policy = policy.clone();
         let svc_state = state.clone();
         let service = hyper::service::service_fn(move |req: Request<Incoming>| -> BoxFuture {
-            let (mark, progress) = registry.begin(&svc_state);
+            let (mark, progress) = registry.begin(&svc_state, &stats);
             stats.requests.fetch_add(1, Ordering::Relaxed);
             Box::pin(answer(
                 router.clone(),
