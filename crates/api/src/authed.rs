@@ -47,6 +47,7 @@ impl FromRequestParts<Services> for Admin {
             .get(axum::http::header::AUTHORIZATION)
             .map(|v| v.to_str().unwrap_or(""));
         svc.authenticate_admin(auth)?;
+        vouch(parts);
         Ok(Admin)
     }
 }
@@ -72,7 +73,16 @@ where
         .map_err(refuse)?;
     // Before any body is read: a refused request costs nothing but this check.
     svc.rate_check(&c).await.map_err(refuse)?;
+    vouch(parts);
     Ok(c)
+}
+
+/// Tells the accept loop the request's caller is known: at the connection cap it is then not
+/// among the first to be shed (`edge`'s module comment).
+pub(crate) fn vouch(parts: &Parts) {
+    if let Some(mark) = parts.extensions.get::<edge::AuthMark>() {
+        mark.mark();
+    }
 }
 
 /// Every `X-Forwarded-For` line as one list, in order (RFC 9110 5.3): a proxy that appends

@@ -1,5 +1,7 @@
-//! `/v2/b2b`: the partner API (spec 4.2). Requests are signed over their exact bytes, so the
-//! body is read raw, the signature checked, and only then parsed.
+//! `/v2/b2b`: the partner API (spec 4.2). Requests are signed over their exact bytes: the key,
+//! timestamp and nonce format are checked from the headers first (a refused request costs no
+//! body read), then the body is read raw (bounded), the signature checked, and only then
+//! parsed.
 
 use crate::body::parse_object;
 use crate::error::ApiError;
@@ -15,7 +17,7 @@ use domain::partner::Permission;
 use domain::quota::QuotaOp;
 use domain::{Error, Validation};
 use serde_json::{Map, Value};
-use services::partner::{PartnerCaller, SignedRequest};
+use services::partner::{PartnerCaller, PartnerHeaders, SignedRequest};
 use services::Services;
 use utoipa_axum::routes;
 
@@ -43,19 +45,25 @@ async fn partner(
 ) -> Result<(PartnerCaller, Vec<u8>), ApiError> {
     let (parts, body) = req.into_parts();
     let (method, uri, headers) = (&parts.method, &parts.uri, &parts.headers);
+    let head = svc
+        .partner_head(&PartnerHeaders {
+            api_key: header(headers, "x-api-key"),
+            timestamp: header(headers, "x-timestamp"),
+            nonce: header(headers, "x-nonce"),
+        })
+        .await?;
+    // A known partner key is a credential: its bounded body read is no longer a stranger's.
+    crate::authed::vouch(&parts);
     let bytes = crate::body::read_at_most(body, MAX_PARTNER_BODY).await?;
     // Inside `/v2` the router already sees the path without the prefix: what is signed.
     let req = SignedRequest {
         method: method.as_str(),
         path: uri.path(),
-        api_key: header(headers, "x-api-key"),
         branch_key: header(headers, "x-branch-key"),
-        timestamp: header(headers, "x-timestamp"),
-        nonce: header(headers, "x-nonce"),
         signature: header(headers, "x-signature"),
         body: &bytes,
     };
-    let caller = svc.authenticate_partner(&req, needs).await?;
+    let caller = svc.authenticate_partner(head, &req, needs).await?;
     Ok((caller, bytes.to_vec()))
 }
 

@@ -107,6 +107,10 @@ pub struct ServerConfig {
     /// How long a running request holds its `Idempotency-Key` before a retry may take it
     /// over (its node presumed dead).
     pub idempotency_lease_secs: u64,
+    /// Bytes a second below which a body (after `body_min_rate_after_ms`) makes its
+    /// connection among the first shed at the cap; 0: no floor.
+    pub body_min_rate: u64,
+    pub body_min_rate_after_ms: u64,
 }
 
 impl Default for ServerConfig {
@@ -121,6 +125,8 @@ impl Default for ServerConfig {
             idle_timeout_ms: 60_000,
             body_deadline_ms: 30_000,
             idempotency_lease_secs: 120,
+            body_min_rate: 1024,
+            body_min_rate_after_ms: 5_000,
         }
     }
 }

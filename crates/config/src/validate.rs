@@ -72,6 +72,18 @@ impl Config {
             s.idempotency_lease_secs,
             10..=3600,
         );
+        range(
+            &mut out,
+            "server.body_min_rate",
+            s.body_min_rate,
+            0..=1_000_000_000,
+        );
+        range(
+            &mut out,
+            "server.body_min_rate_after_ms",
+            s.body_min_rate_after_ms,
+            50..=600_000,
+        );
         let l = &self.limits;
         range(
             &mut out,

@@ -1,6 +1,7 @@
 //! A request body that remembers how it was used, hands back what the handler left of it, and
 //! fails once it has not arrived in full within the body deadline.
 
+use crate::conn::Progress;
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
@@ -87,10 +88,15 @@ pub(crate) struct Tracked {
     deadline: Pin<Box<Sleep>>,
     expired: bool,
     clock: BodyDeadline,
+    progress: Progress,
 }
 
 impl Tracked {
-    pub fn new(inner: Incoming, limit: Duration) -> (Self, Leftover, BodyDeadline) {
+    pub fn new(
+        inner: Incoming,
+        limit: Duration,
+        progress: Progress,
+    ) -> (Self, Leftover, BodyDeadline) {
         let state = Arc::new(Mutex::new(State::default()));
         let clock = BodyDeadline {
             limit,
@@ -106,6 +112,7 @@ impl Tracked {
                 deadline: Box::pin(tokio::time::sleep(limit)),
                 expired: false,
                 clock: clock.clone(),
+                progress,
             },
             Leftover(state),
             clock,
@@ -123,6 +130,7 @@ impl Body for Tracked {
     ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         let this = self.get_mut();
         this.polled = true;
+        this.progress.awaited();
         if this.expired {
             // Never a clean end after the deadline: the body is incomplete.
             return Poll::Ready(Some(Err(Box::new(BodyTimedOut(this.limit)))));
@@ -135,17 +143,23 @@ impl Body for Tracked {
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(d) = frame.data_ref() {
                     this.read += d.len() as u64;
+                    this.progress.received(d.len());
                 }
             }
             Poll::Ready(None) => {
+                this.progress.done();
                 this.inner = None;
                 this.state.lock().unwrap_or_else(|p| p.into_inner()).ended = true;
             }
             // A broken body: nothing is left to hand back, and the connection is not reused.
-            Poll::Ready(Some(Err(_))) => this.inner = None,
+            Poll::Ready(Some(Err(_))) => {
+                this.progress.done();
+                this.inner = None;
+            }
             Poll::Pending => {
                 if this.deadline.as_mut().poll(cx).is_ready() {
                     // Dropping the rest: hyper stops reading it, and the answer closes.
+                    this.progress.done();
                     this.inner = None;
                     this.expired = true;
                     this.clock
@@ -180,6 +194,7 @@ impl Drop for Tracked {
         state.polled = self.polled;
         if let Some(inner) = self.inner.take() {
             if inner.is_end_stream() {
+                self.progress.done();
                 state.ended = true;
             } else {
                 state.rest = Some(inner);

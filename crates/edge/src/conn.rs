@@ -1,8 +1,14 @@
-//! Which connections are idle (no request in progress), so that the oldest can be shed at the
-//! cap, and the socket wrapper that closes a connection waiting too long for a request.
+//! Which connections may be shed at the cap, and the socket wrapper that closes a connection
+//! waiting too long for a request.
+//!
+//! At the cap, the first to go is a *suspect*: a connection whose request is not (yet)
+//! authenticated, whose body arrives below `Policy::body_min_rate`, or that is only lingering
+//! after its last answer; the one whose request (or linger) began first. Only when there is no
+//! suspect is an idle connection shed, the one idle the longest. An authenticated request that
+//! keeps its body coming is never cut.
 
 use crate::{Policy, Stats};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
@@ -31,6 +37,23 @@ pub(crate) struct ConnState {
     /// The task reading the socket: woken when the connection becomes idle, since hyper reads
     /// (and so arms the idle deadline) only when woken.
     reader: Mutex<Option<std::task::Waker>>,
+    /// Its key in the registry's map of all connections.
+    id: u64,
+    /// Bumped at each request, so that a stale [`AuthMark`] cannot vouch for a later one.
+    request: AtomicU64,
+    /// The current request was marked authenticated.
+    authed: AtomicBool,
+    /// Milliseconds after the registry's epoch when the current request (or the linger)
+    /// began.
+    since_ms: AtomicU64,
+    /// 1 + milliseconds after the epoch when the body was first awaited (0: not yet).
+    body_since_ms: AtomicU64,
+    /// Body bytes received so far in the current request.
+    body_bytes: AtomicU64,
+    /// The body arrived whole (or was dropped): it can no longer be slow.
+    body_done: AtomicBool,
+    /// Answered and closing: only lingering for the client's last bytes.
+    lingering: AtomicBool,
 }
 
 impl ConnState {
@@ -43,11 +66,76 @@ impl ConnState {
     }
 }
 
+/// In each request's extensions: the layer that authenticates callers marks the request with
+/// it, which takes its connection out of the first rank to be shed at the cap (see the module
+/// comment). Marking a request that has ended does nothing.
+#[derive(Clone)]
+pub struct AuthMark {
+    state: Arc<ConnState>,
+    request: u64,
+    stats: Arc<Stats>,
+}
+
+impl AuthMark {
+    /// The current request's caller is authenticated.
+    pub fn mark(&self) {
+        if self.state.request.load(Ordering::Acquire) == self.request
+            && !self.state.authed.swap(true, Ordering::AcqRel)
+        {
+            self.stats.authenticated.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+impl std::fmt::Debug for AuthMark {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthMark")
+            .field("request", &self.request)
+            .finish()
+    }
+}
+
+/// How one request's body is coming along, for the rate floor; the body wrapper reports here.
+#[derive(Clone)]
+pub(crate) struct Progress {
+    state: Arc<ConnState>,
+    epoch: Instant,
+}
+
+impl Progress {
+    /// The body is awaited (the handler, or the drain after it, asked for data).
+    pub fn awaited(&self) {
+        let now = ms_since(self.epoch) + 1;
+        let _ =
+            self.state
+                .body_since_ms
+                .compare_exchange(0, now, Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    pub fn received(&self, n: usize) {
+        self.state.body_bytes.fetch_add(n as u64, Ordering::AcqRel);
+    }
+
+    pub fn done(&self) {
+        self.state.body_done.store(true, Ordering::Release);
+    }
+}
+
+fn ms_since(epoch: Instant) -> u64 {
+    u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
 /// Every open connection, and the idle ones by the time they became idle.
-#[derive(Default)]
 pub(crate) struct Registry {
     next: AtomicU64,
     idle: Mutex<BTreeMap<u64, Arc<ConnState>>>,
+    /// Every open connection, by id: scanned for suspects at the cap.
+    all: Mutex<HashMap<u64, Arc<ConnState>>>,
+    next_id: AtomicU64,
+    epoch: Instant,
+    /// `Policy::body_min_rate` (bytes a second; 0: no floor) and after how long it applies.
+    min_rate: u64,
+    min_rate_after_ms: u64,
     open: AtomicUsize,
     /// Connections chosen to be shed that have not closed yet.
     shedding: AtomicUsize,
@@ -60,12 +148,115 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Registry {
+    pub fn new(policy: &Policy) -> Self {
+        Self {
+            next: AtomicU64::new(0),
+            idle: Mutex::default(),
+            all: Mutex::default(),
+            next_id: AtomicU64::new(0),
+            epoch: Instant::now(),
+            min_rate: policy.body_min_rate,
+            min_rate_after_ms: u64::try_from(policy.body_min_rate_after.as_millis())
+                .unwrap_or(u64::MAX),
+            open: AtomicUsize::new(0),
+            shedding: AtomicUsize::new(0),
+            room: Notify::new(),
+        }
+    }
+
     /// A new connection, idle until its first request.
     pub fn open(&self) -> Arc<ConnState> {
         self.open.fetch_add(1, Ordering::AcqRel);
-        let c = Arc::new(ConnState::default());
+        let c = Arc::new(ConnState {
+            id: self.next_id.fetch_add(1, Ordering::Relaxed),
+            ..ConnState::default()
+        });
+        lock(&self.all).insert(c.id, c.clone());
         self.enter_idle(&c);
         c
+    }
+
+    /// A new request on `c`: unauthenticated, its body not yet awaited. Returns the request's
+    /// mark and the body's progress reporter.
+    pub fn begin(&self, c: &Arc<ConnState>, stats: &Arc<Stats>) -> (AuthMark, Progress) {
+        let request = c.request.fetch_add(1, Ordering::AcqRel) + 1;
+        c.authed.store(false, Ordering::Release);
+        c.body_since_ms.store(0, Ordering::Release);
+        c.body_bytes.store(0, Ordering::Release);
+        c.body_done.store(false, Ordering::Release);
+        c.since_ms.store(ms_since(self.epoch), Ordering::Release);
+        self.set_busy(c);
+        (
+            AuthMark {
+                state: c.clone(),
+                request,
+                stats: stats.clone(),
+            },
+            Progress {
+                state: c.clone(),
+                epoch: self.epoch,
+            },
+        )
+    }
+
+    /// Answered, and only lingering now: a suspect from here on.
+    pub fn lingering(&self, c: &ConnState) {
+        self.leave_idle(c);
+        c.since_ms.store(ms_since(self.epoch), Ordering::Release);
+        c.lingering.store(true, Ordering::Release);
+    }
+
+    /// Whether `c` goes before any idle connection at the cap.
+    fn suspect(&self, c: &ConnState, now_ms: u64) -> bool {
+        if c.lingering.load(Ordering::Acquire) {
+            return true;
+        }
+        if !c.busy() {
+            return false;
+        }
+        if !c.authed.load(Ordering::Acquire) {
+            return true;
+        }
+        self.below_floor(c, now_ms)
+    }
+
+    /// The body, awaited for at least `min_rate_after`, has averaged less than `min_rate`.
+    fn below_floor(&self, c: &ConnState, now_ms: u64) -> bool {
+        let since = c.body_since_ms.load(Ordering::Acquire);
+        if self.min_rate == 0 || since == 0 || c.body_done.load(Ordering::Acquire) {
+            return false;
+        }
+        let waited = now_ms.saturating_sub(since - 1);
+        if waited < self.min_rate_after_ms {
+            return false;
+        }
+        let got = c.body_bytes.load(Ordering::Acquire);
+        u128::from(got) * 1000 < u128::from(self.min_rate) * u128::from(waited)
+    }
+
+    /// Asks the suspect whose request began first to close; false when there is none.
+    pub fn shed_suspect(&self) -> bool {
+        let now_ms = ms_since(self.epoch);
+        let chosen = {
+            let all = lock(&self.all);
+            all.values()
+                .filter(|c| !c.shedding.load(Ordering::Acquire) && self.suspect(c, now_ms))
+                .min_by_key(|c| c.since_ms.load(Ordering::Acquire))
+                .cloned()
+        };
+        let Some(c) = chosen else {
+            return false;
+        };
+        self.leave_idle(&c);
+        self.mark_shed(&c);
+        true
+    }
+
+    fn mark_shed(&self, c: &ConnState) {
+        if !c.shedding.swap(true, Ordering::AcqRel) {
+            self.shedding.fetch_add(1, Ordering::AcqRel);
+        }
+        c.shed.notify_one();
     }
 
     /// Open connections not already being shed.
@@ -109,6 +300,7 @@ impl Registry {
 
     pub fn close(&self, c: &ConnState) {
         self.leave_idle(c);
+        lock(&self.all).remove(&c.id);
         if c.shedding.load(Ordering::Acquire) {
             self.shedding.fetch_sub(1, Ordering::AcqRel);
         }
@@ -129,10 +321,7 @@ impl Registry {
             }
             *key = None;
             drop(key);
-            if !c.shedding.swap(true, Ordering::AcqRel) {
-                self.shedding.fetch_add(1, Ordering::AcqRel);
-            }
-            c.shed.notify_one();
+            self.mark_shed(&c);
             return true;
         }
     }
@@ -146,9 +335,9 @@ pub(crate) struct Open {
 }
 
 impl Open {
-    /// Closing: no longer a candidate for shedding (it still counts until dropped).
+    /// Closing after its answer: lingering, the first to be shed at the cap.
     pub fn closing(&self) {
-        self.registry.leave_idle(&self.state);
+        self.registry.lingering(&self.state);
     }
 }
 

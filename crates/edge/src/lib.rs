@@ -14,22 +14,26 @@
 //!   dropped, so the client reads the whole answer instead of a reset.
 //!
 //! And the connections themselves are bounded (see `conn`): at most `Policy::max_connections`
-//! are open (at the cap the one idle the longest is shed, or accepting waits while all are
-//! busy); a connection waiting for a request closes after `idle_timeout` without a byte of it,
+//! are open (at the cap a suspect, else the one idle the longest, is shed, or accepting waits
+//! while all are busy); a connection waiting for a request closes after `idle_timeout` without a byte of it,
 //! or `header_read_timeout` after its first byte (after accepting, for the first request)
 //! without the whole head; a body not in within `body_deadline` fails with [`BodyTimedOut`].
+//! At the cap, suspects go first: a request not marked authenticated ([`AuthMark`], which the
+//! layer that authenticates sets), a body arriving below `body_min_rate`, a connection only
+//! lingering; they are cut at once, without finishing their request.
 
 mod body;
 mod conn;
 mod fds;
 
 pub use body::{BodyDeadline, BodyTimedOut};
+pub use conn::AuthMark;
 pub use fds::{max_connections_for, raise_nofile_limit};
 
 use axum::extract::ConnectInfo;
 use axum::http::{header, HeaderValue, Request, Response};
 use body::{Leftover, Tracked};
-use conn::{Answered, ConnState, Open, Registry, Watched};
+use conn::{Answered, ConnState, Open, Progress, Registry, Watched};
 use http_body::Body as _;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -66,6 +70,11 @@ pub struct Policy {
     pub body_deadline: Duration,
     /// Connections open at once; see [`max_connections_for`].
     pub max_connections: usize,
+    /// A body awaited for `body_min_rate_after` that has averaged fewer bytes a second than
+    /// this makes its connection a suspect at the cap (0: no floor).
+    pub body_min_rate: u64,
+    /// How long a body may come slowly before the floor applies.
+    pub body_min_rate_after: Duration,
     /// On shutdown, how long connections may take to finish their requests.
     pub shutdown_grace: Duration,
 }
@@ -81,6 +90,8 @@ impl Default for Policy {
             idle_timeout: Duration::from_secs(60),
             body_deadline: Duration::from_secs(30),
             max_connections: 768,
+            body_min_rate: 1024,
+            body_min_rate_after: Duration::from_secs(5),
             shutdown_grace: Duration::from_secs(30),
         }
     }
@@ -91,15 +102,21 @@ impl Default for Policy {
 pub struct Stats {
     /// Connections accepted.
     pub accepted: AtomicU64,
+    /// Requests begun (their head read).
+    pub requests: AtomicU64,
+    /// Requests the layer above marked authenticated ([`AuthMark`]).
+    pub authenticated: AtomicU64,
     /// Unread request bodies read and discarded, keeping the connection.
     pub drained: AtomicU64,
     /// Answers that closed their connection because of an unread body.
     pub closed: AtomicU64,
     /// Connections open now.
     pub open: AtomicU64,
-    /// Idle connections closed to make room for a new one at the cap.
+    /// Connections closed to make room for a new one at the cap (suspects and idle ones).
     pub shed: AtomicU64,
-    /// Times the accept loop waited at the cap with no idle connection to shed.
+    /// Of those, suspects: unauthenticated requests, bodies below the floor, lingerers.
+    pub shed_suspects: AtomicU64,
+    /// Times the accept loop waited at the cap with nothing to shed.
     pub full: AtomicU64,
     /// Kept-alive connections closed after `idle_timeout` without a next request.
     pub idle_closed: AtomicU64,
@@ -126,7 +143,7 @@ pub async fn serve(
     // Every connection task holds a sender; when all are gone, `recv` returns `None`.
     let (alive_tx, mut alive_rx) = tokio::sync::mpsc::channel::<()>(1);
     let mut shutdown = std::pin::pin!(shutdown);
-    let registry = Arc::new(Registry::default());
+    let registry = Arc::new(Registry::new(&policy));
     let cap = policy.max_connections.max(1);
     let mut backoff = Duration::from_millis(10);
     'serve: loop {
@@ -145,12 +162,18 @@ pub async fn serve(
             },
         };
         backoff = Duration::from_millis(10);
-        // At the cap: shed the connection idle the longest, or wait (not accepting others) for
-        // one to close or become idle. Only a connection that arrived sheds one.
+        // At the cap: shed a suspect, else the connection idle the longest, else wait (not
+        // accepting others) for one to close or become idle. Only a connection that arrived
+        // sheds one.
         while registry.counted() >= cap {
             let room = registry.room.notified();
             let mut room = std::pin::pin!(room);
             room.as_mut().enable();
+            if registry.shed_suspect() {
+                stats.shed.fetch_add(1, Ordering::Relaxed);
+                stats.shed_suspects.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
             if registry.shed_oldest() {
                 stats.shed.fetch_add(1, Ordering::Relaxed);
                 continue;
@@ -217,13 +240,15 @@ impl Connection {
         let svc_policy = policy.clone();
         let svc_state = state.clone();
         let service = hyper::service::service_fn(move |req: Request<Incoming>| -> BoxFuture {
-            registry.set_busy(&svc_state);
+            let (mark, progress) = registry.begin(&svc_state, &stats);
+            stats.requests.fetch_add(1, Ordering::Relaxed);
             Box::pin(answer(
                 router.clone(),
                 svc_policy.clone(),
                 stats.clone(),
                 peer,
                 req,
+                (mark, progress),
                 (registry.clone(), svc_state.clone()),
             ))
         });
@@ -249,13 +274,15 @@ impl Connection {
             }
             if !shedding && shed.as_mut().poll(cx).is_ready() {
                 shedding = true;
-                Pin::new(&mut conn).graceful_shutdown();
-                if !state.busy() {
-                    // Idle: one more poll flushes what an answer that just ended may still
-                    // have buffered; then the socket is dropped, without lingering.
-                    let _ = conn.poll_without_shutdown(cx);
+                if state.busy() {
+                    // A suspect: its request is dropped with the socket, unanswered.
                     return Poll::Ready(None);
                 }
+                // Idle: one more poll flushes what an answer that just ended may still have
+                // buffered; then the socket is dropped, without lingering.
+                Pin::new(&mut conn).graceful_shutdown();
+                let _ = conn.poll_without_shutdown(cx);
+                return Poll::Ready(None);
             }
             conn.poll_without_shutdown(cx).map(Some)
         })
@@ -272,9 +299,13 @@ impl Connection {
             Some(Ok(())) => {}
         }
         open.closing();
-        // Hyper has flushed its last answer but not closed the socket: close it gracefully.
+        // Hyper has flushed its last answer but not closed the socket: close it gracefully,
+        // unless the connection is shed meanwhile.
         let parts = conn.into_parts();
-        linger(parts.io.into_inner().stream, policy.linger).await;
+        tokio::select! {
+            _ = linger(parts.io.into_inner().stream, policy.linger) => {}
+            _ = shed => {}
+        }
         drop(open);
     }
 }
@@ -302,6 +333,7 @@ async fn answer(
     stats: Arc<Stats>,
     peer: SocketAddr,
     req: Request<Incoming>,
+    (mark, progress): (AuthMark, Progress),
     done: (Arc<Registry>, Arc<ConnState>),
 ) -> Result<Response<axum::body::Body>, Infallible> {
     let expects_continue = req
@@ -311,13 +343,14 @@ async fn answer(
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("100-continue"));
     let (mut parts, incoming) = req.into_parts();
     parts.extensions.insert(ConnectInfo(peer));
+    parts.extensions.insert(mark);
     let declared = incoming.size_hint().exact();
-    let (tracked, leftover, clock) = Tracked::new(incoming, policy.body_deadline);
+    let (tracked, leftover, clock) = Tracked::new(incoming, policy.body_deadline, progress.clone());
     parts.extensions.insert(clock);
     let tracked = axum::body::Body::new(tracked);
     let req = Request::from_parts(parts, tracked);
     let mut response = router.oneshot(req).await?;
-    let settled = settle(&policy, leftover, expects_continue, declared).await;
+    let settled = settle(&policy, leftover, expects_continue, declared, &progress).await;
     match settled {
         Settled::TimedOut => {
             stats.body_timeouts.fetch_add(1, Ordering::Relaxed);
@@ -362,6 +395,7 @@ async fn settle(
     leftover: Leftover,
     expects_continue: bool,
     declared: Option<u64>,
+    progress: &Progress,
 ) -> Settled {
     let state = leftover.take();
     if state.timed_out {
@@ -384,6 +418,7 @@ async fn settle(
     }
     let mut total = state.read;
     let deadline = Instant::now() + policy.drain_time;
+    progress.awaited();
     loop {
         let frame = std::future::poll_fn(|cx| Pin::new(&mut rest).poll_frame(cx));
         match timeout_at(deadline, frame).await {
@@ -391,6 +426,7 @@ async fn settle(
             Ok(Some(Ok(frame))) => {
                 if let Some(data) = frame.data_ref() {
                     total += data.len() as u64;
+                    progress.received(data.len());
                     if total > policy.drain_bytes {
                         return Settled::Close;
                     }

@@ -161,6 +161,8 @@ fn connection_policy(s: &config::ServerConfig) -> edge::Policy {
         header_read_timeout: Duration::from_millis(s.header_timeout_ms),
         idle_timeout: Duration::from_millis(s.idle_timeout_ms),
         body_deadline: Duration::from_millis(s.body_deadline_ms),
+        body_min_rate: s.body_min_rate,
+        body_min_rate_after: Duration::from_millis(s.body_min_rate_after_ms),
         ..edge::Policy::default()
     }
 }

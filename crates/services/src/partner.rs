@@ -1,8 +1,9 @@
 //! The partner API's authentication and quota operations (spec 4.2, 5.2; compat.md signing).
 //!
-//! Order of checks: key → timestamp → nonce format → signature → nonce not used before →
-//! permission → branch header → branch within the partner's services. A nonce is only spent
-//! by a correctly signed request, so nobody can burn a partner's nonces.
+//! Order of checks: key → timestamp → nonce format (from the headers alone, before any body
+//! byte is read: [`Services::partner_head`]) → signature → nonce not used before → permission →
+//! branch header → branch within the partner's services ([`Services::authenticate_partner`]).
+//! A nonce is only spent by a correctly signed request, so nobody can burn a partner's nonces.
 
 use crate::Services;
 use domain::model::{Branch, Partner, Service};
@@ -11,16 +12,29 @@ use domain::quota::{QuotaOp, QuotaOpError};
 use domain::{apikey, Error, Validation};
 use rand::RngCore;
 
-/// The partner headers and the exact request, as received.
+/// The partner headers checked before the body is read.
+#[derive(Debug, Clone, Copy)]
+pub struct PartnerHeaders<'a> {
+    pub api_key: Option<&'a str>,
+    pub timestamp: Option<&'a str>,
+    pub nonce: Option<&'a str>,
+}
+
+/// A request whose key, timestamp and nonce format passed: its body may be read now.
+#[derive(Debug, Clone)]
+pub struct PartnerHead {
+    partner: Partner,
+    timestamp: String,
+    nonce: String,
+}
+
+/// The rest of the request, as received, for the signature and the remaining checks.
 #[derive(Debug, Clone, Copy)]
 pub struct SignedRequest<'a> {
     pub method: &'a str,
     /// The path without the `/v2` prefix, e.g. `/b2b/branch/quota`.
     pub path: &'a str,
-    pub api_key: Option<&'a str>,
     pub branch_key: Option<&'a str>,
-    pub timestamp: Option<&'a str>,
-    pub nonce: Option<&'a str>,
     pub signature: Option<&'a str>,
     pub body: &'a [u8],
 }
@@ -45,37 +59,54 @@ fn random_hex64() -> String {
 }
 
 impl Services {
-    pub async fn authenticate_partner(
-        &self,
-        req: &SignedRequest<'_>,
-        needs: Permission,
-    ) -> Result<PartnerCaller, Error> {
-        let key = req.api_key.map(str::trim).filter(|k| !k.is_empty());
+    /// The checks the headers alone allow (key, timestamp window, nonce format): a request
+    /// refused here costs no body read.
+    pub async fn partner_head(&self, h: &PartnerHeaders<'_>) -> Result<PartnerHead, Error> {
+        let key = h.api_key.map(str::trim).filter(|k| !k.is_empty());
         let key = key.ok_or(Error::MissingApiKey)?;
         if !partner::is_hex64(key) {
             return Err(Error::InvalidApiKey);
         }
-        let p = self
+        let partner = self
             .store
             .find_partner_by_key_hash(&apikey::hash_key(key))
             .await?
             .ok_or(Error::InvalidApiKey)?;
-
-        let now = self.clock.now();
-        let ts_text = req.timestamp.map(str::trim).unwrap_or("");
+        let ts_text = h.timestamp.map(str::trim).unwrap_or("");
         let ts: i64 = ts_text.parse().map_err(|_| Error::InvalidTimestamp)?;
-        if !partner::timestamp_fresh(ts, now.unix_timestamp()) {
+        if !partner::timestamp_fresh(ts, self.clock.now().unix_timestamp()) {
             return Err(Error::InvalidTimestamp);
         }
-        let nonce = req.nonce.map(str::trim).unwrap_or("");
+        let nonce = h.nonce.map(str::trim).unwrap_or("");
         if !nonce_well_formed(nonce) {
             return Err(Error::InvalidNonce);
         }
-        let canonical = partner::canonical(req.method, req.path, ts_text, nonce, req.body);
+        Ok(PartnerHead {
+            partner,
+            timestamp: ts_text.to_string(),
+            nonce: nonce.to_string(),
+        })
+    }
+
+    /// The checks that need the body (signature, then nonce reuse, permission, branch).
+    pub async fn authenticate_partner(
+        &self,
+        head: PartnerHead,
+        req: &SignedRequest<'_>,
+        needs: Permission,
+    ) -> Result<PartnerCaller, Error> {
+        let PartnerHead {
+            partner: p,
+            timestamp: ts_text,
+            nonce,
+        } = head;
+        let nonce = nonce.as_str();
+        let canonical = partner::canonical(req.method, req.path, &ts_text, nonce, req.body);
         let sig = req.signature.map(str::trim).unwrap_or("");
         if !partner::verify(&p.secret, &canonical, sig) {
             return Err(Error::InvalidSignature);
         }
+        let now = self.clock.now();
         // A replay is refused for as long as its timestamp passes (`NONCE_KEEP_SECS`).
         let forget = now - time::Duration::seconds(partner::NONCE_KEEP_SECS);
         if !self.store.use_nonce(&p.id, nonce, now, forget).await? {

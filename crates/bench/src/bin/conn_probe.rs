@@ -1,7 +1,8 @@
-//! Holds many idle connections and slow-header clients against a running `slipverify serve`,
-//! while timing `/health` and a sandbox verification, each on a fresh connection. Used by
-//! `scripts/bench-connections`; prints one `key=value` line per measure and exits non-zero
-//! when any answer took 1 s or more (or failed).
+//! Holds many idle connections, slow-header clients and trickled unauthenticated bodies
+//! against a running `slipverify serve`, while timing `/health` and a sandbox verification,
+//! each on a fresh connection. Used by `scripts/bench-connections` and `scripts/bench-trickle`;
+//! prints one `key=value` line per measure and exits non-zero when any answer took 1 s or more
+//! (or failed).
 
 use clap::Parser;
 use std::time::{Duration, Instant};
@@ -24,6 +25,83 @@ struct Args {
     /// One sandbox slip payload per line; one verification per payload.
     #[arg(long)]
     payloads: std::path::PathBuf,
+    /// Clients posting to a `--trickle-path` (round robin) without credentials: a head
+    /// declaring 100,000 body bytes, then a byte every `--trickle-every-ms`; reconnecting when
+    /// closed, so that this many are always trying.
+    #[arg(long, default_value_t = 0)]
+    trickle: usize,
+    #[arg(long = "trickle-path")]
+    trickle_paths: Vec<String>,
+    #[arg(long, default_value_t = 1000)]
+    trickle_every_ms: u64,
+}
+
+/// The unauthenticated routes trickled when no `--trickle-path` is given: every family.
+const TRICKLE_PATHS: &[&str] = &[
+    "/v2/verify/bank",
+    "/v2/verify/truewallet",
+    "/v2/verify/bank/async",
+    "/api/v1/verify",
+    "/v2/b2b/branch/quota/adjust",
+    "/admin/services",
+];
+
+/// Counts shared by the trickling clients.
+#[derive(Default)]
+struct Trickled {
+    connected: std::sync::atomic::AtomicU64,
+    refused: std::sync::atomic::AtomicU64,
+    /// Connections the server ended (answered and closed, shed, or timed out).
+    ended: std::sync::atomic::AtomicU64,
+}
+
+/// One trickling client: connects, sends a head, then a byte at a time until the server ends
+/// the connection; then again, until `stop`.
+async fn trickle(
+    addr: String,
+    path: String,
+    every: Duration,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    counts: std::sync::Arc<Trickled>,
+) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n\
+         content-length: 100000\r\n\r\n{{"
+    );
+    while !stop.load(Relaxed) {
+        let Ok(c) = TcpStream::connect(&addr).await else {
+            counts.refused.fetch_add(1, Relaxed);
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            continue;
+        };
+        counts.connected.fetch_add(1, Relaxed);
+        let (mut r, mut w) = c.into_split();
+        if w.write_all(head.as_bytes()).await.is_err() {
+            counts.ended.fetch_add(1, Relaxed);
+            continue;
+        }
+        // The server's end shows as end of stream (or a reset) on the read side.
+        let mut sink = [0u8; 1024];
+        loop {
+            tokio::select! {
+                read = r.read(&mut sink) => {
+                    if !matches!(read, Ok(n) if n > 0) {
+                        break;
+                    }
+                }
+                _ = tokio::time::sleep(every) => {
+                    if stop.load(Relaxed) {
+                        return;
+                    }
+                    if w.write_all(b" ").await.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+        counts.ended.fetch_add(1, Relaxed);
+    }
 }
 
 /// One request on a fresh connection; the time to the whole answer, and its status.
@@ -148,6 +226,38 @@ async fn main() {
             }
         }));
     }
+    let trickled = std::sync::Arc::new(Trickled::default());
+    let paths: Vec<String> = if a.trickle_paths.is_empty() {
+        TRICKLE_PATHS.iter().map(|p| p.to_string()).collect()
+    } else {
+        a.trickle_paths.clone()
+    };
+    let mut trickling = Vec::with_capacity(a.trickle);
+    for i in 0..a.trickle {
+        trickling.push(tokio::spawn(trickle(
+            a.addr.clone(),
+            paths[i % paths.len()].clone(),
+            Duration::from_millis(a.trickle_every_ms),
+            stop.clone(),
+            trickled.clone(),
+        )));
+    }
+    if a.trickle > 0 {
+        // Until every client has connected once (or been refused), then a few seconds more.
+        use std::sync::atomic::Ordering::Relaxed;
+        let began = Instant::now();
+        while trickled.connected.load(Relaxed) + trickled.refused.load(Relaxed) < a.trickle as u64
+            && began.elapsed() < Duration::from_secs(120)
+        {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        println!(
+            "trickle: clients={} paths={} connected_once_in_ms={}",
+            a.trickle,
+            paths.join(","),
+            began.elapsed().as_millis()
+        );
+    }
     // Let the slow clients get going.
     tokio::time::sleep(Duration::from_secs(2)).await;
 
@@ -172,6 +282,15 @@ async fn main() {
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    if a.trickle > 0 {
+        use std::sync::atomic::Ordering::Relaxed;
+        println!(
+            "trickle_after: connections={} refused={} ended_by_server={}",
+            trickled.connected.load(Relaxed),
+            trickled.refused.load(Relaxed),
+            trickled.ended.load(Relaxed)
+        );
+    }
 
     // Idle connections the server has closed by now (shed at its cap or past its timeouts).
     let mut closed = 0;
@@ -197,7 +316,7 @@ async fn main() {
             "FAIL"
         }
     );
-    for s in slow {
+    for s in slow.into_iter().chain(trickling) {
         s.abort();
     }
     std::process::exit(if ok { 0 } else { 1 });

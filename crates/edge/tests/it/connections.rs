@@ -1,8 +1,8 @@
-//! Connection bounds over raw TCP with short timeouts: the cap (idle connections shed first),
-//! the idle keep-alive timeout, the head timeout, and the body deadline.
+//! Connection bounds over raw TCP with short timeouts: the cap (suspects shed first, then idle
+//! connections), the idle keep-alive timeout, the head timeout, and the body deadline.
 
 use axum::routing::{get, post};
-use axum::Router;
+use axum::{Extension, Router};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,6 +21,8 @@ struct Server {
     gate: Arc<Semaphore>,
     /// Requests `/hold` has begun.
     holding: Arc<std::sync::atomic::AtomicUsize>,
+    /// Requests `/authed-read` has vouched for.
+    vouched: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 async fn start(policy: edge::Policy) -> Server {
@@ -28,11 +30,15 @@ async fn start(policy: edge::Policy) -> Server {
     let held = gate.clone();
     let holding = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let count = holding.clone();
+    let vouched = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let vouches = vouched.clone();
     let router = Router::new()
         .route("/ok", get(|| async { "ok" }))
+        // An authenticated request that waits for a permit.
         .route(
             "/hold",
-            get(move || {
+            get(move |Extension(mark): Extension<edge::AuthMark>| {
+                mark.mark();
                 let g = held.clone();
                 count.fetch_add(1, Ordering::Relaxed);
                 async move {
@@ -41,17 +47,18 @@ async fn start(policy: edge::Policy) -> Server {
                 }
             }),
         )
+        // Reads its body without vouching for the caller.
+        .route("/read", post(read))
+        // Vouches for the caller, then reads its body.
         .route(
-            "/read",
-            post(|body: axum::body::Body| async move {
-                match axum::body::to_bytes(body, 1 << 20).await {
-                    Ok(b) => (axum::http::StatusCode::OK, format!("{}", b.len())),
-                    Err(e) => match edge::BodyTimedOut::find(&e) {
-                        Some(_) => (axum::http::StatusCode::BAD_REQUEST, "too slow".into()),
-                        None => (axum::http::StatusCode::BAD_REQUEST, "broken".into()),
-                    },
-                }
-            }),
+            "/authed-read",
+            post(
+                move |Extension(mark): Extension<edge::AuthMark>, body: axum::body::Body| {
+                    mark.mark();
+                    vouches.fetch_add(1, Ordering::Relaxed);
+                    read(body)
+                },
+            ),
         );
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -68,6 +75,17 @@ async fn start(policy: edge::Policy) -> Server {
         stats,
         gate,
         holding,
+        vouched,
+    }
+}
+
+async fn read(body: axum::body::Body) -> (axum::http::StatusCode, String) {
+    match axum::body::to_bytes(body, 1 << 20).await {
+        Ok(b) => (axum::http::StatusCode::OK, format!("{}", b.len())),
+        Err(e) => match edge::BodyTimedOut::find(&e) {
+            Some(_) => (axum::http::StatusCode::BAD_REQUEST, "too slow".into()),
+            None => (axum::http::StatusCode::BAD_REQUEST, "broken".into()),
+        },
     }
 }
 
@@ -250,4 +268,117 @@ async fn a_body_not_in_by_the_deadline_fails_for_the_handler_and_the_answer_clos
     assert!(head.starts_with("http/1.1 200"), "{head}");
     assert!(!head.contains("connection: close"), "{head}");
     assert_eq!(body, "10");
+}
+
+/// A connection whose request is in progress: a head declaring 100,000 body bytes and the
+/// first 10 of them; the rest never comes unless the test sends it.
+async fn mid_body(addr: std::net::SocketAddr, path: &str) -> TcpStream {
+    let mut c = TcpStream::connect(addr).await.unwrap();
+    let head = format!("POST {path} HTTP/1.1\r\nhost: x\r\ncontent-length: 100000\r\n\r\n");
+    c.write_all(head.as_bytes()).await.unwrap();
+    c.write_all(b"0123456789").await.unwrap();
+    c
+}
+
+/// A kept-alive connection that has had its answer and sends nothing more.
+async fn idle_after_answer(addr: std::net::SocketAddr) -> TcpStream {
+    let mut c = TcpStream::connect(addr).await.unwrap();
+    let (head, _) = ask(&mut c, GET_OK).await;
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    c
+}
+
+/// Waits until `n` requests have begun (the idle connection's included).
+async fn begun(s: &Server, n: u64) {
+    until("requests begun", || {
+        s.stats.requests.load(Ordering::Relaxed) >= n
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn at_the_cap_an_unauthenticated_request_mid_body_is_shed_before_an_idle_connection() {
+    let s = capped(2).await;
+    let mut idle = idle_after_answer(s.addr).await;
+    let mut stranger = mid_body(s.addr, "/read").await;
+    begun(&s, 2).await;
+    let mut fresh = TcpStream::connect(s.addr).await.unwrap();
+    let (head, body) = ask(&mut fresh, GET_OK).await;
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    assert_eq!(body, "ok");
+    // The stranger's request is dropped unanswered; the idle client still has its connection.
+    closed(&mut stranger).await;
+    assert_eq!(s.stats.shed.load(Ordering::Relaxed), 1);
+    assert_eq!(s.stats.shed_suspects.load(Ordering::Relaxed), 1);
+    let (head, _) = ask(&mut idle, GET_OK).await;
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+}
+
+#[tokio::test]
+async fn at_the_cap_an_authenticated_request_whose_body_keeps_coming_is_not_shed() {
+    let s = start(edge::Policy {
+        max_connections: 2,
+        body_min_rate_after: SHORT,
+        ..Default::default()
+    })
+    .await;
+    let idle = idle_after_answer(s.addr).await;
+    let mut vouched = mid_body(s.addr, "/authed-read").await;
+    until("vouched for", || s.vouched.load(Ordering::Relaxed) == 1).await;
+    // Well above the floor (1 KiB/s) since the body was first awaited.
+    vouched.write_all(&[b'x'; 20_000]).await.unwrap();
+    let mut fresh = TcpStream::connect(s.addr).await.unwrap();
+    let (head, _) = ask(&mut fresh, GET_OK).await;
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    // The idle one made room; the authenticated body is still read to its end.
+    assert_eq!(s.stats.shed_suspects.load(Ordering::Relaxed), 0);
+    assert_eq!(s.stats.shed.load(Ordering::Relaxed), 1);
+    let mut idle = idle;
+    closed(&mut idle).await;
+    vouched.write_all(&[b'x'; 79_990]).await.unwrap();
+    let (head, body) = response(&mut vouched).await;
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    assert_eq!(body, "100000");
+}
+
+#[tokio::test]
+async fn at_the_cap_an_authenticated_body_below_the_rate_floor_is_shed_before_an_idle_connection() {
+    let s = start(edge::Policy {
+        max_connections: 2,
+        body_min_rate: 1024,
+        body_min_rate_after: SHORT,
+        ..Default::default()
+    })
+    .await;
+    let mut idle = idle_after_answer(s.addr).await;
+    // 10 bytes, then nothing: far below 1 KiB/s once `SHORT` has passed.
+    let mut slow = mid_body(s.addr, "/authed-read").await;
+    until("vouched for", || s.vouched.load(Ordering::Relaxed) == 1).await;
+    tokio::time::sleep(SHORT * 2).await;
+    let mut fresh = TcpStream::connect(s.addr).await.unwrap();
+    let (head, _) = ask(&mut fresh, GET_OK).await;
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    closed(&mut slow).await;
+    assert_eq!(s.stats.shed_suspects.load(Ordering::Relaxed), 1);
+    let (head, _) = ask(&mut idle, GET_OK).await;
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+}
+
+#[tokio::test]
+async fn among_suspects_the_oldest_request_is_shed_first() {
+    let s = capped(2).await;
+    let mut older = mid_body(s.addr, "/read").await;
+    begun(&s, 1).await;
+    let mut newer = mid_body(s.addr, "/read").await;
+    begun(&s, 2).await;
+    let mut fresh = TcpStream::connect(s.addr).await.unwrap();
+    let (head, _) = ask(&mut fresh, GET_OK).await;
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    closed(&mut older).await;
+    assert_eq!(s.stats.shed.load(Ordering::Relaxed), 1);
+    // The newer request is still being read: finishing its body gets its answer.
+    newer.write_all(&[b'x'; 99_990]).await.unwrap();
+    let (head, body) = response(&mut newer).await;
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    assert_eq!(body, "100000");
 }

@@ -3,6 +3,7 @@
 //! connections are shed so `/health` still answers; `idle_timeout_ms` closes kept-alive
 //! connections. Short values here; the mechanism is proved with the accept loop's counters.
 
+use domain::Clock;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 use testkit::raw::{ask, idle_then_one_more, response, until, GENEROUS};
@@ -52,13 +53,28 @@ both!(
         let tenant = t.tenant(100).await;
         let key = bearer(&tenant.api_key);
         let admin = bearer(TOKEN);
+        let (_, partner_key) = t
+            .app
+            .services
+            .create_partner(
+                "Reseller",
+                std::slice::from_ref(&tenant.service_id),
+                &["quota:write".to_string()],
+            )
+            .await
+            .unwrap();
+        let partner = format!(
+            "x-api-key: {partner_key}\r\nx-timestamp: {}\r\nx-nonce: nonce-0001\r\n",
+            t.clock.now().unix_timestamp()
+        );
         let json = "application/json";
         let form = "multipart/form-data; boundary=XyZ";
         let cases = [
             ("/v2/bank-accounts", key.as_str(), json),
             ("/api/v1/qr/generate", key.as_str(), json),
-            // Partner requests are read before their signature is checked.
-            ("/v2/b2b/branch/quota/adjust", "", json),
+            // Partner requests are read (after their headers pass) before their signature is
+            // checked.
+            ("/v2/b2b/branch/quota/adjust", partner.as_str(), json),
             ("/admin/services", admin.as_str(), json),
             ("/v2/verify/bank", key.as_str(), json),
             ("/v2/verify/bank", key.as_str(), form),

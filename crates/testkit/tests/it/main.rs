@@ -19,6 +19,7 @@ mod limits;
 mod openapi;
 mod partner_api;
 mod receivers;
+mod shedding;
 mod states;
 mod test_branches;
 mod unknown_ids;
