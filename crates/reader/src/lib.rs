@@ -405,7 +405,7 @@ fn jpeg_without_metadata(bytes: &[u8]) -> (std::borrow::Cow<'_, [u8]>, bool) {
             // Entropy-coded data up to the next marker (a progressive file has more segments
             // between its scans): 0xFF is followed by 0x00 (stuffing) or a restart marker.
             while i + 1 < bytes.len()
-                && !(bytes[i] == 0xFF && !matches!(bytes[i + 1], 0x00 | 0xD0..=0xD7 | 0xFF))
+                && (bytes[i] != 0xFF || matches!(bytes[i + 1], 0x00 | 0xD0..=0xD7 | 0xFF))
             {
                 i += 1;
             }
