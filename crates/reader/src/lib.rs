@@ -130,11 +130,12 @@ pub fn sniff(bytes: &[u8]) -> Option<ImageKind> {
 /// Decode `bytes` to an 8-bit grayscale image, enforcing `limits`.
 ///
 /// Straight to luma where the format allows it: a YCbCr/greyscale JPEG yields its Y channel
-/// (no chroma IDCT, upsampling or colour conversion), a plain lossy WebP its Y plane, PNG
-/// rows convert to luma as they are unfiltered (no full-size RGB buffer), a GIF's first frame
-/// maps palette indices through a luma table, and anything unusual decodes through `image` and
-/// converts to luma in one integer pass. In every path
-/// the dimensions come from the header and are checked before any pixel buffer is allocated.
+/// (no chroma IDCT, upsampling or colour conversion), a still lossy WebP its Y plane, PNG
+/// rows (plain or Adam7) convert to luma as they are unfiltered (no full-size RGB buffer), a
+/// GIF's first frame maps palette indices through a luma table, and anything unusual (CMYK
+/// JPEG, lossless or animated WebP) decodes through `image` and converts to luma in one
+/// integer pass. In every path the dimensions come from the header and are checked before any
+/// pixel buffer is allocated, and metadata is never inflated (docs/decisions.md, issue 28).
 pub fn decode_gray(bytes: &[u8], limits: &Limits) -> Result<GrayImage, ReadError> {
     if bytes.len() > limits.max_bytes {
         return Err(ReadError::TooLarge);
@@ -405,7 +406,7 @@ fn jpeg_without_metadata(bytes: &[u8]) -> (std::borrow::Cow<'_, [u8]>, bool) {
             // Entropy-coded data up to the next marker (a progressive file has more segments
             // between its scans): 0xFF is followed by 0x00 (stuffing) or a restart marker.
             while i + 1 < bytes.len()
-                && !(bytes[i] == 0xFF && !matches!(bytes[i + 1], 0x00 | 0xD0..=0xD7 | 0xFF))
+                && (bytes[i] != 0xFF || matches!(bytes[i + 1], 0x00 | 0xD0..=0xD7 | 0xFF))
             {
                 i += 1;
             }
