@@ -58,6 +58,8 @@ pub struct LimitsConfig {
     pub scan_ms: u64,
     /// Most detector passes spent on one image.
     pub scan_passes: u32,
+    /// The reader's exhaustive scan: no evidence gate, no scan budget (for checking recall).
+    pub scan_exhaustive: bool,
 }
 
 impl Default for LimitsConfig {
@@ -70,6 +72,7 @@ impl Default for LimitsConfig {
             max_uploads_per_branch: 4,
             scan_ms: 80,
             scan_passes: 12,
+            scan_exhaustive: false,
         }
     }
 }

@@ -46,6 +46,10 @@ pub struct Limits {
     /// Largest accepted ratio of the long side to the short one (slips are at most ~1:2;
     /// long scrolled screenshots stay well inside).
     pub max_aspect: u32,
+    /// The exhaustive scan: no evidence gate, no early exit, no pass or time budget (every
+    /// strategy runs until one reads). The reference the default scan's recall is checked
+    /// against; seconds on a picture without a QR, so not for serving.
+    pub scan_exhaustive: bool,
 }
 
 /// Default longest side, in pixels.
@@ -62,6 +66,7 @@ impl Default for Limits {
             scan_passes: 12,
             max_side: DEFAULT_MAX_SIDE,
             max_aspect: DEFAULT_MAX_ASPECT,
+            scan_exhaustive: false,
         }
     }
 }

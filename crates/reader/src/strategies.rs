@@ -229,18 +229,35 @@ pub(crate) struct Budget {
     ns_per_px: f64,
     /// Stage timings (name, time since the previous mark), when tracing (benchmarks only).
     trace: Option<(Instant, Vec<(&'static str, Duration)>)>,
+    /// `Limits::scan_exhaustive`: the gate never ends the read, and nothing is ever spent.
+    exhaustive: bool,
 }
 
 impl Budget {
     pub(crate) fn new(limits: &Limits) -> Budget {
+        let exhaustive = limits.scan_exhaustive;
         Budget {
             start: Instant::now(),
-            time: limits.scan_time,
-            passes_left: limits.scan_passes.max(1),
+            time: if exhaustive {
+                Duration::MAX
+            } else {
+                limits.scan_time
+            },
+            passes_left: if exhaustive {
+                u32::MAX
+            } else {
+                limits.scan_passes.max(1)
+            },
             used: 0,
             ns_per_px: 0.0,
             trace: None,
+            exhaustive,
         }
+    }
+
+    /// Whether the evidence gate's "no finders" may end the read (not on the exhaustive scan).
+    fn gate_may_stop(&self) -> bool {
+        !self.exhaustive
     }
 
     /// Record stage timings from now on (see [`Budget::mark`]).
@@ -383,7 +400,7 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
         // of the pixels; the QR region it finds is tried before the plain pass below.)
         let evidence = finder_evidence_with_half(work, &half, &known_dark);
         budget.mark("gate");
-        if !evidence.qr_like {
+        if !evidence.qr_like && budget.gate_may_stop() {
             return (Vec::new(), "no-finder");
         }
         gated = Some(evidence);
@@ -449,7 +466,7 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
         None => {
             let e = finder_evidence_known(work, &known_dark);
             budget.mark("gate");
-            if !e.qr_like {
+            if !e.qr_like && budget.gate_may_stop() {
                 return (Vec::new(), "no-finder");
             }
             e
@@ -2013,6 +2030,20 @@ mod tests {
         // With finder patterns, every strategy is tried.
         let mut b = Budget::new(&unlimited());
         assert!(run_named(&finders_only(), &mut b).0.is_empty());
+        assert!(b.used() >= 8, "{} passes", b.used());
+    }
+
+    #[test]
+    fn the_exhaustive_scan_ignores_the_gate_and_the_budget() {
+        let exhaustive = Limits {
+            scan_exhaustive: true,
+            scan_time: Duration::ZERO,
+            scan_passes: 1,
+            ..Limits::default()
+        };
+        // No finders, a zero time and one pass: every strategy still runs.
+        let mut b = Budget::new(&exhaustive);
+        assert_eq!(run_named(&checker_only(), &mut b), (Vec::new(), "none"));
         assert!(b.used() >= 8, "{} passes", b.used());
     }
 
