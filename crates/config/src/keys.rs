@@ -41,7 +41,7 @@ pub const KEYS: &[Key] = &[
     k("limits.decode_wait_secs", "How long a decode waits for room in that budget before `429 RATE_LIMIT_EXCEEDED` with `Retry-After`, 1 to 60 s."),
     k("limits.max_image_side", "Longest image side, 64 to 65535 px, checked from the header (`IMAGE_SIZE_TOO_LARGE`)."),
     k("limits.max_image_aspect", "Largest long-to-short side ratio of an image, 1 to 1000 (`IMAGE_SIZE_TOO_LARGE`)."),
-    k("limits.scan_ms", "Time for the QR search of one image, 1 to 10000 ms, counted from the start of the read; the first two passes always run, later ones only while they fit (docs/decisions.md, reader scan budget)."),
+    k("limits.scan_ms", "Last-resort cap on the QR search of one image, 1 to 10000 ms, counted from the start of the read: no pass starts after it (the first two always run). The work budget is `limits.scan_passes`; keep this generous so reads do not depend on the machine's load (docs/decisions.md, reader scan budget)."),
     k("limits.scan_passes", "Most detector passes spent on one image, 2 to 64."),
     k("limits.scan_exhaustive", "The reader's exhaustive scan: no evidence gate and no scan budget, every strategy until one reads (`slipverify read --exhaustive`). Checks the default scan's recall; seconds per image without a QR, not for serving."),
     k("limits.max_uploads_per_branch", "Upload slots one branch may hold at once, 1 to 1024 (at most `server.max_uploads`, to which a larger value is clamped): one tenant's slow uploads leave the others room."),

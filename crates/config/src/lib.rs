@@ -54,7 +54,7 @@ pub struct LimitsConfig {
     pub max_image_aspect: u32,
     /// Upload slots (`server.max_uploads`) one branch may hold at once.
     pub max_uploads_per_branch: usize,
-    /// Time for the QR search of one image, in ms (the first two passes always run).
+    /// Last-resort cap on the QR search of one image, in ms (`scan_passes` is the budget).
     pub scan_ms: u64,
     /// Most detector passes spent on one image.
     pub scan_passes: u32,
@@ -70,7 +70,7 @@ impl Default for LimitsConfig {
             max_image_side: 16_384,
             max_image_aspect: 25,
             max_uploads_per_branch: 4,
-            scan_ms: 80,
+            scan_ms: 1000,
             scan_passes: 12,
             scan_exhaustive: false,
         }
