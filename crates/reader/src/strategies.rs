@@ -35,6 +35,9 @@ const HALF_FIRST_MIN_SIDE: u32 = 450;
 const GATE_UPSCALE_MAX_SIDE: u32 = 570;
 /// Passes that run whatever the time (see `Budget`).
 const FREE_PASSES: u32 = 2;
+/// Most passes over QR regions per read: every region strategy on two regions (the gate's
+/// coarse triple and its full-scale one).
+const REGION_PASSES: u32 = 2 * CROP_STRATEGIES.len() as u32;
 /// Largest image the fallback decoder rqrr is tried on.
 const RQRR_MAX_PIXELS: u64 = 800_000;
 /// Mean luminance below which the image is taken for dark mode and tried inverted first.
@@ -228,6 +231,8 @@ pub(crate) struct Budget {
     trace: Option<(Instant, Vec<(&'static str, Duration)>)>,
     /// `Limits::scan_exhaustive`: the gate never ends the read, and nothing is ever spent.
     exhaustive: bool,
+    /// Region passes spent (`Budget::region_pass`).
+    region_used: u32,
 }
 
 impl Budget {
@@ -248,6 +253,7 @@ impl Budget {
             used: 0,
             trace: None,
             exhaustive,
+            region_used: 0,
         }
     }
 
@@ -311,22 +317,22 @@ impl Budget {
         detect(g)
     }
 
-    /// Run one pass over `g` that is never one of the free passes: only with time left for it,
-    /// and without using up a free pass, so the plain pass after it stays free (the QR
-    /// region's strategies before the plain pass).
-    fn extra_pass<T>(&mut self, g: &GrayImage, detect: impl FnOnce(&GrayImage) -> T) -> Option<T> {
-        let pixels = u64::from(g.width()) * u64::from(g.height());
-        if !self.has_time_for(pixels) {
+    /// Run one pass over a QR region's preparation (at most half the working image, mostly a
+    /// few percent): counted apart from `scan_passes`, at most `REGION_PASSES` per read, so the
+    /// region's cheap tries never use up the whole-image passes that read what they miss
+    /// (issue 29: two thermal prints read by `local-mean` were lost when two regions' six
+    /// passes had spent the budget). Never a free pass; not after the last-resort cap.
+    fn region_pass<T>(&mut self, g: &GrayImage, detect: impl FnOnce(&GrayImage) -> T) -> Option<T> {
+        if !self.region_affords() {
             return None;
         }
-        self.passes_left -= 1;
-        Some(self.timed(g, pixels, detect))
+        self.region_used += 1;
+        Some(detect(g))
     }
 
-    /// Whether a pass may start within the passes left and before the cap, free passes or
-    /// not.
-    fn has_time_for(&self, _pixels: u64) -> bool {
-        self.passes_left > 0 && self.start.elapsed() < self.time
+    /// Whether a region pass may start.
+    fn region_affords(&self) -> bool {
+        self.exhaustive || (self.region_used < REGION_PASSES && self.start.elapsed() < self.time)
     }
 
     /// Passes spent so far.
@@ -663,8 +669,8 @@ fn finder_evidence_known(work: &GrayImage, dark: &OnceCell<bool>) -> Evidence {
 /// The region strategies (`CROP_STRATEGIES`) on the QR region `evidence` found in `base`
 /// (the working image in the polarity the finders have): `Some` with the answer when one read
 /// it or the budget ran out, `None` to go on with the whole image.
-/// `early`: before the plain pass, whose free pass these never take (see
-/// [`Budget::extra_pass`]); out of time they give way to it (`None`) instead of ending the read.
+/// `early`: before the plain pass; out of time they give way to it (`None`) instead of ending
+/// the read. Their passes are region passes ([`Budget::region_pass`]).
 fn try_region(
     base: &GrayImage,
     evidence: &Evidence,
@@ -675,22 +681,11 @@ fn try_region(
     let (crop, module) = evidence.finders.and_then(|f| qr_region(base, &f))?;
     budget.mark("crop");
     for (name, prep) in CROP_STRATEGIES {
-        if budget.spent() {
-            return (!early).then(|| (Vec::new(), "budget"));
+        if budget.spent() && !early {
+            return Some((Vec::new(), "budget"));
         }
-        let scale = if *name == "crop+lanczos" {
-            u64::from(crop_lanczos_factor(module)).pow(2)
-        } else {
-            1
-        };
-        let area = u64::from(crop.width()) * u64::from(crop.height());
-        let room = if early {
-            budget.has_time_for(area * scale)
-        } else {
-            budget.affords(area * scale)
-        };
-        if !room {
-            continue;
+        if !budget.region_affords() {
+            return None;
         }
         let Some(img) = prep(&crop, module, low_contrast) else {
             continue;
@@ -701,12 +696,7 @@ fn try_region(
         } else {
             |g: &GrayImage| scan_rxing(g, true)
         };
-        let found = if early {
-            budget.extra_pass(&img, detect)
-        } else {
-            budget.pass(&img, detect)
-        }
-        .unwrap_or_default();
+        let found = budget.region_pass(&img, detect).unwrap_or_default();
         budget.mark(name);
         if !found.is_empty() {
             return Some((found, name));
