@@ -70,7 +70,7 @@ impl Default for LimitsConfig {
             max_image_side: 16_384,
             max_image_aspect: 25,
             max_uploads_per_branch: 4,
-            scan_ms: 1000,
+            scan_ms: 5000,
             scan_passes: 12,
             scan_exhaustive: false,
         }

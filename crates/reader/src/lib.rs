@@ -36,7 +36,7 @@ pub struct Limits {
     pub max_pixels: u64,
     /// Last-resort cap on the QR search of one image, counted from the start of the read
     /// (image decoding included): no new detector pass starts after it. The work budget is
-    /// `scan_passes`; this cap is generous (default 1 s) so that what is read does not depend
+    /// `scan_passes`; this cap is generous (default 5 s, several times the slowest read's work on an idle core) so that what is read does not depend
     /// on the machine's load. The first two passes (half size and plain) always run, except
     /// that the plain pass of a big image (short side ≥ 450 px) runs only when the evidence
     /// gate sees finder patterns.
@@ -65,7 +65,7 @@ impl Default for Limits {
         Limits {
             max_bytes: 4 * 1024 * 1024,
             max_pixels: 40_000_000,
-            scan_time: std::time::Duration::from_millis(1000),
+            scan_time: std::time::Duration::from_millis(5000),
             scan_passes: 12,
             max_side: DEFAULT_MAX_SIDE,
             max_aspect: DEFAULT_MAX_ASPECT,

@@ -218,7 +218,7 @@ fn crop(g: &GrayImage, x0: u32, y0: u32, cw: u32, ch: u32) -> GrayImage {
 /// What the QR search of one image may spend: work, counted in detector passes (one decoder
 /// on one prepared image, each at most the working image's pixels times a strategy's fixed
 /// upscale), and a wall time from the start of the read that is only a last-resort cap
-/// (default 1 s, well above what the passes cost on an idle machine). The work decides what is
+/// (default 5 s, several times what the passes cost on an idle core). The work decides what is
 /// tried, never the clock, so the same image reads the same on an idle and on a busy machine
 /// (issue 29: the time prediction this replaced skipped the passes that read small QRs in big
 /// frames whenever the machine was busy). The first `FREE_PASSES` passes ignore even the cap.
