@@ -103,9 +103,8 @@ pub(crate) fn print(v: impl serde::Serialize) {
 
 pub(crate) async fn run(cli: Cli) -> Result<ExitCode, String> {
     // Pure commands first: no configuration or database needed.
-    match &cli.command {
-        Command::Qr { payload } => return qr::run(payload),
-        _ => {}
+    if let Command::Qr { payload } = &cli.command {
+        return qr::run(payload);
     }
     // Flags win over the environment, which wins over the file.
     let mut sources = config::Sources::from_process(cli.config.clone());
