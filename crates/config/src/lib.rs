@@ -59,10 +59,12 @@ pub struct LimitsConfig {
     /// Decodes at once (each also admitted against `decode_memory_mb`), shared fairly
     /// between services.
     pub decode_slots: usize,
-    /// Time for the QR search of one image, in ms (the first two passes always run).
+    /// Last-resort cap on the QR search of one image, in ms (`scan_passes` is the budget).
     pub scan_ms: u64,
     /// Most detector passes spent on one image.
     pub scan_passes: u32,
+    /// The reader's exhaustive scan: no evidence gate, no scan budget (for checking recall).
+    pub scan_exhaustive: bool,
 }
 
 impl Default for LimitsConfig {
@@ -74,8 +76,9 @@ impl Default for LimitsConfig {
             max_image_aspect: 25,
             max_uploads_per_service: 4,
             decode_slots: 4,
-            scan_ms: 80,
+            scan_ms: 5000,
             scan_passes: 12,
+            scan_exhaustive: false,
         }
     }
 }

@@ -496,7 +496,7 @@ fn connection_bounds_are_configured_and_checked() {
 #[test]
 fn reader_scan_budget_is_configured_and_checked() {
     let c = load(&Sources::new()).unwrap();
-    assert_eq!((c.limits.scan_ms, c.limits.scan_passes), (80, 12));
+    assert_eq!((c.limits.scan_ms, c.limits.scan_passes), (5000, 12));
     let c = load(&Sources::new().env([
         ("SLIPVERIFY_LIMITS__SCAN_MS", "40"),
         ("SLIPVERIFY_LIMITS__SCAN_PASSES", "6"),

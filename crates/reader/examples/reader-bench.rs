@@ -2,7 +2,7 @@
 //! median ms per image (image decoding included, like qr_anchor.py). Writes nothing to disk.
 //!
 //! Usage: reader-bench [CORPUS_DIR] [--verbose] [--trace] [--json OUT] [--scan-ms N]
-//!        [--scan-passes N]
+//!        [--scan-passes N] [--exhaustive]
 //!
 //! `--trace` prints, per image, where its time went (decode, each pass and preparation, ms).
 //!
@@ -11,7 +11,8 @@
 //! alone timed, as for a folder), so `scripts/reader-compare.py` can run ours, zxing-cpp and
 //! WeChat's reader on each image in turn: the three see the same load at the same moment.
 //! `--json` writes `{file: {ok, ms, how}}` for `scripts/reader-compare.py`; `--scan-ms` and
-//! `--scan-passes` override the reader's default scan budget (`reader::Limits`).
+//! `--scan-passes` override the reader's default scan budget (`reader::Limits`); `--exhaustive`
+//! reads with `Limits::scan_exhaustive` (no evidence gate, no budget).
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -45,6 +46,7 @@ fn main() {
     if let Some(n) = opt("--scan-passes") {
         limits.scan_passes = n.parse().expect("--scan-passes N");
     }
+    limits.scan_exhaustive = args.iter().any(|a| a == "--exhaustive");
     if args.iter().any(|a| a == "--serve") {
         serve(&limits);
         return;

@@ -34,18 +34,25 @@ pub struct Limits {
     pub max_bytes: usize,
     /// Largest accepted width × height, read from the header before decoding.
     pub max_pixels: u64,
-    /// Time for the QR search of one image, counted from the start of the read (image decoding
-    /// included). No new detector pass starts after it, nor one predicted to end after it;
-    /// the first two passes (half size and plain) always run, except that the plain pass of a
-    /// big image (short side ≥ 700 px) runs only when the evidence gate sees finder patterns.
+    /// Last-resort cap on the QR search of one image, counted from the start of the read
+    /// (image decoding included): no new detector pass starts after it. The work budget is
+    /// `scan_passes`; this cap is generous (default 5 s, several times the slowest read's work on an idle core) so that what is read does not depend
+    /// on the machine's load. The first two passes (half size and plain) always run, except
+    /// that the plain pass of a big image (short side ≥ 450 px) runs only when the evidence
+    /// gate sees finder patterns.
     pub scan_time: std::time::Duration,
-    /// Most detector passes (one decoder on one prepared image) spent on one image.
+    /// Most detector passes (one decoder on one prepared image, at most the working image's
+    /// pixels times a fixed upscale) spent on one image: the scan's work budget.
     pub scan_passes: u32,
     /// Longest accepted side, in pixels (a 39,000,000×1 image is 39 MP but not a slip).
     pub max_side: u32,
     /// Largest accepted ratio of the long side to the short one (slips are at most ~1:2;
     /// long scrolled screenshots stay well inside).
     pub max_aspect: u32,
+    /// The exhaustive scan: no evidence gate, no early exit, no pass or time budget (every
+    /// strategy runs until one reads). The reference the default scan's recall is checked
+    /// against; seconds on a picture without a QR, so not for serving.
+    pub scan_exhaustive: bool,
 }
 
 /// Default longest side, in pixels.
@@ -58,10 +65,11 @@ impl Default for Limits {
         Limits {
             max_bytes: 4 * 1024 * 1024,
             max_pixels: 40_000_000,
-            scan_time: std::time::Duration::from_millis(80),
+            scan_time: std::time::Duration::from_millis(5000),
             scan_passes: 12,
             max_side: DEFAULT_MAX_SIDE,
             max_aspect: DEFAULT_MAX_ASPECT,
+            scan_exhaustive: false,
         }
     }
 }

@@ -35,6 +35,9 @@ const HALF_FIRST_MIN_SIDE: u32 = 450;
 const GATE_UPSCALE_MAX_SIDE: u32 = 570;
 /// Passes that run whatever the time (see `Budget`).
 const FREE_PASSES: u32 = 2;
+/// Most passes over QR regions per read: every region strategy on two regions (the gate's
+/// coarse triple and its full-scale one).
+const REGION_PASSES: u32 = 2 * CROP_STRATEGIES.len() as u32;
 /// Largest image the fallback decoder rqrr is tried on.
 const RQRR_MAX_PIXELS: u64 = 800_000;
 /// Mean luminance below which the image is taken for dark mode and tried inverted first.
@@ -212,35 +215,51 @@ fn crop(g: &GrayImage, x0: u32, y0: u32, cw: u32, ch: u32) -> GrayImage {
     GrayImage::from_raw(cw, ch, out).expect("buffer size matches")
 }
 
-/// What the QR search of one image may spend: a number of detector passes (one decoder on one
-/// prepared image) and a time from the start of the read. The first `FREE_PASSES` passes (the
-/// cheap half-size one and the plain working image, which read every corpus slip we read)
-/// ignore the time, so a slow decode or a loaded machine never costs an ordinary slip its
-/// plain read; after them no pass starts once either limit is spent. A running pass cannot be
-/// interrupted (the decoders have no hook), so a pass is also skipped when the slowest rate
-/// seen so far on this image (ns per pixel) predicts it would end after the deadline: big
-/// upscaled or full-resolution passes then give way to smaller ones instead of overrunning.
+/// What the QR search of one image may spend: work, counted in detector passes (one decoder
+/// on one prepared image, each at most the working image's pixels times a strategy's fixed
+/// upscale), and a wall time from the start of the read that is only a last-resort cap
+/// (default 5 s, several times what the passes cost on an idle core). The work decides what is
+/// tried, never the clock, so the same image reads the same on an idle and on a busy machine
+/// (issue 29: the time prediction this replaced skipped the passes that read small QRs in big
+/// frames whenever the machine was busy). The first `FREE_PASSES` passes ignore even the cap.
 pub(crate) struct Budget {
     start: Instant,
     time: Duration,
     passes_left: u32,
     used: u32,
-    /// Slowest observed detector cost on this image, in nanoseconds per pixel.
-    ns_per_px: f64,
     /// Stage timings (name, time since the previous mark), when tracing (benchmarks only).
     trace: Option<(Instant, Vec<(&'static str, Duration)>)>,
+    /// `Limits::scan_exhaustive`: the gate never ends the read, and nothing is ever spent.
+    exhaustive: bool,
+    /// Region passes spent (`Budget::region_pass`).
+    region_used: u32,
 }
 
 impl Budget {
     pub(crate) fn new(limits: &Limits) -> Budget {
+        let exhaustive = limits.scan_exhaustive;
         Budget {
             start: Instant::now(),
-            time: limits.scan_time,
-            passes_left: limits.scan_passes.max(1),
+            time: if exhaustive {
+                Duration::MAX
+            } else {
+                limits.scan_time
+            },
+            passes_left: if exhaustive {
+                u32::MAX
+            } else {
+                limits.scan_passes.max(1)
+            },
             used: 0,
-            ns_per_px: 0.0,
             trace: None,
+            exhaustive,
+            region_used: 0,
         }
+    }
+
+    /// Whether the evidence gate's "no finders" may end the read (not on the exhaustive scan).
+    fn gate_may_stop(&self) -> bool {
+        !self.exhaustive
     }
 
     /// Record stage timings from now on (see [`Budget::mark`]).
@@ -268,14 +287,10 @@ impl Budget {
         self.passes_left == 0 || (self.used >= FREE_PASSES && self.start.elapsed() >= self.time)
     }
 
-    /// Whether a pass over `pixels` may start: budget left, and (after the first pass) its
-    /// predicted end before the deadline.
-    fn affords(&self, pixels: u64) -> bool {
-        if self.spent() {
-            return false;
-        }
-        let left = self.time.saturating_sub(self.start.elapsed());
-        self.used < FREE_PASSES || self.ns_per_px * pixels as f64 <= left.as_nanos() as f64
+    /// Whether a pass may start: passes left, and the last-resort cap not reached. (Every
+    /// pass is bounded in pixels by the working size, so passes are the measure of work.)
+    fn affords(&self, _pixels: u64) -> bool {
+        !self.spent()
     }
 
     /// Take one pass over `pixels` if the budget allows it.
@@ -297,34 +312,27 @@ impl Budget {
         Some(self.timed(g, pixels, detect))
     }
 
-    /// Run `detect` on `g` (of `pixels`), learning the pass's cost per pixel.
-    fn timed<T>(&mut self, g: &GrayImage, pixels: u64, detect: impl FnOnce(&GrayImage) -> T) -> T {
-        let t = Instant::now();
-        let out = detect(g);
-        let rate = t.elapsed().as_nanos() as f64 / pixels.max(1) as f64;
-        self.ns_per_px = self.ns_per_px.max(rate);
-        out
+    /// Run `detect` on `g`.
+    fn timed<T>(&mut self, g: &GrayImage, _pixels: u64, detect: impl FnOnce(&GrayImage) -> T) -> T {
+        detect(g)
     }
 
-    /// Run one pass over `g` that is never one of the free passes: only with time left for it,
-    /// and without using up a free pass, so the plain pass after it stays free (the QR
-    /// region's strategies before the plain pass).
-    fn extra_pass<T>(&mut self, g: &GrayImage, detect: impl FnOnce(&GrayImage) -> T) -> Option<T> {
-        let pixels = u64::from(g.width()) * u64::from(g.height());
-        if !self.has_time_for(pixels) {
+    /// Run one pass over a QR region's preparation (at most half the working image, mostly a
+    /// few percent): counted apart from `scan_passes`, at most `REGION_PASSES` per read, so the
+    /// region's cheap tries never use up the whole-image passes that read what they miss
+    /// (issue 29: two thermal prints read by `local-mean` were lost when two regions' six
+    /// passes had spent the budget). Never a free pass; not after the last-resort cap.
+    fn region_pass<T>(&mut self, g: &GrayImage, detect: impl FnOnce(&GrayImage) -> T) -> Option<T> {
+        if !self.region_affords() {
             return None;
         }
-        self.passes_left -= 1;
-        Some(self.timed(g, pixels, detect))
+        self.region_used += 1;
+        Some(detect(g))
     }
 
-    /// Whether a pass over `pixels` would start and end within the time and passes left,
-    /// free passes or not.
-    fn has_time_for(&self, pixels: u64) -> bool {
-        let left = self.time.saturating_sub(self.start.elapsed());
-        self.passes_left > 0
-            && !left.is_zero()
-            && self.ns_per_px * pixels as f64 <= left.as_nanos() as f64
+    /// Whether a region pass may start.
+    fn region_affords(&self) -> bool {
+        self.exhaustive || (self.region_used < REGION_PASSES && self.start.elapsed() < self.time)
     }
 
     /// Passes spent so far.
@@ -383,7 +391,7 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
         // of the pixels; the QR region it finds is tried before the plain pass below.)
         let evidence = finder_evidence_with_half(work, &half, &known_dark);
         budget.mark("gate");
-        if !evidence.qr_like {
+        if !evidence.qr_like && budget.gate_may_stop() {
             return (Vec::new(), "no-finder");
         }
         gated = Some(evidence);
@@ -449,7 +457,7 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
         None => {
             let e = finder_evidence_known(work, &known_dark);
             budget.mark("gate");
-            if !e.qr_like {
+            if !e.qr_like && budget.gate_may_stop() {
                 return (Vec::new(), "no-finder");
             }
             e
@@ -661,8 +669,8 @@ fn finder_evidence_known(work: &GrayImage, dark: &OnceCell<bool>) -> Evidence {
 /// The region strategies (`CROP_STRATEGIES`) on the QR region `evidence` found in `base`
 /// (the working image in the polarity the finders have): `Some` with the answer when one read
 /// it or the budget ran out, `None` to go on with the whole image.
-/// `early`: before the plain pass, whose free pass these never take (see
-/// [`Budget::extra_pass`]); out of time they give way to it (`None`) instead of ending the read.
+/// `early`: before the plain pass; out of time they give way to it (`None`) instead of ending
+/// the read. Their passes are region passes ([`Budget::region_pass`]).
 fn try_region(
     base: &GrayImage,
     evidence: &Evidence,
@@ -673,22 +681,11 @@ fn try_region(
     let (crop, module) = evidence.finders.and_then(|f| qr_region(base, &f))?;
     budget.mark("crop");
     for (name, prep) in CROP_STRATEGIES {
-        if budget.spent() {
-            return (!early).then(|| (Vec::new(), "budget"));
+        if budget.spent() && !early {
+            return Some((Vec::new(), "budget"));
         }
-        let scale = if *name == "crop+lanczos" {
-            u64::from(crop_lanczos_factor(module)).pow(2)
-        } else {
-            1
-        };
-        let area = u64::from(crop.width()) * u64::from(crop.height());
-        let room = if early {
-            budget.has_time_for(area * scale)
-        } else {
-            budget.affords(area * scale)
-        };
-        if !room {
-            continue;
+        if !budget.region_affords() {
+            return None;
         }
         let Some(img) = prep(&crop, module, low_contrast) else {
             continue;
@@ -699,12 +696,7 @@ fn try_region(
         } else {
             |g: &GrayImage| scan_rxing(g, true)
         };
-        let found = if early {
-            budget.extra_pass(&img, detect)
-        } else {
-            budget.pass(&img, detect)
-        }
-        .unwrap_or_default();
+        let found = budget.region_pass(&img, detect).unwrap_or_default();
         budget.mark(name);
         if !found.is_empty() {
             return Some((found, name));
@@ -1960,14 +1952,6 @@ mod tests {
         assert_eq!(prepared_scale("lanczos", &GrayImage::new(500, 800)), 4);
         assert_eq!(prepared_scale("lanczos", &GrayImage::new(900, 1200)), 1);
         assert_eq!(prepared_scale("close", &thumb), 1);
-        // A budget that affords a pass over the thumbnail but not over its ×3 upscale skips
-        // the strategy without preparing it.
-        let mut b = Budget::new(&unlimited());
-        assert!(b.take(1) && b.take(1));
-        b.time = Duration::from_secs(1);
-        b.ns_per_px = 1e9 / (300.0 * 450.0 * 4.0);
-        assert!(b.affords(300 * 450));
-        assert!(!b.affords(300 * 450 * prepared_scale("lanczos", &thumb)));
     }
 
     #[test]
@@ -2017,6 +2001,20 @@ mod tests {
     }
 
     #[test]
+    fn the_exhaustive_scan_ignores_the_gate_and_the_budget() {
+        let exhaustive = Limits {
+            scan_exhaustive: true,
+            scan_time: Duration::ZERO,
+            scan_passes: 1,
+            ..Limits::default()
+        };
+        // No finders, a zero time and one pass: every strategy still runs.
+        let mut b = Budget::new(&exhaustive);
+        assert_eq!(run_named(&checker_only(), &mut b), (Vec::new(), "none"));
+        assert!(b.used() >= 8, "{} passes", b.used());
+    }
+
+    #[test]
     fn pass_budget_caps_detector_passes_exactly() {
         // Finder patterns but no valid code: every strategy runs until the budget stops it.
         let g = finders_only();
@@ -2048,19 +2046,25 @@ mod tests {
     }
 
     #[test]
-    fn a_pass_predicted_to_overrun_is_skipped() {
+    fn the_passes_decide_not_the_pace_of_the_machine() {
+        // A slow pass (a busy machine) does not make the budget skip a later, bigger one: only
+        // the pass count and the last-resort cap stop it.
         let mut b = Budget::new(&Limits {
             scan_time: Duration::from_secs(3600),
+            scan_passes: 4,
             ..unlimited()
         });
-        // Pretend the free passes showed a cost of one second per pixel.
-        assert!(b.take(1));
-        assert!(b.take(1));
-        b.ns_per_px = 1e9;
-        assert!(b.affords(1000));
-        assert!(!b.affords(10_000));
-        assert!(!b.take(10_000));
-        assert_eq!(b.used(), 2);
+        for _ in 0..3 {
+            assert!(b
+                .pass(&finders_only(), |_| std::thread::sleep(
+                    Duration::from_millis(20)
+                ))
+                .is_some());
+        }
+        assert!(b.affords(u64::from(u32::MAX)));
+        assert!(b.take(u64::from(u32::MAX)));
+        assert!(!b.take(1));
+        assert_eq!(b.used(), 4);
     }
 
     #[test]

@@ -97,13 +97,7 @@ impl App {
             cfg.limits.decode_slots,
             Duration::from_secs(cfg.limits.decode_wait_secs),
         ));
-        services.set_image_limits(reader::Limits {
-            max_side: cfg.limits.max_image_side,
-            max_aspect: cfg.limits.max_image_aspect,
-            scan_time: Duration::from_millis(cfg.limits.scan_ms),
-            scan_passes: cfg.limits.scan_passes,
-            ..services.image_limits()
-        });
+        services.set_image_limits(reader_limits(&cfg.limits, services.image_limits()));
         if let Some(token) = &cfg.server.admin_token {
             services.set_admin_token(token.expose());
         }
@@ -228,4 +222,17 @@ pub async fn serve_counted(
     let _ = stop.send(true);
     let _ = worker.await;
     served
+}
+
+/// The reader's limits from `[limits]`, over `base` (what the configuration does not set):
+/// one place for `serve` and `slipverify read`.
+pub fn reader_limits(cfg: &config::LimitsConfig, base: reader::Limits) -> reader::Limits {
+    reader::Limits {
+        max_side: cfg.max_image_side,
+        max_aspect: cfg.max_image_aspect,
+        scan_time: Duration::from_millis(cfg.scan_ms),
+        scan_passes: cfg.scan_passes,
+        scan_exhaustive: cfg.scan_exhaustive,
+        ..base
+    }
 }

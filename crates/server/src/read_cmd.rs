@@ -44,14 +44,12 @@ fn is_image_name(path: &Path) -> bool {
     })
 }
 
-fn read_one(path: &Path) -> Outcome {
+fn read_one(path: &Path, limits: &reader::Limits) -> Outcome {
     let start = Instant::now();
     let file = path.display().to_string();
     let result = std::fs::read(path)
         .map_err(|e| format!("cannot read: {e}"))
-        .and_then(|bytes| {
-            reader::read_qr(&bytes, &reader::Limits::default()).map_err(|e| e.to_string())
-        });
+        .and_then(|bytes| reader::read_qr(&bytes, limits).map_err(|e| e.to_string()));
     let ms = start.elapsed().as_secs_f64() * 1000.0;
     match result {
         Err(error) => Outcome {
@@ -181,8 +179,14 @@ fn human_secs(s: f64) -> String {
     }
 }
 
-/// Exit status 0 when every image gave a bank slip, 1 otherwise.
-pub fn run(paths: &[PathBuf], jobs: Option<usize>, as_json: bool) -> ExitCode {
+/// Exit status 0 when every image gave a bank slip, 1 otherwise. `limits`: the configuration's
+/// (`server::reader_limits`), as `serve` reads.
+pub fn run(
+    paths: &[PathBuf],
+    jobs: Option<usize>,
+    as_json: bool,
+    limits: &reader::Limits,
+) -> ExitCode {
     let mut files = Vec::new();
     for p in paths {
         if p.is_dir() {
@@ -202,7 +206,7 @@ pub fn run(paths: &[PathBuf], jobs: Option<usize>, as_json: bool) -> ExitCode {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(path) = files.get(i) else { break };
-                let outcome = read_one(path);
+                let outcome = read_one(path, limits);
                 if let Ok(mut r) = results.lock() {
                     r[i] = Some(outcome);
                 }

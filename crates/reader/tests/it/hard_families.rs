@@ -19,6 +19,8 @@ use image::{ImageFormat, Rgb, RgbImage};
 use qrcode::{Color, EcLevel, QrCode};
 use reader::{read_qr, Limits};
 
+mod fresh;
+
 /// Images per family. Families run as separate tests so the harness spreads them over cores.
 const PER_FAMILY: usize = 12;
 

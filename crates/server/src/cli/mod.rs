@@ -83,6 +83,9 @@ pub(crate) enum Command {
         /// One JSON object per line: {file, payload, kind, error, ms}.
         #[arg(long)]
         json: bool,
+        /// The exhaustive scan (`limits.scan_exhaustive`): no evidence gate, no scan budget.
+        #[arg(long)]
+        exhaustive: bool,
     },
 }
 
@@ -100,12 +103,8 @@ pub(crate) fn print(v: impl serde::Serialize) {
 
 pub(crate) async fn run(cli: Cli) -> Result<ExitCode, String> {
     // Pure commands first: no configuration or database needed.
-    match &cli.command {
-        Command::Qr { payload } => return qr::run(payload),
-        Command::Read { paths, jobs, json } => {
-            return Ok(server::read_cmd::run(paths, *jobs, *json));
-        }
-        _ => {}
+    if let Command::Qr { payload } = &cli.command {
+        return qr::run(payload);
     }
     // Flags win over the environment, which wins over the file.
     let mut sources = config::Sources::from_process(cli.config.clone());
@@ -126,9 +125,23 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode, String> {
             admin_token.as_deref(),
         );
     }
+    if let Command::Read {
+        exhaustive: true, ..
+    } = &cli.command
+    {
+        sources = sources.set("limits.scan_exhaustive", true);
+    }
     let cfg = config::load(&sources).map_err(|e| format!("invalid configuration:\n{e}"))?;
     if let Command::Config(cmd) = &cli.command {
         return config_cmd::run(&cfg, cmd);
+    }
+    // `read` honours `[limits]` (the same reader limits as `serve`); no database needed.
+    if let Command::Read {
+        paths, jobs, json, ..
+    } = &cli.command
+    {
+        let limits = server::reader_limits(&cfg.limits, reader::Limits::default());
+        return Ok(server::read_cmd::run(paths, *jobs, *json, &limits));
     }
     let app = App::open_with(&cfg, Arc::new(SystemClock)).await?;
     match cli.command {

@@ -452,6 +452,34 @@ fn read_prints_one_line_per_image() {
     let out = Command::new(BIN).args(["read", &clean]).output().unwrap();
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("bankSlip 0043"));
+    // `[limits]` applies to `read` as to `serve`: a side limit below the slip's refuses it.
+    let small = dir.join("small.toml");
+    std::fs::write(&small, "[limits]\nmax_image_side = 64\n").unwrap();
+    let out = Command::new(BIN)
+        .args([
+            "--config",
+            small.to_str().unwrap(),
+            "read",
+            "--json",
+            &clean,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let line: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(line["error"], "image dimensions too large", "{line}");
+    // The exhaustive scan reads the same slip, with the same fields.
+    let out = Command::new(BIN)
+        .args(["read", "--exhaustive", "--json", &clean])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let line: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        line["payload"].as_str().unwrap().starts_with("0043"),
+        "{line}"
+    );
+    assert!(line["file"].is_string() && line["ms"].is_number(), "{line}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
