@@ -121,9 +121,6 @@ impl Progress {
     }
 }
 
-/// How long an unauthenticated request in progress is spared at the cap.
-pub(crate) const UNAUTH_GRACE_MS: u64 = 250;
-
 fn ms_since(epoch: Instant) -> u64 {
     u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
@@ -218,10 +215,7 @@ impl Registry {
             return false;
         }
         if !c.authed.load(Ordering::Acquire) {
-            // A request that has just arrived gets a moment to authenticate (a key look-up
-            // takes milliseconds): under a flood of strangers, the real caller's connection is
-            // otherwise among the oldest of a crowd that lives milliseconds.
-            return now_ms.saturating_sub(c.since_ms.load(Ordering::Acquire)) >= UNAUTH_GRACE_MS;
+            return true;
         }
         self.below_floor(c, now_ms)
     }

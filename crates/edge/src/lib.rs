@@ -116,7 +116,7 @@ pub struct Stats {
     pub shed: AtomicU64,
     /// Of those, suspects: unauthenticated requests, bodies below the floor, lingerers.
     pub shed_suspects: AtomicU64,
-    /// Times the accept loop waited at the cap with nothing to shed (each wait at most 50 ms).
+    /// Times the accept loop waited at the cap with nothing to shed.
     pub full: AtomicU64,
     /// Kept-alive connections closed after `idle_timeout` without a next request.
     pub idle_closed: AtomicU64,
@@ -211,12 +211,9 @@ pub async fn serve(
                 continue;
             }
             stats.full.fetch_add(1, Ordering::Relaxed);
-            // Also look again shortly: a stranger's request becomes sheddable once its grace
-            // has passed, which no close or answer signals.
             tokio::select! {
                 _ = &mut shutdown => break 'serve,
                 _ = room => {}
-                _ = tokio::time::sleep(Duration::from_millis(conn::UNAUTH_GRACE_MS / 5)) => {}
             }
         }
         let _ = stream.set_nodelay(true);

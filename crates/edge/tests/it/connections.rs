@@ -13,8 +13,6 @@ use tokio::sync::Semaphore;
 use crate::raw::{ask, idle_then_one_more, response, until, GENEROUS, GET_OK};
 
 const SHORT: Duration = Duration::from_millis(200);
-/// More than the 250 ms an unauthenticated request is spared at the cap.
-const GRACE: Duration = Duration::from_millis(500);
 
 struct Server {
     addr: std::net::SocketAddr,
@@ -304,8 +302,6 @@ async fn at_the_cap_an_unauthenticated_request_mid_body_is_shed_before_an_idle_c
     let mut idle = idle_after_answer(s.addr).await;
     let mut stranger = mid_body(s.addr, "/read").await;
     begun(&s, 2).await;
-    // Past the grace a request just arrived has to authenticate (a lower bound only).
-    tokio::time::sleep(GRACE).await;
     let mut fresh = TcpStream::connect(s.addr).await.unwrap();
     let (head, body) = ask(&mut fresh, GET_OK).await;
     assert!(head.starts_with("http/1.1 200"), "{head}");

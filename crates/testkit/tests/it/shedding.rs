@@ -168,8 +168,6 @@ both!(
                 t.conn_stats.requests.load(Ordering::Relaxed) > begun
             })
             .await;
-            // Past the 250 ms a request just arrived has to authenticate (a lower bound only).
-            tokio::time::sleep(Duration::from_millis(500)).await;
             health_on_a_new_connection(&t).await;
             closed(&mut stranger).await;
             open_at_most(&t, 1).await;
