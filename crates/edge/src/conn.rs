@@ -234,22 +234,26 @@ impl Registry {
         u128::from(got) * 1000 < u128::from(self.min_rate) * u128::from(waited)
     }
 
-    /// Asks the suspect whose request began first to close; false when there is none.
-    pub fn shed_suspect(&self) -> bool {
+    /// Asks up to `most` suspects to close, those whose request began first; returns how many
+    /// (0: there is none). One scan of every connection serves several arrivals.
+    pub fn shed_suspects(&self, most: usize) -> usize {
         let now_ms = ms_since(self.epoch);
-        let chosen = {
+        let mut chosen: Vec<(u64, Arc<ConnState>)> = {
             let all = lock(&self.all);
             all.values()
                 .filter(|c| !c.shedding.load(Ordering::Acquire) && self.suspect(c, now_ms))
-                .min_by_key(|c| c.since_ms.load(Ordering::Acquire))
-                .cloned()
+                .map(|c| (c.since_ms.load(Ordering::Acquire), c.clone()))
+                .collect()
         };
-        let Some(c) = chosen else {
-            return false;
-        };
-        self.leave_idle(&c);
-        self.mark_shed(&c);
-        true
+        if chosen.len() > most {
+            chosen.select_nth_unstable_by_key(most - 1, |(since, _)| *since);
+            chosen.truncate(most);
+        }
+        for (_, c) in &chosen {
+            self.leave_idle(c);
+            self.mark_shed(c);
+        }
+        chosen.len()
     }
 
     fn mark_shed(&self, c: &ConnState) {

@@ -128,6 +128,35 @@ pub struct Stats {
     pub accept_errors: AtomicU64,
 }
 
+/// The listen queue's length (the kernel clamps it to `net.core.somaxconn`). Tokio's default
+/// of 1,024 fills when more clients than the connection cap keep reconnecting: new connections'
+/// SYNs are then dropped and retried a second later, so `/health` misses its second even
+/// though every accepted connection is served at once.
+pub const LISTEN_BACKLOG: u32 = 65_535;
+
+/// Binds `addr` (`host:port`, the first address it resolves to) with [`LISTEN_BACKLOG`].
+pub async fn listen(addr: &str) -> std::io::Result<TcpListener> {
+    let mut last = None;
+    for a in tokio::net::lookup_host(addr).await? {
+        let socket = if a.is_ipv4() {
+            tokio::net::TcpSocket::new_v4()?
+        } else {
+            tokio::net::TcpSocket::new_v6()?
+        };
+        socket.set_reuseaddr(true)?;
+        match socket.bind(a).and_then(|()| socket.listen(LISTEN_BACKLOG)) {
+            Ok(l) => return Ok(l),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::AddrNotAvailable,
+            "no address to listen on",
+        )
+    }))
+}
+
 /// Serves `router` on `listener` until `shutdown` resolves; then stops accepting, lets each
 /// connection finish its request in flight (at most `Policy::shutdown_grace`), and returns.
 /// Handlers see the peer as `ConnectInfo<SocketAddr>`.
@@ -169,9 +198,12 @@ pub async fn serve(
             let room = registry.room.notified();
             let mut room = std::pin::pin!(room);
             room.as_mut().enable();
-            if registry.shed_suspect() {
-                stats.shed.fetch_add(1, Ordering::Relaxed);
-                stats.shed_suspects.fetch_add(1, Ordering::Relaxed);
+            // A flood of strangers reconnects as fast as it is shed: one scan frees room for
+            // the next arrivals too (1/64 of the cap), so accepting keeps up with it.
+            let n = registry.shed_suspects((cap / 64).max(1)) as u64;
+            if n > 0 {
+                stats.shed.fetch_add(n, Ordering::Relaxed);
+                stats.shed_suspects.fetch_add(n, Ordering::Relaxed);
                 continue;
             }
             if registry.shed_oldest() {

@@ -30,7 +30,7 @@ pub(crate) async fn run(app: &App, cfg: &config::Config, demo: bool) -> Result<E
     if !cfg.server.trusted_proxies.is_empty() {
         tracing::info!(proxies = ?app.services.trusted_proxies().to_strings(), "trusting X-Forwarded-For from these peers");
     }
-    let listener = tokio::net::TcpListener::bind(&listen)
+    let listener = edge::listen(&listen)
         .await
         .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
