@@ -507,6 +507,16 @@ impl TestApp {
         v["data"]["application"]["quota"]["used"].as_i64().unwrap()
     }
 
+    /// Every byte of the decode budget, held by another service's decode until dropped.
+    pub async fn hold_decode_budget(&self) -> services::budget::Admission {
+        let other: domain::ServiceId = "someone-else".into();
+        let budget = self.app.services.decode_budget();
+        budget
+            .admit(&other, u64::MAX)
+            .await
+            .expect("the budget is free")
+    }
+
     /// How many jobs are stored, in any state.
     pub async fn job_rows(&self) -> i64 {
         use store::Store;

@@ -58,6 +58,18 @@ async fn keyed_twice(
     answered_then_replayed(path, status, send).await
 }
 
+/// A charge hook that signals `charged`, then never returns: the node "dies" right after the
+/// charge, before its answer exists.
+fn hang_after_charge(charged: Arc<tokio::sync::Notify>) -> services::AfterCharge {
+    Arc::new(move || {
+        let charged = charged.clone();
+        Box::pin(async move {
+            charged.notify_one();
+            std::future::pending::<()>().await
+        })
+    })
+}
+
 /// Sends the request; status, replayed?, body.
 async fn read(req: reqwest::RequestBuilder) -> (u16, bool, Value) {
     let r = req.send().await.unwrap();
@@ -184,17 +196,8 @@ both!(
     a_retry_after_the_node_died_is_charged_once,
     |b: Backend| async move {
         let charged = Arc::new(tokio::sync::Notify::new());
-        let signal = charged.clone();
-        let dying = TestApp::spawn_with(b, move |s| {
-            s.set_after_charge(Arc::new(move || {
-                let signal = signal.clone();
-                Box::pin(async move {
-                    signal.notify_one();
-                    std::future::pending::<()>().await
-                })
-            }))
-        })
-        .await;
+        let hook = hang_after_charge(charged.clone());
+        let dying = TestApp::spawn_with(b, move |s| s.set_after_charge(hook)).await;
         let other = dying.another_node().await;
         let ten = dying.tenant(1).await;
         let tr = dying.transfer("004", "014", 15050).await;
@@ -350,14 +353,7 @@ both!(
         let ten = t.tenant(100).await;
         let key = ten.api_key.as_str();
         let png = slip_png(&t, 15050).await;
-        // Every byte of the budget held by another service's decode.
-        let held = t
-            .app
-            .services
-            .decode_budget()
-            .admit(&"someone-else".into(), u64::MAX)
-            .await
-            .unwrap();
+        let held = t.hold_decode_budget().await;
         let (s, replayed, v) = post_image(&t, "/v2/verify/bank", key, "busy", "image", &png).await;
         assert_eq!((s, replayed, code(&v)), (429, false, "RATE_LIMIT_EXCEEDED"));
         drop(held);
@@ -372,16 +368,10 @@ both!(
 // holder's lease (`server.idempotency_lease_secs`).
 both!(in_use_says_when_to_retry, |b: Backend| async move {
     let charged = Arc::new(tokio::sync::Notify::new());
-    let signal = charged.clone();
+    let hook = hang_after_charge(charged.clone());
     let t = TestApp::spawn_with(b, move |s| {
         s.set_idempotency_lease(std::time::Duration::from_secs(45));
-        s.set_after_charge(Arc::new(move || {
-            let signal = signal.clone();
-            Box::pin(async move {
-                signal.notify_one();
-                std::future::pending::<()>().await
-            })
-        }))
+        s.set_after_charge(hook)
     })
     .await;
     let ten = t.tenant(10).await;

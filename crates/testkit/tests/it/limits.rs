@@ -76,13 +76,7 @@ both!(
         let png = server::slip_image::png_bytes(&tr.payload, "004").unwrap();
         let body = json!({ "base64": b64(&png) });
         // Every byte of the budget taken (as by a decode larger than all of it).
-        let held = t
-            .app
-            .services
-            .decode_budget()
-            .admit(&"someone-else".into(), u64::MAX)
-            .await
-            .unwrap();
+        let held = t.hold_decode_budget().await;
         let r = t
             .http
             .post(format!("{}/v2/verify/bank", t.base))
