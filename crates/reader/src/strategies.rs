@@ -481,6 +481,12 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
             return found;
         }
     }
+    // Finder-like centres placed like a QR's, but no timing pattern between any such triple:
+    // text, a photo or random modules. The whole-image strategies (most of a failing read's
+    // work) are skipped; the plain pass and the region's passes ran already.
+    if !evidence.timing && budget.gate_may_stop() {
+        return (Vec::new(), "no-timing");
+    }
     let order = STRATEGIES
         .iter()
         .filter(|s| low_contrast && s.name == "otsu")
@@ -643,6 +649,10 @@ pub struct Evidence {
     pub finders: Option<[(f32, f32, f32); 3]>,
     /// Whether the triple was seen on the 2×2 average, without a look at the working scale.
     pub coarse: bool,
+    /// Whether some QR-like triple also shows the two timing patterns between its finders
+    /// (`timing_patterns`): without them the read ends after the QR region's passes, before
+    /// the whole-image ones.
+    pub timing: bool,
 }
 
 /// Cheap evidence that `work` holds a QR code, checked after the free passes fail: on a
@@ -777,14 +787,153 @@ fn evidence_of(work: &GrayImage, hits: &[Hit], coarse: bool, dark: &OnceCell<boo
     let margin = if prior_dark { 0.5 } else { 2.0 };
     let is_light = light_t.is_some_and(|l| dark_t.is_none_or(|d| l.0 as f32 > margin * d.0 as f32));
     let chosen = if is_light { light_t } else { dark_t }.map(|t| t.1).or(any);
+    let finders = chosen.map(|t| t.map(|i| pts[i]));
+    // The chosen triple first, then any other the gate accepts (a textured header's triple
+    // may have been chosen over the code's own).
+    let timing = finders.is_some_and(|f| {
+        timing_patterns(work, &f) || {
+            let (mut ok, mut tried) = (false, 0usize);
+            for_each_triple(&pts, &|_| true, &mut |t| {
+                tried += 1;
+                ok = tried > TIMING_MAX_TRIPLES || timing_patterns(work, &t.map(|i| pts[i]));
+                ok
+            });
+            ok
+        }
+    });
     Evidence {
         hits: hits.len(),
         centres: pts.len(),
         qr_like: any.is_some(),
         light: is_light,
-        finders: chosen.map(|t| t.map(|i| pts[i])),
+        finders,
         coarse: coarse && any.is_some(),
+        timing,
     }
+}
+
+/// Most triples whose timing patterns are looked at; beyond, the evidence counts as timing
+/// (unknown is "yes": a false "no" costs a read).
+const TIMING_MAX_TRIPLES: usize = 256;
+
+/// Whether the finders (x, y, module; corner first) of a QR-like triple in `work` show the two
+/// timing patterns a QR code has between them: the row and column 6 of the code, alternating
+/// dark and light one module at a time from finder to finder. Along each side, the line
+/// between the two centres moved 3 modules towards the third finder is sampled (several
+/// offsets around it: centres and module sizes are estimates) and cut into runs against a
+/// local mean with a hysteresis of a quarter of the finders' own contrast; the side shows its
+/// pattern when runs of about one module cover at least half its modules. Sides of fewer than
+/// 5 timing modules (version 1) count as shown. Loose on purpose (perspective, blur, speckle);
+/// what it rules out is the usual false triple: finder-like blobs in text, random modules or
+/// a photo, whose lines between them are flat or irregular.
+fn timing_patterns(work: &GrayImage, f: &[(f32, f32, f32); 3]) -> bool {
+    let [a, b, c] = *f;
+    timing_side(work, a, b, c) && timing_side(work, a, c, b)
+}
+
+/// One timing pattern of [`timing_patterns`]: from finder `p` to finder `q`, on the side of `r`.
+fn timing_side(
+    work: &GrayImage,
+    p: (f32, f32, f32),
+    q: (f32, f32, f32),
+    r: (f32, f32, f32),
+) -> bool {
+    let (ux, uy) = (q.0 - p.0, q.1 - p.1);
+    let d = (ux * ux + uy * uy).sqrt();
+    let (sx, sy) = (r.0 - p.0, r.1 - p.1);
+    let ds = (sx * sx + sy * sy).sqrt();
+    if !(d.is_finite() && ds.is_finite()) || d < 1.0 || ds < 1.0 {
+        return true;
+    }
+    let (ux, uy, sx, sy) = (ux / d, uy / d, sx / ds, sy / ds);
+    // The gate's module sizes come from row runs, which a rotated finder stretches by up to
+    // √2: scale by the side's direction.
+    let stretch = ux.abs().max(uy.abs()).max(0.5);
+    let m = (p.2 + q.2 + r.2) / 3.0 * stretch;
+    if !(m.is_finite() && m > 0.0) {
+        return true;
+    }
+    let modules = d / m - 9.0;
+    if modules < 5.0 {
+        return true;
+    }
+    let sample = |x: f32, y: f32| -> Option<f32> {
+        let (w, h) = (work.width() as f32, work.height() as f32);
+        if !(x >= 0.0 && y >= 0.0 && x < w - 1.0 && y < h - 1.0) {
+            return None;
+        }
+        let (x0, y0) = (x as u32, y as u32);
+        let (fx, fy) = (x - x0 as f32, y - y0 as f32);
+        let px = |x: u32, y: u32| f32::from(work.get_pixel(x, y).0[0]);
+        let top = px(x0, y0) * (1.0 - fx) + px(x0 + 1, y0) * fx;
+        let bot = px(x0, y0 + 1) * (1.0 - fx) + px(x0 + 1, y0 + 1) * fx;
+        Some(top * (1.0 - fy) + bot * fy)
+    };
+    // The finders' contrast: centre against the light ring 2 modules out.
+    let contrast = |f: (f32, f32, f32)| {
+        let ring = [(1.0, 0.0), (-1.0, 0.0), (0.0, 1.0), (0.0, -1.0)]
+            .iter()
+            .filter_map(|&(ex, ey)| {
+                let (ex, ey) = (ex * ux - ey * uy, ex * uy + ey * ux);
+                sample(f.0 + 2.0 * m * ex, f.1 + 2.0 * m * ey)
+            })
+            .collect::<Vec<_>>();
+        let centre = sample(f.0, f.1)?;
+        (!ring.is_empty()).then(|| (centre - ring.iter().sum::<f32>() / ring.len() as f32).abs())
+    };
+    let cs: Vec<f32> = [p, q].into_iter().filter_map(contrast).collect();
+    if cs.is_empty() {
+        return true;
+    }
+    let hyst = (cs.iter().sum::<f32>() / cs.len() as f32 / 4.0).max(3.0);
+    let step = (m / 3.0).clamp(0.5, 2.0);
+    let (t0, t1) = (4.5 * m, d - 4.5 * m);
+    let n = ((t1 - t0) / step) as usize;
+    let half = (2.0 * m / step) as usize;
+    let mut profile = Vec::with_capacity(n);
+    [2.2f32, 2.6, 3.0, 3.4].iter().any(|&off| {
+        profile.clear();
+        for i in 0..n {
+            let t = t0 + i as f32 * step;
+            let (x, y) = (p.0 + ux * t + sx * off * m, p.1 + uy * t + sy * off * m);
+            match sample(x, y) {
+                Some(v) => profile.push(v),
+                None => return true,
+            }
+        }
+        // Runs against the local mean (±2 modules), with hysteresis.
+        let mut prefix = vec![0f32; n + 1];
+        for (i, v) in profile.iter().enumerate() {
+            prefix[i + 1] = prefix[i] + v;
+        }
+        let mut state: Option<bool> = None;
+        let mut run_start = 0usize;
+        let mut good = 0usize;
+        let mut first = true;
+        for (i, &v) in profile.iter().enumerate() {
+            let (lo, hi) = (i.saturating_sub(half), (i + half + 1).min(n));
+            let mean = (prefix[hi] - prefix[lo]) / (hi - lo) as f32;
+            let now = if v > mean + hyst {
+                Some(true)
+            } else if v < mean - hyst {
+                Some(false)
+            } else {
+                state
+            };
+            if now != state {
+                if state.is_some() {
+                    let len = (i - run_start) as f32 * step;
+                    if !first && len >= 0.4 * m && len <= 1.7 * m {
+                        good += 1;
+                    }
+                    first = false;
+                }
+                state = now;
+                run_start = i;
+            }
+        }
+        good as f32 >= 0.5 * modules
+    })
 }
 
 /// A finder-pattern hit: centre x, y, module size, and whether its centre is light.
@@ -1711,7 +1860,13 @@ mod tests {
 
     /// A page with a QR's three finder patterns (and timing-free random modules) that is not a
     /// valid code: it passes the evidence gate, so every strategy runs and fails.
+    /// Three finder patterns, the timing patterns between them, random modules elsewhere: a
+    /// QR-like image that does not decode.
     fn finders_only() -> GrayImage {
+        finders_and_random(true)
+    }
+
+    fn finders_and_random(timing: bool) -> GrayImage {
         let (n, u, off) = (29u32, 6u32, 40u32);
         let mut g = GrayImage::from_pixel(300, 400, image::Luma([235]));
         let mut seed = 0x2545_f491u32;
@@ -1730,7 +1885,13 @@ mod tests {
                 seed ^= seed << 13;
                 seed ^= seed >> 17;
                 seed ^= seed << 5;
-                if finder(mx, my).unwrap_or(seed % 2 == 0) {
+                let on_timing = timing && (mx == 6 || my == 6);
+                let dark = finder(mx, my).unwrap_or(if on_timing {
+                    (mx + my) % 2 == 0
+                } else {
+                    seed % 2 == 0
+                });
+                if dark {
                     for y in 0..u {
                         for x in 0..u {
                             g.put_pixel(off + mx * u + x, off + my * u + y, image::Luma([20]));
@@ -2044,6 +2205,25 @@ mod tests {
         // With finder patterns, every strategy is tried.
         let mut b = Budget::new(&unlimited());
         assert!(run_named(&finders_only(), &mut b).0.is_empty());
+        assert!(b.used() >= 8, "{} passes", b.used());
+    }
+
+    #[test]
+    fn finders_without_timing_patterns_skip_the_whole_image_strategies() {
+        let g = finders_and_random(false);
+        let e = finder_evidence(&g);
+        assert!(e.qr_like && !e.timing, "{e:?}");
+        assert!(finder_evidence(&finders_only()).timing);
+        // The plain pass and the region's passes, then no whole-image strategy.
+        let mut b = Budget::new(&unlimited());
+        assert_eq!(run_named(&g, &mut b), (Vec::new(), "no-timing"));
+        assert!(b.used() <= FREE_PASSES, "{} passes", b.used());
+        // The exhaustive scan still tries everything.
+        let mut b = Budget::new(&Limits {
+            scan_exhaustive: true,
+            ..unlimited()
+        });
+        assert!(run_named(&g, &mut b).0.is_empty());
         assert!(b.used() >= 8, "{} passes", b.used());
     }
 
