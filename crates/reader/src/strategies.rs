@@ -982,8 +982,15 @@ fn centres_of(hits: &[Hit]) -> (Vec<(f32, f32, f32)>, Vec<f32>, Vec<u32>) {
 /// a prefix sum of the column sums, so each pixel costs a few adds and one compare (the
 /// integral image it replaces had a dependency chain through every pixel: ~4× slower). Same
 /// output bit for bit (`evidence_binarize_matches_the_integral_image`).
-#[multiversion::multiversion(targets("x86_64+avx2"))]
 fn evidence_binarize(g: &GrayImage) -> GrayImage {
+    mean_binarize(g, EVIDENCE_BIAS as u32, 0)
+}
+
+/// Dark where `(v + bias) × area < window sum + slack` over the square window of
+/// [`evidence_binarize`]: its binarisation (`slack` 0), and `local_mean_threshold`'s
+/// `v < ⌊mean⌋ − bias`, which is `(v + bias + 1) × area ≤ sum` (`slack` 1).
+#[multiversion::multiversion(targets("x86_64+avx2"))]
+fn mean_binarize(g: &GrayImage, bias: u32, slack: u32) -> GrayImage {
     let (w, h) = (g.width() as usize, g.height() as usize);
     if w == 0 || h == 0 {
         return g.clone();
@@ -991,12 +998,11 @@ fn evidence_binarize(g: &GrayImage) -> GrayImage {
     let r = (w.min(h) / 16).max(4);
     // Window sums and their products with the bias stay below 2^24 (exact in f32) up to a
     // window of 251 px a side: every working image up to a short side of ~2000 px.
-    let exact_in_f32 = (EVIDENCE_BIAS as u64 + 255) * ((2 * r + 1) as u64).pow(2) < 1 << 24;
+    let exact_in_f32 = (u64::from(bias) + 255) * ((2 * r + 1) as u64).pow(2) < 1 << 24;
     let src = g.as_raw();
     // Sums fit in u32: at most 255 × (2r + 1) rows × w columns per prefix, w ≤ a few thousand.
     let mut col = vec![0u32; w];
     let mut prefix = vec![0u32; w + 1];
-    let bias = EVIDENCE_BIAS as u32;
     let mut out = vec![255u8; w * h];
     // Whether a whole window fits across the row; then each pixel's window width (clipped
     // at the borders) and its row's window sums.
@@ -1032,7 +1038,8 @@ fn evidence_binarize(g: &GrayImage) -> GrayImage {
             // Narrower than one window (a few px): every window is clipped on both sides.
             for (x, o) in orow.iter_mut().enumerate() {
                 let (x0, x1) = (x.saturating_sub(r), (x + r + 1).min(w));
-                if (u32::from(srow[x]) + bias) * rows * ((x1 - x0) as u32) < prefix[x1] - prefix[x0]
+                if (u32::from(srow[x]) + bias) * rows * ((x1 - x0) as u32)
+                    < prefix[x1] - prefix[x0] + slack
                 {
                     *o = 0;
                 }
@@ -1064,12 +1071,16 @@ fn evidence_binarize(g: &GrayImage) -> GrayImage {
             // 2^24, so exact.
             let rows = rows as f32;
             for (((o, &v), &s), &wd) in pixels.zip(&widths_f32) {
-                let lhs = (f32::from(v) + EVIDENCE_BIAS as f32) * rows * wd;
-                *o = if lhs < s as i32 as f32 { 0 } else { 255 };
+                let lhs = (f32::from(v) + bias as f32) * rows * wd;
+                *o = if lhs < (s + slack) as i32 as f32 {
+                    0
+                } else {
+                    255
+                };
             }
         } else {
             for (((o, &v), &s), &wd) in pixels.zip(&widths) {
-                *o = if (u32::from(v) + bias) * rows * wd < s {
+                *o = if (u32::from(v) + bias) * rows * wd < s + slack {
                     0
                 } else {
                     255
@@ -1680,6 +1691,12 @@ fn otsu_threshold(g: &GrayImage) -> GrayImage {
 
 /// Binarize against the mean of a square window (~1/8 of the short side) minus `bias`.
 fn local_mean_threshold(g: &GrayImage, bias: i32) -> GrayImage {
+    mean_binarize(g, bias.max(0) as u32 + 1, 1)
+}
+
+/// The integral-image version `local_mean_threshold` replaced (a test compares them).
+#[cfg(test)]
+fn local_mean_threshold_reference(g: &GrayImage, bias: i32) -> GrayImage {
     let (w, h) = (g.width() as usize, g.height() as usize);
     let r = (w.min(h) / 16).max(4);
     // Integral image with a zero border row/column.
@@ -2418,6 +2435,33 @@ mod tests {
                         }
                     }
                     assert_eq!(p.0[0], want, "r {r} max {max} at {x},{y}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn local_mean_threshold_matches_the_integral_image() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for (w, h) in [(1, 1), (3, 70), (9, 9), (64, 65), (300, 41), (1000, 700)] {
+            for smooth in [false, true] {
+                let g = GrayImage::from_fn(w, h, |x, y| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    let v = if smooth {
+                        u64::from((x / 3 + y / 5) % 2) * 90 + 80 + seed % 3
+                    } else {
+                        seed
+                    };
+                    image::Luma([(v % 256) as u8])
+                });
+                for bias in [0, 10] {
+                    assert_eq!(
+                        local_mean_threshold(&g, bias),
+                        local_mean_threshold_reference(&g, bias),
+                        "{w}x{h} smooth {smooth} bias {bias}"
+                    );
                 }
             }
         }
