@@ -787,7 +787,8 @@ fn read_inner(
 
 /// What the evidence gate sees in a decoded image (on the working image the strategies see):
 /// only when `qr_like` do the strategies after the two free passes run, so an image without
-/// it fails after those passes. For tests and benchmarks.
+/// it fails after those passes; and only when `timing` too do the whole-image strategies after
+/// the QR region's passes. For tests and benchmarks.
 #[doc(hidden)]
 pub fn finder_evidence(gray: &GrayImage) -> strategies::Evidence {
     strategies::finder_evidence_full(gray)

@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::time::{Duration, Instant};
 
+#[cfg(test)]
 use image::imageops::FilterType;
 use image::GrayImage;
 use rxing::{BarcodeFormat, DecodeHints};
@@ -92,7 +93,7 @@ const STRATEGIES: &[Strategy] = &[
             let short = g.width().min(g.height());
             (TINY_SIDE..SMALL_SIDE)
                 .contains(&short)
-                .then(|| resize(g, 2, FilterType::Triangle))
+                .then(|| upscale_bilinear2(g))
         },
     },
     // A light-on-dark QR on a page too light to count as dark mode (dark-mode images are
@@ -480,6 +481,12 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
             return found;
         }
     }
+    // Finder-like centres placed like a QR's, but no timing pattern between any such triple:
+    // text, a photo or random modules. The whole-image strategies (most of a failing read's
+    // work) are skipped; the plain pass and the region's passes ran already.
+    if !evidence.timing && budget.gate_may_stop() {
+        return (Vec::new(), "no-timing");
+    }
     let order = STRATEGIES
         .iter()
         .filter(|s| low_contrast && s.name == "otsu")
@@ -642,6 +649,10 @@ pub struct Evidence {
     pub finders: Option<[(f32, f32, f32); 3]>,
     /// Whether the triple was seen on the 2×2 average, without a look at the working scale.
     pub coarse: bool,
+    /// Whether some QR-like triple also shows the two timing patterns between its finders
+    /// (`timing_patterns`): without them the read ends after the QR region's passes, before
+    /// the whole-image ones.
+    pub timing: bool,
 }
 
 /// Cheap evidence that `work` holds a QR code, checked after the free passes fail: on a
@@ -776,14 +787,153 @@ fn evidence_of(work: &GrayImage, hits: &[Hit], coarse: bool, dark: &OnceCell<boo
     let margin = if prior_dark { 0.5 } else { 2.0 };
     let is_light = light_t.is_some_and(|l| dark_t.is_none_or(|d| l.0 as f32 > margin * d.0 as f32));
     let chosen = if is_light { light_t } else { dark_t }.map(|t| t.1).or(any);
+    let finders = chosen.map(|t| t.map(|i| pts[i]));
+    // The chosen triple first, then any other the gate accepts (a textured header's triple
+    // may have been chosen over the code's own).
+    let timing = finders.is_some_and(|f| {
+        timing_patterns(work, &f) || {
+            let (mut ok, mut tried) = (false, 0usize);
+            for_each_triple(&pts, &|_| true, &mut |t| {
+                tried += 1;
+                ok = tried > TIMING_MAX_TRIPLES || timing_patterns(work, &t.map(|i| pts[i]));
+                ok
+            });
+            ok
+        }
+    });
     Evidence {
         hits: hits.len(),
         centres: pts.len(),
         qr_like: any.is_some(),
         light: is_light,
-        finders: chosen.map(|t| t.map(|i| pts[i])),
+        finders,
         coarse: coarse && any.is_some(),
+        timing,
     }
+}
+
+/// Most triples whose timing patterns are looked at; beyond, the evidence counts as timing
+/// (unknown is "yes": a false "no" costs a read).
+const TIMING_MAX_TRIPLES: usize = 256;
+
+/// Whether the finders (x, y, module; corner first) of a QR-like triple in `work` show the two
+/// timing patterns a QR code has between them: the row and column 6 of the code, alternating
+/// dark and light one module at a time from finder to finder. Along each side, the line
+/// between the two centres moved 3 modules towards the third finder is sampled (several
+/// offsets around it: centres and module sizes are estimates) and cut into runs against a
+/// local mean with a hysteresis of a quarter of the finders' own contrast; the side shows its
+/// pattern when runs of about one module cover at least half its modules. Sides of fewer than
+/// 5 timing modules (version 1) count as shown. Loose on purpose (perspective, blur, speckle);
+/// what it rules out is the usual false triple: finder-like blobs in text, random modules or
+/// a photo, whose lines between them are flat or irregular.
+fn timing_patterns(work: &GrayImage, f: &[(f32, f32, f32); 3]) -> bool {
+    let [a, b, c] = *f;
+    timing_side(work, a, b, c) && timing_side(work, a, c, b)
+}
+
+/// One timing pattern of [`timing_patterns`]: from finder `p` to finder `q`, on the side of `r`.
+fn timing_side(
+    work: &GrayImage,
+    p: (f32, f32, f32),
+    q: (f32, f32, f32),
+    r: (f32, f32, f32),
+) -> bool {
+    let (ux, uy) = (q.0 - p.0, q.1 - p.1);
+    let d = (ux * ux + uy * uy).sqrt();
+    let (sx, sy) = (r.0 - p.0, r.1 - p.1);
+    let ds = (sx * sx + sy * sy).sqrt();
+    if !(d.is_finite() && ds.is_finite()) || d < 1.0 || ds < 1.0 {
+        return true;
+    }
+    let (ux, uy, sx, sy) = (ux / d, uy / d, sx / ds, sy / ds);
+    // The gate's module sizes come from row runs, which a rotated finder stretches by up to
+    // √2: scale by the side's direction.
+    let stretch = ux.abs().max(uy.abs()).max(0.5);
+    let m = (p.2 + q.2 + r.2) / 3.0 * stretch;
+    if !(m.is_finite() && m > 0.0) {
+        return true;
+    }
+    let modules = d / m - 9.0;
+    if modules < 5.0 {
+        return true;
+    }
+    let sample = |x: f32, y: f32| -> Option<f32> {
+        let (w, h) = (work.width() as f32, work.height() as f32);
+        if !(x >= 0.0 && y >= 0.0 && x < w - 1.0 && y < h - 1.0) {
+            return None;
+        }
+        let (x0, y0) = (x as u32, y as u32);
+        let (fx, fy) = (x - x0 as f32, y - y0 as f32);
+        let px = |x: u32, y: u32| f32::from(work.get_pixel(x, y).0[0]);
+        let top = px(x0, y0) * (1.0 - fx) + px(x0 + 1, y0) * fx;
+        let bot = px(x0, y0 + 1) * (1.0 - fx) + px(x0 + 1, y0 + 1) * fx;
+        Some(top * (1.0 - fy) + bot * fy)
+    };
+    // The finders' contrast: centre against the light ring 2 modules out.
+    let contrast = |f: (f32, f32, f32)| {
+        let ring = [(1.0, 0.0), (-1.0, 0.0), (0.0, 1.0), (0.0, -1.0)]
+            .iter()
+            .filter_map(|&(ex, ey)| {
+                let (ex, ey) = (ex * ux - ey * uy, ex * uy + ey * ux);
+                sample(f.0 + 2.0 * m * ex, f.1 + 2.0 * m * ey)
+            })
+            .collect::<Vec<_>>();
+        let centre = sample(f.0, f.1)?;
+        (!ring.is_empty()).then(|| (centre - ring.iter().sum::<f32>() / ring.len() as f32).abs())
+    };
+    let cs: Vec<f32> = [p, q].into_iter().filter_map(contrast).collect();
+    if cs.is_empty() {
+        return true;
+    }
+    let hyst = (cs.iter().sum::<f32>() / cs.len() as f32 / 4.0).max(3.0);
+    let step = (m / 3.0).clamp(0.5, 2.0);
+    let (t0, t1) = (4.5 * m, d - 4.5 * m);
+    let n = ((t1 - t0) / step) as usize;
+    let half = (2.0 * m / step) as usize;
+    let mut profile = Vec::with_capacity(n);
+    [2.2f32, 2.6, 3.0, 3.4].iter().any(|&off| {
+        profile.clear();
+        for i in 0..n {
+            let t = t0 + i as f32 * step;
+            let (x, y) = (p.0 + ux * t + sx * off * m, p.1 + uy * t + sy * off * m);
+            match sample(x, y) {
+                Some(v) => profile.push(v),
+                None => return true,
+            }
+        }
+        // Runs against the local mean (±2 modules), with hysteresis.
+        let mut prefix = vec![0f32; n + 1];
+        for (i, v) in profile.iter().enumerate() {
+            prefix[i + 1] = prefix[i] + v;
+        }
+        let mut state: Option<bool> = None;
+        let mut run_start = 0usize;
+        let mut good = 0usize;
+        let mut first = true;
+        for (i, &v) in profile.iter().enumerate() {
+            let (lo, hi) = (i.saturating_sub(half), (i + half + 1).min(n));
+            let mean = (prefix[hi] - prefix[lo]) / (hi - lo) as f32;
+            let now = if v > mean + hyst {
+                Some(true)
+            } else if v < mean - hyst {
+                Some(false)
+            } else {
+                state
+            };
+            if now != state {
+                if state.is_some() {
+                    let len = (i - run_start) as f32 * step;
+                    if !first && len >= 0.4 * m && len <= 1.7 * m {
+                        good += 1;
+                    }
+                    first = false;
+                }
+                state = now;
+                run_start = i;
+            }
+        }
+        good as f32 >= 0.5 * modules
+    })
 }
 
 /// A finder-pattern hit: centre x, y, module size, and whether its centre is light.
@@ -832,8 +982,15 @@ fn centres_of(hits: &[Hit]) -> (Vec<(f32, f32, f32)>, Vec<f32>, Vec<u32>) {
 /// a prefix sum of the column sums, so each pixel costs a few adds and one compare (the
 /// integral image it replaces had a dependency chain through every pixel: ~4× slower). Same
 /// output bit for bit (`evidence_binarize_matches_the_integral_image`).
-#[multiversion::multiversion(targets("x86_64+avx2"))]
 fn evidence_binarize(g: &GrayImage) -> GrayImage {
+    mean_binarize(g, EVIDENCE_BIAS as u32, 0)
+}
+
+/// Dark where `(v + bias) × area < window sum + slack` over the square window of
+/// [`evidence_binarize`]: its binarisation (`slack` 0), and `local_mean_threshold`'s
+/// `v < ⌊mean⌋ − bias`, which is `(v + bias + 1) × area ≤ sum` (`slack` 1).
+#[multiversion::multiversion(targets("x86_64+avx2"))]
+fn mean_binarize(g: &GrayImage, bias: u32, slack: u32) -> GrayImage {
     let (w, h) = (g.width() as usize, g.height() as usize);
     if w == 0 || h == 0 {
         return g.clone();
@@ -841,12 +998,11 @@ fn evidence_binarize(g: &GrayImage) -> GrayImage {
     let r = (w.min(h) / 16).max(4);
     // Window sums and their products with the bias stay below 2^24 (exact in f32) up to a
     // window of 251 px a side: every working image up to a short side of ~2000 px.
-    let exact_in_f32 = (EVIDENCE_BIAS as u64 + 255) * ((2 * r + 1) as u64).pow(2) < 1 << 24;
+    let exact_in_f32 = (u64::from(bias) + 255) * ((2 * r + 1) as u64).pow(2) < 1 << 24;
     let src = g.as_raw();
     // Sums fit in u32: at most 255 × (2r + 1) rows × w columns per prefix, w ≤ a few thousand.
     let mut col = vec![0u32; w];
     let mut prefix = vec![0u32; w + 1];
-    let bias = EVIDENCE_BIAS as u32;
     let mut out = vec![255u8; w * h];
     // Whether a whole window fits across the row; then each pixel's window width (clipped
     // at the borders) and its row's window sums.
@@ -882,7 +1038,8 @@ fn evidence_binarize(g: &GrayImage) -> GrayImage {
             // Narrower than one window (a few px): every window is clipped on both sides.
             for (x, o) in orow.iter_mut().enumerate() {
                 let (x0, x1) = (x.saturating_sub(r), (x + r + 1).min(w));
-                if (u32::from(srow[x]) + bias) * rows * ((x1 - x0) as u32) < prefix[x1] - prefix[x0]
+                if (u32::from(srow[x]) + bias) * rows * ((x1 - x0) as u32)
+                    < prefix[x1] - prefix[x0] + slack
                 {
                     *o = 0;
                 }
@@ -914,12 +1071,16 @@ fn evidence_binarize(g: &GrayImage) -> GrayImage {
             // 2^24, so exact.
             let rows = rows as f32;
             for (((o, &v), &s), &wd) in pixels.zip(&widths_f32) {
-                let lhs = (f32::from(v) + EVIDENCE_BIAS as f32) * rows * wd;
-                *o = if lhs < s as i32 as f32 { 0 } else { 255 };
+                let lhs = (f32::from(v) + bias as f32) * rows * wd;
+                *o = if lhs < (s + slack) as i32 as f32 {
+                    0
+                } else {
+                    255
+                };
             }
         } else {
             for (((o, &v), &s), &wd) in pixels.zip(&widths) {
-                *o = if (u32::from(v) + bias) * rows * wd < s {
+                *o = if (u32::from(v) + bias) * rows * wd < s + slack {
                     0
                 } else {
                     255
@@ -1437,8 +1598,54 @@ fn box_blur3(g: &GrayImage) -> GrayImage {
     GrayImage::from_raw(w as u32, h as u32, out).expect("buffer size matches")
 }
 
+#[cfg(test)]
 fn resize(g: &GrayImage, f: u32, filter: FilterType) -> GrayImage {
     image::imageops::resize(g, g.width() * f, g.height() * f, filter)
+}
+
+/// `image::imageops::resize` to twice the size with `FilterType::Triangle`, bit for bit
+/// (`upscale_bilinear2_matches_image_resize`), in integers. At ×2 that filter weighs the two
+/// nearest source pixels ¼ and ¾ along each axis (one pixel, weight 1, at the borders), and
+/// every sum `image` forms in f32 is a multiple of 1/16 below 256, so exact: each output is
+/// `round(n / 16)` of an integer `n`, rounded half up like `image`'s `round()`. `image`
+/// converts every pixel to four f32 channels and back (~250 ms for a 0.6 Mpx page, most of a
+/// failing read's time); this costs a few ms.
+fn upscale_bilinear2(g: &GrayImage) -> GrayImage {
+    let (w, h) = (g.width() as usize, g.height() as usize);
+    if w == 0 || h == 0 {
+        return GrayImage::new(2 * w as u32, 2 * h as u32);
+    }
+    let src = g.as_raw();
+    let (ow, oh) = (2 * w, 2 * h);
+    let mut out = vec![0u8; ow * oh];
+    // The source columns (and weights) of each output column: (left, right).
+    let mut col = vec![0u16; w];
+    for (oy, orow) in out.chunks_exact_mut(ow).enumerate() {
+        let k = oy / 2;
+        let (a, b) = if oy % 2 == 0 {
+            (k.saturating_sub(1), k)
+        } else {
+            (k, (k + 1).min(h - 1))
+        };
+        // Vertical: in quarters, the nearer row weighed 3.
+        let (near, far) = if oy % 2 == 0 { (b, a) } else { (a, b) };
+        let (rn, rf) = (&src[near * w..][..w], &src[far * w..][..w]);
+        for ((c, &n), &f) in col.iter_mut().zip(rn).zip(rf) {
+            *c = 3 * u16::from(n) + u16::from(f);
+        }
+        // Horizontal: in sixteenths, then rounded.
+        for (ox, o) in orow.iter_mut().enumerate() {
+            let j = ox / 2;
+            let far = if ox % 2 == 0 {
+                j.saturating_sub(1)
+            } else {
+                (j + 1).min(w - 1)
+            };
+            let n = 3 * u32::from(col[j]) + u32::from(col[far]);
+            *o = ((n + 8) >> 4) as u8;
+        }
+    }
+    GrayImage::from_raw(ow as u32, oh as u32, out).expect("buffer size matches")
 }
 
 fn invert(g: &GrayImage) -> GrayImage {
@@ -1484,6 +1691,12 @@ fn otsu_threshold(g: &GrayImage) -> GrayImage {
 
 /// Binarize against the mean of a square window (~1/8 of the short side) minus `bias`.
 fn local_mean_threshold(g: &GrayImage, bias: i32) -> GrayImage {
+    mean_binarize(g, bias.max(0) as u32 + 1, 1)
+}
+
+/// The integral-image version `local_mean_threshold` replaced (a test compares them).
+#[cfg(test)]
+fn local_mean_threshold_reference(g: &GrayImage, bias: i32) -> GrayImage {
     let (w, h) = (g.width() as usize, g.height() as usize);
     let r = (w.min(h) / 16).max(4);
     // Integral image with a zero border row/column.
@@ -1664,7 +1877,13 @@ mod tests {
 
     /// A page with a QR's three finder patterns (and timing-free random modules) that is not a
     /// valid code: it passes the evidence gate, so every strategy runs and fails.
+    /// Three finder patterns, the timing patterns between them, random modules elsewhere: a
+    /// QR-like image that does not decode.
     fn finders_only() -> GrayImage {
+        finders_and_random(true)
+    }
+
+    fn finders_and_random(timing: bool) -> GrayImage {
         let (n, u, off) = (29u32, 6u32, 40u32);
         let mut g = GrayImage::from_pixel(300, 400, image::Luma([235]));
         let mut seed = 0x2545_f491u32;
@@ -1683,7 +1902,13 @@ mod tests {
                 seed ^= seed << 13;
                 seed ^= seed >> 17;
                 seed ^= seed << 5;
-                if finder(mx, my).unwrap_or(seed % 2 == 0) {
+                let on_timing = timing && (mx == 6 || my == 6);
+                let dark = finder(mx, my).unwrap_or(if on_timing {
+                    (mx + my) % 2 == 0
+                } else {
+                    seed % 2 == 0
+                });
+                if dark {
                     for y in 0..u {
                         for x in 0..u {
                             g.put_pixel(off + mx * u + x, off + my * u + y, image::Luma([20]));
@@ -2001,6 +2226,25 @@ mod tests {
     }
 
     #[test]
+    fn finders_without_timing_patterns_skip_the_whole_image_strategies() {
+        let g = finders_and_random(false);
+        let e = finder_evidence(&g);
+        assert!(e.qr_like && !e.timing, "{e:?}");
+        assert!(finder_evidence(&finders_only()).timing);
+        // The plain pass and the region's passes, then no whole-image strategy.
+        let mut b = Budget::new(&unlimited());
+        assert_eq!(run_named(&g, &mut b), (Vec::new(), "no-timing"));
+        assert!(b.used() <= FREE_PASSES, "{} passes", b.used());
+        // The exhaustive scan still tries everything.
+        let mut b = Budget::new(&Limits {
+            scan_exhaustive: true,
+            ..unlimited()
+        });
+        assert!(run_named(&g, &mut b).0.is_empty());
+        assert!(b.used() >= 8, "{} passes", b.used());
+    }
+
+    #[test]
     fn the_exhaustive_scan_ignores_the_gate_and_the_budget() {
         let exhaustive = Limits {
             scan_exhaustive: true,
@@ -2194,6 +2438,78 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn local_mean_threshold_matches_the_integral_image() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for (w, h) in [(1, 1), (3, 70), (9, 9), (64, 65), (300, 41), (1000, 700)] {
+            for smooth in [false, true] {
+                let g = GrayImage::from_fn(w, h, |x, y| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    let v = if smooth {
+                        u64::from((x / 3 + y / 5) % 2) * 90 + 80 + seed % 3
+                    } else {
+                        seed
+                    };
+                    image::Luma([(v % 256) as u8])
+                });
+                for bias in [0, 10] {
+                    assert_eq!(
+                        local_mean_threshold(&g, bias),
+                        local_mean_threshold_reference(&g, bias),
+                        "{w}x{h} smooth {smooth} bias {bias}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn upscale_bilinear2_matches_image_resize() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for (w, h) in [
+            (1, 1),
+            (1, 5),
+            (6, 1),
+            (2, 2),
+            (7, 3),
+            (31, 17),
+            (64, 65),
+            (601, 9),
+        ] {
+            for smooth in [false, true] {
+                let g = GrayImage::from_fn(w, h, |x, y| {
+                    let v = if smooth {
+                        (x * 7 + y * 3) as u64 + next() % 4
+                    } else {
+                        next()
+                    };
+                    image::Luma([(v % 256) as u8])
+                });
+                assert_eq!(
+                    upscale_bilinear2(&g).as_raw(),
+                    resize(&g, 2, FilterType::Triangle).as_raw(),
+                    "{w}x{h} smooth {smooth}"
+                );
+            }
+        }
+        // Every pair and quadruple of extremes (rounding at the halves).
+        let g = GrayImage::from_fn(16, 16, |x, y| {
+            image::Luma([[0, 1, 254, 255][((x + 3 * y) % 4) as usize]])
+        });
+        assert_eq!(
+            upscale_bilinear2(&g).as_raw(),
+            resize(&g, 2, FilterType::Triangle).as_raw()
+        );
     }
 
     #[test]
