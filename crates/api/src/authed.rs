@@ -74,7 +74,11 @@ where
     // Before any body is read: a refused request costs nothing but this check.
     svc.rate_check(&c).await.map_err(refuse)?;
     vouch(parts);
-    Ok(c)
+    // A verification route's trace (its attempts-log layer): from here on it is logged.
+    Ok(match parts.extensions.get::<services::attempts::Trace>() {
+        Some(trace) => c.traced(trace.clone()),
+        None => c,
+    })
 }
 
 /// Tells the accept loop the request's caller is known: at the connection cap it is then not

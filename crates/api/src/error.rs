@@ -28,6 +28,10 @@ impl IntoResponse for ApiError {
             "error": { "code": e.code(), "message": e.public_message() },
         });
         let mut resp = (status, axum::Json(body)).into_response();
+        resp.extensions_mut().insert(crate::attempts::Ended(
+            domain::attempt::Outcome::of_error(&e),
+            e.code(),
+        ));
         if e == Error::RenewalTemporarilyUnavailable {
             // Billing outages are usually short; ask clients to come back in half a minute.
             resp.headers_mut()

@@ -33,6 +33,7 @@ fn every_error() -> Vec<Error> {
         Error::UserBanned,
         Error::NoQrInImage,
         Error::SlipNotFound("the bank does not know this transfer".into()),
+        Error::NotASlip("this is a payment QR (a request to pay), not a TrueMoney slip".into()),
         Error::SlipPending,
         Error::NotFound,
         Error::JobNotFound,
@@ -86,6 +87,7 @@ fn every_error() -> Vec<Error> {
             | Error::ServiceDeleted
             | Error::UserBanned
             | Error::SlipNotFound(_)
+            | Error::NotASlip(_)
             | Error::NoQrInImage
             | Error::SlipPending
             | Error::NotFound

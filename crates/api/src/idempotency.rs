@@ -95,7 +95,11 @@ where
     };
     let claim = match svc.idempotency_begin(&caller, &key, &fingerprint).await {
         Ok(Claimed::Run(c)) => c,
-        Ok(Claimed::Stored { status, body }) => return replay(status, body),
+        Ok(Claimed::Stored { status, body }) => {
+            // Logged when it first ran.
+            caller.trace.replayed();
+            return replay(status, body);
+        }
         Err(e) => return E::from(e).into_response(),
     };
     caller.idempotency = Some(claim.clone());

@@ -23,8 +23,16 @@ use utoipa_axum::routes;
 
 pub(crate) fn routes() -> Routes {
     Routes::new()
-        .api(routes!(submit_one).layer(axum::extract::DefaultBodyLimit::disable()))
-        .api(routes!(submit_batch).layer(axum::extract::DefaultBodyLimit::disable()))
+        .api(
+            routes!(submit_one)
+                .layer(axum::extract::DefaultBodyLimit::disable())
+                .layer(axum::middleware::from_fn(crate::attempts::async_bank)),
+        )
+        .api(
+            routes!(submit_batch)
+                .layer(axum::extract::DefaultBodyLimit::disable())
+                .layer(axum::middleware::from_fn(crate::attempts::async_bank)),
+        )
         .api(routes!(poll))
 }
 

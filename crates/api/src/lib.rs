@@ -3,6 +3,7 @@
 
 mod accounts;
 mod admin;
+mod attempts;
 mod authed;
 mod b2b;
 mod body;
@@ -21,6 +22,7 @@ mod routing;
 mod slow;
 mod v1;
 mod v2;
+mod verifications;
 pub mod views;
 mod wallet;
 pub mod wire;
@@ -35,6 +37,7 @@ use tower_http::trace::TraceLayer;
 pub use error::ApiError;
 pub use openapi::document;
 pub use routing::Registered;
+pub use verifications::{csv as verifications_csv, page as verifications_page};
 
 /// The largest request body read (JSON with a Base64 image of 4 MB fits with room to spare).
 pub const MAX_BODY_BYTES: usize = 6 * 1024 * 1024;
@@ -56,7 +59,9 @@ pub fn router(services: Services) -> Router {
     routes
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::not_found)
-        .with_state(services)
+        .with_state(services.clone())
+        // For the attempts log's layer, which runs around handlers and has no state.
+        .layer(axum::Extension(services))
         .layer(CatchPanicLayer::custom(error::panic_response))
         .layer(trace)
         .layer(PropagateRequestIdLayer::x_request_id())
@@ -80,7 +85,7 @@ fn all_routes() -> routing::Routes {
                 .merge(b2b::routes()),
         )
         .nest("/api/v1", v1::routes())
-        .nest("/admin", admin::routes())
+        .nest("/admin", admin::routes().merge(verifications::routes()))
 }
 
 /// Every route the server answers, documented or not (the test that compares them with the

@@ -29,7 +29,11 @@ pub(crate) fn routes() -> Routes {
         .api(routes!(list_banks))
         .api(routes!(info))
         // Uploads are capped field by field while they stream (see `multipart_request`).
-        .api(routes!(verify_bank).layer(axum::extract::DefaultBodyLimit::disable()))
+        .api(
+            routes!(verify_bank)
+                .layer(axum::extract::DefaultBodyLimit::disable())
+                .layer(axum::middleware::from_fn(crate::attempts::v2_bank)),
+        )
 }
 
 #[utoipa::path(get, path = "/banks", tag = "v2",
@@ -122,6 +126,8 @@ const IMAGE_INPUTS: [&str; 3] = ["image", "base64", "url"];
 pub(crate) struct Submitted {
     pub input: SlipInput,
     pub options: SlipOptions,
+    /// The image came as Base64 text (the attempts log tells it from an upload).
+    pub base64: bool,
 }
 
 /// What a slip request asks besides the slip.
@@ -225,7 +231,12 @@ pub(crate) fn json_request(map: &Map<String, Value>) -> Result<Submitted, domain
         (_, _, Some(b)) => SlipInput::Image(decode_base64(b)?),
         _ => return Err(domain::Error::invalid("payload", "is required")),
     };
-    Ok(Submitted { input, options })
+    let base64 = matches!(input, SlipInput::Image(_));
+    Ok(Submitted {
+        input,
+        options,
+        base64,
+    })
 }
 
 /// The slip of a request: a multipart form or a JSON body.
@@ -330,6 +341,7 @@ pub(crate) async fn multipart_request(
     let payload = f.string("payload", 1, 128);
     let url = f.string("url", 1, 255);
     f.finish()?;
+    let base64 = image.is_none() && text.get("base64").is_some();
     let input = match (
         image,
         payload,
@@ -342,7 +354,11 @@ pub(crate) async fn multipart_request(
         (_, _, _, Some(b)) => SlipInput::Image(decode_base64(b)?),
         _ => return Err(domain::Error::invalid("image", "is required")),
     };
-    Ok(Submitted { input, options })
+    Ok(Submitted {
+        input,
+        options,
+        base64,
+    })
 }
 
 #[utoipa::path(post, path = "/verify/bank", tag = "v2",
@@ -361,7 +377,7 @@ async fn verify_bank(
 ) -> Result<axum::response::Response, ApiError> {
     let svc = &svc;
     submit_once(svc, c, req, "v2.verify.bank", |c, sub, slot| async move {
-        let slip = svc.bank_slip(&c.service.id, sub.input).await?;
+        let slip = svc.bank_slip(&c, sub.input).await?;
         drop(slot);
         let data = svc.verify_bank(&c, &sub.options.verify(slip)).await?;
         Ok::<_, ApiError>(V2Ok::json("Slip verified", data))
@@ -387,6 +403,7 @@ where
     let key = crate::idempotency::key(req.headers())?;
     let slot = crate::body::upload_slot(svc, &c, req.headers()).await;
     let sub = submitted(req).await?;
+    c.trace.input(sub.input.kind(sub.base64));
     let key = key.map(|k| (k, fingerprint(route, &sub)));
     Ok(crate::idempotency::once(svc, c, key, |c| async move {
         let slot =

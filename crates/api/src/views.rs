@@ -125,3 +125,64 @@ pub fn audit(entries: &[domain::model::AuditEntry]) -> Vec<AuditEntry> {
         })
         .collect()
 }
+
+/// An attempts-log record as the admin API and the CLI show it.
+pub fn verification(r: &domain::attempt::AttemptRow) -> crate::wire::admin::VerificationView {
+    let a = &r.attempt;
+    crate::wire::admin::VerificationView {
+        at: format_bangkok(a.at),
+        service_id: a.service_id.to_string(),
+        branch_id: a.branch_id.to_string(),
+        channel: a.channel.as_str(),
+        kind: a.kind.as_str(),
+        input: a.input.map(|i| i.as_str()),
+        sending_bank: a.sending_bank.clone(),
+        trans_ref: a.trans_ref.clone(),
+        amount: a.amount.map(domain::Satang::as_baht),
+        outcome: a.outcome.as_str(),
+        error_code: a.error_code.clone(),
+        mismatches: a.mismatches.clone(),
+        source: a.source.clone(),
+        latency_ms: a.latency_ms,
+        request_id: a.request_id.clone(),
+        job_id: a.job_id.as_ref().map(ToString::to_string),
+    }
+}
+
+/// The CSV export's first line: a byte-order mark (spreadsheet programs then read UTF-8) and
+/// the column names.
+pub const CSV_HEADER: &str = "\u{feff}at,serviceId,branchId,channel,kind,input,sendingBank,\
+transRef,amount,outcome,errorCode,mismatches,source,latencyMs,requestId,jobId\r\n";
+
+/// One record as a CSV line (RFC 4180, CRLF); no cell can start a spreadsheet formula.
+pub fn verification_csv(r: &domain::attempt::AttemptRow) -> String {
+    use domain::attempt::csv_cell;
+    let v = verification(r);
+    let opt = |s: Option<&str>| s.map(csv_cell).unwrap_or_default();
+    let cells = [
+        csv_cell(&v.at),
+        csv_cell(&v.service_id),
+        csv_cell(&v.branch_id),
+        v.channel.to_string(),
+        v.kind.to_string(),
+        v.input.unwrap_or_default().to_string(),
+        opt(v.sending_bank.as_deref()),
+        opt(v.trans_ref.as_deref()),
+        r.attempt.amount.map(|a| a.to_string()).unwrap_or_default(),
+        v.outcome.to_string(),
+        opt(v.error_code.as_deref()),
+        csv_cell(&v.mismatches.join(" ")),
+        opt(v.source.as_deref()),
+        v.latency_ms.to_string(),
+        opt(v.request_id.as_deref()),
+        opt(v.job_id.as_deref()),
+    ];
+    let mut line = cells.join(",");
+    line.push_str("\r\n");
+    line
+}
+
+/// The CSV export's last line when it stopped at `limit` rows.
+pub fn csv_cut_line(limit: u32) -> String {
+    format!("# cut at {limit} rows: narrow the search (from, to, outcome, branch) for the rest\r\n")
+}

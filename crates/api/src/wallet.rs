@@ -14,7 +14,11 @@ use utoipa_axum::router::UtoipaMethodRouterExt;
 use utoipa_axum::routes;
 
 pub(crate) fn routes() -> Routes {
-    Routes::new().api(routes!(verify_truewallet).layer(axum::extract::DefaultBodyLimit::disable()))
+    Routes::new().api(
+        routes!(verify_truewallet)
+            .layer(axum::extract::DefaultBodyLimit::disable())
+            .layer(axum::middleware::from_fn(crate::attempts::v2_wallet)),
+    )
 }
 
 #[utoipa::path(post, path = "/verify/truewallet", tag = "v2",
@@ -37,7 +41,7 @@ async fn verify_truewallet(
         req,
         "v2.verify.truewallet",
         |c, sub, slot| async move {
-            let slip = svc.truemoney_slip(&c.service.id, sub.input).await?;
+            let slip = svc.truemoney_slip(&c, sub.input).await?;
             drop(slot);
             // `matchAccount` is about bank accounts: not asked of a wallet slip.
             let verify = VerifyRequest {

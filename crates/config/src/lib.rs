@@ -38,6 +38,7 @@ pub struct Config {
     pub connectors: BTreeMap<String, ConnectorConfig>,
     pub routing: Routing,
     pub limits: LimitsConfig,
+    pub retention: RetentionConfig,
 }
 
 /// What one request may cost the server: image shapes and the decode memory budget.
@@ -243,6 +244,30 @@ pub struct EgressConfig {
 pub struct OutboundConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proxy: Option<CredentialUrl>,
+}
+
+/// How long records are kept (PDPA): the attempts log, and the personal fields of stored
+/// transfers (names, masked accounts, phone numbers). 0 keeps them for ever.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetentionConfig {
+    /// Attempts older than this many days are deleted.
+    pub attempts_days: u32,
+    /// Stored transfers verified longer ago than this have their personal fields blanked
+    /// (bank, reference, amount and time stay: a repeat is still a duplicate).
+    pub personal_data_days: u32,
+    /// How often a node runs the purge (every node may; the purge is idempotent).
+    pub purge_interval_secs: u64,
+}
+
+impl Default for RetentionConfig {
+    fn default() -> Self {
+        Self {
+            attempts_days: 180,
+            personal_data_days: 180,
+            purge_interval_secs: 3600,
+        }
+    }
 }
 
 /// The built-in sandbox bank.

@@ -185,6 +185,25 @@ impl Config {
                 out.push(format!("outbound.proxy: {e}"));
             }
         }
+        let r = &self.retention;
+        range(
+            &mut out,
+            "retention.attempts_days",
+            r.attempts_days,
+            0..=3650,
+        );
+        range(
+            &mut out,
+            "retention.personal_data_days",
+            r.personal_data_days,
+            0..=3650,
+        );
+        range(
+            &mut out,
+            "retention.purge_interval_secs",
+            r.purge_interval_secs,
+            60..=86_400,
+        );
         range(
             &mut out,
             "sandbox.delay_ms",

@@ -48,6 +48,10 @@ pub enum Error {
     /// The message says why (not a slip, a payment QR, unknown to the bank...).
     #[error("{0}")]
     SlipNotFound(String),
+    /// A QR that is not a slip of the route's kind (bad CRC, a payment QR, another kind of
+    /// slip): spelled `SLIP_NOT_FOUND` like an unknown slip; the attempts log tells them apart.
+    #[error("{0}")]
+    NotASlip(String),
     /// An image held no QR code at all: v2 `SLIP_NOT_FOUND`, but v1 has its own code for it.
     #[error("no QR code was found in the image")]
     NoQrInImage,
@@ -140,7 +144,7 @@ impl Error {
             Error::ServiceBanned => "SERVICE_BANNED",
             Error::ServiceDeleted => "SERVICE_DELETED",
             Error::UserBanned => "USER_BANNED",
-            Error::SlipNotFound(_) | Error::NoQrInImage => "SLIP_NOT_FOUND",
+            Error::SlipNotFound(_) | Error::NotASlip(_) | Error::NoQrInImage => "SLIP_NOT_FOUND",
             Error::SlipPending => "SLIP_PENDING",
             Error::NotFound | Error::Unknown(_) => "NOT_FOUND",
             Error::JobNotFound => "JOB_NOT_FOUND",
@@ -196,6 +200,7 @@ impl Error {
             | Error::UserBanned
             | Error::AccountNotVerified => 403,
             Error::SlipNotFound(_)
+            | Error::NotASlip(_)
             | Error::NoQrInImage
             | Error::SlipPending
             | Error::NotFound

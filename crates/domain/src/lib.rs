@@ -2,6 +2,7 @@
 //! money, clocks, IP allow-lists, API-key hashing and quota arithmetic. No I/O here.
 
 pub mod apikey;
+pub mod attempt;
 pub mod billing;
 pub mod clock;
 pub mod cycle;

@@ -692,6 +692,36 @@ impl VerifiedTransfer {
             VerifiedTransfer::Wallet(t) => t.occurred_at,
         }
     }
+
+    /// The transfer with its personal data blanked (retention, PDPA): names, accounts, phone
+    /// numbers and the bank's own `data` go; bank, reference, amount and time stay, which is
+    /// all the duplicate check needs.
+    pub fn without_personal(&self) -> VerifiedTransfer {
+        fn blank(p: &Party) -> Party {
+            Party {
+                bank_code: p.bank_code.clone(),
+                name_th: String::new(),
+                name_en: None,
+                account_type: p.account_type.clone(),
+                account: String::new(),
+            }
+        }
+        match self {
+            VerifiedTransfer::Bank(t) => VerifiedTransfer::Bank(Box::new(Transfer {
+                sender: blank(&t.sender),
+                receiver: blank(&t.receiver),
+                bank_data: None,
+                ..(**t).clone()
+            })),
+            VerifiedTransfer::Wallet(t) => VerifiedTransfer::Wallet(Box::new(WalletTransfer {
+                sender_name: String::new(),
+                sender_phone: String::new(),
+                receiver_name: String::new(),
+                receiver_phone: String::new(),
+                ..(**t).clone()
+            })),
+        }
+    }
 }
 
 /// Instants in the stored transfer: Unix milliseconds, as every other stored instant.

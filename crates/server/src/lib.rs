@@ -30,6 +30,8 @@ pub struct App {
     pub worker: services::jobs::WorkerConfig,
     /// How the accept loop bounds connections (cap, timeouts, body deadline).
     pub connections: edge::Policy,
+    /// How long the attempts log and stored personal data are kept (`[retention]`).
+    pub retention: config::RetentionConfig,
 }
 
 impl App {
@@ -134,6 +136,7 @@ impl App {
             store,
             worker,
             connections: connection_policy(&cfg.server),
+            retention: cfg.retention.clone(),
         })
     }
 }
@@ -206,6 +209,11 @@ pub async fn serve_counted(
         app.worker.clone(),
         stopped,
     ));
+    let purge = tokio::spawn(run_retention(
+        app.services.clone(),
+        app.retention.clone(),
+        stop.subscribe(),
+    ));
     let stop_on_signal = stop.clone();
     // Our own accept loop (crates/edge): early answers keep the connection usable.
     let served = edge::serve(
@@ -221,7 +229,30 @@ pub async fn serve_counted(
     .await;
     let _ = stop.send(true);
     let _ = worker.await;
+    let _ = purge.await;
     served
+}
+
+/// The retention purge (`[retention]`), every `purge_interval_secs` until `stop`. Every node
+/// runs it; it is idempotent, so two at once only repeat a little work.
+async fn run_retention(
+    svc: Services,
+    cfg: config::RetentionConfig,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let every = Duration::from_secs(cfg.purge_interval_secs.max(1));
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            _ = stop.changed() => return,
+        }
+        if let Err(e) = svc
+            .purge_retention(cfg.attempts_days, cfg.personal_data_days)
+            .await
+        {
+            tracing::warn!(error = %e, "retention purge failed; retried next period");
+        }
+    }
 }
 
 /// The reader's limits from `[limits]`, over `base` (what the configuration does not set):

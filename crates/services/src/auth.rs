@@ -15,9 +15,19 @@ pub struct Caller {
     pub branch: Branch,
     /// The request's `Idempotency-Key`, once claimed: its charge is recorded on the key.
     pub idempotency: Option<crate::idempotency::IdemClaim>,
+    /// What this verification notes for the attempts log (detached unless the route logs).
+    pub trace: crate::attempts::Trace,
 }
 
 impl Caller {
+    /// Follows this caller's verification on `trace` (the request's, from the HTTP layer):
+    /// the caller passed authentication and the rate limit, so it will be logged.
+    pub fn traced(mut self, trace: crate::attempts::Trace) -> Caller {
+        trace.authenticated(&self);
+        self.trace = trace;
+        self
+    }
+
     /// Service and branch counters as they stand in the cycle containing `now`.
     pub fn quotas_at(
         &self,
@@ -64,6 +74,7 @@ impl Services {
             service,
             branch,
             idempotency: None,
+            trace: Default::default(),
         })
     }
 }

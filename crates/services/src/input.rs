@@ -3,6 +3,7 @@
 //! the `reader` crate on a blocking thread (decoding is CPU work); URLs are fetched only through
 //! `egress`, which refuses private and internal addresses.
 
+use crate::auth::Caller;
 use crate::Services;
 use domain::{Error, ServiceId};
 use egress::EgressError;
@@ -20,6 +21,19 @@ pub enum SlipInput {
     Url(String),
 }
 
+impl SlipInput {
+    /// How it came (`base64`: the image was sent as Base64 text), for the attempts log.
+    pub fn kind(&self, base64: bool) -> domain::attempt::InputKind {
+        use domain::attempt::InputKind;
+        match self {
+            SlipInput::Payload(_) => InputKind::Payload,
+            SlipInput::Url(_) => InputKind::Url,
+            SlipInput::Image(_) if base64 => InputKind::Base64,
+            SlipInput::Image(_) => InputKind::Image,
+        }
+    }
+}
+
 /// What the client sent, before any parsing: the text it typed, or the QR texts of its image.
 enum Read {
     Typed(String),
@@ -28,28 +42,30 @@ enum Read {
 
 impl Services {
     /// The bank slip the client sent, parsed once here and passed on; or why there is none.
-    /// `service`: whose image it is (decodes are shared fairly between services).
-    pub async fn bank_slip(
-        &self,
-        service: &ServiceId,
-        input: SlipInput,
-    ) -> Result<BankSlipQr, Error> {
-        match self.read(service, input).await? {
+    /// Decodes are shared fairly between services (the caller's).
+    pub async fn bank_slip(&self, caller: &Caller, input: SlipInput) -> Result<BankSlipQr, Error> {
+        let slip = match self.read(&caller.service.id, input).await? {
             Read::Typed(payload) => parse_bank_slip(&payload),
             Read::Image(texts) => pick_bank_slip(&texts),
-        }
+        }?;
+        caller.trace.slip(&slip.sending_bank, &slip.trans_ref);
+        Ok(slip)
     }
 
     /// The TrueMoney Wallet slip the client sent, parsed once here; or why there is none.
     pub async fn truemoney_slip(
         &self,
-        service: &ServiceId,
+        caller: &Caller,
         input: SlipInput,
     ) -> Result<TrueMoneySlipQr, Error> {
-        match self.read(service, input).await? {
+        let slip = match self.read(&caller.service.id, input).await? {
             Read::Typed(payload) => parse_truemoney_slip(&payload),
             Read::Image(texts) => pick_truemoney_slip(&texts),
-        }
+        }?;
+        caller
+            .trace
+            .slip(crate::wallet::TRUEMONEY, &slip.transaction_id);
+        Ok(slip)
     }
 
     /// The typed text, or every QR text of the uploaded or fetched image.
@@ -124,20 +140,20 @@ impl Services {
 /// A typed bank slip payload (also a job's stored one, read again by the worker).
 pub(crate) fn parse_bank_slip(payload: &str) -> Result<BankSlipQr, Error> {
     slip_qr::parse_bank_slip(payload)
-        .map_err(|e| Error::SlipNotFound(format!("not a valid bank slip QR: {e}")))
+        .map_err(|e| Error::NotASlip(format!("not a valid bank slip QR: {e}")))
 }
 
 /// A typed TrueMoney slip payload; another kind of QR says what it is.
 fn parse_truemoney_slip(payload: &str) -> Result<TrueMoneySlipQr, Error> {
     match slip_qr::classify(payload) {
         Ok(ParsedQr::TrueMoneySlip(s)) => Ok(s),
-        Ok(ParsedQr::BankSlip(_)) => Err(Error::SlipNotFound(
+        Ok(ParsedQr::BankSlip(_)) => Err(Error::NotASlip(
             "this is a bank slip; verify it with /verify/bank".into(),
         )),
-        Ok(ParsedQr::PaymentQr(_)) => Err(Error::SlipNotFound(
+        Ok(ParsedQr::PaymentQr(_)) => Err(Error::NotASlip(
             "this is a payment QR (a request to pay), not a TrueMoney slip".into(),
         )),
-        Err(e) => Err(Error::SlipNotFound(format!(
+        Err(e) => Err(Error::NotASlip(format!(
             "not a valid TrueMoney slip QR: {e}"
         ))),
     }
@@ -156,7 +172,7 @@ fn pick_bank_slip(texts: &[String]) -> Result<BankSlipQr, Error> {
         }
     }
     Err(match first_error {
-        Some(e) => Error::SlipNotFound(format!("the QR code in the image is not a bank slip: {e}")),
+        Some(e) => Error::NotASlip(format!("the QR code in the image is not a bank slip: {e}")),
         None => Error::NoQrInImage,
     })
 }
@@ -170,6 +186,6 @@ fn pick_truemoney_slip(texts: &[String]) -> Result<TrueMoneySlipQr, Error> {
             _ => None,
         })
         .ok_or_else(|| {
-            Error::SlipNotFound("the QR code in the image is not a TrueMoney Wallet slip".into())
+            Error::NotASlip("the QR code in the image is not a TrueMoney Wallet slip".into())
         })
 }

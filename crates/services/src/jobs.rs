@@ -3,10 +3,12 @@
 //! `domain::job`; this module does the I/O around them. Jobs live in the database, claimed
 //! with leases, so any node can run any job and a crashed node's jobs are taken over.
 
+use crate::attempts::Trace;
 use crate::auth::Caller;
 use crate::input::SlipInput;
 use crate::verify::VerifyRequest;
 use crate::Services;
+use domain::attempt::Outcome;
 use domain::job::{Attempt, Delivery, Job, NewJob, Stage};
 use domain::{BatchId, BranchId, Error, JobId, Satang};
 use egress::EgressError;
@@ -88,7 +90,7 @@ impl Services {
         let mut jobs = Vec::with_capacity(slips.len());
         for (i, slip) in slips.into_iter().enumerate() {
             // Async is for bank slips only; the job keeps the slip's QR text.
-            let payload = match self.bank_slip(&caller.service.id, slip.input).await {
+            let payload = match self.bank_slip(caller, slip.input).await {
                 Ok(s) => s.payload,
                 Err(e) if batch => {
                     return Err(Error::invalid(
@@ -156,7 +158,12 @@ impl Services {
         owners
     }
 
-    async fn attempt(&self, job: &Job, owners: &Owners) -> (Attempt, Option<String>) {
+    async fn attempt(
+        &self,
+        job: &Job,
+        owners: &Owners,
+        trace: &Trace,
+    ) -> (Attempt, Option<String>) {
         let outage = |e: Error| {
             tracing::warn!(job = %job.id, error = %e, "job attempt could not complete");
             Attempt::Outage {
@@ -194,6 +201,7 @@ impl Services {
             service,
             branch,
             idempotency: None,
+            trace: trace.clone(),
         };
         // The stored QR text was a bank slip at submission; it enters again here.
         let verified = match crate::input::parse_bank_slip(&job.payload) {
@@ -215,7 +223,7 @@ impl Services {
                 Ok(v) => Attempt::Verified(v),
                 Err(e) => outage(Error::internal(e)),
             },
-            Err(Error::SlipNotFound(why)) => Attempt::NotFound(why),
+            Err(Error::SlipNotFound(why) | Error::NotASlip(why)) => Attempt::NotFound(why),
             Err(e @ Error::NoQrInImage) => Attempt::NotFound(e.public_message()),
             Err(Error::SlipPending) => Attempt::Pending,
             Err(e @ Error::SlipExpired) => Attempt::Gone(e.public_message()),
@@ -286,13 +294,29 @@ impl Services {
     /// verification that ends the job is delivered at once, under the same lease.
     async fn run_job(&self, mut job: Job, token: &str, owners: &Owners) {
         if job.stage == Stage::Verify {
-            let (attempt, secret) = self.attempt(&job, owners).await;
+            let started = std::time::Instant::now();
+            let trace = Trace::for_job(&job.service_id, &job.branch_id);
+            let (attempt, secret) = self.attempt(&job, owners, &trace).await;
+            let ended = attempt_outcome(&attempt);
             job.after_attempt(
                 attempt,
                 self.clock.now(),
                 &self.schedules,
                 secret.as_deref(),
             );
+            // The verification's final outcome, once (the log keeps one record per job even
+            // when a crashed worker's job runs again).
+            if job.stage != Stage::Verify {
+                let ms = u32::try_from(started.elapsed().as_millis()).unwrap_or(u32::MAX);
+                let record = trace.record(
+                    self.clock.now(),
+                    Some(ended),
+                    ms,
+                    None,
+                    Some(job.id.clone()),
+                );
+                self.log_attempt(record).await;
+            }
         }
         // A claimed job's step is due (the claim moved `due_at` out by the lease); a job that
         // just finished its verification is delivered at once.
@@ -306,6 +330,25 @@ impl Services {
             // The lease runs out and the job runs again: at least once, charged once.
             Err(e) => tracing::error!(job = %job.id, error = %e, "cannot save job"),
         }
+    }
+}
+
+/// The attempts-log outcome of a job's verification attempt (its last, when it ends the job).
+fn attempt_outcome(a: &Attempt) -> (Outcome, Option<String>) {
+    let code = |c: &str| Some(c.to_string());
+    match a {
+        Attempt::Verified(_) => (Outcome::Verified, None),
+        Attempt::NotFound(_) | Attempt::Gone(_) => (Outcome::NotFound, code("SLIP_NOT_FOUND")),
+        Attempt::Pending => (Outcome::Pending, code("SLIP_PENDING")),
+        Attempt::Outage { code: c, .. } if c == "INTERNAL_SERVER_ERROR" => {
+            (Outcome::Error, code(c))
+        }
+        Attempt::Outage { code: c, .. } => (Outcome::Unavailable, code(c)),
+        Attempt::BillingUnavailable { .. } => (
+            Outcome::Unavailable,
+            code("RENEWAL_TEMPORARILY_UNAVAILABLE"),
+        ),
+        Attempt::Refused { code: c, .. } => (Outcome::Refused, code(c)),
     }
 }
 

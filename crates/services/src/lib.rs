@@ -3,6 +3,7 @@
 
 pub mod accounts;
 pub mod admin;
+pub mod attempts;
 pub mod auth;
 pub mod budget;
 pub mod idempotency;

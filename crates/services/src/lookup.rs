@@ -25,7 +25,9 @@ impl Services {
             .store
             .get_verification(&caller.service.id, sending_bank, trans_ref)
             .await?;
-        Ok(rec.and_then(|r| {
+        // A transfer whose personal fields retention blanked is no answer to give: the bank
+        // is asked again (the stored row still makes the repeat a duplicate).
+        Ok(rec.filter(|r| !r.personal_blanked).and_then(|r| {
             let source = r.source.unwrap_or_else(|| "stored".into());
             r.transfer.map(|t| (t, source))
         }))
@@ -54,7 +56,9 @@ impl Services {
                 )
             }
         };
-        (answer, source.unwrap_or_else(|| "unknown".into()))
+        let source = source.unwrap_or_else(|| "unknown".into());
+        caller.trace.source(&source);
+        (answer, source)
     }
 
     /// Asks the TrueMoney route about a transaction id; the answer and who gave it.
@@ -77,7 +81,9 @@ impl Services {
             ),
             (None, None) => (WalletAnswer::NotFound, None),
         };
-        (answer, source.unwrap_or_else(|| "unknown".into()))
+        let source = source.unwrap_or_else(|| "unknown".into());
+        caller.trace.source(&source);
+        (answer, source)
     }
 }
 

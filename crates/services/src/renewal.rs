@@ -146,6 +146,7 @@ impl Services {
                     service: s,
                     branch: caller.branch.clone(),
                     idempotency: caller.idempotency.clone(),
+                    trace: caller.trace.clone(),
                 };
                 let (sq, bq) = c.quotas_at(self.clock.now());
                 if can_charge(&sq, &bq) {

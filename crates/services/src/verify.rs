@@ -70,11 +70,16 @@ impl Services {
 
         // Local first: a transfer this service already confirmed is answered from its stored
         // verification; only new slips reach a connector.
+        caller.trace.slip(&slip.sending_bank, &slip.trans_ref);
+        caller.trace.asked_amount(req.match_amount);
         let stored = self
             .confirmed_before(caller, &slip.sending_bank, &slip.trans_ref)
             .await?;
         let (transfer, source) = match stored {
-            Some((VerifiedTransfer::Bank(t), source)) => (t, source),
+            Some((VerifiedTransfer::Bank(t), source)) => {
+                caller.trace.source("local");
+                (t, source)
+            }
             _ => match self
                 .ask_bank(caller, &slip.payload, &slip.sending_bank, &slip.trans_ref)
                 .await
@@ -125,6 +130,9 @@ impl Services {
             &outcome,
             matched.as_ref().map(Option::is_some),
         );
+        caller
+            .trace
+            .answered(transfer.amount, &checks.mismatches, checks.is_duplicate);
         Ok(VerifyBankData::new(checks, matched.flatten(), raw))
     }
 
@@ -151,6 +159,7 @@ impl Services {
             idempotency_key: caller.idempotency.as_ref().map(|c| c.key.clone()),
             transfer: Some(transfer),
             source: Some(source),
+            personal_blanked: false,
         };
         self.record_for(caller, &rec).await
     }

@@ -30,11 +30,16 @@ impl Services {
             self.precheck_for(caller).await?;
         }
         // Local first, as for bank slips.
+        caller.trace.slip(TRUEMONEY, &slip.transaction_id);
+        caller.trace.asked_amount(req.match_amount);
         let stored = self
             .confirmed_before(caller, TRUEMONEY, &slip.transaction_id)
             .await?;
         let (transfer, source) = match stored {
-            Some((VerifiedTransfer::Wallet(t), source)) => (t, source),
+            Some((VerifiedTransfer::Wallet(t), source)) => {
+                caller.trace.source("local");
+                (t, source)
+            }
             _ => match self
                 .ask_wallet(caller, &slip.payload, &slip.transaction_id)
                 .await
@@ -63,9 +68,10 @@ impl Services {
             .await?;
         let mut raw = RawWalletSlip::from_transfer(&transfer);
         raw.payload = slip.payload.clone();
-        Ok(VerifyWalletData::new(
-            req.checks(transfer.amount, &outcome, None),
-            raw,
-        ))
+        let checks = req.checks(transfer.amount, &outcome, None);
+        caller
+            .trace
+            .answered(transfer.amount, &checks.mismatches, checks.is_duplicate);
+        Ok(VerifyWalletData::new(checks, raw))
     }
 }

@@ -4,6 +4,7 @@
 //! one transaction.
 
 mod accounts;
+mod attempts;
 mod billing;
 mod charge;
 mod idempotency;
@@ -78,6 +79,9 @@ pub struct VerificationRecord {
     pub transfer: Option<domain::model::VerifiedTransfer>,
     /// Which connector confirmed it (`sandbox`, `sandbox-wallet`, ...); `None` before 0011.
     pub source: Option<String>,
+    /// Retention blanked the transfer's personal fields (`[retention] personal_data_days`):
+    /// still a duplicate, but no longer an answer to give for a new verification.
+    pub personal_blanked: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -340,6 +344,22 @@ pub trait Store: Send + Sync + 'static {
         &self,
         transaction_id: &str,
     ) -> Result<Option<domain::model::WalletTransfer>>;
+
+    /// Records one verification attempt; returns once it is committed (group-committed with
+    /// other requests' records).
+    async fn log_attempt(&self, a: &domain::attempt::Attempt) -> Result<()>;
+    /// Inserts records in one transaction, without the writer (bulk loads, benchmarks).
+    async fn insert_attempts(&self, rows: &[domain::attempt::Attempt]) -> Result<()>;
+    /// The attempts matching the query, newest first.
+    async fn search_attempts(
+        &self,
+        q: &domain::attempt::AttemptQuery,
+    ) -> Result<Vec<domain::attempt::AttemptRow>>;
+    /// Deletes the attempts older than `before`; how many.
+    async fn purge_attempts(&self, before: OffsetDateTime) -> Result<u64>;
+    /// Blanks the personal fields of transfers verified before `before`; how many.
+    async fn blank_personal_data(&self, before: OffsetDateTime, now: OffsetDateTime)
+        -> Result<u64>;
 
     /// Sandbox bank ledger. `Conflict` if (sending bank, reference) exists.
     async fn insert_sandbox_transfer(&self, t: &Transfer) -> Result<()>;

@@ -37,6 +37,7 @@ pub(crate) enum Pool {
 pub struct SqlStore {
     pool: Pool,
     writer: ChargeWriter,
+    attempts: crate::attempts::AttemptWriter,
 }
 
 macro_rules! on_pool {
@@ -292,7 +293,12 @@ impl SqlStore {
 
     fn with_pool(pool: Pool) -> Self {
         let writer = ChargeWriter::spawn(pool.clone());
-        Self { pool, writer }
+        let attempts = crate::attempts::AttemptWriter::spawn(pool.clone());
+        Self {
+            pool,
+            writer,
+            attempts,
+        }
     }
 
     pub async fn migrate(&self) -> Result<()> {
@@ -995,6 +1001,34 @@ impl Store for SqlStore {
         answer: Option<(u16, &str)>,
     ) -> Result<()> {
         crate::idempotency::finish(&self.pool, branch_id.as_str(), key, answer).await
+    }
+
+    async fn log_attempt(&self, a: &domain::attempt::Attempt) -> Result<()> {
+        self.attempts.log(a.clone()).await
+    }
+
+    async fn insert_attempts(&self, rows: &[domain::attempt::Attempt]) -> Result<()> {
+        let rows: Vec<&domain::attempt::Attempt> = rows.iter().collect();
+        crate::attempts::insert(&self.pool, &rows).await
+    }
+
+    async fn search_attempts(
+        &self,
+        q: &domain::attempt::AttemptQuery,
+    ) -> Result<Vec<domain::attempt::AttemptRow>> {
+        crate::attempts::search(&self.pool, q).await
+    }
+
+    async fn purge_attempts(&self, before: OffsetDateTime) -> Result<u64> {
+        crate::attempts::purge(&self.pool, before).await
+    }
+
+    async fn blank_personal_data(
+        &self,
+        before: OffsetDateTime,
+        now: OffsetDateTime,
+    ) -> Result<u64> {
+        crate::attempts::blank_personal(&self.pool, before, now).await
     }
 
     async fn record_sandbox_verification(&self, rec: &VerificationRecord) -> Result<ChargeOutcome> {

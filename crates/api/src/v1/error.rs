@@ -5,6 +5,7 @@
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use domain::attempt::Outcome;
 use domain::{Error, FieldError};
 use serde_json::{json, Map, Value};
 
@@ -23,6 +24,8 @@ struct Inner {
     internal: Option<String>,
     /// 409 `idempotency_key_in_use` only: `Retry-After` seconds.
     retry_after: Option<u64>,
+    /// How the request ended, for the attempts log.
+    outcome: Outcome,
 }
 
 impl V1Error {
@@ -35,7 +38,14 @@ impl V1Error {
             rate: None,
             internal: None,
             retry_after: None,
+            outcome: Outcome::Error,
         }))
+    }
+
+    /// The same answer, logged with `outcome` (v1-only codes default to `error`).
+    pub(crate) fn with_outcome(mut self, outcome: Outcome) -> Self {
+        self.0.outcome = outcome;
+        self
     }
 
     /// `invalid_request` with `data.errors: [{field, message}]`.
@@ -107,7 +117,7 @@ pub(crate) fn v1_error(e: &Error) -> (u16, &'static str, Option<Value>) {
         Error::PermissionDenied(_) | Error::BranchAccessDenied => (403, "forbidden", None),
         // An image without any QR has its own v1 code; every other "no slip" is `slip_not_found`.
         Error::NoQrInImage => (404, "qrcode_not_found", None),
-        Error::SlipNotFound(_) => (404, "slip_not_found", None),
+        Error::SlipNotFound(_) | Error::NotASlip(_) => (404, "slip_not_found", None),
         Error::SlipPending => (404, "slip_pending", None),
         Error::NotFound | Error::JobNotFound | Error::Unknown(_) => (404, "not_found", None),
         Error::RateLimited { .. } => (429, "rate_limit_exceeded", None),
@@ -147,6 +157,7 @@ impl From<Error> for V1Error {
             rate,
             internal,
             retry_after,
+            outcome: Outcome::of_error(&e),
         }))
     }
 }
@@ -173,6 +184,8 @@ impl IntoResponse for V1Error {
             body.insert("data".into(), data);
         }
         let mut resp = (status, axum::Json(Value::Object(body))).into_response();
+        resp.extensions_mut()
+            .insert(crate::attempts::Ended(e.outcome, e.code));
         if let Some((limit, retry_after, reset_at)) = e.rate {
             // The same four headers as v2 (spec 7.1).
             crate::error::rate_limit_headers(&mut resp, limit, retry_after, reset_at);

@@ -17,6 +17,7 @@ use crate::wire::v1::{V1Me, V1VerifyForm, V1VerifyRequest};
 use crate::wire::V1Ok;
 use axum::extract::{Query, State};
 use axum::Json;
+use domain::attempt::Outcome;
 use domain::clock::format_bangkok;
 use domain::model::{RawSlip, RawWalletSlip, VerifiedTransfer};
 pub(crate) use error::V1Error;
@@ -32,8 +33,16 @@ pub(crate) fn routes() -> Routes {
     // Uploads are capped field by field while they stream (see `multipart_input`).
     let uploads = || axum::extract::DefaultBodyLimit::disable();
     Routes::new()
-        .api(routes!(verify_get, verify_post).layer(uploads()))
-        .api(routes!(wallet::verify_truewallet).layer(uploads()))
+        .api(
+            routes!(verify_get, verify_post)
+                .layer(uploads())
+                .layer(axum::middleware::from_fn(crate::attempts::v1_bank)),
+        )
+        .api(
+            routes!(wallet::verify_truewallet)
+                .layer(uploads())
+                .layer(axum::middleware::from_fn(crate::attempts::v1_wallet)),
+        )
         .api(routes!(me))
         .api(routes!(qr::generate))
         .fallback(error::not_found)
@@ -50,6 +59,8 @@ const MAX_TEXT_FIELD_BYTES: usize = 1024;
 struct Request {
     input: SlipInput,
     check_duplicate: bool,
+    /// The image came as Base64 text (the attempts log tells it from an upload).
+    base64: bool,
 }
 
 fn one_error(field: &str, message: &str) -> V1Error {
@@ -113,6 +124,7 @@ async fn verify_get(
     let req = Request {
         input: SlipInput::Payload(payload),
         check_duplicate,
+        base64: false,
     };
     verify(&svc, &c, req, ()).await
 }
@@ -181,6 +193,7 @@ fn json_input(map: &Map<String, Value>) -> Result<Request, V1Error> {
     };
     let input = slip_input(input_name, text)?;
     Ok(Request {
+        base64: matches!(input, SlipInput::Image(_)),
         input,
         check_duplicate,
     })
@@ -286,6 +299,7 @@ async fn multipart_input(req: axum::extract::Request) -> Result<Request, V1Error
         .filter(|n| get(n).is_some())
         .collect();
     let check_duplicate = flag_text(get("checkDuplicate"))?;
+    let base64 = file.is_none();
     let input = match (file, texts.as_slice()) {
         (Some(bytes), []) => SlipInput::Image(bytes),
         (None, [one]) => slip_input(one, get(one).unwrap_or_default())?,
@@ -293,6 +307,7 @@ async fn multipart_input(req: axum::extract::Request) -> Result<Request, V1Error
         _ => return Err(one_error("file", EXACTLY_ONE)),
     };
     Ok(Request {
+        base64: base64 && matches!(input, SlipInput::Image(_)),
         input,
         check_duplicate,
     })
@@ -307,10 +322,8 @@ async fn verify(
     upload_slot: impl Send,
 ) -> Result<Json<V1Ok<Value>>, V1Error> {
     let unreadable = unreadable(&req.input);
-    let slip = svc
-        .bank_slip(&c.service.id, req.input)
-        .await
-        .map_err(unreadable)?;
+    c.trace.input(req.input.kind(req.base64));
+    let slip = svc.bank_slip(c, req.input).await.map_err(unreadable)?;
     drop(upload_slot);
     // A keyed retry taken over from a node that died may be charged already: its slip is
     // then recorded, and the charge (not this check) answers it as the first run would have.
@@ -342,7 +355,9 @@ fn unreadable(input: &SlipInput) -> impl FnOnce(domain::Error) -> V1Error {
     let is_url = matches!(input, SlipInput::Url(_));
     move |e| match e {
         domain::Error::Validation(_) if is_url => V1Error::code(400, "invalid_url", None),
-        domain::Error::SlipNotFound(_) if is_payload => V1Error::code(400, "invalid_payload", None),
+        domain::Error::NotASlip(_) if is_payload => {
+            V1Error::code(400, "invalid_payload", None).with_outcome(Outcome::InvalidQr)
+        }
         other => other.into(),
     }
 }
@@ -400,7 +415,9 @@ async fn earlier(
     if let Some(m) = data.as_object_mut() {
         m.insert("verifiedAt".into(), verified_at);
     }
-    Ok(Some(V1Error::code(400, "duplicate_slip", Some(data))))
+    Ok(Some(
+        V1Error::code(400, "duplicate_slip", Some(data)).with_outcome(Outcome::Duplicate),
+    ))
 }
 
 #[utoipa::path(get, path = "/me", tag = "v1",

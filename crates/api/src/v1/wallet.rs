@@ -32,8 +32,9 @@ pub(super) async fn verify_truewallet(
     let is_url = matches!(request.input, SlipInput::Url(_));
     let slot = crate::body::slot_for_url(&svc, &c, slot, is_url).await;
     let unreadable = unreadable(&request.input);
+    c.trace.input(request.input.kind(request.base64));
     let slip = svc
-        .truemoney_slip(&c.service.id, request.input)
+        .truemoney_slip(&c, request.input)
         .await
         .map_err(unreadable)?;
     drop(slot);

@@ -361,3 +361,41 @@ pub struct CreditMove {
     #[schema(min_length = 1, max_length = 255)]
     pub note: Option<String>,
 }
+
+/// One record of the attempts log (`GET /admin/verifications`). No image, key or name.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VerificationView {
+    /// When the request arrived (Asia/Bangkok).
+    pub at: String,
+    pub service_id: String,
+    pub branch_id: String,
+    /// `v2`, `v1` or `async`.
+    pub channel: &'static str,
+    /// `bank` or `truewallet`.
+    pub kind: &'static str,
+    /// `payload`, `image`, `base64` or `url`; null when the request failed before it was read.
+    pub input: Option<&'static str>,
+    pub sending_bank: Option<String>,
+    pub trans_ref: Option<String>,
+    /// Baht: the transfer's amount when known, else the `matchAmount` asked.
+    pub amount: Option<f64>,
+    /// `verified`, `duplicate`, `not_found`, `pending`, `no_qr`, `invalid_qr`, `refused`,
+    /// `unavailable` or `error`.
+    pub outcome: &'static str,
+    /// The code the answer carried (v1 answers: v1's spelling).
+    pub error_code: Option<String>,
+    pub mismatches: Vec<String>,
+    /// Who answered: a connector's name, `local` (a stored verification) or `sandbox`.
+    pub source: Option<String>,
+    pub latency_ms: u32,
+    pub request_id: Option<String>,
+    pub job_id: Option<String>,
+}
+
+/// A page of the attempts log, newest first; `next` continues it (`cursor=`), null at the end.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct VerificationPage {
+    pub items: Vec<VerificationView>,
+    pub next: Option<String>,
+}

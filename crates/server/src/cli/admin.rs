@@ -50,6 +50,86 @@ pub(crate) enum Admin {
     /// API keys: rotate a branch's key, with an optional grace period.
     #[command(subcommand)]
     Key(KeyCmd),
+    /// The attempts log: every verification request, newest first; `--csv FILE` exports it.
+    Verifications(VerificationsArgs),
+}
+
+/// The filters of `GET /admin/verifications`, as flags.
+#[derive(Args)]
+pub(crate) struct VerificationsArgs {
+    /// A transRef or a part of one (3+ characters), or an amount such as 1250.50.
+    #[arg(long)]
+    q: Option<String>,
+    #[arg(long)]
+    service: Option<String>,
+    #[arg(long)]
+    branch: Option<String>,
+    /// verified, duplicate, not_found, pending, no_qr, invalid_qr, refused, unavailable, error.
+    #[arg(long)]
+    outcome: Option<String>,
+    /// A date (a day in Asia/Bangkok) or an RFC 3339 time.
+    #[arg(long)]
+    from: Option<String>,
+    /// A date (up to the end of that day in Asia/Bangkok) or an RFC 3339 time.
+    #[arg(long)]
+    to: Option<String>,
+    /// Records (at most 500; with --csv at most 100000, the default).
+    #[arg(long)]
+    limit: Option<u32>,
+    /// The next page: the `next` the previous page printed.
+    #[arg(long)]
+    cursor: Option<String>,
+    /// Write the records as CSV (UTF-8 with a byte-order mark) to this file.
+    #[arg(long)]
+    csv: Option<std::path::PathBuf>,
+}
+
+impl VerificationsArgs {
+    fn pairs(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let mut put = |k: &str, v: &Option<String>| {
+            if let Some(v) = v {
+                out.push((k.to_string(), v.clone()));
+            }
+        };
+        put("q", &self.q);
+        put("service", &self.service);
+        put("branch", &self.branch);
+        put("outcome", &self.outcome);
+        put("from", &self.from);
+        put("to", &self.to);
+        put("cursor", &self.cursor);
+        put("limit", &self.limit.map(|l| l.to_string()));
+        out
+    }
+}
+
+/// `admin verifications`: a page as the admin API prints it, or the CSV export into a file.
+async fn verifications(svc: &Services, a: VerificationsArgs) -> Result<(), String> {
+    use futures_util::StreamExt;
+    use tokio::io::AsyncWriteExt;
+    let err = |e: domain::Error| e.public_message();
+    match &a.csv {
+        None => {
+            let page = api::verifications_page(svc, a.pairs()).await.map_err(err)?;
+            print(page);
+        }
+        Some(path) => {
+            let stream = api::verifications_csv(svc.clone(), a.pairs()).map_err(err)?;
+            let mut file = tokio::fs::File::create(path)
+                .await
+                .map_err(|e| format!("--csv {}: {e}", path.display()))?;
+            let mut stream = std::pin::pin!(stream);
+            while let Some(chunk) = stream.next().await {
+                let chunk = chunk.map_err(|e| e.to_string())?;
+                file.write_all(chunk.as_bytes())
+                    .await
+                    .map_err(|e| format!("--csv {}: {e}", path.display()))?;
+            }
+            file.flush().await.map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
 }
 
 #[derive(Subcommand)]
@@ -396,6 +476,7 @@ pub(crate) enum KeyCmd {
 pub(crate) async fn run(svc: &Services, cmd: Admin) -> Result<ExitCode, String> {
     let err = |e: domain::Error| e.public_message();
     match cmd {
+        Admin::Verifications(a) => verifications(svc, a).await?,
         Admin::Service(ServiceCmd::Create { name, quota }) => {
             let s = svc.create_service(&name, quota).await.map_err(err)?;
             print(api::views::service(&s));

@@ -343,6 +343,7 @@ mod tests {
             idempotency_key: None,
             transfer: None,
             source: None,
+            personal_blanked: false,
         }
     }
 

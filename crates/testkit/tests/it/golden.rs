@@ -171,6 +171,7 @@ both!(
                 idempotency_key: None,
                 transfer: None,
                 source: None,
+                personal_blanked: false,
             })
             .await
             .unwrap();

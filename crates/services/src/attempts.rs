@@ -1,0 +1,221 @@
+//! The attempts log: every verification that passed authentication and the rate limit leaves
+//! one record, committed before its answer is sent. What a request learns on its way (how the
+//! slip came, its bank and reference, who answered, the amount) is noted on its [`Trace`]
+//! where it is learnt; the HTTP layer (or the job worker) ends the trace with the answer's
+//! outcome. Search, export and retention are here too.
+
+use crate::auth::Caller;
+use crate::Services;
+use domain::attempt::{
+    Attempt, AttemptQuery, AttemptRow, Channel, InputKind, Outcome, SlipKind, MAX_ROWS_PER_QUERY,
+};
+use domain::{BranchId, Error, JobId, Satang, ServiceId};
+use std::sync::{Arc, Mutex};
+use time::OffsetDateTime;
+
+/// What one verification noted about itself; shared by the request's layers. A detached trace
+/// (the default: routes without a log, the CLI) notes nothing.
+#[derive(Debug, Clone, Default)]
+pub struct Trace(Option<Arc<Mutex<Notes>>>);
+
+#[derive(Debug)]
+struct Notes {
+    channel: Channel,
+    kind: SlipKind,
+    /// Set once the caller passed authentication and the rate limit: only then is it logged.
+    caller: Option<(ServiceId, BranchId)>,
+    input: Option<InputKind>,
+    sending_bank: Option<String>,
+    trans_ref: Option<String>,
+    amount: Option<Satang>,
+    asked_amount: Option<Satang>,
+    source: Option<String>,
+    mismatches: Vec<String>,
+    duplicate: bool,
+    /// A stored `Idempotency-Key` answer: the attempt was recorded when it first ran.
+    replayed: bool,
+}
+
+impl Trace {
+    /// A trace that will be recorded.
+    pub fn new(channel: Channel, kind: SlipKind) -> Trace {
+        Trace(Some(Arc::new(Mutex::new(Notes {
+            channel,
+            kind,
+            caller: None,
+            input: None,
+            sending_bank: None,
+            trans_ref: None,
+            amount: None,
+            asked_amount: None,
+            source: None,
+            mismatches: Vec::new(),
+            duplicate: false,
+            replayed: false,
+        }))))
+    }
+
+    /// An async job's verification: logged under the job's branch whatever happens.
+    pub fn for_job(service: &ServiceId, branch: &BranchId) -> Trace {
+        let t = Trace::new(Channel::Async, SlipKind::Bank);
+        t.note(|n| n.caller = Some((service.clone(), branch.clone())));
+        t
+    }
+
+    fn note(&self, f: impl FnOnce(&mut Notes)) {
+        if let Some(n) = &self.0 {
+            if let Ok(mut n) = n.lock() {
+                f(&mut n);
+            }
+        }
+    }
+
+    pub(crate) fn authenticated(&self, c: &Caller) {
+        self.note(|n| n.caller = Some((c.service.id.clone(), c.branch.id.clone())));
+    }
+
+    pub fn input(&self, kind: InputKind) {
+        self.note(|n| n.input = Some(kind));
+    }
+
+    pub(crate) fn slip(&self, sending_bank: &str, trans_ref: &str) {
+        self.note(|n| {
+            n.sending_bank = Some(sending_bank.into());
+            n.trans_ref = Some(trans_ref.into());
+        });
+    }
+
+    pub(crate) fn asked_amount(&self, amount: Option<Satang>) {
+        self.note(|n| n.asked_amount = amount);
+    }
+
+    pub(crate) fn source(&self, source: &str) {
+        self.note(|n| n.source = Some(source.into()));
+    }
+
+    /// The verified answer: its amount, failed checks and whether it was a duplicate.
+    pub(crate) fn answered(&self, amount: Satang, mismatches: &[&str], duplicate: bool) {
+        self.note(|n| {
+            n.amount = Some(amount);
+            n.mismatches = mismatches.iter().map(|m| m.to_string()).collect();
+            n.duplicate = duplicate;
+        });
+    }
+
+    /// Answered as a duplicate (v1's `duplicate_slip`).
+    pub fn duplicate(&self) {
+        self.note(|n| n.duplicate = true);
+    }
+
+    pub fn replayed(&self) {
+        self.note(|n| n.replayed = true);
+    }
+
+    /// The record of this trace, ended with `outcome` (`None` for a success: verified, or
+    /// duplicate when so answered); `None` when it is not to be logged (detached, not
+    /// authenticated, or a replay).
+    pub fn record(
+        &self,
+        at: OffsetDateTime,
+        ended: Option<(Outcome, Option<String>)>,
+        latency_ms: u32,
+        request_id: Option<String>,
+        job_id: Option<JobId>,
+    ) -> Option<Attempt> {
+        let n = self.0.as_ref()?.lock().ok()?;
+        if n.replayed {
+            return None;
+        }
+        let (service_id, branch_id) = n.caller.clone()?;
+        let (outcome, error_code) = match ended {
+            Some((Outcome::Verified, code)) => (dup_or_verified(n.duplicate), code),
+            Some(e) => e,
+            None => (dup_or_verified(n.duplicate), None),
+        };
+        Some(Attempt {
+            at,
+            service_id,
+            branch_id,
+            channel: n.channel,
+            kind: n.kind,
+            input: n.input,
+            sending_bank: n.sending_bank.clone(),
+            trans_ref: n.trans_ref.clone(),
+            amount: n.amount.or(n.asked_amount),
+            outcome,
+            error_code,
+            mismatches: n.mismatches.clone(),
+            source: n.source.clone(),
+            latency_ms,
+            request_id,
+            job_id,
+        })
+    }
+
+    /// Whether the request has come far enough to be logged.
+    pub fn is_authenticated(&self) -> bool {
+        self.0
+            .as_ref()
+            .and_then(|n| n.lock().ok().map(|n| n.caller.is_some() && !n.replayed))
+            .unwrap_or(false)
+    }
+}
+
+fn dup_or_verified(duplicate: bool) -> Outcome {
+    if duplicate {
+        Outcome::Duplicate
+    } else {
+        Outcome::Verified
+    }
+}
+
+/// How a request ended, as its answer said: `Ok` (a verified slip) or the domain error.
+pub fn ended_with(e: &Error) -> (Outcome, Option<String>) {
+    (Outcome::of_error(e), Some(e.code().to_string()))
+}
+
+impl Services {
+    /// Writes a record (group-committed) and returns once it is stored. A failure is logged
+    /// for the operator and does not change the answer: the verification itself stands.
+    pub async fn log_attempt(&self, a: Option<Attempt>) {
+        let Some(a) = a else { return };
+        if let Err(e) = self.store.log_attempt(&a).await {
+            tracing::error!(error = %e, "attempts log write failed");
+        }
+    }
+
+    /// One page of the log, newest first (`limit` clamped to 1..=1000).
+    pub async fn search_attempts(&self, mut q: AttemptQuery) -> Result<Vec<AttemptRow>, Error> {
+        q.limit = q.limit.clamp(1, MAX_ROWS_PER_QUERY);
+        Ok(self.store.search_attempts(&q).await?)
+    }
+
+    /// Retention (`[retention]`): deletes attempts older than `attempts_days` and blanks the
+    /// personal fields of transfers verified more than `personal_data_days` ago (0: never).
+    /// Idempotent, so several nodes running it at once is harmless.
+    pub async fn purge_retention(
+        &self,
+        attempts_days: u32,
+        personal_data_days: u32,
+    ) -> Result<(u64, u64), Error> {
+        let now = self.clock.now();
+        let days = |d: u32| now - time::Duration::days(i64::from(d));
+        let purged = match attempts_days {
+            0 => 0,
+            d => self.store.purge_attempts(days(d)).await?,
+        };
+        let blanked = match personal_data_days {
+            0 => 0,
+            d => self.store.blank_personal_data(days(d), now).await?,
+        };
+        if purged + blanked > 0 {
+            tracing::info!(purged, blanked, "retention purge");
+        }
+        Ok((purged, blanked))
+    }
+
+    /// Inserts records directly (bulk loads and the search benchmark).
+    pub async fn insert_attempts(&self, rows: &[Attempt]) -> Result<(), Error> {
+        Ok(self.store.insert_attempts(rows).await?)
+    }
+}

@@ -1,0 +1,304 @@
+//! The attempts log (migration 0014): group-committed inserts, the search, and retention.
+//!
+//! Every verification writes one row before its answer leaves. Like charges, rows queued by
+//! concurrent requests are written by one task in one transaction, so a request does not pay a
+//! commit of its own.
+
+use crate::sql::{on_pool, Pool};
+use crate::{Result, StoreError};
+use domain::attempt::{Attempt, AttemptQuery, AttemptRow, Channel, InputKind, Outcome, SlipKind};
+use domain::clock::{from_millis, to_millis};
+use domain::Satang;
+use sqlx::Row;
+use time::OffsetDateTime;
+use tokio::sync::{mpsc, oneshot};
+
+/// Most rows written in one transaction.
+const MAX_BATCH: usize = 256;
+/// Rows in one INSERT statement (17 parameters each: within SQLite's and PostgreSQL's limits).
+const ROWS_PER_STATEMENT: usize = 64;
+/// Queued rows beyond this make callers wait (back-pressure instead of unbounded memory).
+const QUEUE: usize = 4096;
+/// Rows deleted or blanked per statement: a purge never holds a long transaction.
+const PURGE_CHUNK: i64 = 2000;
+
+type Reply = oneshot::Sender<Result<()>>;
+
+#[derive(Clone)]
+pub(crate) struct AttemptWriter {
+    tx: mpsc::Sender<(Attempt, Reply)>,
+}
+
+impl AttemptWriter {
+    pub(crate) fn spawn(pool: Pool) -> Self {
+        let (tx, rx) = mpsc::channel(QUEUE);
+        tokio::spawn(run(pool, rx));
+        Self { tx }
+    }
+
+    /// Queues a record and waits until it is committed.
+    pub(crate) async fn log(&self, a: Attempt) -> Result<()> {
+        let (reply, done) = oneshot::channel();
+        let stopped = || StoreError::WriteFailed("attempts writer stopped".into());
+        self.tx.send((a, reply)).await.map_err(|_| stopped())?;
+        done.await.map_err(|_| stopped())?
+    }
+}
+
+async fn run(pool: Pool, mut rx: mpsc::Receiver<(Attempt, Reply)>) {
+    let mut batch = Vec::with_capacity(MAX_BATCH);
+    while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
+        let rows: Vec<&Attempt> = batch.iter().map(|(a, _)| a).collect();
+        let result = insert(&pool, &rows).await;
+        if let Err(e) = &result {
+            tracing::warn!(error = %e, size = batch.len(), "attempts batch failed");
+        }
+        for (_, reply) in batch.drain(..) {
+            let _ = reply.send(match &result {
+                Ok(()) => Ok(()),
+                Err(e) => Err(StoreError::WriteFailed(e.to_string())),
+            });
+        }
+    }
+}
+
+const COLUMNS: &str = "at, service_id, branch_id, channel, kind, input, sending_bank, trans_ref, \
+     amount_satang, outcome, error_code, mismatches, source, latency_ms, request_id, job_id";
+const PER_ROW: usize = 16;
+
+/// Inserts `rows` in one transaction.
+pub(crate) async fn insert(pool: &Pool, rows: &[&Attempt]) -> Result<()> {
+    on_pool!(pool: pool, p => {
+        let mut tx = p.begin().await?;
+        for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+            let values: Vec<String> = (0..chunk.len())
+                .map(|i| format!("({})", crate::sql::placeholders(i * PER_ROW + 1, PER_ROW)))
+                .collect();
+            // A job's record is written once, also when a crashed worker's job runs again.
+            let sql = format!(
+                "INSERT INTO attempts ({COLUMNS}) VALUES {} \
+                 ON CONFLICT (job_id) WHERE job_id IS NOT NULL DO NOTHING",
+                values.join(", ")
+            );
+            let mut q = sqlx::query(&sql);
+            for a in chunk {
+                q = q
+                    .bind(to_millis(a.at))
+                    .bind(a.service_id.as_str())
+                    .bind(a.branch_id.as_str())
+                    .bind(a.channel.as_str())
+                    .bind(a.kind.as_str())
+                    .bind(a.input.map(InputKind::as_str))
+                    .bind(a.sending_bank.as_deref())
+                    .bind(a.trans_ref.as_deref())
+                    .bind(a.amount.map(|s| s.0))
+                    .bind(a.outcome.as_str())
+                    .bind(a.error_code.as_deref())
+                    .bind(a.mismatches.join(","))
+                    .bind(a.source.as_deref())
+                    .bind(i64::from(a.latency_ms))
+                    .bind(a.request_id.as_deref())
+                    .bind(a.job_id.as_ref().map(domain::JobId::as_str));
+            }
+            q.execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    })
+}
+
+enum Param {
+    Text(String),
+    Int(i64),
+}
+
+/// The rows matching `q`, newest first, at most `q.limit`.
+pub(crate) async fn search(pool: &Pool, q: &AttemptQuery) -> Result<Vec<AttemptRow>> {
+    let mut params: Vec<Param> = Vec::new();
+    let next = |p: Param, params: &mut Vec<Param>| {
+        params.push(p);
+        format!("${}", params.len())
+    };
+    let mut clauses: Vec<String> = Vec::new();
+    let mut text: Vec<String> = Vec::new();
+    if let Some(part) = &q.text.reference {
+        // A part of three characters or more is looked up in the trigram index; a shorter one
+        // can only be a whole reference.
+        if part.chars().count() >= 3 {
+            let n = next(Param::Text(format!("%{part}%")), &mut params);
+            text.push(match pool {
+                Pool::Sqlite(_) => format!(
+                    "id IN (SELECT rowid FROM attempt_refs WHERE attempt_refs.trans_ref LIKE {n})"
+                ),
+                Pool::Pg(_) => format!("trans_ref ILIKE {n}"),
+            });
+        } else {
+            let n = next(Param::Text(part.clone()), &mut params);
+            text.push(format!("trans_ref = {n}"));
+        }
+    }
+    if let Some(amount) = q.text.amount {
+        let n = next(Param::Int(amount.0), &mut params);
+        text.push(format!("amount_satang = {n}"));
+    }
+    if !text.is_empty() {
+        clauses.push(format!("({})", text.join(" OR ")));
+    }
+    if let Some(s) = &q.service_id {
+        let n = next(Param::Text(s.as_str().into()), &mut params);
+        clauses.push(format!("service_id = {n}"));
+    }
+    if let Some(b) = &q.branch_id {
+        let n = next(Param::Text(b.as_str().into()), &mut params);
+        clauses.push(format!("branch_id = {n}"));
+    }
+    if let Some(o) = q.outcome {
+        let n = next(Param::Text(o.as_str().into()), &mut params);
+        clauses.push(format!("outcome = {n}"));
+    }
+    if let Some(from) = q.from {
+        let n = next(Param::Int(to_millis(from)), &mut params);
+        clauses.push(format!("at >= {n}"));
+    }
+    if let Some(to) = q.to {
+        let n = next(Param::Int(to_millis(to)), &mut params);
+        clauses.push(format!("at < {n}"));
+    }
+    if let Some(c) = q.after {
+        let a = next(Param::Int(c.at_ms), &mut params);
+        let i = next(Param::Int(c.id), &mut params);
+        clauses.push(format!("(at < {a} OR (at = {a} AND id < {i}))"));
+    }
+    let limit = next(Param::Int(i64::from(q.limit)), &mut params);
+    let filter = if clauses.is_empty() {
+        String::new()
+    } else {
+        format!("WHERE {}", clauses.join(" AND "))
+    };
+    let sql = format!(
+        "SELECT id, {COLUMNS} FROM attempts {filter} ORDER BY at DESC, id DESC LIMIT {limit}"
+    );
+    on_pool!(pool: pool, p => {
+        let mut query = sqlx::query(&sql);
+        for param in &params {
+            query = match param {
+                Param::Text(s) => query.bind(s.as_str()),
+                Param::Int(i) => query.bind(*i),
+            };
+        }
+        let rows = query.fetch_all(p).await?;
+        rows.iter().map(|r| {
+            let corrupt = |what: &str, v: &str| StoreError::Corrupt(format!("attempts.{what} {v}"));
+            let channel: String = r.try_get("channel")?;
+            let kind: String = r.try_get("kind")?;
+            let outcome: String = r.try_get("outcome")?;
+            let input: Option<String> = r.try_get("input")?;
+            let mismatches: String = r.try_get("mismatches")?;
+            Ok(AttemptRow {
+                id: r.try_get("id")?,
+                attempt: Attempt {
+                    at: from_millis(r.try_get("at")?),
+                    service_id: r.try_get::<String, _>("service_id")?.into(),
+                    branch_id: r.try_get::<String, _>("branch_id")?.into(),
+                    channel: Channel::parse(&channel).ok_or_else(|| corrupt("channel", &channel))?,
+                    kind: SlipKind::parse(&kind).ok_or_else(|| corrupt("kind", &kind))?,
+                    input: match input {
+                        Some(i) => Some(InputKind::parse(&i).ok_or_else(|| corrupt("input", &i))?),
+                        None => None,
+                    },
+                    sending_bank: r.try_get("sending_bank")?,
+                    trans_ref: r.try_get("trans_ref")?,
+                    amount: r.try_get::<Option<i64>, _>("amount_satang")?.map(Satang),
+                    outcome: Outcome::parse(&outcome).ok_or_else(|| corrupt("outcome", &outcome))?,
+                    error_code: r.try_get("error_code")?,
+                    mismatches: mismatches
+                        .split(',')
+                        .filter(|m| !m.is_empty())
+                        .map(str::to_string)
+                        .collect(),
+                    source: r.try_get("source")?,
+                    latency_ms: u32::try_from(r.try_get::<i64, _>("latency_ms")?).unwrap_or(u32::MAX),
+                    request_id: r.try_get("request_id")?,
+                    job_id: r.try_get::<Option<String>, _>("job_id")?.map(domain::JobId::from),
+                },
+            })
+        }).collect()
+    })
+}
+
+/// Deletes the records older than `before`, a chunk per statement; how many went.
+pub(crate) async fn purge(pool: &Pool, before: OffsetDateTime) -> Result<u64> {
+    let sql = "DELETE FROM attempts WHERE id IN \
+               (SELECT id FROM attempts WHERE at < $1 ORDER BY at LIMIT $2)";
+    let mut total = 0;
+    loop {
+        let n = on_pool!(pool: pool, p => sqlx::query(sql)
+            .bind(to_millis(before))
+            .bind(PURGE_CHUNK)
+            .execute(p)
+            .await?
+            .rows_affected());
+        total += n;
+        if n < PURGE_CHUNK as u64 {
+            return Ok(total);
+        }
+    }
+}
+
+/// Blanks the personal fields of the stored transfers verified before `before`, in both
+/// spaces (production and test); how many rows were blanked. Bank, reference, amount and time
+/// stay: the duplicate check keeps working.
+pub(crate) async fn blank_personal(
+    pool: &Pool,
+    before: OffsetDateTime,
+    now: OffsetDateTime,
+) -> Result<u64> {
+    let mut total = 0;
+    for table in ["verifications", "sandbox_verifications"] {
+        let select = format!(
+            "SELECT service_id, sending_bank, trans_ref, transfer_json FROM {table} \
+             WHERE personal_blanked_at IS NULL AND verified_at < $1 LIMIT $2"
+        );
+        let update = format!(
+            "UPDATE {table} SET transfer_json = $4, personal_blanked_at = $5 \
+             WHERE service_id = $1 AND sending_bank = $2 AND trans_ref = $3"
+        );
+        loop {
+            let n: u64 = on_pool!(pool: pool, p => {
+                let rows = sqlx::query(&select)
+                    .bind(to_millis(before))
+                    .bind(PURGE_CHUNK)
+                    .fetch_all(p)
+                    .await?;
+                let mut tx = p.begin().await?;
+                for r in &rows {
+                    let json: Option<String> = r.try_get(3)?;
+                    let blanked = match json {
+                        Some(j) => Some(
+                            domain::model::VerifiedTransfer::from_json(&j)
+                                .map_err(|e| StoreError::Corrupt(format!("transfer_json: {e}")))?
+                                .without_personal()
+                                .to_json(),
+                        ),
+                        None => None,
+                    };
+                    sqlx::query(&update)
+                        .bind(r.try_get::<String, _>(0)?)
+                        .bind(r.try_get::<String, _>(1)?)
+                        .bind(r.try_get::<String, _>(2)?)
+                        .bind(blanked)
+                        .bind(to_millis(now))
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                tx.commit().await?;
+                rows.len() as u64
+            });
+            total += n;
+            if n < PURGE_CHUNK as u64 {
+                break;
+            }
+        }
+    }
+    Ok(total)
+}
