@@ -25,9 +25,9 @@ impl Services {
             .store
             .get_verification(&caller.service.id, sending_bank, trans_ref)
             .await?;
-        // A transfer whose personal fields retention blanked is no answer to give: the bank
-        // is asked again (the stored row still makes the repeat a duplicate).
-        Ok(rec.filter(|r| !r.personal_blanked).and_then(|r| {
+        // After retention blanked its personal fields the transfer still answers (with blank
+        // names): the bank may no longer keep the slip at all (docs/decisions.md).
+        Ok(rec.and_then(|r| {
             let source = r.source.unwrap_or_else(|| "stored".into());
             r.transfer.map(|t| (t, source))
         }))
@@ -56,9 +56,11 @@ impl Services {
                 )
             }
         };
-        let source = source.unwrap_or_else(|| "unknown".into());
-        caller.trace.source(&source);
-        (answer, source)
+        // Nobody answered when every connector was down: nothing to note.
+        if let Some(s) = &source {
+            caller.trace.source(s);
+        }
+        (answer, source.unwrap_or_else(|| "unknown".into()))
     }
 
     /// Asks the TrueMoney route about a transaction id; the answer and who gave it.
@@ -81,9 +83,10 @@ impl Services {
             ),
             (None, None) => (WalletAnswer::NotFound, None),
         };
-        let source = source.unwrap_or_else(|| "unknown".into());
-        caller.trace.source(&source);
-        (answer, source)
+        if let Some(s) = &source {
+            caller.trace.source(s);
+        }
+        (answer, source.unwrap_or_else(|| "unknown".into()))
     }
 }
 

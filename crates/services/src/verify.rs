@@ -159,7 +159,6 @@ impl Services {
             idempotency_key: caller.idempotency.as_ref().map(|c| c.key.clone()),
             transfer: Some(transfer),
             source: Some(source),
-            personal_blanked: false,
         };
         self.record_for(caller, &rec).await
     }

@@ -79,9 +79,6 @@ pub struct VerificationRecord {
     pub transfer: Option<domain::model::VerifiedTransfer>,
     /// Which connector confirmed it (`sandbox`, `sandbox-wallet`, ...); `None` before 0011.
     pub source: Option<String>,
-    /// Retention blanked the transfer's personal fields (`[retention] personal_data_days`):
-    /// still a duplicate, but no longer an answer to give for a new verification.
-    pub personal_blanked: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

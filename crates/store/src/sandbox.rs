@@ -102,12 +102,12 @@ pub(crate) async fn get(
 ) -> Result<Option<VerificationRecord>> {
     let sql = match space {
         Space::Production => {
-            "SELECT branch_id, amount_satang, transferred_at, verified_at, transfer_json, source, \
-             personal_blanked_at FROM verifications WHERE service_id = $1 AND sending_bank = $2 AND trans_ref = $3"
+            "SELECT branch_id, amount_satang, transferred_at, verified_at, transfer_json, source \
+             FROM verifications WHERE service_id = $1 AND sending_bank = $2 AND trans_ref = $3"
         }
         Space::Sandbox => {
-            "SELECT branch_id, amount_satang, transferred_at, verified_at, transfer_json, source, \
-             personal_blanked_at FROM sandbox_verifications \
+            "SELECT branch_id, amount_satang, transferred_at, verified_at, transfer_json, source \
+             FROM sandbox_verifications \
              WHERE service_id = $1 AND sending_bank = $2 AND trans_ref = $3"
         }
     };
@@ -136,7 +136,6 @@ pub(crate) async fn get(
                     None => None,
                 },
                 source: r.try_get(5)?,
-                personal_blanked: r.try_get::<Option<i64>, _>(6)?.is_some(),
             })),
             None => Ok(None),
         }

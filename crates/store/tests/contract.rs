@@ -76,7 +76,6 @@ fn record(service_id: &str, branch_id: &str, trans_ref: &str) -> VerificationRec
         idempotency_key: None,
         transfer: None,
         source: None,
-        personal_blanked: false,
     }
 }
 
@@ -337,7 +336,6 @@ both!(stored_transfer, |b: Backend| async move {
         let rec = VerificationRecord {
             transfer: Some(t.clone()),
             source: Some(src.into()),
-            personal_blanked: false,
             ..record("s1", "b1", r)
         };
         s.charge_and_record(&rec).await.unwrap();

@@ -343,7 +343,6 @@ mod tests {
             idempotency_key: None,
             transfer: None,
             source: None,
-            personal_blanked: false,
         }
     }
 

@@ -171,7 +171,6 @@ both!(
                 idempotency_key: None,
                 transfer: None,
                 source: None,
-                personal_blanked: false,
             })
             .await
             .unwrap();

@@ -2,6 +2,7 @@
 
 mod accounts;
 mod admin_api;
+mod attempts;
 mod bank_connectors;
 mod billing;
 mod billing_admin;

@@ -1,0 +1,555 @@
+//! The attempts log (issue 30): every verification that passed authentication and the rate
+//! limit leaves exactly one record, committed before the answer; search, CSV export and
+//! retention, on SQLite and PostgreSQL.
+
+use crate::common::{blank_png, code, v1_code};
+use domain::attempt::{AttemptQuery, AttemptRow, Outcome};
+use serde_json::{json, Value};
+use testkit::{both, Backend, Tenant, TestApp};
+
+const TOKEN: &str = "attempts-admin-token-0123456789";
+
+async fn app(b: Backend) -> (TestApp, Tenant) {
+    let t = TestApp::spawn_with(b, |s| s.set_admin_token(TOKEN)).await;
+    let ten = t.tenant(100).await;
+    (t, ten)
+}
+
+/// Every record, newest first.
+async fn all(t: &TestApp) -> Vec<AttemptRow> {
+    t.app
+        .services
+        .search_attempts(AttemptQuery {
+            limit: 1000,
+            ..AttemptQuery::default()
+        })
+        .await
+        .unwrap()
+}
+
+/// The one record there must be, with `outcome`.
+async fn only(t: &TestApp, outcome: Outcome) -> domain::attempt::Attempt {
+    let rows = all(t).await;
+    assert_eq!(rows.len(), 1, "{rows:#?}");
+    let a = rows[0].attempt.clone();
+    assert_eq!(a.outcome, outcome, "{a:#?}");
+    a
+}
+
+async fn admin_get(t: &TestApp, path_and_query: &str) -> (u16, String) {
+    let resp = t
+        .http
+        .get(format!("{}/admin/{path_and_query}", t.base))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status().as_u16();
+    (status, resp.text().await.unwrap())
+}
+
+async fn search(t: &TestApp, query: &str) -> Value {
+    let (s, body) = admin_get(t, &format!("verifications?{query}")).await;
+    assert_eq!(s, 200, "{body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+fn refs(page: &Value) -> Vec<String> {
+    page["data"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["transRef"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+both!(
+    a_verified_slip_is_recorded_with_what_was_learnt,
+    |b: Backend| async move {
+        let (t, ten) = app(b).await;
+        let tr = t.transfer("004", "014", 125_050).await;
+        let resp = t
+            .http
+            .post(format!("{}/v2/verify/bank", t.base))
+            .bearer_auth(&ten.api_key)
+            .header("x-request-id", "req-verified-1")
+            .json(&json!({"payload": tr.payload, "matchAmount": 1250.00}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 200);
+        // Committed before the answer: found at once, with no wait.
+        let a = only(&t, Outcome::Verified).await;
+        assert_eq!(a.service_id, ten.service_id);
+        assert_eq!(a.branch_id, ten.branch_id);
+        assert_eq!(a.channel.as_str(), "v2");
+        assert_eq!(a.kind.as_str(), "bank");
+        assert_eq!(a.input.map(|i| i.as_str()), Some("payload"));
+        assert_eq!(a.sending_bank.as_deref(), Some("004"));
+        assert_eq!(a.trans_ref.as_deref(), Some(tr.trans_ref.as_str()));
+        assert_eq!(a.amount, Some(domain::Satang(125_050)));
+        assert_eq!(a.mismatches, vec!["amount_not_match".to_string()]);
+        assert_eq!(a.source.as_deref(), Some("sandbox"));
+        assert_eq!(a.error_code, None);
+        assert_eq!(a.request_id.as_deref(), Some("req-verified-1"));
+        // Nothing of the key in the record.
+        assert!(!format!("{a:?}").contains(&ten.api_key));
+        t.stop().await;
+    }
+);
+
+both!(
+    a_repeat_checked_for_duplicates_is_a_duplicate,
+    |b: Backend| async move {
+        let (t, ten) = app(b).await;
+        let tr = t.transfer("004", "014", 700).await;
+        let body = json!({"payload": tr.payload, "checkDuplicate": true});
+        t.post_ok("/v2/verify/bank", &ten.api_key, body.clone())
+            .await;
+        let v = t.post_ok("/v2/verify/bank", &ten.api_key, body).await;
+        assert_eq!(v["data"]["isDuplicate"], true);
+        let rows = all(&t).await;
+        let outcomes: Vec<_> = rows.iter().map(|r| r.attempt.outcome).collect();
+        assert_eq!(outcomes, [Outcome::Duplicate, Outcome::Verified]);
+        // The second was answered from the stored verification.
+        assert_eq!(rows[0].attempt.source.as_deref(), Some("local"));
+        // v1's duplicate_slip is a duplicate too.
+        let (s, v) = t
+            .call(
+                "POST",
+                "/api/v1/verify",
+                &ten.api_key,
+                Some(json!({"payload": tr.payload, "checkDuplicate": true})),
+            )
+            .await;
+        assert_eq!((s, v1_code(&v)), (400, "duplicate_slip"), "{v}");
+        let newest = &all(&t).await[0].attempt;
+        assert_eq!(
+            (
+                newest.outcome,
+                newest.channel.as_str(),
+                newest.error_code.as_deref()
+            ),
+            (Outcome::Duplicate, "v1", Some("duplicate_slip"))
+        );
+        t.stop().await;
+    }
+);
+
+both!(an_unknown_slip_is_not_found, |b: Backend| async move {
+    let (t, ten) = app(b).await;
+    let unknown = slip_qr::encode_bank_slip("004", "0123456789ABCDEFGHIJ");
+    let (s, v) = t
+        .post("/v2/verify/bank", &ten.api_key, json!({"payload": unknown}))
+        .await;
+    assert_eq!((s, code(&v)), (404, "SLIP_NOT_FOUND"));
+    let a = only(&t, Outcome::NotFound).await;
+    assert_eq!(a.error_code.as_deref(), Some("SLIP_NOT_FOUND"));
+    assert_eq!(a.trans_ref.as_deref(), Some("0123456789ABCDEFGHIJ"));
+    t.stop().await;
+});
+
+both!(a_bangkok_bank_slip_is_pending, |b: Backend| async move {
+    let (t, ten) = app(b).await;
+    let tr = t.transfer("002", "004", 5000).await;
+    let (s, _) = t
+        .post(
+            "/v2/verify/bank",
+            &ten.api_key,
+            json!({"payload": tr.payload}),
+        )
+        .await;
+    assert_eq!(s, 404);
+    only(&t, Outcome::Pending).await;
+    t.stop().await;
+});
+
+both!(an_image_without_a_qr_is_no_qr, |b: Backend| async move {
+    let (t, ten) = app(b).await;
+    let (s, v) = t
+        .upload("/v2/verify/bank", &ten.api_key, "image", blank_png(), &[])
+        .await;
+    assert_eq!(s, 404, "{v}");
+    let a = only(&t, Outcome::NoQr).await;
+    assert_eq!(a.input.map(|i| i.as_str()), Some("image"));
+    assert_eq!(a.trans_ref, None);
+    t.stop().await;
+});
+
+both!(
+    a_qr_that_is_no_slip_is_invalid_qr,
+    |b: Backend| async move {
+        let (t, ten) = app(b).await;
+        let (s, v) = t
+            .post("/v2/verify/bank", &ten.api_key, json!({"payload": "hello"}))
+            .await;
+        assert_eq!((s, code(&v)), (404, "SLIP_NOT_FOUND"));
+        let a = only(&t, Outcome::InvalidQr).await;
+        assert_eq!(a.error_code.as_deref(), Some("SLIP_NOT_FOUND"));
+        t.stop().await;
+    }
+);
+
+both!(a_used_up_quota_is_refused, |b: Backend| async move {
+    let t = TestApp::spawn(b).await;
+    let ten = t.tenant(0).await;
+    let tr = t.transfer("004", "014", 700).await;
+    let (s, v) = t
+        .post(
+            "/v2/verify/bank",
+            &ten.api_key,
+            json!({"payload": tr.payload}),
+        )
+        .await;
+    assert_eq!((s, code(&v)), (403, "QUOTA_EXCEEDED"));
+    let a = only(&t, Outcome::Refused).await;
+    assert_eq!(a.error_code.as_deref(), Some("QUOTA_EXCEEDED"));
+    t.stop().await;
+});
+
+both!(
+    a_bank_that_cannot_answer_is_unavailable,
+    |b: Backend| async move {
+        // The only connector listens nowhere (a closed loopback port).
+        let t = TestApp::spawn_with_config(
+            b,
+            "[connectors.down]\nkind = \"easyslip\"\nbase_url = \"http://127.0.0.1:9\"\n\
+         api_key = \"k\"\ntimeout_ms = 500\n[routing]\ndefault = [\"down\"]\n",
+        )
+        .await;
+        let ten = t.tenant(100).await;
+        let payload = slip_qr::encode_bank_slip("004", "0123456789ABCDEFGHIJ");
+        let (s, v) = t
+            .post("/v2/verify/bank", &ten.api_key, json!({"payload": payload}))
+            .await;
+        assert_eq!((s, code(&v)), (500, "API_SERVER_ERROR"));
+        let a = only(&t, Outcome::Unavailable).await;
+        // Nobody answered.
+        assert_eq!(a.source, None);
+        t.stop().await;
+    }
+);
+
+both!(a_malformed_request_is_an_error, |b: Backend| async move {
+    let (t, ten) = app(b).await;
+    let (s, v) = t.post("/v2/verify/bank", &ten.api_key, json!({})).await;
+    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"));
+    let a = only(&t, Outcome::Error).await;
+    assert_eq!(a.error_code.as_deref(), Some("VALIDATION_ERROR"));
+    assert_eq!(a.input, None);
+    t.stop().await;
+});
+
+both!(
+    an_async_job_records_its_final_outcome_once,
+    |b: Backend| async move {
+        let (rx, t) = TestApp::with_receiver(b).await;
+        let ten = t.tenant(100).await;
+        let tr = t.transfer("004", "014", 900).await;
+        let (s, v) = t
+            .post(
+                "/v2/verify/bank/async",
+                &ten.api_key,
+                json!({"payload": tr.payload, "callbackUrl": rx.url("hook")}),
+            )
+            .await;
+        assert_eq!(s, 202, "{v}");
+        // The submission itself is not an outcome.
+        let id = v["data"]["jobId"].as_str().unwrap().to_string();
+        t.poll_job(&ten.api_key, &id, |j| j["status"] == "done")
+            .await;
+        let a = only(&t, Outcome::Verified).await;
+        assert_eq!(a.channel.as_str(), "async");
+        assert_eq!(a.job_id.as_ref().map(|j| j.as_str()), Some(id.as_str()));
+        assert_eq!(a.trans_ref.as_deref(), Some(tr.trans_ref.as_str()));
+        t.stop().await;
+    }
+);
+
+both!(
+    refused_callers_and_replays_leave_no_record,
+    |b: Backend| async move {
+        let (t, ten) = app(b).await;
+        let tr = t.transfer("004", "014", 700).await;
+        // No key, a wrong key: authentication refused them.
+        let (s, _) = t
+            .post_raw(
+                "/v2/verify/bank",
+                None,
+                &json!({"payload": tr.payload}).to_string(),
+            )
+            .await;
+        assert_eq!(s, 401);
+        let (s, _) = t
+            .post(
+                "/v2/verify/bank",
+                "00000000-0000-4000-8000-000000000000",
+                json!({"payload": tr.payload}),
+            )
+            .await;
+        assert_eq!(s, 401);
+        assert!(all(&t).await.is_empty());
+        // A replay of a stored Idempotency-Key answer was recorded when it first ran.
+        for _ in 0..2 {
+            let resp = t
+                .http
+                .post(format!("{}/v2/verify/bank", t.base))
+                .bearer_auth(&ten.api_key)
+                .header("idempotency-key", "attempts-once-1")
+                .json(&json!({"payload": tr.payload}))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(resp.status(), 200);
+        }
+        only(&t, Outcome::Verified).await;
+        t.stop().await;
+    }
+);
+
+both!(
+    truewallet_and_v1_are_recorded_with_their_channel,
+    |b: Backend| async move {
+        let (t, ten) = app(b).await;
+        let w = t
+            .wallet_transfer(5_000, Some("Sender"), Some("Shop"), Some("0812345678"))
+            .await;
+        t.post_ok(
+            "/v2/verify/truewallet",
+            &ten.api_key,
+            json!({"payload": w.payload}),
+        )
+        .await;
+        let tr = t.transfer("004", "014", 700).await;
+        let (s, _) = t
+            .call(
+                "POST",
+                "/api/v1/verify",
+                &ten.api_key,
+                Some(json!({"payload": tr.payload})),
+            )
+            .await;
+        assert_eq!(s, 200);
+        let rows = all(&t).await;
+        let seen: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r.attempt.channel.as_str(),
+                    r.attempt.kind.as_str(),
+                    r.attempt.outcome,
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("v1", "bank", Outcome::Verified),
+                ("v2", "truewallet", Outcome::Verified)
+            ]
+        );
+        assert_eq!(rows[1].attempt.sending_bank.as_deref(), Some("TRUEMONEY"));
+        t.stop().await;
+    }
+);
+
+both!(
+    search_by_reference_amount_outcome_and_thai_date,
+    |b: Backend| async move {
+        let (t, ten) = app(b).await;
+        // 2026-11-27 23:30 in Bangkok is 16:30 UTC: the Thai date decides the day.
+        let start = time::macros::datetime!(2026-11-27 16:30 UTC);
+        t.clock.set(start);
+        let first = t.transfer("004", "014", 125_050).await;
+        t.post_ok(
+            "/v2/verify/bank",
+            &ten.api_key,
+            json!({"payload": first.payload}),
+        )
+        .await;
+        t.clock.advance(time::Duration::hours(1)); // 2026-11-28 00:30 in Bangkok
+        let second = t.transfer("004", "014", 9_900).await;
+        t.post_ok(
+            "/v2/verify/bank",
+            &ten.api_key,
+            json!({"payload": second.payload}),
+        )
+        .await;
+        let (s, _) = t
+            .post("/v2/verify/bank", &ten.api_key, json!({"payload": "hello"}))
+            .await;
+        assert_eq!(s, 404);
+
+        let part = &first.trans_ref[4..12];
+        assert_eq!(
+            refs(&search(&t, &format!("q={part}")).await),
+            [first.trans_ref.clone()]
+        );
+        assert_eq!(
+            refs(&search(&t, &format!("q={}", first.trans_ref)).await),
+            [first.trans_ref.clone()]
+        );
+        assert_eq!(
+            refs(&search(&t, "q=1250.50").await),
+            [first.trans_ref.clone()]
+        );
+        assert_eq!(refs(&search(&t, "q=99").await), [second.trans_ref.clone()]);
+        let page = search(&t, "outcome=invalid_qr").await;
+        assert_eq!(page["data"]["items"].as_array().unwrap().len(), 1);
+        assert_eq!(page["data"]["items"][0]["outcome"], "invalid_qr");
+        assert_eq!(
+            refs(&search(&t, "from=2026-11-27&to=2026-11-27").await),
+            [first.trans_ref.clone()]
+        );
+        assert_eq!(
+            refs(
+                &search(
+                    &t,
+                    &format!("from=2026-11-28&branch={}&outcome=verified", ten.branch_id)
+                )
+                .await
+            ),
+            [second.trans_ref.clone()]
+        );
+        // Pages: newest first, the cursor continues.
+        let p1 = search(&t, "limit=2").await;
+        assert_eq!(p1["data"]["items"].as_array().unwrap().len(), 2);
+        let next = p1["data"]["next"].as_str().unwrap().to_string();
+        let p2 = search(&t, &format!("limit=2&cursor={next}")).await;
+        assert_eq!(refs(&p2), [first.trans_ref.clone()]);
+        assert_eq!(p2["data"]["next"], Value::Null);
+        // Bad filters are named.
+        let (s, body) = admin_get(&t, "verifications?limit=501&outcome=ok").await;
+        assert_eq!(s, 400, "{body}");
+        assert!(
+            body.contains("limit: must be") && body.contains("outcome: must be"),
+            "{body}"
+        );
+        // Found from another node (another process) on the same database.
+        let other = t.another_node().await;
+        let again = other
+            .app
+            .services
+            .search_attempts(AttemptQuery {
+                limit: 10,
+                ..AttemptQuery::default()
+            })
+            .await
+            .unwrap();
+        assert_eq!(again.len(), 3);
+        other.stop().await;
+        t.stop().await;
+    }
+);
+
+both!(the_csv_export_keeps_its_bytes, |b: Backend| async move {
+    let (t, ten) = app(b).await;
+    // Records as the log holds them, with what a spreadsheet must not run as a formula.
+    let at = time::macros::datetime!(2026-11-27 07:05 UTC);
+    let record =
+        |i: i64, trans_ref: &str, source: &str, request_id: &str| domain::attempt::Attempt {
+            at: at + time::Duration::seconds(i),
+            service_id: "svc-golden".into(),
+            branch_id: "br-golden".into(),
+            channel: domain::attempt::Channel::V2,
+            kind: domain::attempt::SlipKind::Bank,
+            input: Some(domain::attempt::InputKind::Image),
+            sending_bank: Some("004".into()),
+            trans_ref: Some(trans_ref.into()),
+            amount: Some(domain::Satang(125_050 + i)),
+            outcome: Outcome::Verified,
+            error_code: None,
+            mismatches: if i == 1 {
+                vec!["amount_not_match".into()]
+            } else {
+                vec![]
+            },
+            source: Some(source.into()),
+            latency_ms: 400 + i as u32,
+            request_id: Some(request_id.into()),
+            job_id: None,
+        };
+    t.app
+        .services
+        .insert_attempts(&[
+            record(0, "016331140712ATF07959", "kbank", "req-1"),
+            record(1, "=HYPERLINK(\"x\")", "+sum", "-lead-dash"),
+            record(2, "@cmd", "สาขา, \"หลัก\"", "req.3"),
+        ])
+        .await
+        .unwrap();
+    let (s, csv) = admin_get(&t, "verifications.csv?service=svc-golden&limit=2").await;
+    assert_eq!(s, 200);
+    assert!(csv.starts_with('\u{feff}'), "a byte-order mark first");
+    api::golden::check(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/it/golden/verifications.csv"
+        ),
+        &csv,
+        "the CSV export",
+    );
+    // The whole export: three rows, no cut line; a real verification is exported too.
+    let (_, whole) = admin_get(&t, "verifications.csv?service=svc-golden").await;
+    assert_eq!(whole.matches("\r\n").count(), 4, "{whole}");
+    assert!(!whole.contains("# cut"));
+    let tr = t.transfer("004", "014", 700).await;
+    t.post_ok(
+        "/v2/verify/bank",
+        &ten.api_key,
+        json!({"payload": tr.payload}),
+    )
+    .await;
+    let (_, mine) = admin_get(&t, &format!("verifications.csv?branch={}", ten.branch_id)).await;
+    assert!(mine.contains(&tr.trans_ref), "{mine}");
+    t.stop().await;
+});
+
+both!(
+    a_purge_blanks_names_but_a_repeat_is_still_a_duplicate,
+    |b: Backend| async move {
+        let (t, ten) = app(b).await;
+        let tr = t.transfer("004", "014", 700).await;
+        let first = t
+            .post_ok(
+                "/v2/verify/bank",
+                &ten.api_key,
+                json!({"payload": tr.payload}),
+            )
+            .await;
+        let name = first["data"]["rawSlip"]["sender"]["account"]["name"]["th"].clone();
+        assert_ne!(name, "");
+        t.clock.advance(time::Duration::days(181));
+        let (purged, blanked) = t.app.services.purge_retention(180, 180).await.unwrap();
+        assert_eq!((purged, blanked), (1, 1));
+        assert!(all(&t).await.is_empty(), "the old attempt is gone");
+        // The repeat is still a duplicate, answered from the stored transfer with blank names
+        // (the bank no longer keeps a slip this old).
+        let v = t
+            .post_ok(
+                "/v2/verify/bank",
+                &ten.api_key,
+                json!({"payload": tr.payload, "checkDuplicate": true}),
+            )
+            .await;
+        assert_eq!(v["data"]["isDuplicate"], true);
+        assert_eq!(v["data"]["rawSlip"]["sender"]["account"]["name"]["th"], "");
+        assert_eq!(v["data"]["rawSlip"]["transRef"], tr.trans_ref);
+        // v1's duplicate_slip answers from the stored transfer: its names are blank now.
+        let (s, v) = t
+            .call(
+                "POST",
+                "/api/v1/verify",
+                &ten.api_key,
+                Some(json!({"payload": tr.payload, "checkDuplicate": true})),
+            )
+            .await;
+        assert_eq!((s, v1_code(&v)), (400, "duplicate_slip"), "{v}");
+        assert_eq!(v["data"]["sender"]["account"]["name"]["th"], "");
+        assert_eq!(v["data"]["transRef"], tr.trans_ref);
+        assert_eq!(v["data"]["amount"]["amount"], 7.0);
+        // Idempotent: nothing left to do.
+        assert_eq!(t.app.services.purge_retention(180, 180).await.unwrap().1, 0);
+        t.stop().await;
+    }
+);
