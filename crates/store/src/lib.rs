@@ -352,6 +352,8 @@ pub trait Store: Send + Sync + 'static {
         &self,
         q: &domain::attempt::AttemptQuery,
     ) -> Result<Vec<domain::attempt::AttemptRow>>;
+    /// Every record, counted (the search benchmark's reference: one pass over the table).
+    async fn count_attempts(&self) -> Result<i64>;
     /// Deletes the attempts older than `before`; how many.
     async fn purge_attempts(&self, before: OffsetDateTime) -> Result<u64>;
     /// Blanks the personal fields of transfers verified before `before`; how many.

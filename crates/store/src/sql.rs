@@ -1019,6 +1019,13 @@ impl Store for SqlStore {
         crate::attempts::search(&self.pool, q).await
     }
 
+    async fn count_attempts(&self) -> Result<i64> {
+        on_pool!(self, p => Ok(sqlx::query("SELECT COUNT(*) FROM attempts")
+            .fetch_one(p)
+            .await?
+            .try_get(0)?))
+    }
+
     async fn purge_attempts(&self, before: OffsetDateTime) -> Result<u64> {
         crate::attempts::purge(&self.pool, before).await
     }
