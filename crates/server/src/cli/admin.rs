@@ -60,8 +60,10 @@ pub(crate) struct VerificationsArgs {
     /// A transRef or a part of one (3+ characters), or an amount such as 1250.50.
     #[arg(long)]
     q: Option<String>,
+    /// Only this service's records (its id).
     #[arg(long)]
     service: Option<String>,
+    /// Only this branch's records (its id).
     #[arg(long)]
     branch: Option<String>,
     /// verified, duplicate, not_found, pending, no_qr, invalid_qr, refused, unavailable, error.

@@ -383,23 +383,23 @@ both!(
         let part = &first.trans_ref[4..12];
         assert_eq!(
             refs(&search(&t, &format!("q={part}")).await),
-            [first.trans_ref.clone()]
+            [first.trans_ref.as_str()]
         );
         assert_eq!(
             refs(&search(&t, &format!("q={}", first.trans_ref)).await),
-            [first.trans_ref.clone()]
+            [first.trans_ref.as_str()]
         );
         assert_eq!(
             refs(&search(&t, "q=1250.50").await),
-            [first.trans_ref.clone()]
+            [first.trans_ref.as_str()]
         );
-        assert_eq!(refs(&search(&t, "q=99").await), [second.trans_ref.clone()]);
+        assert_eq!(refs(&search(&t, "q=99").await), [second.trans_ref.as_str()]);
         let page = search(&t, "outcome=invalid_qr").await;
         assert_eq!(page["data"]["items"].as_array().unwrap().len(), 1);
         assert_eq!(page["data"]["items"][0]["outcome"], "invalid_qr");
         assert_eq!(
             refs(&search(&t, "from=2026-11-27&to=2026-11-27").await),
-            [first.trans_ref.clone()]
+            [first.trans_ref.as_str()]
         );
         assert_eq!(
             refs(
@@ -409,14 +409,14 @@ both!(
                 )
                 .await
             ),
-            [second.trans_ref.clone()]
+            [second.trans_ref.as_str()]
         );
         // Pages: newest first, the cursor continues.
         let p1 = search(&t, "limit=2").await;
         assert_eq!(p1["data"]["items"].as_array().unwrap().len(), 2);
         let next = p1["data"]["next"].as_str().unwrap().to_string();
         let p2 = search(&t, &format!("limit=2&cursor={next}")).await;
-        assert_eq!(refs(&p2), [first.trans_ref.clone()]);
+        assert_eq!(refs(&p2), [first.trans_ref.as_str()]);
         assert_eq!(p2["data"]["next"], Value::Null);
         // Bad filters are named.
         let (s, body) = admin_get(&t, "verifications?limit=501&outcome=ok").await;

@@ -463,6 +463,10 @@ both!(admin_and_partner_answers, |b: Backend| async move {
     )
     .await;
     tp.get("connectors", "GET", "/admin/connectors", k).await;
+    let bad = "/admin/verifications?limit=0&outcome=ok&from=27/11/2026";
+    tp.get("verifications invalid", "GET", bad, k).await;
+    let page = "/admin/verifications?q=1250.50&from=2026-11-23";
+    tp.get("verifications", "GET", page, k).await;
     tp.get("plans", "GET", "/admin/plans", k).await;
     tp.post("plan set", "PUT", "/admin/plans/pro", k, json!({"rps": 20}))
         .await;
