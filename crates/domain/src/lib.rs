@@ -10,6 +10,7 @@ pub mod error;
 pub mod ids;
 pub mod ip;
 pub mod job;
+pub mod line;
 pub mod matching;
 pub mod model;
 pub mod money;
