@@ -200,7 +200,7 @@ pub fn amount_text(a: Satang) -> String {
     let whole = (a.0 / 100).to_string();
     let mut grouped = String::new();
     for (i, c) in whole.chars().enumerate() {
-        if i > 0 && (whole.len() - i) % 3 == 0 {
+        if i > 0 && (whole.len() - i).is_multiple_of(3) {
             grouped.push(',');
         }
         grouped.push(c);
