@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{watch, Notify};
 
+pub mod line;
 mod scb;
 pub use scb::ScbSim;
 
