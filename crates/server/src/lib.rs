@@ -30,6 +30,8 @@ pub struct App {
     pub worker: services::jobs::WorkerConfig,
     /// How the accept loop bounds connections (cap, timeouts, body deadline).
     pub connections: edge::Policy,
+    /// `[server] cors_origins`: browser origins allowed (empty: no CORS layer).
+    pub cors_origins: Vec<String>,
 }
 
 impl App {
@@ -134,6 +136,7 @@ impl App {
             store,
             worker,
             connections: connection_policy(&cfg.server),
+            cors_origins: cfg.server.cors_origins.clone(),
         })
     }
 }
@@ -198,7 +201,8 @@ pub async fn serve_counted(
     stats: Arc<edge::Stats>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let router = api::router(app.services.clone());
+    let router = api::router_with_cors(app.services.clone(), &app.cors_origins)
+        .map_err(std::io::Error::other)?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let stop = Arc::new(stop);
     let worker = tokio::spawn(services::jobs::run_worker(

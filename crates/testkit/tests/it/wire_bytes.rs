@@ -629,6 +629,116 @@ both!(job_and_webhook_answers, |b: Backend| async move {
     t.stop().await;
 });
 
+both!(cors_answers, |b: Backend| async move {
+    // Off (the default): the same bytes as before CORS existed, whatever a browser sends.
+    let off = spawn(b, |_| {}).await;
+    let ten = off.tenant(10).await;
+    let bearer = format!("Bearer {}", ten.api_key);
+    let preflight = [
+        ("origin", "https://shop.example"),
+        ("access-control-request-method", "POST"),
+        (
+            "access-control-request-headers",
+            "authorization,content-type,idempotency-key",
+        ),
+    ];
+    let page = [("origin", "https://shop.example")];
+    let mut tp = Tape::new(&off);
+    tp.send(
+        "off: preflight",
+        "OPTIONS",
+        "/v2/verify/bank",
+        None,
+        &preflight,
+        Body::None,
+    )
+    .await;
+    tp.send(
+        "off: from a page",
+        "GET",
+        "/v2/info",
+        Some(&bearer),
+        &page,
+        Body::None,
+    )
+    .await;
+    tp.check("cors-off");
+    let on = TestApp::spawn_with_config(b, "[server]\ncors_origins = [\"https://shop.example\"]\n")
+        .await;
+    on.clock.set(start());
+    let ten = on.tenant(10).await;
+    let bearer = format!("Bearer {}", ten.api_key);
+    let other = [
+        ("origin", "https://evil.example"),
+        ("access-control-request-method", "POST"),
+    ];
+    let mut tp = Tape::new(&on);
+    tp.send(
+        "listed: preflight",
+        "OPTIONS",
+        "/v2/verify/bank",
+        None,
+        &preflight,
+        Body::None,
+    )
+    .await;
+    tp.send(
+        "listed: from a page",
+        "GET",
+        "/v2/info",
+        Some(&bearer),
+        &page,
+        Body::None,
+    )
+    .await;
+    tp.send(
+        "listed: v1 preflight",
+        "OPTIONS",
+        "/api/v1/verify",
+        None,
+        &preflight,
+        Body::None,
+    )
+    .await;
+    tp.send(
+        "other origin: preflight",
+        "OPTIONS",
+        "/v2/verify/bank",
+        None,
+        &other,
+        Body::None,
+    )
+    .await;
+    tp.send(
+        "other origin: from a page",
+        "GET",
+        "/v2/info",
+        Some(&bearer),
+        &other[..1],
+        Body::None,
+    )
+    .await;
+    tp.send(
+        "admin: preflight",
+        "OPTIONS",
+        "/admin/services",
+        None,
+        &preflight,
+        Body::None,
+    )
+    .await;
+    tp.send(
+        "partner: preflight",
+        "OPTIONS",
+        "/v2/b2b/branch/quota",
+        None,
+        &preflight,
+        Body::None,
+    )
+    .await;
+    tp.check("cors-on");
+});
+
 /// A TrueMoney sandbox transfer of 50.25 baht, its random parts masked.
 async fn wallet_transfer(t: &TestApp, tp: &mut Tape<'_>) -> domain::model::WalletTransfer {
     let w = t
