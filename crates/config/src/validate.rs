@@ -304,7 +304,11 @@ impl Config {
     fn validate_routing(&self, out: &mut Vec<String>) {
         for (key, route) in &self.routing.0 {
             let at = format!("routing.{key}");
-            if key != ROUTE_DEFAULT && key != ROUTE_TRUEWALLET && banks::find(key).is_none() {
+            // Wallet slips route under `truewallet`; the `TRUEMONEY` pseudo-bank is for accounts.
+            if key != ROUTE_DEFAULT
+                && key != ROUTE_TRUEWALLET
+                && (banks::find(key).is_none() || key == "TRUEMONEY")
+            {
                 out.push(format!(
                     "{at}: not a bank code of the registry, \"default\" or \"truewallet\""
                 ));

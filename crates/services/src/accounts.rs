@@ -60,10 +60,14 @@ fn normalize_number(bank_code: &str, extra: Option<&str>, raw: &str) -> Result<S
         ("PROMPTPAY", Some("NATID")) => digits.len() == 13,
         ("PROMPTPAY", Some("EWALLETID")) => digits.len() == 15,
         ("PROMPTPAY", _) => false,
+        // A TrueMoney Wallet is its phone number.
+        ("TRUEMONEY", _) => digits.len() == 10 && digits.starts_with('0'),
         _ => (10..=15).contains(&digits.len()),
     };
     if ok {
         Ok(digits)
+    } else if bank_code == "TRUEMONEY" {
+        Err("must be the wallet's phone number (0 and 9 digits)".into())
     } else if bank_code == "PROMPTPAY" {
         Err("must be a phone number (0 and 9 digits) for MSISDN, 13 digits for NATID, 15 for EWALLETID".into())
     } else {
@@ -207,6 +211,14 @@ pub(crate) fn matched_account(
     accounts: &[BankAccount],
     receiver: &Party,
 ) -> Option<MatchedAccount> {
+    matched_receiver(accounts, &SlipReceiver::from_party(receiver))
+}
+
+/// The registered account a slip's receiver (bank or wallet) matches, if any.
+pub(crate) fn matched_receiver(
+    accounts: &[BankAccount],
+    receiver: &SlipReceiver<'_>,
+) -> Option<MatchedAccount> {
     let registered: Vec<RegisteredAccount<'_>> = accounts
         .iter()
         .map(|a| RegisteredAccount {
@@ -218,7 +230,7 @@ pub(crate) fn matched_account(
             extra_verify: a.extra_verify.as_deref(),
         })
         .collect();
-    let hit = match_receiver(&SlipReceiver::from_party(receiver), &registered);
+    let hit = match_receiver(receiver, &registered);
     hit.and_then(|id| accounts.iter().find(|a| a.id == id))
         .map(MatchedAccount::from_account)
 }

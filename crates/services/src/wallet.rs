@@ -5,6 +5,7 @@
 use crate::auth::Caller;
 use crate::verify::VerifyRequest;
 use crate::Services;
+use domain::matching::SlipReceiver;
 use domain::model::{RawWalletSlip, VerifiedTransfer, VerifyWalletData};
 use domain::Error;
 use gateway::WalletAnswer;
@@ -51,6 +52,12 @@ impl Services {
                 }
             },
         };
+        // Read before the charge, as for bank slips: once charged nothing may fail.
+        let accounts = if req.match_account {
+            Some(self.store.list_bank_accounts(&caller.branch.id).await?)
+        } else {
+            None
+        };
         let outcome = self
             .record_verified(
                 caller,
@@ -61,11 +68,15 @@ impl Services {
                 None,
             )
             .await?;
+        let receiver = SlipReceiver::from_wallet(&transfer.receiver_phone, &transfer.receiver_name);
+        let matched = accounts.map(|a| crate::accounts::matched_receiver(&a, &receiver));
         let mut raw = RawWalletSlip::from_transfer(&transfer);
         raw.payload = slip.payload.clone();
-        Ok(VerifyWalletData::new(
-            req.checks(transfer.amount, &outcome, None),
-            raw,
-        ))
+        let checks = req.checks(
+            transfer.amount,
+            &outcome,
+            matched.as_ref().map(Option::is_some),
+        );
+        Ok(VerifyWalletData::new(checks, matched.flatten(), raw))
     }
 }

@@ -329,6 +329,42 @@ both!(v2_answers, |b: Backend| async move {
         .await;
     tp.get("account deleted", "DELETE", &account, k).await;
     tp.get("account gone", "GET", &account, k).await;
+
+    // TrueMoney receiving accounts and `matchAccount` on wallet slips.
+    let wallet_acct = json!({"bankCode": "TRUEMONEY", "bankNumber": "081-234-5678",
+        "nameTh": "ร้านกาแฟ ดีดี", "nameEn": "DD Coffee", "type": "PERSONAL"});
+    tp.post(
+        "wallet account created",
+        "POST",
+        "/v2/bank-accounts",
+        k,
+        wallet_acct,
+    )
+    .await;
+    let bad = json!({"bankCode": "TRUEMONEY", "bankNumber": "12345678",
+        "nameTh": "ร้านกาแฟ ดีดี", "nameEn": "DD Coffee", "type": "PERSONAL"});
+    tp.post(
+        "wallet account not a phone",
+        "POST",
+        "/v2/bank-accounts",
+        k,
+        bad,
+    )
+    .await;
+    let ours = wallet_transfer_to(&t, &mut tp, "ร้านกาแฟ ดีดี", "0812345678", 2).await;
+    let theirs = wallet_transfer_to(&t, &mut tp, "ร้านอื่น", "0899990000", 3).await;
+    let fresh = t.tenant(10).await;
+    let fresh = format!("Bearer {}", fresh.api_key);
+    let nothing = wallet_transfer_to(&t, &mut tp, "ร้านกาแฟ ดีดี", "0812345678", 4).await;
+    for (label, auth, w) in [
+        ("truewallet account matched", k, &ours),
+        ("truewallet account not matched", k, &theirs),
+        ("truewallet no accounts", Some(fresh.as_str()), &nothing),
+    ] {
+        let body = json!({"payload": w.payload, "matchAccount": true});
+        tp.post(label, "POST", "/v2/verify/truewallet", auth, body)
+            .await;
+    }
     let unknown_job = "/v2/verify/bank/jobs/00000000-0000-4000-8000-000000000000";
     tp.get("job unknown", "GET", unknown_job, k).await;
     let body = json!({"payload": tr.payload, "callbackUrl": "https://example.com/hook"});
@@ -379,9 +415,13 @@ both!(v1_answers, |b: Backend| async move {
     tp.send_each("POST", "/api/v1/verify", k, &[], verify).await;
     let w = wallet_transfer(&t, &mut tp).await;
     let once = json!({"payload": w.payload, "checkDuplicate": true});
+    // v1 does not read `matchAccount`: the same answer shape with it.
+    let other = wallet_transfer_to(&t, &mut tp, "ร้านกาแฟ ดีดี", "0812345678", 2).await;
+    let with_match = json!({"payload": other.payload, "matchAccount": true});
     let wallet = [
         ("truewallet", j(once.clone())),
         ("truewallet duplicate", j(once)),
+        ("truewallet matchAccount not read", j(with_match)),
     ];
     tp.send_each("POST", "/api/v1/verify/truewallet", k, &[], wallet)
         .await;
@@ -738,6 +778,24 @@ both!(cors_answers, |b: Backend| async move {
     .await;
     tp.check("cors-on");
 });
+
+/// A TrueMoney sandbox transfer of 10 baht to this receiver, its random parts masked as the
+/// `n`th.
+async fn wallet_transfer_to(
+    t: &TestApp,
+    tp: &mut Tape<'_>,
+    name: &str,
+    phone: &str,
+    n: usize,
+) -> domain::model::WalletTransfer {
+    let w = t
+        .wallet_transfer(1000, Some("สมหญิง ดีใจ"), Some(name), Some(phone))
+        .await;
+    tp.mask(&w.payload, &format!("wallet-payload{n}"));
+    tp.mask(&w.transaction_id, &format!("wallet-id{n}"));
+    tp.mask(&w.sender_phone, &format!("wallet-phone{n}"));
+    w
+}
 
 /// A TrueMoney sandbox transfer of 50.25 baht, its random parts masked.
 async fn wallet_transfer(t: &TestApp, tp: &mut Tape<'_>) -> domain::model::WalletTransfer {
