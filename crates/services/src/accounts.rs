@@ -81,6 +81,17 @@ impl Services {
         caller: &Caller,
         req: NewBankAccount,
     ) -> Result<BankAccount, Error> {
+        self.create_bank_account_in(&caller.service.id, &caller.branch.id, req)
+            .await
+    }
+
+    /// An account for this branch (of this service): the v2 API's and the partner API's.
+    pub(crate) async fn create_bank_account_in(
+        &self,
+        service_id: &domain::ServiceId,
+        branch_id: &domain::BranchId,
+        req: NewBankAccount,
+    ) -> Result<BankAccount, Error> {
         let mut v = Validation::new();
         let mut text = |name: &str, value: &Option<String>, max: usize| -> String {
             match value.as_deref().map(str::trim) {
@@ -124,8 +135,8 @@ impl Services {
             .map_err(|why| Error::invalid("bankNumber", why))?;
         let account = BankAccount {
             id: BankAccountId::new(uuid::Uuid::new_v4().to_string()),
-            service_id: caller.service.id.clone(),
-            branch_id: caller.branch.id.clone(),
+            service_id: service_id.clone(),
+            branch_id: branch_id.clone(),
             bank_code: bank.code.to_string(),
             bank_number,
             name_th,
@@ -193,10 +204,19 @@ impl Services {
         caller: &Caller,
         id: &BankAccountId,
     ) -> Result<(), Error> {
+        self.delete_bank_account_of(&caller.branch.id, id).await
+    }
+
+    /// Another branch's account is `BANK_ACCOUNT_NOT_FOUND`, like one that does not exist.
+    pub(crate) async fn delete_bank_account_of(
+        &self,
+        branch_id: &domain::BranchId,
+        id: &BankAccountId,
+    ) -> Result<(), Error> {
         let id = BankAccountId::from(id.as_str().trim());
         if self
             .store
-            .delete_bank_account(&caller.branch.id, &id, self.clock.now())
+            .delete_bank_account(branch_id, &id, self.clock.now())
             .await?
         {
             Ok(())

@@ -168,6 +168,50 @@ impl<'a> Tape<'a> {
     }
 }
 
+/// A partner signing its requests in the branch-in-path form (no `X-Branch-Key`).
+struct Signer {
+    key: String,
+    secret: String,
+    now: i64,
+}
+
+impl Signer {
+    async fn send(
+        &self,
+        tp: &mut Tape<'_>,
+        label: &str,
+        method: &str,
+        path: &str,
+        body: &str,
+    ) -> serde_json::Value {
+        let nonce = uuid::Uuid::new_v4().to_string();
+        let ts = self.now.to_string();
+        let sig = domain::partner::sign(
+            &self.secret,
+            &domain::partner::canonical(method, path, &ts, &nonce, body.as_bytes()),
+        );
+        let body = if body.is_empty() {
+            Body::None
+        } else {
+            Body::Json(body.to_string())
+        };
+        tp.send(
+            label,
+            method,
+            &format!("/v2{path}"),
+            None,
+            &[
+                ("x-api-key", &self.key),
+                ("x-timestamp", &ts),
+                ("x-nonce", &nonce),
+                ("x-signature", &sig),
+            ],
+            body,
+        )
+        .await
+    }
+}
+
 /// Every UUID (8-4-4-4-12 hex) becomes `<uuid-N>`, N by first appearance.
 fn number_uuids(s: &str) -> String {
     let b = s.as_bytes();
@@ -606,6 +650,117 @@ both!(admin_and_partner_answers, |b: Backend| async move {
         None,
         &[("x-api-key", &pkey)],
         Body::None,
+    )
+    .await;
+
+    // The branch-in-path form and the branch and bank-account operations (issue 35).
+    let p1 = Signer {
+        key: pkey.clone(),
+        secret: secret.clone(),
+        now,
+    };
+    p1.send(
+        &mut tp,
+        "partner without branch:read",
+        "GET",
+        "/b2b/branches",
+        "",
+    )
+    .await;
+    let v = tp.post("partner all scopes", "POST", "/admin/partners", k, json!({"name": "Reseller", "serviceIds": [sid], "permissions": ["quota:read", "quota:write", "branch:read", "branch:write", "bank-account:read", "bank-account:write"]})).await;
+    let p2 = Signer {
+        key: v["data"]["apiKey"].as_str().unwrap_or("none").to_string(),
+        secret: v["data"]["secret"].as_str().unwrap_or("none").to_string(),
+        now,
+    };
+    tp.mask(&p2.key, "partner2-key");
+    tp.mask(&p2.secret, "partner2-secret");
+    let at = format!("/b2b/branches/{bid}");
+    for (label, method, path, body) in [
+        ("path quota", "GET", format!("{at}/quota"), ""),
+        (
+            "path quota set",
+            "PUT",
+            format!("{at}/quota"),
+            r#"{"limitQuota": 20}"#,
+        ),
+        (
+            "path adjust",
+            "POST",
+            format!("{at}/quota/adjust"),
+            r#"{"amount": -5}"#,
+        ),
+        ("path reset", "POST", format!("{at}/quota/reset"), ""),
+        ("branches", "GET", "/b2b/branches".into(), ""),
+        ("branch", "GET", at.clone(), ""),
+        (
+            "branch patched",
+            "PATCH",
+            at.clone(),
+            r#"{"name": "Front desk", "ipAddress": "203.0.113.7"}"#,
+        ),
+        (
+            "branch patch invalid",
+            "PATCH",
+            at.clone(),
+            r#"{"isActive": "yes", "ipAddress": "nowhere"}"#,
+        ),
+        (
+            "branch account added",
+            "POST",
+            format!("{at}/bank-accounts"),
+            r#"{"bankCode": "TRUEMONEY", "bankNumber": "0812345678", "nameTh": "ร้านกาแฟ ดีดี", "nameEn": "DD Coffee", "type": "PERSONAL"}"#,
+        ),
+        (
+            "branch account link refused",
+            "POST",
+            format!("{at}/bank-accounts"),
+            r#"{"bankAccountId": "00000000-0000-4000-8000-000000000000"}"#,
+        ),
+        ("branch accounts", "GET", format!("{at}/bank-accounts"), ""),
+        (
+            "branch account not found",
+            "DELETE",
+            format!("{at}/bank-accounts/00000000-0000-4000-8000-000000000000"),
+            "",
+        ),
+        ("main branch not deleted", "DELETE", at.clone(), ""),
+        ("banks", "GET", "/b2b/banks".into(), ""),
+    ] {
+        p2.send(&mut tp, label, method, &path, body).await;
+    }
+    let v = p2
+        .send(
+            &mut tp,
+            "branch created",
+            "POST",
+            "/b2b/branches",
+            r#"{"name": "Kiosk", "limitQuota": 5}"#,
+        )
+        .await;
+    let new = v["data"]["id"].as_str().unwrap_or("none").to_string();
+    let body = format!(
+        r#"{{"branchId": "{new}", "bankCode": "014", "bankNumber": "123-4-56789-0", "nameTh": "ร้านตัวอย่าง", "nameEn": "Sample", "type": "JURISTIC"}}"#
+    );
+    let v = p2
+        .send(
+            &mut tp,
+            "bank account created",
+            "POST",
+            "/b2b/bank-accounts",
+            &body,
+        )
+        .await;
+    let acct = v["data"]["id"].as_str().unwrap_or("none").to_string();
+    let gone = format!("/b2b/branches/{new}/bank-accounts/{acct}");
+    p2.send(&mut tp, "branch account deleted", "DELETE", &gone, "")
+        .await;
+    p2.send(
+        &mut tp,
+        "branch deleted",
+        "DELETE",
+        &format!("/b2b/branches/{new}"),
+        "",
     )
     .await;
     tp.check("admin");
