@@ -407,7 +407,7 @@ async fn update_branch(
     params(("branchId" = String, Path, description = "Branch id (UUID)")),
     responses(
         (status = 200, description = "Ended", body = Plain<Deleted>),
-        (status = 400, description = "VALIDATION_ERROR (the main branch)", body = ErrorBody)))]
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
 async fn delete_branch(
     State(svc): State<Services>,
     PathIds(ids): PathIds,
