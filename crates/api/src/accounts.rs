@@ -38,22 +38,27 @@ async fn create(
 ) -> Result<(StatusCode, Json<V2Ok<View>>), ApiError> {
     let map = json_object(req.into_body()).await?;
     let mut f = Fields::new(&map);
-    // Lengths and presence are checked by the service; here only the JSON types.
-    let mut text = |name: &str| f.string(name, 0, 10_000);
-    let new = NewBankAccount {
-        bank_code: text("bankCode"),
-        bank_number: text("bankNumber"),
-        name_th: text("nameTh"),
-        name_en: text("nameEn"),
-        kind: text("type"),
-        extra_verify: text("extraVerify"),
-    };
+    let new = new_account(&mut f);
     f.finish()?;
     let a = svc.create_bank_account(&c, new).await?;
     Ok((
         StatusCode::CREATED,
         V2Ok::json("Bank account created", View::from(&a)),
     ))
+}
+
+/// A new account's fields (also the partner API's). Lengths and presence are checked by the
+/// service; here only the JSON types.
+pub(crate) fn new_account(f: &mut Fields<'_>) -> NewBankAccount {
+    let mut text = |name: &str| f.string(name, 0, 10_000);
+    NewBankAccount {
+        bank_code: text("bankCode"),
+        bank_number: text("bankNumber"),
+        name_th: text("nameTh"),
+        name_en: text("nameEn"),
+        kind: text("type"),
+        extra_verify: text("extraVerify"),
+    }
 }
 
 #[utoipa::path(get, path = "/bank-accounts", tag = "v2 bank accounts",

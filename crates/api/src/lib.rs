@@ -7,6 +7,7 @@ mod attempts;
 mod authed;
 mod b2b;
 mod body;
+mod cors;
 mod error;
 mod form_guard;
 #[doc(hidden)]
@@ -41,6 +42,12 @@ pub use verifications::{csv as verifications_csv, page as verifications_page};
 
 /// The largest request body read (JSON with a Base64 image of 4 MB fits with room to spare).
 pub const MAX_BODY_BYTES: usize = 6 * 1024 * 1024;
+
+/// [`router`] with browser access for `cors_origins` (`[server] cors_origins`; empty: exactly
+/// [`router`]). Fails on an origin that is not a header value.
+pub fn router_with_cors(services: Services, cors_origins: &[String]) -> Result<Router, String> {
+    cors::with_cors(router(services), cors_origins)
+}
 
 /// The whole service as one router. Serve it with
 /// `into_make_service_with_connect_info::<SocketAddr>()`: the IP allow-list needs the peer.

@@ -382,7 +382,7 @@ async fn docs_page() -> Html<&'static str> {
         (name = "v2", description = "Verification (Bearer API key of a branch)"),
         (name = "v2 async", description = "Asynchronous and batch verification with webhooks"),
         (name = "v2 bank accounts", description = "Receiving accounts of the calling key's branch"),
-        (name = "partner", description = "Signed partner API: X-API-Key, X-Branch-Key, X-Timestamp, X-Nonce, X-Signature = hex HMAC-SHA256(secret, METHOD\\nPATH\\nTIMESTAMP\\nNONCE\\nSHA256_HEX(body)), PATH without /v2"),
+        (name = "partner", description = "Signed partner API: X-API-Key, X-Timestamp, X-Nonce, X-Signature = hex HMAC-SHA256(secret, METHOD\\nPATH\\nTIMESTAMP\\nNONCE\\nSHA256_HEX(body)), PATH without /v2 and without the query; X-Branch-Key in the header form (/b2b/branch/…), the branch in the path in the published form (/b2b/branches/{branchId}/…)"),
         (name = "v1", description = "The older interface: `{status: 200, data}` / `{status, message: <code>, data?}`"),
         (name = "admin", description = "Operator API; 404 unless the server has an admin token (`SLIPVERIFY_ADMIN_TOKEN` or `server.admin_token_file`)"),
         (name = "documentation", description = "This document"),
@@ -406,9 +406,12 @@ const PARTNER_SCHEMES: [&str; 5] = [
 fn family_security(path: &str) -> Option<SecurityRequirement> {
     let none: [&str; 0] = [];
     if path.starts_with("/v2/b2b/") {
+        // The branch-in-path form names its branch in the path, not in `X-Branch-Key`.
+        let header_form = path.starts_with("/v2/b2b/branch/");
         Some(
             PARTNER_SCHEMES
                 .into_iter()
+                .filter(|s| header_form || *s != "branchKey")
                 .fold(SecurityRequirement::default(), |r, name| r.add(name, none)),
         )
     } else if path.starts_with("/v2/") || path.starts_with("/api/v1/") {

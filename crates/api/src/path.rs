@@ -23,3 +23,22 @@ impl<S: Send + Sync, T: From<String>> FromRequestParts<S> for Path<T> {
         Ok(Path(T::from(value)))
     }
 }
+
+/// Every path parameter in order (`/b2b/branches/{branchId}/bank-accounts/{bankAccountId}`),
+/// each checked as [`Path`] checks its one.
+pub(crate) struct PathIds(pub Vec<String>);
+
+impl<S: Send + Sync> FromRequestParts<S> for PathIds {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let axum::extract::Path(pairs) =
+            axum::extract::Path::<Vec<(String, String)>>::from_request_parts(parts, state)
+                .await
+                .map_err(|_| ApiError(Error::invalid("path", "is not valid UTF-8")))?;
+        for (name, value) in &pairs {
+            crate::body::no_nul(name, value)?;
+        }
+        Ok(PathIds(pairs.into_iter().map(|(_, v)| v).collect()))
+    }
+}

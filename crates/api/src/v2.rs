@@ -38,7 +38,7 @@ pub(crate) fn routes() -> Routes {
 
 #[utoipa::path(get, path = "/banks", tag = "v2",
     summary = "The banks and their extraVerify options",
-    responses((status = 200, description = "Every bank, by code, PROMPTPAY last", body = V2Ok<Vec<Bank>>,
+    responses((status = 200, description = "Every bank, by code, then the pseudo-banks PROMPTPAY and TRUEMONEY", body = V2Ok<Vec<Bank>>,
         example = json!({"success": true, "message": "Banks retrieved", "data": [
             {"code": "002", "nameEn": "Bangkok Bank", "nameTh": "ธนาคารกรุงเทพ", "shortCode": "BBL",
              "swiftCode": "BKKBTHBK", "extraVerify": [{"value": "NAME", "label": "Account name"}],

@@ -8,7 +8,6 @@ use crate::v2::submit_once;
 use crate::wire::v2::{VerifyBody, VerifyForm};
 use crate::wire::V2Ok;
 use axum::extract::State;
-use services::verify::VerifyRequest;
 use services::Services;
 use utoipa_axum::router::UtoipaMethodRouterExt;
 use utoipa_axum::routes;
@@ -43,12 +42,8 @@ async fn verify_truewallet(
         |c, sub, slot| async move {
             let slip = svc.truemoney_slip(&c, sub.input).await?;
             drop(slot);
-            // `matchAccount` is about bank accounts: not asked of a wallet slip.
-            let verify = VerifyRequest {
-                match_account: false,
-                ..sub.options.verify(slip)
-            };
-            let data = svc.verify_truewallet(&c, &verify).await?;
+            // `matchAccount` compares the receiver with the branch's `TRUEMONEY` accounts.
+            let data = svc.verify_truewallet(&c, &sub.options.verify(slip)).await?;
             Ok::<_, ApiError>(V2Ok::json("Slip verified", data))
         },
     )

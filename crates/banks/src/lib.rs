@@ -1,7 +1,8 @@
 //! Registry of the Thai banks the service knows, keyed by Bank of Thailand code.
 //!
 //! Pure data: no I/O. Codes are the 3-digit BOT codes that appear in slip QR payloads, plus the
-//! non-numeric `PROMPTPAY` pseudo-bank that `GET /banks` exposes for PromptPay receivers.
+//! non-numeric pseudo-banks `GET /banks` exposes: `PROMPTPAY` for PromptPay receivers and
+//! `TRUEMONEY` for TrueMoney Wallet receivers (the wallet's phone number).
 
 use serde::Serialize;
 
@@ -27,6 +28,7 @@ pub struct Bank {
 }
 
 const PROMPTPAY: &str = "PROMPTPAY";
+const TRUEMONEY: &str = "TRUEMONEY";
 
 // BBL slips mask either the receiver's name or number, so an account must say which it matches on.
 const BBL_EXTRA_VERIFY: &[ExtraVerifyOption] = &[
@@ -249,9 +251,19 @@ static BANKS: &[Bank] = &[
         extra_verify: Some(PROMPTPAY_EXTRA_VERIFY),
         extra_verify_required: true,
     },
+    // A wallet account is its phone number; wallet slips show it masked and the name.
+    Bank {
+        code: TRUEMONEY,
+        name_th: "ทรูมันนี่ วอลเล็ท",
+        name_en: "TrueMoney Wallet",
+        short: "TRUEMONEY",
+        swift: None,
+        extra_verify: None,
+        extra_verify_required: false,
+    },
 ];
 
-/// Every known bank, ordered by code, `PROMPTPAY` last.
+/// Every known bank, ordered by code, then the pseudo-banks `PROMPTPAY` and `TRUEMONEY`.
 pub fn all() -> &'static [Bank] {
     BANKS
 }
@@ -298,6 +310,7 @@ mod tests {
         ("073", "LHB"),
         ("098", "SME"),
         ("PROMPTPAY", "PROMPTPAY"),
+        ("TRUEMONEY", "TRUEMONEY"),
     ];
 
     #[test]
@@ -319,16 +332,19 @@ mod tests {
     }
 
     #[test]
-    fn ordered_by_code_with_promptpay_last() {
+    fn ordered_by_code_with_the_pseudo_banks_last() {
         let codes: Vec<_> = all().iter().map(|b| b.code).collect();
-        assert_eq!(*codes.last().unwrap(), PROMPTPAY);
-        let numeric = &codes[..codes.len() - 1];
+        assert_eq!(codes[codes.len() - 2..], [PROMPTPAY, TRUEMONEY]);
+        let numeric = &codes[..codes.len() - 2];
         assert!(numeric.windows(2).all(|w| w[0] < w[1]), "{numeric:?}");
     }
 
     #[test]
     fn numeric_codes_are_three_digits() {
-        for b in all().iter().filter(|b| b.code != PROMPTPAY) {
+        for b in all()
+            .iter()
+            .filter(|b| ![PROMPTPAY, TRUEMONEY].contains(&b.code))
+        {
             assert_eq!(b.code.len(), 3, "{}", b.code);
             assert!(b.code.bytes().all(|c| c.is_ascii_digit()), "{}", b.code);
         }
@@ -338,7 +354,7 @@ mod tests {
     fn names_and_swift_codes_are_well_formed() {
         for b in all() {
             assert!(
-                b.name_th.starts_with("ธนาคาร") || b.code == PROMPTPAY,
+                b.name_th.starts_with("ธนาคาร") || [PROMPTPAY, TRUEMONEY].contains(&b.code),
                 "{}",
                 b.code
             );
@@ -386,11 +402,20 @@ mod tests {
     fn slip_banks_are_registered_bot_codes_only() {
         assert!(is_slip_bank("002"));
         assert!(is_slip_bank("098"));
-        for no in ["PROMPTPAY", "999", "001", "", "02", "0020", "BBL"] {
+        for no in [
+            "PROMPTPAY",
+            "TRUEMONEY",
+            "999",
+            "001",
+            "",
+            "02",
+            "0020",
+            "BBL",
+        ] {
             assert!(!is_slip_bank(no), "{no:?}");
         }
         let slip_banks = all().iter().filter(|b| is_slip_bank(b.code)).count();
-        assert_eq!(slip_banks, all().len() - 1);
+        assert_eq!(slip_banks, all().len() - 2);
     }
 
     #[test]

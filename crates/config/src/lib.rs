@@ -115,6 +115,10 @@ pub struct ServerConfig {
     /// connection among the first shed at the cap; 0: no floor.
     pub body_min_rate: u64,
     pub body_min_rate_after_ms: u64,
+    /// Browser origins (`scheme://host[:port]`, exact) allowed to call `/v2` and `/api/v1`
+    /// through CORS; empty: no CORS layer at all (keys belong on servers).
+    #[serde(deserialize_with = "lenient::list")]
+    pub cors_origins: Vec<String>,
 }
 
 impl Default for ServerConfig {
@@ -131,6 +135,7 @@ impl Default for ServerConfig {
             idempotency_lease_secs: 120,
             body_min_rate: 1024,
             body_min_rate_after_ms: 5_000,
+            cors_origins: Vec::new(),
         }
     }
 }

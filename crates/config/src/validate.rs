@@ -38,6 +38,11 @@ impl Config {
         if let Err(e) = domain::ip::AllowList::parse(&s.trusted_proxies) {
             out.push(format!("server.trusted_proxies: {e}"));
         }
+        for o in &s.cors_origins {
+            if let Err(e) = cors_origin(o) {
+                out.push(format!("server.cors_origins: {o:?} {e}"));
+            }
+        }
         if s.admin_token
             .as_ref()
             .is_some_and(|t| t.expose().len() < 32)
@@ -318,7 +323,11 @@ impl Config {
     fn validate_routing(&self, out: &mut Vec<String>) {
         for (key, route) in &self.routing.0 {
             let at = format!("routing.{key}");
-            if key != ROUTE_DEFAULT && key != ROUTE_TRUEWALLET && banks::find(key).is_none() {
+            // Wallet slips route under `truewallet`; the `TRUEMONEY` pseudo-bank is for accounts.
+            if key != ROUTE_DEFAULT
+                && key != ROUTE_TRUEWALLET
+                && (banks::find(key).is_none() || key == "TRUEMONEY")
+            {
                 out.push(format!(
                     "{at}: not a bank code of the registry, \"default\" or \"truewallet\""
                 ));
@@ -344,4 +353,76 @@ fn listen_address(s: &str) -> Result<(), String> {
         return Err(format!("{s:?} is not HOST:PORT"));
     }
     Ok(())
+}
+
+/// An origin as a browser sends it in `Origin`: compared byte for byte, so anything else
+/// (a path, a wildcard, upper case) would silently never match.
+fn cors_origin(o: &str) -> Result<(), &'static str> {
+    let host = o
+        .strip_prefix("https://")
+        .or_else(|| o.strip_prefix("http://"))
+        .ok_or("must start with http:// or https://")?;
+    // `[v6]` or a name, then an optional port.
+    let (name, port) = match host.strip_prefix('[') {
+        Some(v6) => {
+            let (addr, rest) = v6.split_once(']').ok_or("has an unclosed [")?;
+            if addr.is_empty() || !addr.bytes().all(|b| b.is_ascii_hexdigit() || b == b':') {
+                return Err("has a bad IPv6 address");
+            }
+            (
+                "v6",
+                rest.strip_prefix(':')
+                    .map(Some)
+                    .unwrap_or((!rest.is_empty()).then_some("x")),
+            )
+        }
+        None => match host.split_once(':') {
+            Some((n, p)) => (n, Some(p)),
+            None => (host, None),
+        },
+    };
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+    {
+        return Err("must be scheme://host[:port]: a lower-case host, no path, no wildcard");
+    }
+    if let Some(p) = port {
+        if p.is_empty() || p.len() > 5 || !p.bytes().all(|b| b.is_ascii_digit()) {
+            return Err("has a bad port (or a path)");
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod cors_tests {
+    use super::cors_origin;
+
+    #[test]
+    fn origins_as_browsers_send_them() {
+        for ok in [
+            "https://shop.example",
+            "http://127.0.0.1:8080",
+            "http://[::1]:3000",
+            "https://a-b.example.co.th",
+        ] {
+            assert_eq!(cors_origin(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "*",
+            "shop.example",
+            "https://shop.example/",
+            "https://Shop.example",
+            "https://*.example",
+            "https://shop.example:",
+            "https://shop.example:80/x",
+            "http://[::1",
+            "http://[::1]x",
+            "null",
+        ] {
+            assert!(cors_origin(bad).is_err(), "{bad}");
+        }
+    }
 }

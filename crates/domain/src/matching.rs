@@ -8,6 +8,9 @@ use crate::model::Party;
 /// The pseudo-bank code of PromptPay receivers (see the `banks` crate).
 pub const PROMPTPAY: &str = "PROMPTPAY";
 
+/// The pseudo-bank code of TrueMoney Wallet receivers: the account is the wallet's phone.
+pub const TRUEMONEY: &str = "TRUEMONEY";
+
 /// A masked number must show at least this many digits to match anything by number.
 pub const MIN_VISIBLE_DIGITS: usize = 3;
 
@@ -22,10 +25,11 @@ const MASK_CHARS: &[char] = &['x', 'X', '*', '#', '\u{2022}'];
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RegisteredAccount<'a> {
     pub id: &'a str,
-    /// BOT code (`"004"`) or `"PROMPTPAY"`.
+    /// BOT code (`"004"`), `"PROMPTPAY"` or `"TRUEMONEY"`.
     pub bank_code: &'a str,
-    /// The full number: account digits, or for PromptPay the phone number (`0812345678`),
-    /// national id (13 digits) or e-wallet id (15 digits). Separators are allowed.
+    /// The full number: account digits, for PromptPay the phone number (`0812345678`),
+    /// national id (13 digits) or e-wallet id (15 digits), for TrueMoney the wallet's phone
+    /// number. Separators are allowed.
     pub bank_number: &'a str,
     pub name_th: &'a str,
     pub name_en: &'a str,
@@ -36,7 +40,7 @@ pub struct RegisteredAccount<'a> {
 /// The receiver as the slip shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SlipReceiver<'a> {
-    /// BOT code or `"PROMPTPAY"`.
+    /// BOT code, `"PROMPTPAY"` or `"TRUEMONEY"`.
     pub bank_id: &'a str,
     /// The account number as the bank masks it, e.g. `xxx-x-x3707-x`; may be empty.
     pub account: &'a str,
@@ -54,6 +58,18 @@ impl<'a> SlipReceiver<'a> {
             account: &party.account,
             name_th: &party.name_th,
             name_en: party.name_en.as_deref(),
+            proxy_type: None,
+        }
+    }
+
+    /// The receiver of a TrueMoney Wallet transfer: its phone as the wallet masks it
+    /// (`xxx-xxx-5678`) and its name; wallets show one name.
+    pub fn from_wallet(phone: &'a str, name: &'a str) -> Self {
+        SlipReceiver {
+            bank_id: TRUEMONEY,
+            account: phone,
+            name_th: name,
+            name_en: None,
             proxy_type: None,
         }
     }
@@ -271,7 +287,11 @@ fn account_score(receiver: &SlipReceiver<'_>, account: &RegisteredAccount<'_>) -
         return None;
     }
     let promptpay = account.bank_code.trim().eq_ignore_ascii_case(PROMPTPAY);
-    let number_ok = if promptpay {
+    let wallet = account.bank_code.trim().eq_ignore_ascii_case(TRUEMONEY);
+    let number_ok = if wallet {
+        // A phone number, digit by digit against the mask, whole length (+66 forms too).
+        promptpay_number_matches(receiver.account, account.bank_number)
+    } else if promptpay {
         if let (Some(p), Some(k)) = (receiver.proxy_type, account.extra_verify) {
             if !p.trim().eq_ignore_ascii_case(k.trim()) {
                 return None;
@@ -353,6 +373,39 @@ mod tests {
                 assert_eq!(normalize_name(name), want, "{name:?}");
             }
         }
+    }
+
+    fn wallet_account<'a>(id: &'a str, phone: &'a str, name: &'a str) -> RegisteredAccount<'a> {
+        RegisteredAccount {
+            id,
+            bank_code: TRUEMONEY,
+            bank_number: phone,
+            name_th: name,
+            name_en: "",
+            extra_verify: None,
+        }
+    }
+
+    #[test]
+    fn truemoney_receivers_by_phone_and_name() {
+        let shop = wallet_account("w1", "0812345678", "ร้านกาแฟ ดีดี");
+        let other = wallet_account("w2", "0899995678", "ร้านกาแฟ ดีดี");
+        let accounts = [other, shop];
+        let slip = |phone, name| match_receiver(&SlipReceiver::from_wallet(phone, name), &accounts);
+        // Every visible digit at its place: only the shop's number fits `081-xxx-5678`.
+        assert_eq!(slip("081-xxx-5678", "ร้านกาแฟ ดีดี"), Some("w1"));
+        assert_eq!(slip("xxx-xxx-5678", "ร้านกาแฟ ดีดี"), Some("w2"));
+        assert_eq!(slip("082-xxx-5678", "ร้านกาแฟ ดีดี"), None);
+        // A truncated name still matches; another name does not.
+        assert_eq!(slip("081-xxx-5678", "ร้านกาแฟ ดี"), Some("w1"));
+        assert_eq!(slip("081-xxx-5678", "สมชาย ใจดี"), None);
+        // Too short a mask, or a bank slip's receiver with the same digits: no.
+        assert_eq!(slip("xxx-5678", "ร้านกาแฟ ดีดี"), None);
+        let bank = SlipReceiver {
+            bank_id: "004",
+            ..SlipReceiver::from_wallet("081-xxx-5678", "ร้านกาแฟ ดีดี")
+        };
+        assert_eq!(match_receiver(&bank, &accounts), None);
     }
 
     #[test]

@@ -593,18 +593,27 @@ pub struct VerifyWalletData {
     pub is_amount_matched: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub amount_in_order: Option<f64>,
+    /// The registered `TRUEMONEY` account the receiver matched (with `matchAccount: true`);
+    /// always present, null otherwise, as for bank slips.
+    #[schema(required = true)]
+    pub matched_account: Option<MatchedAccount>,
     pub mismatches: Vec<&'static str>,
     pub raw_slip: RawWalletSlip,
 }
 
 impl VerifyWalletData {
-    pub fn new(checks: Checks, raw_slip: RawWalletSlip) -> Self {
+    pub fn new(
+        checks: Checks,
+        matched_account: Option<MatchedAccount>,
+        raw_slip: RawWalletSlip,
+    ) -> Self {
         VerifyWalletData {
             remark: checks.remark,
             is_duplicate: checks.is_duplicate,
             amount_in_slip: checks.amount_in_slip,
             is_amount_matched: checks.is_amount_matched,
             amount_in_order: checks.amount_in_order,
+            matched_account,
             mismatches: checks.mismatches,
             raw_slip,
         }

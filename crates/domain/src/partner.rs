@@ -14,27 +14,47 @@ pub const TIMESTAMP_TOLERANCE_SECS: i64 = 300;
 /// `t + 601`: both ends of the window plus the second lost to truncation.
 pub const NONCE_KEEP_SECS: i64 = 2 * TIMESTAMP_TOLERANCE_SECS + 1;
 
-/// The permissions a partner can hold.
+/// The permissions a partner can hold (the branch and bank-account scopes are the
+/// provider's published ones, compat.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Permission {
     QuotaRead,
     QuotaWrite,
+    BranchRead,
+    BranchWrite,
+    BankAccountRead,
+    BankAccountWrite,
 }
 
 impl Permission {
+    pub const ALL: [Permission; 6] = [
+        Permission::QuotaRead,
+        Permission::QuotaWrite,
+        Permission::BranchRead,
+        Permission::BranchWrite,
+        Permission::BankAccountRead,
+        Permission::BankAccountWrite,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Permission::QuotaRead => "quota:read",
             Permission::QuotaWrite => "quota:write",
+            Permission::BranchRead => "branch:read",
+            Permission::BranchWrite => "branch:write",
+            Permission::BankAccountRead => "bank-account:read",
+            Permission::BankAccountWrite => "bank-account:write",
         }
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        match s.trim() {
-            "quota:read" => Some(Permission::QuotaRead),
-            "quota:write" => Some(Permission::QuotaWrite),
-            _ => None,
-        }
+        let s = s.trim();
+        Self::ALL.into_iter().find(|p| p.as_str() == s)
+    }
+
+    /// Every permission's name, for messages: `quota:read, quota:write, …`.
+    pub fn names() -> String {
+        Self::ALL.map(Permission::as_str).join(", ")
     }
 }
 
@@ -93,6 +113,19 @@ mod tests {
         assert!(verify(&secret, &c, &sig.to_uppercase()));
         assert!(!verify(&secret, &c, "zz"));
         assert!(!verify(&"b".repeat(64), &c, &sig));
+    }
+
+    #[test]
+    fn permissions_round_trip() {
+        for p in Permission::ALL {
+            assert_eq!(Permission::parse(p.as_str()), Some(p));
+        }
+        assert_eq!(
+            Permission::parse(" branch:read "),
+            Some(Permission::BranchRead)
+        );
+        assert_eq!(Permission::parse("branch:*"), None);
+        assert!(Permission::names().ends_with("bank-account:write"));
     }
 
     #[test]

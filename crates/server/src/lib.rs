@@ -32,6 +32,8 @@ pub struct App {
     pub connections: edge::Policy,
     /// How long the attempts log and stored personal data are kept (`[retention]`).
     pub retention: config::RetentionConfig,
+    /// `[server] cors_origins`: browser origins allowed (empty: no CORS layer).
+    pub cors_origins: Vec<String>,
 }
 
 impl App {
@@ -137,6 +139,7 @@ impl App {
             worker,
             connections: connection_policy(&cfg.server),
             retention: cfg.retention.clone(),
+            cors_origins: cfg.server.cors_origins.clone(),
         })
     }
 }
@@ -201,7 +204,8 @@ pub async fn serve_counted(
     stats: Arc<edge::Stats>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let router = api::router(app.services.clone());
+    let router = api::router_with_cors(app.services.clone(), &app.cors_origins)
+        .map_err(std::io::Error::other)?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let stop = Arc::new(stop);
     let worker = tokio::spawn(services::jobs::run_worker(

@@ -60,10 +60,14 @@ fn normalize_number(bank_code: &str, extra: Option<&str>, raw: &str) -> Result<S
         ("PROMPTPAY", Some("NATID")) => digits.len() == 13,
         ("PROMPTPAY", Some("EWALLETID")) => digits.len() == 15,
         ("PROMPTPAY", _) => false,
+        // A TrueMoney Wallet is its phone number.
+        ("TRUEMONEY", _) => digits.len() == 10 && digits.starts_with('0'),
         _ => (10..=15).contains(&digits.len()),
     };
     if ok {
         Ok(digits)
+    } else if bank_code == "TRUEMONEY" {
+        Err("must be the wallet's phone number (0 and 9 digits)".into())
     } else if bank_code == "PROMPTPAY" {
         Err("must be a phone number (0 and 9 digits) for MSISDN, 13 digits for NATID, 15 for EWALLETID".into())
     } else {
@@ -75,6 +79,17 @@ impl Services {
     pub async fn create_bank_account(
         &self,
         caller: &Caller,
+        req: NewBankAccount,
+    ) -> Result<BankAccount, Error> {
+        self.create_bank_account_in(&caller.service.id, &caller.branch.id, req)
+            .await
+    }
+
+    /// An account for this branch (of this service): the v2 API's and the partner API's.
+    pub(crate) async fn create_bank_account_in(
+        &self,
+        service_id: &domain::ServiceId,
+        branch_id: &domain::BranchId,
         req: NewBankAccount,
     ) -> Result<BankAccount, Error> {
         let mut v = Validation::new();
@@ -120,8 +135,8 @@ impl Services {
             .map_err(|why| Error::invalid("bankNumber", why))?;
         let account = BankAccount {
             id: BankAccountId::new(uuid::Uuid::new_v4().to_string()),
-            service_id: caller.service.id.clone(),
-            branch_id: caller.branch.id.clone(),
+            service_id: service_id.clone(),
+            branch_id: branch_id.clone(),
             bank_code: bank.code.to_string(),
             bank_number,
             name_th,
@@ -189,10 +204,19 @@ impl Services {
         caller: &Caller,
         id: &BankAccountId,
     ) -> Result<(), Error> {
+        self.delete_bank_account_of(&caller.branch.id, id).await
+    }
+
+    /// Another branch's account is `BANK_ACCOUNT_NOT_FOUND`, like one that does not exist.
+    pub(crate) async fn delete_bank_account_of(
+        &self,
+        branch_id: &domain::BranchId,
+        id: &BankAccountId,
+    ) -> Result<(), Error> {
         let id = BankAccountId::from(id.as_str().trim());
         if self
             .store
-            .delete_bank_account(&caller.branch.id, &id, self.clock.now())
+            .delete_bank_account(branch_id, &id, self.clock.now())
             .await?
         {
             Ok(())
@@ -207,6 +231,14 @@ pub(crate) fn matched_account(
     accounts: &[BankAccount],
     receiver: &Party,
 ) -> Option<MatchedAccount> {
+    matched_receiver(accounts, &SlipReceiver::from_party(receiver))
+}
+
+/// The registered account a slip's receiver (bank or wallet) matches, if any.
+pub(crate) fn matched_receiver(
+    accounts: &[BankAccount],
+    receiver: &SlipReceiver<'_>,
+) -> Option<MatchedAccount> {
     let registered: Vec<RegisteredAccount<'_>> = accounts
         .iter()
         .map(|a| RegisteredAccount {
@@ -218,7 +250,7 @@ pub(crate) fn matched_account(
             extra_verify: a.extra_verify.as_deref(),
         })
         .collect();
-    let hit = match_receiver(&SlipReceiver::from_party(receiver), &registered);
+    let hit = match_receiver(receiver, &registered);
     hit.and_then(|id| accounts.iter().find(|a| a.id == id))
         .map(MatchedAccount::from_account)
 }

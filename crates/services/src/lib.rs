@@ -11,6 +11,7 @@ pub mod input;
 pub mod jobs;
 pub mod lookup;
 pub mod partner;
+pub mod partner_branches;
 pub mod rate;
 pub mod renewal;
 pub mod sandbox;

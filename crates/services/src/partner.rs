@@ -32,11 +32,21 @@ pub struct PartnerHead {
 #[derive(Debug, Clone, Copy)]
 pub struct SignedRequest<'a> {
     pub method: &'a str,
-    /// The path without the `/v2` prefix, e.g. `/b2b/branch/quota`.
+    /// The path without the `/v2` prefix and without the query, e.g. `/b2b/branch/quota` or
+    /// `/b2b/branches/{branchId}/quota`.
     pub path: &'a str,
-    pub branch_key: Option<&'a str>,
     pub signature: Option<&'a str>,
     pub body: &'a [u8],
+}
+
+/// Where a request names its branch: the spec's `X-Branch-Key` header, or the published
+/// branch-in-path form (`/b2b/branches/{branchId}/…`).
+#[derive(Debug, Clone, Copy)]
+pub enum BranchRef<'a> {
+    Header(Option<&'a str>),
+    Path(&'a str),
+    /// `branchId` in a JSON body (`POST /b2b/bank-accounts`).
+    Body(&'a str),
 }
 
 #[derive(Debug, Clone)]
@@ -88,13 +98,69 @@ impl Services {
         })
     }
 
-    /// The checks that need the body (signature, then nonce reuse, permission, branch).
+    /// The checks that need the body (signature, then nonce reuse, permission), then the
+    /// branch, which must belong to one of the partner's services.
     pub async fn authenticate_partner(
         &self,
         head: PartnerHead,
         req: &SignedRequest<'_>,
         needs: Permission,
+        branch: BranchRef<'_>,
     ) -> Result<PartnerCaller, Error> {
+        let p = self.authenticate_partner_request(head, req, needs).await?;
+        self.partner_caller(p, branch).await
+    }
+
+    /// The authenticated partner on one of its branches.
+    pub async fn partner_caller(
+        &self,
+        p: Partner,
+        branch: BranchRef<'_>,
+    ) -> Result<PartnerCaller, Error> {
+        let (field, id) = match branch {
+            BranchRef::Header(h) => ("X-Branch-Key", h.map(str::trim).unwrap_or("")),
+            BranchRef::Path(id) | BranchRef::Body(id) => ("branchId", id.trim()),
+        };
+        if uuid::Uuid::parse_str(id).is_err() {
+            return Err(Error::invalid(field, "must be the branch's UUID"));
+        }
+        let (service, branch) = self.partner_branch(&p, &domain::BranchId::from(id)).await?;
+        Ok(PartnerCaller {
+            partner: p,
+            service,
+            branch,
+        })
+    }
+
+    /// A branch of one of the partner's services (with its service), else
+    /// `BRANCH_ACCESS_DENIED`: another service's branch looks like no branch at all.
+    async fn partner_branch(
+        &self,
+        p: &Partner,
+        id: &domain::BranchId,
+    ) -> Result<(Service, Branch), Error> {
+        let branch = self
+            .store
+            .get_branch(id)
+            .await?
+            .filter(|b| p.service_ids.contains(&b.service_id))
+            .ok_or(Error::BranchAccessDenied)?;
+        let service = self
+            .store
+            .get_service(&branch.service_id)
+            .await?
+            .ok_or(Error::BranchAccessDenied)?;
+        Ok((service, branch))
+    }
+
+    /// The signed-request checks alone, for operations that name no branch (listing or
+    /// creating branches, creating an account, the bank list).
+    pub async fn authenticate_partner_request(
+        &self,
+        head: PartnerHead,
+        req: &SignedRequest<'_>,
+        needs: Permission,
+    ) -> Result<Partner, Error> {
         let PartnerHead {
             partner: p,
             timestamp: ts_text,
@@ -115,26 +181,7 @@ impl Services {
         if !p.permissions.contains(&needs) {
             return Err(Error::PermissionDenied(needs.as_str()));
         }
-        let branch_id = req.branch_key.map(str::trim).unwrap_or("");
-        if uuid::Uuid::parse_str(branch_id).is_err() {
-            return Err(Error::invalid("X-Branch-Key", "must be the branch's UUID"));
-        }
-        let branch = self
-            .store
-            .get_branch(&domain::BranchId::from(branch_id))
-            .await?
-            .filter(|b| p.service_ids.contains(&b.service_id))
-            .ok_or(Error::BranchAccessDenied)?;
-        let service = self
-            .store
-            .get_service(&branch.service_id)
-            .await?
-            .ok_or(Error::BranchAccessDenied)?;
-        Ok(PartnerCaller {
-            partner: p,
-            service,
-            branch,
-        })
+        Ok(p)
     }
 
     /// Applies a quota operation for a partner; returns the service and branch afterwards.
@@ -192,12 +239,15 @@ impl Services {
                 Some(_) => {}
                 None => v.fail(
                     "permissions",
-                    format!("'{}' is not quota:read or quota:write", p.trim()),
+                    format!("'{}' is not one of {}", p.trim(), Permission::names()),
                 ),
             }
         }
         if perms.is_empty() {
-            v.fail("permissions", "at least one of quota:read, quota:write");
+            v.fail(
+                "permissions",
+                format!("at least one of {}", Permission::names()),
+            );
         }
         if service_ids.is_empty() {
             v.fail("service", "at least one service");

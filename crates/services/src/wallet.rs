@@ -5,6 +5,7 @@
 use crate::auth::Caller;
 use crate::verify::VerifyRequest;
 use crate::Services;
+use domain::matching::SlipReceiver;
 use domain::model::{RawWalletSlip, VerifiedTransfer, VerifyWalletData};
 use domain::Error;
 use gateway::WalletAnswer;
@@ -56,6 +57,12 @@ impl Services {
                 }
             },
         };
+        // Read before the charge, as for bank slips: once charged nothing may fail.
+        let accounts = if req.match_account {
+            Some(self.store.list_bank_accounts(&caller.branch.id).await?)
+        } else {
+            None
+        };
         let outcome = self
             .record_verified(
                 caller,
@@ -66,12 +73,18 @@ impl Services {
                 None,
             )
             .await?;
+        let receiver = SlipReceiver::from_wallet(&transfer.receiver_phone, &transfer.receiver_name);
+        let matched = accounts.map(|a| crate::accounts::matched_receiver(&a, &receiver));
         let mut raw = RawWalletSlip::from_transfer(&transfer);
         raw.payload = slip.payload.clone();
-        let checks = req.checks(transfer.amount, &outcome, None);
+        let checks = req.checks(
+            transfer.amount,
+            &outcome,
+            matched.as_ref().map(Option::is_some),
+        );
         caller
             .trace
             .answered(transfer.amount, &checks.mismatches, checks.is_duplicate);
-        Ok(VerifyWalletData::new(checks, raw))
+        Ok(VerifyWalletData::new(checks, matched.flatten(), raw))
     }
 }

@@ -4,6 +4,7 @@
 //! PostgreSQL is reached at `SLIPVERIFY_TEST_PG_URL` (default
 //! `postgres://postgres@127.0.0.1:5432/test`); each test creates its own database from it.
 
+pub mod browser;
 pub mod certs;
 pub mod raw;
 pub mod receiver;

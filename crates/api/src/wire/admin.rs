@@ -116,7 +116,8 @@ pub struct PartnerView {
     pub name: String,
     pub api_key: String,
     pub secret: String,
-    /// `quota:read`, `quota:write`.
+    /// `quota:read`, `quota:write`, `branch:read`, `branch:write`, `bank-account:read`,
+    /// `bank-account:write`.
     pub permissions: Vec<&'static str>,
     pub services: Vec<String>,
 }
@@ -291,6 +292,14 @@ pub enum PartnerPermission {
     QuotaRead,
     #[serde(rename = "quota:write")]
     QuotaWrite,
+    #[serde(rename = "branch:read")]
+    BranchRead,
+    #[serde(rename = "branch:write")]
+    BranchWrite,
+    #[serde(rename = "bank-account:read")]
+    BankAccountRead,
+    #[serde(rename = "bank-account:write")]
+    BankAccountWrite,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]

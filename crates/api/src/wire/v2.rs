@@ -464,6 +464,66 @@ pub struct SetQuota {
     pub limit_quota: Option<i64>,
 }
 
+/// A branch as the partner API's branch operations show it (compat.md's published object,
+/// plus `serviceId`; `apiKey` only in the answer that created it).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PartnerBranchRecord {
+    pub id: String,
+    pub service_id: String,
+    pub name: String,
+    pub is_main: bool,
+    pub is_active: bool,
+    /// The address (or CIDR) the branch's key may be used from; null: any. Several entries
+    /// (set by the operator) are joined with commas.
+    pub ip_address: Option<String>,
+    /// null: no branch limit.
+    pub limit_quota: Option<i64>,
+    pub used_quota: i64,
+    pub total_used_quota: i64,
+    pub bank_accounts: Vec<BankAccount>,
+    pub created_at: String,
+    /// The new branch's API key, shown once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_key: Option<String>,
+}
+
+/// `POST /b2b/branches`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PartnerNewBranch {
+    #[schema(min_length = 1, max_length = 100)]
+    pub name: String,
+    /// One address or CIDR; absent, null or `*`: any address.
+    pub ip_address: Option<String>,
+    /// A branch limit; absent or null: only the service's limit.
+    #[schema(minimum = 0)]
+    pub limit_quota: Option<i64>,
+    /// Required only when the partner manages several services.
+    pub service_id: Option<String>,
+}
+
+/// `PATCH /b2b/branches/{branchId}`: any of the fields.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PartnerBranchPatch {
+    #[schema(min_length = 1, max_length = 100)]
+    pub name: Option<String>,
+    pub is_active: Option<bool>,
+    /// One address or CIDR; null or `*`: any address.
+    pub ip_address: Option<String>,
+}
+
+/// `POST /b2b/bank-accounts`: an account for one of the partner's branches.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PartnerNewBankAccount {
+    /// The branch the account receives for (UUID).
+    pub branch_id: String,
+    #[serde(flatten)]
+    pub account: NewBankAccount,
+}
+
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct AdjustQuota {
     /// A non-zero whole number added to the branch limit.

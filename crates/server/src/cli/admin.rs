@@ -336,7 +336,8 @@ pub(crate) enum PartnerCmd {
         /// A service the partner may manage; repeatable.
         #[arg(long = "service", required = true)]
         services: Vec<ServiceId>,
-        /// Comma-separated: quota:read, quota:write.
+        /// Comma-separated: quota:read, quota:write, branch:read, branch:write,
+        /// bank-account:read, bank-account:write.
         #[arg(long)]
         permissions: String,
     },

@@ -271,6 +271,7 @@ both!(v2_optional_fields, |b: Backend| async move {
             "remark": "",
             "isDuplicate": false,
             "amountInSlip": 50.25,
+            "matchedAccount": null,
             "mismatches": [],
             "rawSlip": wallet_slip(&w),
         })

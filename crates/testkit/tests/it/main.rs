@@ -10,6 +10,7 @@ mod client_compat;
 mod common;
 mod connections;
 mod connectors;
+mod cors;
 mod decode_bombs;
 mod golden;
 mod hardening;

@@ -103,3 +103,122 @@ both!(v1_verifies_wallet_slips, |b: Backend| async move {
     assert_eq!(v["data"]["application"]["quota"]["used"], 1);
     t.stop().await;
 });
+
+both!(match_account_on_wallet_slips, |b: Backend| async move {
+    let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
+    let key = ten.api_key.as_str();
+    let path = "/v2/verify/truewallet";
+    // Listed among the banks like PROMPTPAY, and registered by its phone number.
+    let banks = t.get_ok("/v2/banks", key).await;
+    let entry = banks["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["code"] == "TRUEMONEY")
+        .cloned()
+        .expect("TRUEMONEY in /v2/banks");
+    assert_eq!(entry["extraVerify"], serde_json::Value::Null);
+    let account = |number: &str| {
+        json!({"bankCode": "TRUEMONEY", "bankNumber": number, "nameTh": "ร้านกาแฟ ดีดี",
+            "nameEn": "DD Coffee", "type": "PERSONAL"})
+    };
+    for bad in ["12345678", "1812345678", "08123456789"] {
+        t.post_err(
+            "/v2/bank-accounts",
+            key,
+            account(bad),
+            400,
+            "VALIDATION_ERROR",
+        )
+        .await;
+    }
+    let (status, created) = t
+        .post("/v2/bank-accounts", key, account("081-234-5678"))
+        .await;
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(created["data"]["bankNumber"], "0812345678");
+    let id = created["data"]["id"].as_str().unwrap().to_string();
+
+    // The shop's wallet: phone and name match.
+    let ours = t
+        .wallet_transfer(1000, None, Some("ร้านกาแฟ ดีดี"), Some("0812345678"))
+        .await;
+    let v = t
+        .post_ok(
+            path,
+            key,
+            json!({"payload": ours.payload, "matchAccount": true}),
+        )
+        .await;
+    let m = &v["data"]["matchedAccount"];
+    assert_eq!(m["id"], id.as_str(), "{v}");
+    assert_eq!(m["bank"]["code"], "TRUEMONEY");
+    assert_eq!(m["bankNumber"], "0812345678");
+    assert_eq!(v["data"]["mismatches"], json!([]));
+
+    // The wallet shows the last 4 digits: another name with them, or the name with others.
+    for (name, phone) in [("ร้านอื่น", "0812345678"), ("ร้านกาแฟ ดีดี", "0812340000")]
+    {
+        let w = t.wallet_transfer(1000, None, Some(name), Some(phone)).await;
+        let v = t
+            .post_ok(
+                path,
+                key,
+                json!({"payload": w.payload, "matchAccount": true}),
+            )
+            .await;
+        assert_eq!(v["data"]["matchedAccount"], serde_json::Value::Null, "{v}");
+        assert_eq!(v["data"]["mismatches"], json!(["account_not_match"]), "{v}");
+    }
+
+    // Without matchAccount: `matchedAccount` is still there, null, and nothing is a mismatch.
+    let w = t
+        .wallet_transfer(1000, None, Some("ร้านกาแฟ ดีดี"), Some("0812345678"))
+        .await;
+    let v = t.post_ok(path, key, json!({"payload": w.payload})).await;
+    assert_eq!(v["data"]["matchedAccount"], serde_json::Value::Null);
+    assert!(v["data"].get("matchedAccount").is_some());
+    assert_eq!(v["data"]["mismatches"], json!([]));
+
+    // A branch without accounts: a mismatch, still verified and charged.
+    let other = t.tenant(10).await;
+    let w = t
+        .wallet_transfer(1000, None, Some("ร้านกาแฟ ดีดี"), Some("0812345678"))
+        .await;
+    let v = t
+        .post_ok(
+            path,
+            &other.api_key,
+            json!({"payload": w.payload, "matchAccount": true}),
+        )
+        .await;
+    assert_eq!(v["data"]["matchedAccount"], serde_json::Value::Null);
+    assert_eq!(v["data"]["mismatches"], json!(["account_not_match"]));
+    assert_eq!(t.used(&other.api_key).await, 1);
+
+    // A bank slip never matches a wallet account, whatever its digits.
+    let tr = t.transfer("004", "014", 1000).await;
+    let v = t
+        .post_ok(
+            "/v2/verify/bank",
+            key,
+            json!({"payload": tr.payload, "matchAccount": true}),
+        )
+        .await;
+    assert_eq!(v["data"]["matchedAccount"], serde_json::Value::Null);
+
+    // v1 does not read matchAccount: its answer has no such field.
+    let w = t
+        .wallet_transfer(1000, None, Some("ร้านกาแฟ ดีดี"), Some("0812345678"))
+        .await;
+    let v = t
+        .post_ok(
+            "/api/v1/verify/truewallet",
+            key,
+            json!({"payload": w.payload, "matchAccount": true}),
+        )
+        .await;
+    assert_eq!(v["status"], 200);
+    assert!(v["data"].get("matchedAccount").is_none(), "{v}");
+    t.stop().await;
+});

@@ -168,6 +168,50 @@ impl<'a> Tape<'a> {
     }
 }
 
+/// A partner signing its requests in the branch-in-path form (no `X-Branch-Key`).
+struct Signer {
+    key: String,
+    secret: String,
+    now: i64,
+}
+
+impl Signer {
+    async fn send(
+        &self,
+        tp: &mut Tape<'_>,
+        label: &str,
+        method: &str,
+        path: &str,
+        body: &str,
+    ) -> serde_json::Value {
+        let nonce = uuid::Uuid::new_v4().to_string();
+        let ts = self.now.to_string();
+        let sig = domain::partner::sign(
+            &self.secret,
+            &domain::partner::canonical(method, path, &ts, &nonce, body.as_bytes()),
+        );
+        let body = if body.is_empty() {
+            Body::None
+        } else {
+            Body::Json(body.to_string())
+        };
+        tp.send(
+            label,
+            method,
+            &format!("/v2{path}"),
+            None,
+            &[
+                ("x-api-key", &self.key),
+                ("x-timestamp", &ts),
+                ("x-nonce", &nonce),
+                ("x-signature", &sig),
+            ],
+            body,
+        )
+        .await
+    }
+}
+
 /// Every UUID (8-4-4-4-12 hex) becomes `<uuid-N>`, N by first appearance.
 fn number_uuids(s: &str) -> String {
     let b = s.as_bytes();
@@ -329,6 +373,42 @@ both!(v2_answers, |b: Backend| async move {
         .await;
     tp.get("account deleted", "DELETE", &account, k).await;
     tp.get("account gone", "GET", &account, k).await;
+
+    // TrueMoney receiving accounts and `matchAccount` on wallet slips.
+    let wallet_acct = json!({"bankCode": "TRUEMONEY", "bankNumber": "081-234-5678",
+        "nameTh": "ร้านกาแฟ ดีดี", "nameEn": "DD Coffee", "type": "PERSONAL"});
+    tp.post(
+        "wallet account created",
+        "POST",
+        "/v2/bank-accounts",
+        k,
+        wallet_acct,
+    )
+    .await;
+    let bad = json!({"bankCode": "TRUEMONEY", "bankNumber": "12345678",
+        "nameTh": "ร้านกาแฟ ดีดี", "nameEn": "DD Coffee", "type": "PERSONAL"});
+    tp.post(
+        "wallet account not a phone",
+        "POST",
+        "/v2/bank-accounts",
+        k,
+        bad,
+    )
+    .await;
+    let ours = wallet_transfer_to(&t, &mut tp, "ร้านกาแฟ ดีดี", "0812345678", 2).await;
+    let theirs = wallet_transfer_to(&t, &mut tp, "ร้านอื่น", "0899990000", 3).await;
+    let fresh = t.tenant(10).await;
+    let fresh = format!("Bearer {}", fresh.api_key);
+    let nothing = wallet_transfer_to(&t, &mut tp, "ร้านกาแฟ ดีดี", "0812345678", 4).await;
+    for (label, auth, w) in [
+        ("truewallet account matched", k, &ours),
+        ("truewallet account not matched", k, &theirs),
+        ("truewallet no accounts", Some(fresh.as_str()), &nothing),
+    ] {
+        let body = json!({"payload": w.payload, "matchAccount": true});
+        tp.post(label, "POST", "/v2/verify/truewallet", auth, body)
+            .await;
+    }
     let unknown_job = "/v2/verify/bank/jobs/00000000-0000-4000-8000-000000000000";
     tp.get("job unknown", "GET", unknown_job, k).await;
     let body = json!({"payload": tr.payload, "callbackUrl": "https://example.com/hook"});
@@ -379,9 +459,13 @@ both!(v1_answers, |b: Backend| async move {
     tp.send_each("POST", "/api/v1/verify", k, &[], verify).await;
     let w = wallet_transfer(&t, &mut tp).await;
     let once = json!({"payload": w.payload, "checkDuplicate": true});
+    // v1 does not read `matchAccount`: the same answer shape with it.
+    let other = wallet_transfer_to(&t, &mut tp, "ร้านกาแฟ ดีดี", "0812345678", 2).await;
+    let with_match = json!({"payload": other.payload, "matchAccount": true});
     let wallet = [
         ("truewallet", j(once.clone())),
         ("truewallet duplicate", j(once)),
+        ("truewallet matchAccount not read", j(with_match)),
     ];
     tp.send_each("POST", "/api/v1/verify/truewallet", k, &[], wallet)
         .await;
@@ -572,6 +656,117 @@ both!(admin_and_partner_answers, |b: Backend| async move {
         Body::None,
     )
     .await;
+
+    // The branch-in-path form and the branch and bank-account operations (issue 35).
+    let p1 = Signer {
+        key: pkey.clone(),
+        secret: secret.clone(),
+        now,
+    };
+    p1.send(
+        &mut tp,
+        "partner without branch:read",
+        "GET",
+        "/b2b/branches",
+        "",
+    )
+    .await;
+    let v = tp.post("partner all scopes", "POST", "/admin/partners", k, json!({"name": "Reseller", "serviceIds": [sid], "permissions": ["quota:read", "quota:write", "branch:read", "branch:write", "bank-account:read", "bank-account:write"]})).await;
+    let p2 = Signer {
+        key: v["data"]["apiKey"].as_str().unwrap_or("none").to_string(),
+        secret: v["data"]["secret"].as_str().unwrap_or("none").to_string(),
+        now,
+    };
+    tp.mask(&p2.key, "partner2-key");
+    tp.mask(&p2.secret, "partner2-secret");
+    let at = format!("/b2b/branches/{bid}");
+    for (label, method, path, body) in [
+        ("path quota", "GET", format!("{at}/quota"), ""),
+        (
+            "path quota set",
+            "PUT",
+            format!("{at}/quota"),
+            r#"{"limitQuota": 20}"#,
+        ),
+        (
+            "path adjust",
+            "POST",
+            format!("{at}/quota/adjust"),
+            r#"{"amount": -5}"#,
+        ),
+        ("path reset", "POST", format!("{at}/quota/reset"), ""),
+        ("branches", "GET", "/b2b/branches".into(), ""),
+        ("branch", "GET", at.clone(), ""),
+        (
+            "branch patched",
+            "PATCH",
+            at.clone(),
+            r#"{"name": "Front desk", "ipAddress": "203.0.113.7"}"#,
+        ),
+        (
+            "branch patch invalid",
+            "PATCH",
+            at.clone(),
+            r#"{"isActive": "yes", "ipAddress": "nowhere"}"#,
+        ),
+        (
+            "branch account added",
+            "POST",
+            format!("{at}/bank-accounts"),
+            r#"{"bankCode": "TRUEMONEY", "bankNumber": "0812345678", "nameTh": "ร้านกาแฟ ดีดี", "nameEn": "DD Coffee", "type": "PERSONAL"}"#,
+        ),
+        (
+            "branch account link refused",
+            "POST",
+            format!("{at}/bank-accounts"),
+            r#"{"bankAccountId": "00000000-0000-4000-8000-000000000000"}"#,
+        ),
+        ("branch accounts", "GET", format!("{at}/bank-accounts"), ""),
+        (
+            "branch account not found",
+            "DELETE",
+            format!("{at}/bank-accounts/00000000-0000-4000-8000-000000000000"),
+            "",
+        ),
+        ("main branch not deleted", "DELETE", at.clone(), ""),
+        ("banks", "GET", "/b2b/banks".into(), ""),
+    ] {
+        p2.send(&mut tp, label, method, &path, body).await;
+    }
+    let v = p2
+        .send(
+            &mut tp,
+            "branch created",
+            "POST",
+            "/b2b/branches",
+            r#"{"name": "Kiosk", "limitQuota": 5}"#,
+        )
+        .await;
+    let new = v["data"]["id"].as_str().unwrap_or("none").to_string();
+    let body = format!(
+        r#"{{"branchId": "{new}", "bankCode": "014", "bankNumber": "123-4-56789-0", "nameTh": "ร้านตัวอย่าง", "nameEn": "Sample", "type": "JURISTIC"}}"#
+    );
+    let v = p2
+        .send(
+            &mut tp,
+            "bank account created",
+            "POST",
+            "/b2b/bank-accounts",
+            &body,
+        )
+        .await;
+    let acct = v["data"]["id"].as_str().unwrap_or("none").to_string();
+    let gone = format!("/b2b/branches/{new}/bank-accounts/{acct}");
+    p2.send(&mut tp, "branch account deleted", "DELETE", &gone, "")
+        .await;
+    p2.send(
+        &mut tp,
+        "branch deleted",
+        "DELETE",
+        &format!("/b2b/branches/{new}"),
+        "",
+    )
+    .await;
     tp.check("admin");
     t.stop().await;
 });
@@ -632,6 +827,134 @@ both!(job_and_webhook_answers, |b: Backend| async move {
     tp.check("jobs");
     t.stop().await;
 });
+
+both!(cors_answers, |b: Backend| async move {
+    // Off (the default): the same bytes as before CORS existed, whatever a browser sends.
+    let off = spawn(b, |_| {}).await;
+    let ten = off.tenant(10).await;
+    let bearer = format!("Bearer {}", ten.api_key);
+    let preflight = [
+        ("origin", "https://shop.example"),
+        ("access-control-request-method", "POST"),
+        (
+            "access-control-request-headers",
+            "authorization,content-type,idempotency-key",
+        ),
+    ];
+    let page = [("origin", "https://shop.example")];
+    let mut tp = Tape::new(&off);
+    tp.send(
+        "off: preflight",
+        "OPTIONS",
+        "/v2/verify/bank",
+        None,
+        &preflight,
+        Body::None,
+    )
+    .await;
+    tp.send(
+        "off: from a page",
+        "GET",
+        "/v2/info",
+        Some(&bearer),
+        &page,
+        Body::None,
+    )
+    .await;
+    tp.check("cors-off");
+    let on = TestApp::spawn_with_config(b, "[server]\ncors_origins = [\"https://shop.example\"]\n")
+        .await;
+    on.clock.set(start());
+    let ten = on.tenant(10).await;
+    let bearer = format!("Bearer {}", ten.api_key);
+    let other = [
+        ("origin", "https://evil.example"),
+        ("access-control-request-method", "POST"),
+    ];
+    let mut tp = Tape::new(&on);
+    tp.send(
+        "listed: preflight",
+        "OPTIONS",
+        "/v2/verify/bank",
+        None,
+        &preflight,
+        Body::None,
+    )
+    .await;
+    tp.send(
+        "listed: from a page",
+        "GET",
+        "/v2/info",
+        Some(&bearer),
+        &page,
+        Body::None,
+    )
+    .await;
+    tp.send(
+        "listed: v1 preflight",
+        "OPTIONS",
+        "/api/v1/verify",
+        None,
+        &preflight,
+        Body::None,
+    )
+    .await;
+    tp.send(
+        "other origin: preflight",
+        "OPTIONS",
+        "/v2/verify/bank",
+        None,
+        &other,
+        Body::None,
+    )
+    .await;
+    tp.send(
+        "other origin: from a page",
+        "GET",
+        "/v2/info",
+        Some(&bearer),
+        &other[..1],
+        Body::None,
+    )
+    .await;
+    tp.send(
+        "admin: preflight",
+        "OPTIONS",
+        "/admin/services",
+        None,
+        &preflight,
+        Body::None,
+    )
+    .await;
+    tp.send(
+        "partner: preflight",
+        "OPTIONS",
+        "/v2/b2b/branch/quota",
+        None,
+        &preflight,
+        Body::None,
+    )
+    .await;
+    tp.check("cors-on");
+});
+
+/// A TrueMoney sandbox transfer of 10 baht to this receiver, its random parts masked as the
+/// `n`th.
+async fn wallet_transfer_to(
+    t: &TestApp,
+    tp: &mut Tape<'_>,
+    name: &str,
+    phone: &str,
+    n: usize,
+) -> domain::model::WalletTransfer {
+    let w = t
+        .wallet_transfer(1000, Some("สมหญิง ดีใจ"), Some(name), Some(phone))
+        .await;
+    tp.mask(&w.payload, &format!("wallet-payload{n}"));
+    tp.mask(&w.transaction_id, &format!("wallet-id{n}"));
+    tp.mask(&w.sender_phone, &format!("wallet-phone{n}"));
+    w
+}
 
 /// A TrueMoney sandbox transfer of 50.25 baht, its random parts masked.
 async fn wallet_transfer(t: &TestApp, tp: &mut Tape<'_>) -> domain::model::WalletTransfer {
