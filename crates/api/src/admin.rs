@@ -207,10 +207,13 @@ async fn update_branch(
         biller_id: tri(&mut f, "billerId", |f| f.string("billerId", 1, 32))
             .map(Option::unwrap_or_default),
         sandbox: f.boolean("sandbox"),
+        line: line_patch(&mut f),
     };
     f.finish()?;
     let b = svc.update_branch(&id, &upd).await?;
-    Ok(Plain::json(views::branch(&b, None)))
+    let mut view = views::branch(&b, None);
+    view.line = svc.line_settings(&b.id).await?.as_ref().map(views::line);
+    Ok(Plain::json(view))
 }
 
 #[utoipa::path(post, path = "/branches/{id}/rotate-key", tag = "admin",
@@ -595,4 +598,40 @@ async fn service_audit(
 ) -> Reply<Vec<w::AuditEntry>> {
     let entries = svc.service_audit(&id).await?;
     Ok(Plain::json(views::audit(&entries)))
+}
+
+/// The LINE fields of a branch change (`null` or `""` clears a text).
+fn line_patch(f: &mut Fields) -> domain::line::LinePatch {
+    use domain::line::{GroupMode, Lang, LinePatch};
+    let text = |f: &mut Fields, name: &str, max: usize| {
+        tri(f, name, |f| f.string(name, 1, max)).map(Option::unwrap_or_default)
+    };
+    let channel_secret = text(f, "lineChannelSecret", 256);
+    let channel_token = text(f, "lineChannelToken", 1024);
+    let notify_to = text(f, "lineNotifyTo", 64);
+    let language = f.string("lineLanguage", 1, 8).and_then(|l| {
+        let parsed = Lang::parse(&l);
+        if parsed.is_none() {
+            f.v.fail("lineLanguage", "must be th or en");
+        }
+        parsed
+    });
+    let group_mode = f.string("lineGroupMode", 1, 16).and_then(|m| {
+        let parsed = GroupMode::parse(&m);
+        if parsed.is_none() {
+            f.v.fail("lineGroupMode", "must be silent or verbose");
+        }
+        parsed
+    });
+    LinePatch {
+        channel_secret,
+        channel_token,
+        notify_to,
+        language,
+        group_mode,
+        push: f.boolean("linePush"),
+        push_daily_limit: f
+            .whole("linePushDailyLimit", 0)
+            .map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
+    }
 }

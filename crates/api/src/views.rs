@@ -81,6 +81,20 @@ pub fn branch(b: &Branch, api_key: Option<&str>) -> BranchView {
         limit_quota: b.quota.limit,
         sandbox: b.sandbox,
         api_key: api_key.map(str::to_string),
+        line: None,
+    }
+}
+
+/// A branch's LINE settings, secrets as set / not set.
+pub fn line(l: &domain::line::LineSettings) -> crate::wire::admin::LineView {
+    crate::wire::admin::LineView {
+        has_channel_secret: l.channel_secret.is_some(),
+        has_channel_token: l.channel_token.is_some(),
+        notify_to: l.notify_to.clone(),
+        language: l.language.as_str(),
+        group_mode: l.group_mode.as_str(),
+        push: l.push,
+        push_daily_limit: l.push_daily_limit,
     }
 }
 

@@ -157,6 +157,130 @@ impl Lang {
     }
 }
 
+/// Whether the bot speaks in a group on every slip (`verbose`) or only on problems (`silent`,
+/// the default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GroupMode {
+    #[default]
+    Silent,
+    Verbose,
+}
+
+impl GroupMode {
+    pub fn parse(s: &str) -> Option<GroupMode> {
+        match s {
+            "silent" => Some(GroupMode::Silent),
+            "verbose" => Some(GroupMode::Verbose),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GroupMode::Silent => "silent",
+            GroupMode::Verbose => "verbose",
+        }
+    }
+}
+
+/// A branch's LINE Official Account. The bot answers only when both the secret and the token
+/// are set.
+#[derive(Clone, PartialEq)]
+pub struct LineSettings {
+    pub channel_secret: Option<String>,
+    pub channel_token: Option<String>,
+    /// The staff group or user that gets notices and each verified payment.
+    pub notify_to: Option<String>,
+    pub language: Lang,
+    pub group_mode: GroupMode,
+    /// Push messages cost money: off by default.
+    pub push: bool,
+    pub push_daily_limit: u32,
+}
+
+impl Default for LineSettings {
+    fn default() -> Self {
+        LineSettings {
+            channel_secret: None,
+            channel_token: None,
+            notify_to: None,
+            language: Lang::Th,
+            group_mode: GroupMode::Silent,
+            push: false,
+            push_daily_limit: Self::DEFAULT_PUSH_DAILY_LIMIT,
+        }
+    }
+}
+
+impl LineSettings {
+    /// The default daily push limit per branch.
+    pub const DEFAULT_PUSH_DAILY_LIMIT: u32 = 50;
+
+    /// Secret and token, when the bot is set up.
+    pub fn credentials(&self) -> Option<(&str, &str)> {
+        Some((
+            self.channel_secret.as_deref()?,
+            self.channel_token.as_deref()?,
+        ))
+    }
+}
+
+// Written out so the secret and the token never reach a log through `{:?}`.
+impl std::fmt::Debug for LineSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LineSettings")
+            .field(
+                "channel_secret",
+                &self.channel_secret.as_ref().map(|_| "[set]"),
+            )
+            .field(
+                "channel_token",
+                &self.channel_token.as_ref().map(|_| "[set]"),
+            )
+            .field("notify_to", &self.notify_to)
+            .field("language", &self.language)
+            .field("group_mode", &self.group_mode)
+            .field("push", &self.push)
+            .field("push_daily_limit", &self.push_daily_limit)
+            .finish()
+    }
+}
+
+/// Changes to a branch's LINE settings; `None` leaves a field, `Some("")` clears a text.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LinePatch {
+    pub channel_secret: Option<String>,
+    pub channel_token: Option<String>,
+    pub notify_to: Option<String>,
+    pub language: Option<Lang>,
+    pub group_mode: Option<GroupMode>,
+    pub push: Option<bool>,
+    pub push_daily_limit: Option<u32>,
+}
+
+impl LinePatch {
+    pub fn is_empty(&self) -> bool {
+        *self == LinePatch::default()
+    }
+
+    /// `settings` with this patch applied.
+    pub fn apply(&self, mut s: LineSettings) -> LineSettings {
+        let text = |new: &Option<String>, old: Option<String>| match new {
+            None => old,
+            Some(v) if v.is_empty() => None,
+            Some(v) => Some(v.clone()),
+        };
+        s.channel_secret = text(&self.channel_secret, s.channel_secret.take());
+        s.channel_token = text(&self.channel_token, s.channel_token.take());
+        s.notify_to = text(&self.notify_to, s.notify_to.take());
+        s.language = self.language.unwrap_or(s.language);
+        s.group_mode = self.group_mode.unwrap_or(s.group_mode);
+        s.push = self.push.unwrap_or(s.push);
+        s.push_daily_limit = self.push_daily_limit.unwrap_or(s.push_daily_limit);
+        s
+    }
+}
+
 /// A verified slip as the card shows it: only what the bank sent (masked names and accounts).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SlipCard {

@@ -40,6 +40,8 @@ pub struct BranchUpdate {
     pub limit_quota: Option<Option<i64>>,
     /// Makes the branch a test branch (`true`) or a production one.
     pub sandbox: Option<bool>,
+    /// The branch's LINE Official Account (the slip bot).
+    pub line: domain::line::LinePatch,
 }
 
 /// Changes to a service; `None` leaves a field as it is.
@@ -204,6 +206,7 @@ impl Services {
             }
         }
         check_limit(&mut v, "limitQuota", &upd.limit_quota);
+        check_line(&mut v, &upd.line);
         v.into_result()?;
         let clear_empty =
             |o: &Option<String>| o.as_ref().map(|s| (!s.is_empty()).then(|| s.clone()));
@@ -217,10 +220,23 @@ impl Services {
             limit_quota: upd.limit_quota,
             sandbox: upd.sandbox,
         };
-        self.store
+        let b = self
+            .store
             .update_branch(id, &patch)
             .await?
-            .ok_or_else(|| Error::unknown("branch", "no such branch"))
+            .ok_or_else(|| Error::unknown("branch", "no such branch"))?;
+        if !upd.line.is_empty() {
+            self.store.set_line_settings(id, &upd.line).await?;
+        }
+        Ok(b)
+    }
+
+    /// A branch's LINE settings, when it has any.
+    pub async fn line_settings(
+        &self,
+        id: &BranchId,
+    ) -> Result<Option<domain::line::LineSettings>, Error> {
+        Ok(self.store.get_line_settings(id).await?)
     }
 
     pub async fn update_service(
@@ -379,3 +395,28 @@ impl Services {
 /// Why `allowIps: []` is refused: opening a branch to every address is always the literal `*`.
 pub const EMPTY_ALLOW_LIST: &str =
     "must not be empty: list addresses or CIDRs, or [\"*\"] to allow every address";
+
+/// The LINE fields of a branch change: lengths, the id's alphabet, the daily push limit.
+fn check_line(v: &mut Validation, l: &domain::line::LinePatch) {
+    if matches!(&l.channel_secret, Some(s) if s.len() > 256) {
+        v.fail("lineChannelSecret", "must be at most 256 characters");
+    }
+    if matches!(&l.channel_token, Some(t) if t.len() > 1024) {
+        v.fail("lineChannelToken", "must be at most 1024 characters");
+    }
+    if let Some(to) = l.notify_to.as_deref().filter(|t| !t.is_empty()) {
+        // LINE's user, group and room ids: `U`, `C` or `R` and 32 hex digits.
+        let ok = to.len() == 33
+            && matches!(to.as_bytes()[0], b'U' | b'C' | b'R')
+            && to[1..].bytes().all(|b| b.is_ascii_hexdigit());
+        if !ok {
+            v.fail(
+                "lineNotifyTo",
+                "must be a LINE user, group or room id (U, C or R and 32 hex digits)",
+            );
+        }
+    }
+    if matches!(l.push_daily_limit, Some(n) if n > 10_000) {
+        v.fail("linePushDailyLimit", "must be from 0 to 10000");
+    }
+}

@@ -9,6 +9,7 @@ mod billing;
 mod charge;
 mod idempotency;
 mod jobs;
+mod line;
 mod migrate;
 mod quota_ops;
 mod sandbox;
@@ -359,6 +360,30 @@ pub trait Store: Send + Sync + 'static {
     /// Blanks the personal fields of transfers verified before `before`; how many.
     async fn blank_personal_data(&self, before: OffsetDateTime, now: OffsetDateTime)
         -> Result<u64>;
+
+    /// A branch's LINE settings (`None`: never set).
+    async fn get_line_settings(
+        &self,
+        branch: &BranchId,
+    ) -> Result<Option<domain::line::LineSettings>>;
+    /// Applies a patch to a branch's LINE settings; the result.
+    async fn set_line_settings(
+        &self,
+        branch: &BranchId,
+        patch: &domain::line::LinePatch,
+    ) -> Result<domain::line::LineSettings>;
+    /// True the first time a LINE webhook event is taken within 24 h (`forget_before`).
+    async fn claim_line_event(
+        &self,
+        branch: &BranchId,
+        event_id: &str,
+        now: OffsetDateTime,
+        forget_before: OffsetDateTime,
+    ) -> Result<bool>;
+    /// One push from the branch's allowance for a Thai day; false when used up.
+    async fn take_line_push(&self, branch: &BranchId, day: &str, limit: u32) -> Result<bool>;
+    /// Forgets LINE event records older than `before` (at most a chunk); how many.
+    async fn sweep_line_events(&self, before: OffsetDateTime) -> Result<u64>;
 
     /// Sandbox bank ledger. `Conflict` if (sending bank, reference) exists.
     async fn insert_sandbox_transfer(&self, t: &Transfer) -> Result<()>;

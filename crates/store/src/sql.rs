@@ -1019,6 +1019,39 @@ impl Store for SqlStore {
         crate::attempts::search(&self.pool, q).await
     }
 
+    async fn get_line_settings(
+        &self,
+        branch: &BranchId,
+    ) -> Result<Option<domain::line::LineSettings>> {
+        crate::line::get(&self.pool, branch).await
+    }
+
+    async fn set_line_settings(
+        &self,
+        branch: &BranchId,
+        patch: &domain::line::LinePatch,
+    ) -> Result<domain::line::LineSettings> {
+        crate::line::set(&self.pool, branch, patch).await
+    }
+
+    async fn claim_line_event(
+        &self,
+        branch: &BranchId,
+        event_id: &str,
+        now: OffsetDateTime,
+        forget_before: OffsetDateTime,
+    ) -> Result<bool> {
+        crate::line::claim_event(&self.pool, branch, event_id, now, forget_before).await
+    }
+
+    async fn take_line_push(&self, branch: &BranchId, day: &str, limit: u32) -> Result<bool> {
+        crate::line::take_push(&self.pool, branch, day, limit).await
+    }
+
+    async fn sweep_line_events(&self, before: OffsetDateTime) -> Result<u64> {
+        crate::line::sweep_events(&self.pool, before).await
+    }
+
     async fn count_attempts(&self) -> Result<i64> {
         on_pool!(self, p => Ok(sqlx::query("SELECT COUNT(*) FROM attempts")
             .fetch_one(p)

@@ -92,6 +92,24 @@ pub struct BranchView {
     /// Only when the branch is created (shown once).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub api_key: Option<String>,
+    /// The branch's LINE slip bot, in the answer to a change, when it has settings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<LineView>,
+}
+
+/// A branch's LINE Official Account; the secret and the token only as set / not set.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LineView {
+    pub has_channel_secret: bool,
+    pub has_channel_token: bool,
+    pub notify_to: Option<String>,
+    /// `th` or `en`.
+    pub language: &'static str,
+    /// `silent` (only problems in groups) or `verbose`.
+    pub group_mode: &'static str,
+    pub push: bool,
+    pub push_daily_limit: u32,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -253,6 +271,24 @@ pub struct BranchChange {
     pub limit_quota: Option<i64>,
     /// Make it a test branch (`true`) or a production one (`false`).
     pub sandbox: Option<bool>,
+    /// The LINE channel secret (checks `X-Line-Signature`); `null` or `""` clears it.
+    #[schema(max_length = 256)]
+    pub line_channel_secret: Option<String>,
+    /// The LINE channel access token (downloads, replies, pushes); `null` or `""` clears it.
+    #[schema(max_length = 1024)]
+    pub line_channel_token: Option<String>,
+    /// A LINE user, group or room id for staff notices and each verified payment.
+    #[schema(max_length = 64)]
+    pub line_notify_to: Option<String>,
+    /// `th` (default) or `en`.
+    pub line_language: Option<String>,
+    /// `silent` (default: in groups, speak only on problems) or `verbose`.
+    pub line_group_mode: Option<String>,
+    /// Allow push messages (they cost money); off by default.
+    pub line_push: Option<bool>,
+    /// Pushes per branch per Thai day (default 50).
+    #[schema(minimum = 0, maximum = 10000)]
+    pub line_push_daily_limit: Option<i64>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]

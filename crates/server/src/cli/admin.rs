@@ -429,7 +429,7 @@ pub(crate) enum BranchCmd {
         sandbox: bool,
     },
     /// Change a branch's settings.
-    Update(BranchUpdateArgs),
+    Update(Box<BranchUpdateArgs>),
 }
 
 #[derive(Args)]
@@ -461,6 +461,54 @@ pub(crate) struct BranchUpdateArgs {
     /// `true` makes it a test branch (sandbox ledger, never charged), `false` a production one.
     #[arg(long)]
     sandbox: Option<bool>,
+    /// The LINE Official Account's channel secret (checks webhook signatures); "" clears it.
+    #[arg(long)]
+    line_channel_secret: Option<String>,
+    /// The LINE channel access token (downloads, replies, pushes); "" clears it.
+    #[arg(long)]
+    line_channel_token: Option<String>,
+    /// A LINE user, group or room id for staff notices and verified payments; "" clears it.
+    #[arg(long)]
+    line_notify_to: Option<String>,
+    /// The bot's language: th (default) or en.
+    #[arg(long)]
+    line_language: Option<String>,
+    /// In groups: silent (default; only problems) or verbose.
+    #[arg(long)]
+    line_group_mode: Option<String>,
+    /// Push messages (they cost money): on or off (default off).
+    #[arg(long)]
+    line_push: Option<String>,
+    /// Pushes per branch per Thai day (default 50).
+    #[arg(long)]
+    line_push_daily_limit: Option<u32>,
+}
+
+/// The `--line-*` flags as a patch.
+fn line_patch(a: &BranchUpdateArgs) -> Result<domain::line::LinePatch, String> {
+    use domain::line::{GroupMode, Lang, LinePatch};
+    Ok(LinePatch {
+        channel_secret: a.line_channel_secret.clone(),
+        channel_token: a.line_channel_token.clone(),
+        notify_to: a.line_notify_to.clone(),
+        language: a
+            .line_language
+            .as_deref()
+            .map(|l| Lang::parse(l).ok_or("--line-language must be th or en"))
+            .transpose()?,
+        group_mode: a
+            .line_group_mode
+            .as_deref()
+            .map(|m| GroupMode::parse(m).ok_or("--line-group-mode must be silent or verbose"))
+            .transpose()?,
+        push: match a.line_push.as_deref() {
+            None => None,
+            Some("on") => Some(true),
+            Some("off") => Some(false),
+            Some(_) => return Err("--line-push must be on or off".into()),
+        },
+        push_daily_limit: a.line_push_daily_limit,
+    })
 }
 
 #[derive(Subcommand)]
@@ -656,6 +704,7 @@ pub(crate) async fn run(svc: &Services, cmd: Admin) -> Result<ExitCode, String> 
             print(api::views::branch(&b, Some(&key)));
         }
         Admin::Branch(BranchCmd::Update(a)) => {
+            let line = line_patch(&a)?;
             let b = svc
                 .update_branch(
                     &a.branch,
@@ -672,11 +721,19 @@ pub(crate) async fn run(svc: &Services, cmd: Admin) -> Result<ExitCode, String> 
                             .map(|q| parse_limit("quota", q))
                             .transpose()?,
                         sandbox: a.sandbox,
+                        line,
                     },
                 )
                 .await
                 .map_err(err)?;
-            print(api::views::branch(&b, None));
+            let mut view = api::views::branch(&b, None);
+            view.line = svc
+                .line_settings(&b.id)
+                .await
+                .map_err(err)?
+                .as_ref()
+                .map(api::views::line);
+            print(view);
         }
         Admin::Key(KeyCmd::Rotate { branch, grace }) => {
             let grace = grace.as_deref().map(parse_duration).transpose()?;
