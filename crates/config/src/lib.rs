@@ -39,6 +39,7 @@ pub struct Config {
     pub routing: Routing,
     pub limits: LimitsConfig,
     pub retention: RetentionConfig,
+    pub line: LineConfig,
 }
 
 /// What one request may cost the server: image shapes and the decode memory budget.
@@ -249,6 +250,33 @@ pub struct EgressConfig {
 pub struct OutboundConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proxy: Option<CredentialUrl>,
+}
+
+/// The LINE slip bot's view of the LINE platform (`../shared/line.md`). Each branch's channel
+/// secret and token are branch settings (`admin branch update --line-*`), not here.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LineConfig {
+    /// The Messaging API (reply, push, loading); https unless loopback.
+    pub api_base: String,
+    /// The content host (images customers send); https unless loopback.
+    pub data_api_base: String,
+    /// One call to LINE, connect to last byte.
+    pub timeout_ms: u64,
+    /// A reply token older than this is not used: the answer is pushed instead (if allowed).
+    /// LINE says "use within 1 minute"; integrators report ~30 s (line.md [M]).
+    pub reply_window_secs: u64,
+}
+
+impl Default for LineConfig {
+    fn default() -> Self {
+        Self {
+            api_base: "https://api.line.me".into(),
+            data_api_base: "https://api-data.line.me".into(),
+            timeout_ms: 10_000,
+            reply_window_secs: 50,
+        }
+    }
 }
 
 /// How long records are kept (PDPA): the attempts log, and the personal fields of stored

@@ -190,6 +190,21 @@ impl Config {
                 out.push(format!("outbound.proxy: {e}"));
             }
         }
+        for (key, url) in [
+            ("line.api_base", &self.line.api_base),
+            ("line.data_api_base", &self.line.data_api_base),
+        ] {
+            if let Err(e) = egress::operator::check_operator_url(url) {
+                out.push(format!("{key}: {e}"));
+            }
+        }
+        range(&mut out, "line.timeout_ms", self.line.timeout_ms, 100..=60_000);
+        range(
+            &mut out,
+            "line.reply_window_secs",
+            self.line.reply_window_secs,
+            5..=60,
+        );
         let r = &self.retention;
         range(
             &mut out,

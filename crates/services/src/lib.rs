@@ -9,6 +9,7 @@ pub mod budget;
 pub mod idempotency;
 pub mod input;
 pub mod jobs;
+pub mod line;
 pub mod lookup;
 pub mod partner;
 pub mod partner_branches;
