@@ -49,7 +49,16 @@ async fn run(pool: Pool, mut rx: mpsc::Receiver<(Attempt, Reply)>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let rows: Vec<&Attempt> = batch.iter().map(|(a, _)| a).collect();
-        let result = insert(&pool, &rows).await;
+        // A busy database (a lock held by another writer past the busy timeout, a pool out of
+        // connections) is worth two more tries before the records are given up.
+        let mut result = insert(&pool, &rows).await;
+        for wait_ms in [50, 250] {
+            if result.is_ok() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(wait_ms)).await;
+            result = insert(&pool, &rows).await;
+        }
         if let Err(e) = &result {
             tracing::warn!(error = %e, size = batch.len(), "attempts batch failed");
         }
@@ -68,8 +77,14 @@ const PER_ROW: usize = 16;
 
 /// Inserts `rows` in one transaction.
 pub(crate) async fn insert(pool: &Pool, rows: &[&Attempt]) -> Result<()> {
+    // SQLite: take the write lock up front (a deferred transaction that upgrades can fail at
+    // once with "database is locked" instead of waiting its busy timeout).
+    let begin = match pool {
+        Pool::Sqlite(_) => "BEGIN IMMEDIATE",
+        Pool::Pg(_) => "BEGIN",
+    };
     on_pool!(pool: pool, p => {
-        let mut tx = p.begin().await?;
+        let mut tx = p.begin_with(begin).await?;
         for chunk in rows.chunks(ROWS_PER_STATEMENT) {
             let values: Vec<String> = (0..chunk.len())
                 .map(|i| format!("({})", crate::sql::placeholders(i * PER_ROW + 1, PER_ROW)))
