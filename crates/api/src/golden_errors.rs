@@ -36,6 +36,7 @@ fn every_error() -> Vec<Error> {
         Error::SlipPending,
         Error::NotFound,
         Error::JobNotFound,
+        Error::JobStillRunning,
         Error::AccountNotVerified,
         Error::SlipExpired,
         Error::InvalidBankCode,
@@ -90,6 +91,7 @@ fn every_error() -> Vec<Error> {
             | Error::SlipPending
             | Error::NotFound
             | Error::JobNotFound
+            | Error::JobStillRunning
             | Error::AccountNotVerified
             | Error::SlipExpired
             | Error::InvalidBankCode

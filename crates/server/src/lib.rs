@@ -28,6 +28,8 @@ pub struct App {
     pub store: Arc<SqlStore>,
     /// How this node's async-job worker runs (schedules are in `services.schedules()`).
     pub worker: services::jobs::WorkerConfig,
+    /// Which periodic jobs this node takes part in, and how (`services::jobs::periodic`).
+    pub periodic: services::jobs::periodic::PeriodicConfig,
     /// How the accept loop bounds connections (cap, timeouts, body deadline).
     pub connections: edge::Policy,
 }
@@ -127,12 +129,23 @@ impl App {
             poll: Duration::from_millis(cfg.jobs.poll_ms),
             ..services::jobs::WorkerConfig::default()
         };
+        let periods = services::jobs::periodic::Periods {
+            expire_jobs: Duration::from_secs(cfg.jobs.expire_every_secs),
+            idempotency_keys: Duration::from_secs(cfg.jobs.idempotency_sweep_every_secs),
+        };
+        let periodic = services::jobs::periodic::PeriodicConfig {
+            enabled: cfg.jobs.periodic,
+            jobs: services::jobs::periodic::builtin(&periods),
+            lease: Duration::from_secs(cfg.jobs.periodic_lease_secs),
+            ..services::jobs::periodic::PeriodicConfig::default()
+        };
         Ok(Self {
             services,
             sandbox,
             wallet,
             store,
             worker,
+            periodic,
             connections: connection_policy(&cfg.server),
         })
     }
@@ -181,8 +194,9 @@ impl App {
     }
 }
 
-/// Serves the API on `listener`, and runs this node's job worker, until `shutdown` resolves.
-/// Then requests in flight finish, and the worker finishes or hands back the jobs it holds.
+/// Serves the API on `listener`, and runs this node's job worker and its share of periodic
+/// jobs, until `shutdown` resolves. Then requests in flight finish, and the worker and the
+/// periodic runner finish or hand back the work they hold.
 pub async fn serve(
     listener: TcpListener,
     app: &App,
@@ -206,6 +220,11 @@ pub async fn serve_counted(
         app.worker.clone(),
         stopped,
     ));
+    let periodic = tokio::spawn(services::jobs::periodic::run_periodic(
+        app.services.clone(),
+        app.periodic.clone(),
+        stop.subscribe(),
+    ));
     let stop_on_signal = stop.clone();
     // Our own accept loop (crates/edge): early answers keep the connection usable.
     let served = edge::serve(
@@ -221,6 +240,7 @@ pub async fn serve_counted(
     .await;
     let _ = stop.send(true);
     let _ = worker.await;
+    let _ = periodic.await;
     served
 }
 

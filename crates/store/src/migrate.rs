@@ -33,6 +33,7 @@ macro_rules! for_backend {
             11 => "0011_stored_transfer_and_default_burst.sql",
             12 => "0012_test_branches.sql",
             13 => "0013_idempotency_keys.sql",
+            15 => "0015_job_kinds.sql",
         )
     };
 }
