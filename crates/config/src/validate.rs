@@ -137,7 +137,12 @@ impl Config {
             j.periodic_lease_secs,
             5..=86_400,
         );
-        range(&mut out, "jobs.expire_every_secs", j.expire_every_secs, 1..=86_400);
+        range(
+            &mut out,
+            "jobs.expire_every_secs",
+            j.expire_every_secs,
+            1..=86_400,
+        );
         range(
             &mut out,
             "jobs.idempotency_sweep_every_secs",

@@ -792,8 +792,10 @@ mod tests {
         assert!(slip.check_duplicate);
         assert_eq!(j.redelivery(), None, "not a redelivery");
         // Rows migrated from the old columns carry every field; a missing optional is absent.
-        let old: NewJob =
-            serde_json::from_value(json!({"payload": "Q", "checkDuplicate": false, "matchAmount": 150})).unwrap();
+        let old: NewJob = serde_json::from_value(
+            json!({"payload": "Q", "checkDuplicate": false, "matchAmount": 150}),
+        )
+        .unwrap();
         assert_eq!(old.match_amount, Some(Satang(150)));
         assert!(!old.match_account);
     }
@@ -807,7 +809,10 @@ mod tests {
         let mut r = Job::of_kind(
             "22222222-2222-4222-8222-222222222222".into(),
             REDELIVER,
-            serde_json::to_value(Redelivery { job_id: original.id.clone() }).unwrap(),
+            serde_json::to_value(Redelivery {
+                job_id: original.id.clone(),
+            })
+            .unwrap(),
             "svc".into(),
             "br".into(),
             original.callback_url.clone(),

@@ -345,7 +345,6 @@ pub trait Store: Send + Sync + 'static {
     /// Every periodic job's row.
     async fn periodic_jobs(&self) -> Result<Vec<PeriodicState>>;
 
-
     /// Creates a package, or changes the terms of the one with this name; returns it as
     /// stored (an existing package keeps its id).
     async fn upsert_package(

@@ -296,13 +296,24 @@ impl SqlStore {
     }
 
     pub async fn migrate(&self) -> Result<()> {
+        self.migrate_up_to(i64::MAX).await
+    }
+
+    /// Applies the migrations up to version `last` only: for tests of a migration on rows
+    /// written in the schema before it.
+    #[doc(hidden)]
+    pub async fn migrate_up_to(&self, last: i64) -> Result<()> {
+        let upto = |list: &'static [Migration]| {
+            let n = list.iter().take_while(|m| m.version <= last).count();
+            &list[..n]
+        };
         match &self.pool {
             Pool::Sqlite(p) => {
                 let mut conn = p.acquire().await?;
                 sqlx::raw_sql(migrate::CREATE_TABLE)
                     .execute(&mut *conn)
                     .await?;
-                apply(&mut conn, migrate::SQLITE).await
+                apply(&mut conn, upto(migrate::SQLITE)).await
             }
             Pool::Pg(p) => {
                 let mut conn = p.acquire().await?;
@@ -314,7 +325,7 @@ impl SqlStore {
                     sqlx::raw_sql(migrate::CREATE_TABLE)
                         .execute(&mut *conn)
                         .await?;
-                    apply(&mut conn, migrate::POSTGRES).await
+                    apply(&mut conn, upto(migrate::POSTGRES)).await
                 }
                 .await;
                 sqlx::query("SELECT pg_advisory_unlock($1)")

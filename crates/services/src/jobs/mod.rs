@@ -312,9 +312,7 @@ impl Services {
             },
         }
     }
-
 }
-
 
 /// A UUID (v4 layout) derived from a branch's idempotency key and when that use of it began:
 /// the same use of a key (a retry, a takeover), the same ids; the key used again after it was

@@ -273,7 +273,11 @@ async fn run_one(svc: &Services, job: &dyn PeriodicJob, holder: &str, cfg: &Peri
         }
         Err(e) => {
             tracing::warn!(job = name, error = %e, "periodic job failed");
-            (false, lease_until(now, cfg.retry_after), format!("failed: {}", e.code()))
+            (
+                false,
+                lease_until(now, cfg.retry_after),
+                format!("failed: {}", e.code()),
+            )
         }
     };
     match svc
@@ -282,7 +286,10 @@ async fn run_one(svc: &Services, job: &dyn PeriodicJob, holder: &str, cfg: &Peri
         .await
     {
         Ok(true) => {}
-        Ok(false) => tracing::warn!(job = name, "periodic job finished after its lease was taken over"),
+        Ok(false) => tracing::warn!(
+            job = name,
+            "periodic job finished after its lease was taken over"
+        ),
         Err(e) => tracing::warn!(job = name, error = %e, "cannot record periodic job's run"),
     }
 }
@@ -297,7 +304,10 @@ mod tests {
         assert_eq!(period_start(t, Duration::from_secs(60)), 1_790_000_100_000);
         assert_eq!(period_start(t, Duration::from_secs(1)), 1_790_000_123_000);
         let next = from_millis(1_790_000_160_000);
-        assert_eq!(period_start(next, Duration::from_secs(60)), 1_790_000_160_000);
+        assert_eq!(
+            period_start(next, Duration::from_secs(60)),
+            1_790_000_160_000
+        );
         assert_ne!(
             period_start(t, Duration::from_secs(60)),
             period_start(next, Duration::from_secs(60))

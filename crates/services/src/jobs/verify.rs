@@ -19,12 +19,7 @@ impl JobKind for Verify {
 
     async fn run(&self, cx: &JobContext<'_>, mut job: Job) -> Job {
         let (attempt, secret) = attempt(cx, &job).await;
-        job.after_attempt(
-            attempt,
-            cx.svc.now(),
-            cx.svc.schedules(),
-            secret.as_deref(),
-        );
+        job.after_attempt(attempt, cx.svc.now(), cx.svc.schedules(), secret.as_deref());
         job
     }
 }
@@ -33,7 +28,7 @@ impl JobKind for Verify {
 /// service expired since submission fails the job. Returns the outcome and the branch's
 /// webhook secret (to sign the callback if the job finishes now).
 async fn attempt(cx: &JobContext<'_>, job: &Job) -> (Attempt, Option<String>) {
-let svc = cx.svc;
+    let svc = cx.svc;
     let outage = |e: Error| {
         tracing::warn!(job = %job.id, error = %e, "job attempt could not complete");
         Attempt::Outage {
@@ -72,7 +67,10 @@ let svc = cx.svc;
         idempotency: None,
     };
     let Some(input) = job.slip() else {
-        return (outage(Error::internal("a verify job without a slip")), secret);
+        return (
+            outage(Error::internal("a verify job without a slip")),
+            secret,
+        );
     };
     // The stored QR text was a bank slip at submission; it enters again here.
     let verified = match crate::input::parse_bank_slip(&input.payload) {

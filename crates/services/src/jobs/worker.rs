@@ -148,4 +148,3 @@ pub async fn run_worker(svc: Services, cfg: WorkerConfig, mut shutdown: watch::R
         }
     }
 }
-
