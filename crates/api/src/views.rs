@@ -125,3 +125,16 @@ pub fn audit(entries: &[domain::model::AuditEntry]) -> Vec<AuditEntry> {
         })
         .collect()
 }
+
+/// A queued redelivery job (kind `redeliver`).
+pub fn redelivery(j: &domain::job::Job) -> crate::wire::admin::RedeliveryView {
+    crate::wire::admin::RedeliveryView {
+        job_id: j
+            .redelivery()
+            .map(|r| r.job_id.to_string())
+            .unwrap_or_default(),
+        redelivery_id: j.id.to_string(),
+        status: j.status.as_str(),
+        callback_url: j.callback_url.clone(),
+    }
+}
