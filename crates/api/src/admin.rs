@@ -614,8 +614,13 @@ async fn redeliver_job(
 ) -> Result<(axum::http::StatusCode, Json<Plain<w::RedeliveryView>>), ApiError> {
     let map = json_object(body).await?;
     if let Some(field) = map.keys().next() {
-        return Err(Error::invalid(field.as_str(), "unknown field: send an empty body or {}").into());
+        return Err(
+            Error::invalid(field.as_str(), "unknown field: send an empty body or {}").into(),
+        );
     }
     let r = svc.redeliver_job(&id, ACTOR).await?;
-    Ok((axum::http::StatusCode::ACCEPTED, Plain::json(views::redelivery(&r))))
+    Ok((
+        axum::http::StatusCode::ACCEPTED,
+        Plain::json(views::redelivery(&r)),
+    ))
 }
