@@ -220,8 +220,8 @@ impl TestApp {
         Self::start_with(&self.db_url(), None, None, |_| {}, clock).await
     }
 
-    /// The first node's database (a second node opens the same one).
-    fn db_url(&self) -> String {
+    /// The first node's database (a second node, or the CLI, opens the same one).
+    pub fn db_url(&self) -> String {
         self._db
             .as_ref()
             .map(|d| d.url.clone())

@@ -625,8 +625,14 @@ both!(job_and_webhook_answers, |b: Backend| async move {
     let unknown = "/admin/jobs/9b2f3c1e-0000-4000-8000-000000000000/redeliver";
     tp.get("redeliver unknown job", "POST", unknown, a).await;
     let redeliver = format!("/admin/jobs/{id}/redeliver");
-    tp.post("redeliver field", "POST", &redeliver, a, json!({"force": true}))
-        .await;
+    tp.post(
+        "redeliver field",
+        "POST",
+        &redeliver,
+        a,
+        json!({"force": true}),
+    )
+    .await;
     tp.get("redeliver", "POST", &redeliver, a).await;
     rx.wait_for(2).await;
     tp.post(
