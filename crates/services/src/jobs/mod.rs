@@ -53,22 +53,25 @@ pub struct JobContext<'a> {
 }
 
 /// The branch of a job with its service, as read when the job was claimed.
-pub enum Owner {
-    Found(domain::model::Branch, Option<domain::model::Service>),
+pub enum Owner<'a> {
+    Found(
+        &'a domain::model::Branch,
+        Option<&'a domain::model::Service>,
+    ),
     /// The branch does not exist (any more).
     NoBranch,
     /// They could not be read (the database); the job should retry.
-    Unavailable(String),
+    Unavailable(&'a str),
 }
 
-impl JobContext<'_> {
+impl<'a> JobContext<'a> {
     /// The job's branch and its service, read once per branch for a claim.
-    pub fn owner(&self, job: &Job) -> Owner {
+    pub fn owner(&self, job: &Job) -> Owner<'a> {
         match self.owners.get(&job.branch_id) {
-            Some(Ok((Some(b), s))) => Owner::Found(b.clone(), s.clone()),
+            Some(Ok((Some(b), s))) => Owner::Found(b, s.as_ref()),
             Some(Ok((None, _))) => Owner::NoBranch,
-            Some(Err(e)) => Owner::Unavailable(e.clone()),
-            None => Owner::Unavailable("branch not loaded".into()),
+            Some(Err(e)) => Owner::Unavailable(e),
+            None => Owner::Unavailable("branch not loaded"),
         }
     }
 }

@@ -40,9 +40,9 @@ impl JobKind for Redeliver {
             return gone(job, "the job to redeliver no longer exists");
         };
         let secret = match cx.owner(&job) {
-            Owner::Found(branch, _) => branch.webhook_secret,
+            Owner::Found(branch, _) => branch.webhook_secret.clone(),
             Owner::NoBranch => None,
-            Owner::Unavailable(e) => return retry(svc, job, &e),
+            Owner::Unavailable(e) => return retry(svc, job, e),
         };
         job.resend(body, secret.as_deref(), now);
         job

@@ -41,7 +41,7 @@ async fn attempt(cx: &JobContext<'_>, job: &Job) -> (Attempt, Option<String>) {
         message: e.public_message(),
     };
     let (branch, service) = match cx.owner(job) {
-        Owner::Found(b, s) => (b, s),
+        Owner::Found(b, s) => (b.clone(), s.cloned()),
         Owner::NoBranch => return (refused(Error::BranchInactive), None),
         Owner::Unavailable(e) => return (outage(Error::internal(e)), None),
     };
