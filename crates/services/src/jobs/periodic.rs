@@ -176,21 +176,28 @@ pub async fn run_periodic(svc: Services, cfg: PeriodicConfig, mut shutdown: watc
     );
     // Per job: when to look again (on the services' clock), and whether it runs here now.
     let mut next: HashMap<&'static str, OffsetDateTime> = HashMap::new();
-    let mut running: JoinSet<&'static str> = JoinSet::new();
-    let mut busy: Vec<&'static str> = Vec::new();
+    let mut running: JoinSet<()> = JoinSet::new();
+    // The runs in hand, by task (a run that panicked is known by its task id too).
+    let mut busy: HashMap<tokio::task::Id, &'static str> = HashMap::new();
     loop {
         if *shutdown.borrow() {
             break;
         }
-        while let Some(done) = running.try_join_next() {
-            if let Ok(name) = done {
-                busy.retain(|n| *n != name);
-            }
+        while let Some(done) = running.try_join_next_with_id() {
+            let id = match done {
+                Ok((id, ())) => id,
+                Err(e) => {
+                    tracing::error!(error = %e, "periodic job's run ended abnormally");
+                    e.id()
+                }
+            };
+            busy.remove(&id);
         }
         let now = svc.now();
         for job in &cfg.jobs {
             let name = job.name();
-            if busy.contains(&name) || next.get(name).is_some_and(|t| now < *t) {
+            let in_hand = busy.values().any(|n| *n == name);
+            if in_hand || next.get(name).is_some_and(|t| now < *t) {
                 continue;
             }
             let start = period_start(now, job.every());
@@ -201,14 +208,13 @@ pub async fn run_periodic(svc: Services, cfg: PeriodicConfig, mut shutdown: watc
                 .await;
             match claimed {
                 Ok(PeriodicClaim::Claimed) => {
-                    busy.push(name);
                     next.insert(name, period_end);
                     let (svc, job, holder, cfg) =
                         (svc.clone(), job.clone(), holder.clone(), cfg.clone());
-                    running.spawn(async move {
+                    let task = running.spawn(async move {
                         run_one(&svc, &*job, &holder, &cfg).await;
-                        name
                     });
+                    busy.insert(task.id(), name);
                 }
                 Ok(PeriodicClaim::Done) => {
                     next.insert(name, period_end);
@@ -227,13 +233,16 @@ pub async fn run_periodic(svc: Services, cfg: PeriodicConfig, mut shutdown: watc
         }
     }
     let drained = tokio::time::timeout(cfg.drain, async {
-        while running.join_next().await.is_some() {}
+        while let Some(done) = running.join_next_with_id().await {
+            let id = done.map_or_else(|e| e.id(), |(id, ())| id);
+            busy.remove(&id);
+        }
     })
     .await;
     if drained.is_err() {
         running.abort_all();
         let now = svc.now();
-        for name in busy {
+        for name in busy.into_values() {
             let given_back = svc
                 .store
                 .finish_periodic(name, &holder, false, now, now, "stopped (node shut down)")
