@@ -6,7 +6,7 @@ use crate::authed::Admin;
 use crate::body::{json_object, Fields};
 use crate::error::ApiError;
 use crate::path::Path;
-use crate::responses::AdminErrors;
+use crate::responses::{AdminErrors, RedeliverErrors};
 use crate::routing::Routes;
 use crate::views;
 use crate::wire::admin as w;
@@ -45,6 +45,7 @@ pub(crate) fn routes() -> Routes {
         .api(routes!(set_auto_renew))
         .api(routes!(credit_history, move_credit))
         .api(routes!(service_audit))
+        .api(routes!(redeliver_job))
 }
 
 /// Who the admin API's changes are recorded as (ledger rows, audit entries).
@@ -634,4 +635,31 @@ fn line_patch(f: &mut Fields) -> domain::line::LinePatch {
             .whole("linePushDailyLimit", 0)
             .map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
     }
+}
+
+#[utoipa::path(post, path = "/jobs/{id}/redeliver", tag = "admin",
+    summary = "Send a finished job's callback again (same jobId and body, signed with the branch's current secret)",
+    description = "Queues a redelivery, a job of its own: the callback bytes of the job are POSTed again to its callback URL through the same egress rules, with the usual webhook retries, signed with the branch's webhook secret as it is now. Audited on the branch (`job.redeliver`). The body is empty or `{}`.",
+    params(("id" = String, Path, description = "The jobId")),
+    request_body(content((w::RedeliverRequest = "application/json"))),
+    responses(
+        (status = 202, description = "Queued", body = Plain<w::RedeliveryView>),
+        RedeliverErrors))]
+async fn redeliver_job(
+    State(svc): State<Services>,
+    Path(id): Path<domain::JobId>,
+    _: Admin,
+    body: Body,
+) -> Result<(axum::http::StatusCode, Json<Plain<w::RedeliveryView>>), ApiError> {
+    let map = json_object(body).await?;
+    if let Some(field) = map.keys().next() {
+        return Err(
+            Error::invalid(field.as_str(), "unknown field: send an empty body or {}").into(),
+        );
+    }
+    let r = svc.redeliver_job(&id, ACTOR).await?;
+    Ok((
+        axum::http::StatusCode::ACCEPTED,
+        Plain::json(views::redelivery(&r)),
+    ))
 }

@@ -37,6 +37,7 @@ fn every_error() -> Vec<Error> {
         Error::SlipPending,
         Error::NotFound,
         Error::JobNotFound,
+        Error::JobStillRunning,
         Error::AccountNotVerified,
         Error::SlipExpired,
         Error::InvalidBankCode,
@@ -92,6 +93,7 @@ fn every_error() -> Vec<Error> {
             | Error::SlipPending
             | Error::NotFound
             | Error::JobNotFound
+            | Error::JobStillRunning
             | Error::AccountNotVerified
             | Error::SlipExpired
             | Error::InvalidBankCode

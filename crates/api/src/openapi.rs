@@ -614,6 +614,7 @@ fn samples() -> Vec<Error> {
             retry_after_secs: 120,
         },
         Error::IdempotencyKeyReused,
+        Error::JobStillRunning,
         Error::Internal(String::new()),
     ]
 }

@@ -93,4 +93,11 @@ error_responses! {
     /// An admin operation: a refused body, an unknown id (`NOT_FOUND` is also every admin
     /// operation's answer while the admin API is off).
     AdminErrors => codes(&[(400, "VALIDATION_ERROR"), (404, "NOT_FOUND")]);
+    /// `POST /admin/jobs/{id}/redeliver`: an unknown or expired job (`NOT_FOUND`: the admin API
+    /// is off), a job still running, a body with fields.
+    RedeliverErrors => codes(&[
+        (400, "VALIDATION_ERROR"),
+        (404, "JOB_NOT_FOUND, NOT_FOUND"),
+        (409, "JOB_STILL_RUNNING"),
+    ]);
 }

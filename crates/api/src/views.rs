@@ -200,3 +200,16 @@ pub fn verification_csv(r: &domain::attempt::AttemptRow) -> String {
 pub fn csv_cut_line(limit: u32) -> String {
     format!("# cut at {limit} rows: narrow the search (from, to, outcome, branch) for the rest\r\n")
 }
+
+/// A queued redelivery job (kind `redeliver`).
+pub fn redelivery(j: &domain::job::Job) -> crate::wire::admin::RedeliveryView {
+    crate::wire::admin::RedeliveryView {
+        job_id: j
+            .redelivery()
+            .map(|r| r.job_id.to_string())
+            .unwrap_or_default(),
+        redelivery_id: j.id.to_string(),
+        status: j.status.as_str(),
+        callback_url: j.callback_url.clone(),
+    }
+}

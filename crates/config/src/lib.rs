@@ -173,6 +173,14 @@ pub struct JobsConfig {
     pub outage_retry_schedule: Vec<u64>,
     #[serde(deserialize_with = "lenient::seconds")]
     pub billing_retry_schedule: Vec<u64>,
+    /// Whether this node takes part in periodic jobs (the database picks one node per period).
+    pub periodic: bool,
+    /// How long a periodic run is held without renewal before another node may take it over.
+    pub periodic_lease_secs: u64,
+    /// Period of `expire-jobs` (deletes finished jobs past their retention).
+    pub expire_every_secs: u64,
+    /// Period of `idempotency-keys` (forgets keys past their 24 h).
+    pub idempotency_sweep_every_secs: u64,
 }
 
 impl Default for JobsConfig {
@@ -185,6 +193,10 @@ impl Default for JobsConfig {
             verify_retry_schedule: s.verify,
             outage_retry_schedule: s.outage,
             billing_retry_schedule: s.billing,
+            periodic: true,
+            periodic_lease_secs: 300,
+            expire_every_secs: 60,
+            idempotency_sweep_every_secs: 600,
         }
     }
 }
@@ -289,7 +301,7 @@ pub struct RetentionConfig {
     /// Stored transfers verified longer ago than this have their personal fields blanked
     /// (bank, reference, amount and time stay: a repeat is still a duplicate).
     pub personal_data_days: u32,
-    /// How often a node runs the purge (every node may; the purge is idempotent).
+    /// How often the purge runs (a periodic job: one node per period).
     pub purge_interval_secs: u64,
 }
 

@@ -136,6 +136,24 @@ impl Config {
         range(&mut out, "jobs.poll_ms", j.poll_ms, 10..=60_000);
         range(&mut out, "jobs.concurrency", j.concurrency, 0..=4096);
         range(&mut out, "jobs.lease_secs", j.lease_secs, 5..=3600);
+        range(
+            &mut out,
+            "jobs.periodic_lease_secs",
+            j.periodic_lease_secs,
+            5..=86_400,
+        );
+        range(
+            &mut out,
+            "jobs.expire_every_secs",
+            j.expire_every_secs,
+            1..=86_400,
+        );
+        range(
+            &mut out,
+            "jobs.idempotency_sweep_every_secs",
+            j.idempotency_sweep_every_secs,
+            1..=86_400,
+        );
         schedule(
             &mut out,
             "jobs.verify_retry_schedule",
@@ -198,7 +216,12 @@ impl Config {
                 out.push(format!("{key}: {e}"));
             }
         }
-        range(&mut out, "line.timeout_ms", self.line.timeout_ms, 100..=60_000);
+        range(
+            &mut out,
+            "line.timeout_ms",
+            self.line.timeout_ms,
+            100..=60_000,
+        );
         range(
             &mut out,
             "line.reply_window_secs",

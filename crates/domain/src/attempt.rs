@@ -91,6 +91,7 @@ impl Outcome {
             | Error::InvalidImageFormat
             | Error::NotFound
             | Error::JobNotFound
+            | Error::JobStillRunning
             | Error::InvalidBankCode
             | Error::InvalidExtraVerify(_)
             | Error::BankAccountNotFound

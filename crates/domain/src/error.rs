@@ -61,6 +61,9 @@ pub enum Error {
     NotFound,
     #[error("job not found")]
     JobNotFound,
+    /// The job is still verifying or delivering its callback: nothing to send again yet.
+    #[error("the job is still running (verifying or delivering its callback); it can be redelivered once it has finished")]
+    JobStillRunning,
     #[error("the verification of this service's owner is incomplete")]
     AccountNotVerified,
     /// The bank no longer keeps the transfer (v1 `slip_expired`; v2 spells it SLIP_NOT_FOUND).
@@ -148,6 +151,7 @@ impl Error {
             Error::SlipPending => "SLIP_PENDING",
             Error::NotFound | Error::Unknown(_) => "NOT_FOUND",
             Error::JobNotFound => "JOB_NOT_FOUND",
+            Error::JobStillRunning => "JOB_STILL_RUNNING",
             Error::InvalidCallbackUrl => "INVALID_CALLBACK_URL",
             Error::InvalidBankCode => "INVALID_BANK_CODE",
             Error::AccountNotVerified => "ACCOUNT_NOT_VERIFIED",
@@ -183,7 +187,9 @@ impl Error {
             | Error::InvalidCallbackUrl
             | Error::InvalidBankCode
             | Error::InvalidExtraVerify(_) => 400,
-            Error::BankAccountDuplicate | Error::IdempotencyKeyInUse { .. } => 409,
+            Error::BankAccountDuplicate
+            | Error::IdempotencyKeyInUse { .. }
+            | Error::JobStillRunning => 409,
             Error::IdempotencyKeyReused => 422,
             Error::MissingApiKey
             | Error::InvalidApiKey

@@ -1,7 +1,10 @@
-//! Async verification jobs (spec 3, 6): their states and the pure rules that move them.
-//! The worker does the I/O (ask the bank, POST the webhook) and hands each outcome to
-//! `Job::after_attempt` / `Job::after_delivery`, which decide the next state, when the next
-//! step is due, and the exact webhook bytes. The store persists the result.
+//! Background jobs (spec 3, 6): their states and the pure rules that move them. A job has a
+//! `kind` (`VERIFY`: verify a slip, then post its callback; `REDELIVER`: post a finished job's
+//! callback again; more to come) and the kind's own input as JSON (`data`); the states, the
+//! lease, the callback and its delivery are the same for every kind. The worker does the I/O
+//! (ask the bank, POST the webhook) and hands each outcome to `Job::after_attempt` /
+//! `Job::resend` / `Job::after_delivery`, which decide the next state, when the next step is
+//! due, and the exact webhook bytes. The store persists the result.
 
 use crate::clock::format_bangkok;
 use crate::ids::{BatchId, BranchId, JobId, ServiceId};
@@ -67,10 +70,17 @@ impl JobStatus {
     }
 }
 
+/// The kind that verifies a slip and posts its result (spec 3).
+pub const VERIFY: &str = "verify";
+/// The kind that posts a finished job's callback again (an operator's redelivery).
+pub const REDELIVER: &str = "redeliver";
+
 /// What the worker does with the job next: one queue, two kinds of step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stage {
-    Verify,
+    /// The kind's own work (for `VERIFY`: a verification attempt).
+    Run,
+    /// POST the callback the run produced.
     Deliver,
     /// Nothing left to do; kept for polling until it expires.
     Idle,
@@ -79,7 +89,7 @@ pub enum Stage {
 impl Stage {
     pub fn as_str(self) -> &'static str {
         match self {
-            Stage::Verify => "verify",
+            Stage::Run => "run",
             Stage::Deliver => "deliver",
             Stage::Idle => "idle",
         }
@@ -87,7 +97,7 @@ impl Stage {
 
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
-            "verify" => Stage::Verify,
+            "run" => Stage::Run,
             "deliver" => Stage::Deliver,
             "idle" => Stage::Idle,
             _ => return None,
@@ -240,11 +250,10 @@ pub struct Job {
     pub batch_id: Option<BatchId>,
     pub service_id: ServiceId,
     pub branch_id: BranchId,
-    pub payload: String,
-    pub check_duplicate: bool,
-    pub match_account: bool,
-    pub match_amount: Option<Satang>,
-    pub remark: Option<String>,
+    /// Which kind of work (`VERIFY`, `REDELIVER`, ...): the worker runs it with that kind.
+    pub kind: String,
+    /// The kind's input, as JSON (`VERIFY`: a `NewJob`; `REDELIVER`: `Redelivery`).
+    pub data: Value,
     /// Where the result goes: the request's `callbackUrl`, else the branch default at submit.
     pub callback_url: Option<String>,
     pub status: JobStatus,
@@ -267,17 +276,30 @@ pub struct Job {
     pub expires_at: OffsetDateTime,
 }
 
-/// A submitted slip, before it becomes a job.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A submitted slip, before it becomes a job: the `data` of a `VERIFY` job.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct NewJob {
     pub payload: String,
     pub check_duplicate: bool,
+    #[serde(default)]
     pub match_account: bool,
+    /// In satang.
+    #[serde(default)]
     pub match_amount: Option<Satang>,
+    #[serde(default)]
     pub remark: Option<String>,
 }
 
+/// The `data` of a `REDELIVER` job: whose callback is sent again.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Redelivery {
+    pub job_id: JobId,
+}
+
 impl Job {
+    /// A `VERIFY` job: verify `slip`, then post the result to `callback_url`.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         id: JobId,
@@ -289,19 +311,44 @@ impl Job {
         now: OffsetDateTime,
         retention: Duration,
     ) -> Self {
-        Self {
+        // A struct of strings, booleans and an integer always serialises.
+        let data = serde_json::to_value(&slip).unwrap_or(Value::Null);
+        let mut job = Self::of_kind(
             id,
-            batch_id,
+            VERIFY,
+            data,
             service_id,
             branch_id,
-            payload: slip.payload,
-            check_duplicate: slip.check_duplicate,
-            match_account: slip.match_account,
-            match_amount: slip.match_amount,
-            remark: slip.remark,
+            callback_url,
+            now,
+            retention,
+        );
+        job.batch_id = batch_id;
+        job
+    }
+
+    /// A job of any kind, queued now: its first step (`Stage::Run`) is due at once.
+    #[allow(clippy::too_many_arguments)]
+    pub fn of_kind(
+        id: JobId,
+        kind: &str,
+        data: Value,
+        service_id: ServiceId,
+        branch_id: BranchId,
+        callback_url: Option<String>,
+        now: OffsetDateTime,
+        retention: Duration,
+    ) -> Self {
+        Self {
+            id,
+            batch_id: None,
+            service_id,
+            branch_id,
+            kind: kind.to_string(),
+            data,
             callback_url,
             status: JobStatus::Queued,
-            stage: Stage::Verify,
+            stage: Stage::Run,
             due_at: now,
             attempts: 0,
             not_found_retries: 0,
@@ -382,16 +429,80 @@ impl Job {
         }
     }
 
+    /// A `VERIFY` job's slip (`None` for another kind, or data that is not a slip).
+    pub fn slip(&self) -> Option<NewJob> {
+        if self.kind != VERIFY {
+            return None;
+        }
+        serde_json::from_value(self.data.clone()).ok()
+    }
+
+    /// A `REDELIVER` job's input.
+    pub fn redelivery(&self) -> Option<Redelivery> {
+        if self.kind != REDELIVER {
+            return None;
+        }
+        serde_json::from_value(self.data.clone()).ok()
+    }
+
+    /// Whether the job is still at work: running its step or delivering its callback.
+    pub fn is_running(&self) -> bool {
+        self.stage != Stage::Idle
+    }
+
+    /// A redelivery's run: `body` (the original callback's bytes, unchanged) is to be sent,
+    /// signed with `secret` (the branch's secret *now*: a redelivery re-signs), then
+    /// delivered with the usual retries.
+    pub fn resend(&mut self, body: String, secret: Option<&str>, now: OffsetDateTime) {
+        self.attempts += 1;
+        self.updated_at = now;
+        self.status = JobStatus::Done;
+        self.finished_at = Some(now);
+        self.due_at = now;
+        self.webhook.signature = secret.map(|k| sign_webhook(k, body.as_bytes()));
+        self.webhook.body = Some(body);
+        self.webhook.state = WebhookState::Pending;
+        self.stage = Stage::Deliver;
+    }
+
+    /// Ends the job `failed` at once without a callback (a redelivery whose original is
+    /// gone: there is nothing to send).
+    pub fn fail_quietly(&mut self, code: &str, message: &str, now: OffsetDateTime) {
+        self.attempts += 1;
+        self.updated_at = now;
+        self.status = JobStatus::Failed;
+        self.error_code = Some(code.into());
+        self.error_message = Some(message.into());
+        self.finished_at = Some(now);
+        self.due_at = now;
+        self.stage = Stage::Idle;
+    }
+
+    /// A run that could not complete (our storage): retried on the outage budget; `false`
+    /// when the budget is spent (then the caller ends the job).
+    pub fn retry_outage(&mut self, now: OffsetDateTime, s: &Schedules) -> bool {
+        match s.outage.get(self.outage_retries as usize) {
+            Some(secs) => {
+                self.attempts += 1;
+                self.updated_at = now;
+                self.retry_in(*secs, now);
+                self.outage_retries += 1;
+                true
+            }
+            None => false,
+        }
+    }
+
     fn retry_in(&mut self, secs: u64, now: OffsetDateTime) {
         self.status = JobStatus::Retrying;
-        self.stage = Stage::Verify;
+        self.stage = Stage::Run;
         self.due_at = now + Duration::from_secs(secs);
     }
 
     /// `data` of a `not_found` result (spec 6.2: failure context, no verified slip).
     fn not_found_context(&self, reason: &str) -> Value {
         json!({
-            "payload": self.payload,
+            "payload": self.data.get("payload").cloned().unwrap_or(Value::Null),
             "reason": reason,
             "attempts": self.attempts,
         })
@@ -667,6 +778,85 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_verify_jobs_data_is_its_slip_and_survives_json() {
+        let j = job(true);
+        assert_eq!(j.kind, VERIFY);
+        assert_eq!(
+            j.data,
+            json!({"payload": "P", "checkDuplicate": true, "matchAccount": false,
+                   "matchAmount": null, "remark": null})
+        );
+        let slip = j.slip().unwrap();
+        assert_eq!(slip.payload, "P");
+        assert!(slip.check_duplicate);
+        assert_eq!(j.redelivery(), None, "not a redelivery");
+        // Rows migrated from the old columns carry every field; a missing optional is absent.
+        let old: NewJob = serde_json::from_value(
+            json!({"payload": "Q", "checkDuplicate": false, "matchAmount": 150}),
+        )
+        .unwrap();
+        assert_eq!(old.match_amount, Some(Satang(150)));
+        assert!(!old.match_account);
+    }
+
+    #[test]
+    fn a_redelivery_resends_the_same_bytes_signed_with_the_secret_given() {
+        let s = Schedules::default();
+        let mut original = job(true);
+        original.after_attempt(Attempt::Verified(json!({"a": 1})), t0(), &s, Some("old"));
+        let body = original.webhook.body.clone().unwrap();
+        let mut r = Job::of_kind(
+            "22222222-2222-4222-8222-222222222222".into(),
+            REDELIVER,
+            serde_json::to_value(Redelivery {
+                job_id: original.id.clone(),
+            })
+            .unwrap(),
+            "svc".into(),
+            "br".into(),
+            original.callback_url.clone(),
+            t0(),
+            Duration::from_secs(86400),
+        );
+        assert_eq!(r.redelivery().unwrap().job_id, original.id);
+        assert_eq!(r.slip(), None);
+        assert!(r.is_running());
+        r.resend(body.clone(), Some("new"), t0());
+        assert_eq!(r.stage, Stage::Deliver);
+        assert_eq!(r.webhook.state, WebhookState::Pending);
+        assert_eq!(r.webhook.body.as_deref(), Some(body.as_str()));
+        assert_eq!(
+            r.webhook.signature.as_deref(),
+            Some(sign_webhook("new", body.as_bytes()).as_str())
+        );
+        assert_ne!(r.webhook.signature, original.webhook.signature);
+        // Delivery then follows the usual rules.
+        r.after_delivery(Delivery::Delivered(200), t0(), &s);
+        assert_eq!(r.stage, Stage::Idle);
+        assert!(!r.is_running());
+        let mut unsigned = r.clone();
+        unsigned.resend(body, None, t0());
+        assert_eq!(unsigned.webhook.signature, None);
+    }
+
+    #[test]
+    fn a_run_that_cannot_complete_retries_on_the_outage_budget_then_fails_quietly() {
+        let s = Schedules::default();
+        let mut j = job(true);
+        for secs in s.outage.clone() {
+            assert!(j.retry_outage(t0(), &s));
+            assert_eq!(j.status, JobStatus::Retrying);
+            assert_eq!(j.due_at, t0() + Duration::from_secs(secs));
+        }
+        assert!(!j.retry_outage(t0(), &s), "budget spent");
+        j.fail_quietly("JOB_NOT_FOUND", "gone", t0());
+        assert_eq!(j.status, JobStatus::Failed);
+        assert_eq!(j.stage, Stage::Idle);
+        assert_eq!(j.webhook.body, None, "no callback");
+        assert_eq!(j.error_code.as_deref(), Some("JOB_NOT_FOUND"));
+    }
+
     fn attempt() -> impl Strategy<Value = Attempt> {
         prop_oneof![
             Just(Attempt::Verified(json!({}))),
@@ -701,7 +891,7 @@ mod tests {
                 prop_assert_eq!(j.stage, Stage::Deliver);
                 prop_assert!(j.webhook.body.is_some());
             } else {
-                prop_assert_eq!(j.stage, Stage::Verify);
+                prop_assert_eq!(j.stage, Stage::Run);
                 prop_assert!(j.webhook.body.is_none());
             }
         }

@@ -28,10 +28,10 @@ pub struct App {
     pub store: Arc<SqlStore>,
     /// How this node's async-job worker runs (schedules are in `services.schedules()`).
     pub worker: services::jobs::WorkerConfig,
+    /// Which periodic jobs this node takes part in, and how (`services::jobs::periodic`).
+    pub periodic: services::jobs::periodic::PeriodicConfig,
     /// How the accept loop bounds connections (cap, timeouts, body deadline).
     pub connections: edge::Policy,
-    /// How long the attempts log and stored personal data are kept (`[retention]`).
-    pub retention: config::RetentionConfig,
     /// `[server] cors_origins`: browser origins allowed (empty: no CORS layer).
     pub cors_origins: Vec<String>,
 }
@@ -131,14 +131,27 @@ impl App {
             poll: Duration::from_millis(cfg.jobs.poll_ms),
             ..services::jobs::WorkerConfig::default()
         };
+        let periods = services::jobs::periodic::Periods {
+            expire_jobs: Duration::from_secs(cfg.jobs.expire_every_secs),
+            idempotency_keys: Duration::from_secs(cfg.jobs.idempotency_sweep_every_secs),
+            retention: Duration::from_secs(cfg.retention.purge_interval_secs),
+            attempts_days: cfg.retention.attempts_days,
+            personal_data_days: cfg.retention.personal_data_days,
+        };
+        let periodic = services::jobs::periodic::PeriodicConfig {
+            enabled: cfg.jobs.periodic,
+            jobs: services::jobs::periodic::builtin(&periods),
+            lease: Duration::from_secs(cfg.jobs.periodic_lease_secs),
+            ..services::jobs::periodic::PeriodicConfig::default()
+        };
         Ok(Self {
             services,
             sandbox,
             wallet,
             store,
             worker,
+            periodic,
             connections: connection_policy(&cfg.server),
-            retention: cfg.retention.clone(),
             cors_origins: cfg.server.cors_origins.clone(),
         })
     }
@@ -187,8 +200,9 @@ impl App {
     }
 }
 
-/// Serves the API on `listener`, and runs this node's job worker, until `shutdown` resolves.
-/// Then requests in flight finish, and the worker finishes or hands back the jobs it holds.
+/// Serves the API on `listener`, and runs this node's job worker and its share of periodic
+/// jobs, until `shutdown` resolves. Then requests in flight finish, and the worker and the
+/// periodic runner finish or hand back the work they hold.
 pub async fn serve(
     listener: TcpListener,
     app: &App,
@@ -213,9 +227,9 @@ pub async fn serve_counted(
         app.worker.clone(),
         stopped,
     ));
-    let purge = tokio::spawn(run_retention(
+    let periodic = tokio::spawn(services::jobs::periodic::run_periodic(
         app.services.clone(),
-        app.retention.clone(),
+        app.periodic.clone(),
         stop.subscribe(),
     ));
     let stop_on_signal = stop.clone();
@@ -233,30 +247,8 @@ pub async fn serve_counted(
     .await;
     let _ = stop.send(true);
     let _ = worker.await;
-    let _ = purge.await;
+    let _ = periodic.await;
     served
-}
-
-/// The retention purge (`[retention]`), every `purge_interval_secs` until `stop`. Every node
-/// runs it; it is idempotent, so two at once only repeat a little work.
-async fn run_retention(
-    svc: Services,
-    cfg: config::RetentionConfig,
-    mut stop: tokio::sync::watch::Receiver<bool>,
-) {
-    let every = Duration::from_secs(cfg.purge_interval_secs.max(1));
-    loop {
-        tokio::select! {
-            _ = tokio::time::sleep(every) => {}
-            _ = stop.changed() => return,
-        }
-        if let Err(e) = svc
-            .purge_retention(cfg.attempts_days, cfg.personal_data_days)
-            .await
-        {
-            tracing::warn!(error = %e, "retention purge failed; retried next period");
-        }
-    }
 }
 
 /// The reader's limits from `[limits]`, over `base` (what the configuration does not set):

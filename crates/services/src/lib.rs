@@ -65,6 +65,8 @@ pub struct Services {
     sandbox_wallet: Option<Arc<dyn gateway::WalletGateway>>,
     /// Wakes this node's job worker when a job is submitted.
     jobs_wake: Arc<tokio::sync::Notify>,
+    /// The job kinds this node's worker runs (`jobs::Kinds::builtin`).
+    kinds: Arc<jobs::Kinds>,
     /// Who approves renewals: the credit ledger (default) or an external endpoint.
     billing: Arc<dyn billing::Billing>,
     /// One renewal attempt per service at a time on this node (the database decides
@@ -123,6 +125,7 @@ impl Services {
             egress: None,
             schedules: Arc::new(domain::job::Schedules::default()),
             jobs_wake: Arc::new(tokio::sync::Notify::new()),
+            kinds: Arc::new(jobs::Kinds::builtin()),
             wallet: None,
             sandbox_wallet: None,
             uploads: Arc::default(),
@@ -179,6 +182,11 @@ impl Services {
 
     pub fn set_schedules(&mut self, schedules: domain::job::Schedules) {
         self.schedules = Arc::new(schedules);
+    }
+
+    /// The job kinds this node runs (the built-in ones unless set).
+    pub fn set_job_kinds(&mut self, kinds: jobs::Kinds) {
+        self.kinds = Arc::new(kinds);
     }
 
     pub fn uploads(&self) -> &budget::UploadSlots {

@@ -1,5 +1,6 @@
 //! `Idempotency-Key` rows (migration 0013): the database decides which request of a key runs.
-//! `begin` sweeps expired rows, then `INSERT … ON CONFLICT DO NOTHING`; a request that finds a
+//! `begin` forgets the key's own row if it is past its 24 h, then `INSERT … ON CONFLICT DO
+//! NOTHING`; a request that finds a
 //! row gets its stored answer, "running", or "reused" (another request); a running row whose
 //! lease passed (its node died) is taken over by one retry, decided by a guarded UPDATE.
 
@@ -41,11 +42,16 @@ pub(crate) async fn begin(
     forget_before: OffsetDateTime,
 ) -> Result<IdemBegin> {
     on_pool!(pool: pool, p => {
-        // The sweep: keys are kept 24 h; the index on created_at keeps this cheap.
-        sqlx::query("DELETE FROM idempotency_keys WHERE created_at < $1")
-            .bind(to_millis(forget_before))
-            .execute(p)
-            .await?;
+        // Keys are kept 24 h: this key's own row, if older, is forgotten now (by its primary
+        // key); the other old rows are the periodic sweep's (`sweep`), off the request path.
+        sqlx::query(
+            "DELETE FROM idempotency_keys WHERE branch_id = $1 AND idem_key = $2 AND created_at < $3",
+        )
+        .bind(k.branch_id.as_str())
+        .bind(k.key)
+        .bind(to_millis(forget_before))
+        .execute(p)
+        .await?;
         let inserted = sqlx::query(
             "INSERT INTO idempotency_keys (branch_id, idem_key, fingerprint, created_at, lease_until) \
              VALUES ($1, $2, $3, $4, $5) ON CONFLICT (branch_id, idem_key) DO NOTHING",
@@ -142,5 +148,17 @@ pub(crate) async fn finish(
             }
         }
         Ok(())
+    })
+}
+
+/// Forgets every key first used before `forget_before` (the periodic job
+/// `idempotency-keys`; the index on `created_at` keeps it cheap).
+pub(crate) async fn sweep(pool: &Pool, forget_before: OffsetDateTime) -> Result<u64> {
+    on_pool!(pool: pool, p => {
+        let done = sqlx::query("DELETE FROM idempotency_keys WHERE created_at < $1")
+            .bind(to_millis(forget_before))
+            .execute(p)
+            .await?;
+        Ok(done.rows_affected())
     })
 }

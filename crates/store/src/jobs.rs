@@ -4,15 +4,14 @@
 //! the one that took over. No transaction spans a bank or webhook call.
 
 use crate::sql::{on_pool, placeholders, Pool};
-use crate::{Result, StoreError};
+use crate::{NewAudit, Result, StoreError};
 use domain::clock::{from_millis, to_millis};
 use domain::job::{Job, JobStatus, Stage, Webhook, WebhookState};
-use domain::{BatchId, Satang};
+use domain::BatchId;
 use sqlx::Row;
 use time::OffsetDateTime;
 
-const COLS: &str = "id, batch_id, service_id, branch_id, payload, check_duplicate, match_account, \
-    match_amount, remark, callback_url, status, stage, due_at, attempts, not_found_retries, \
+const COLS: &str = "id, batch_id, service_id, branch_id, kind, data, callback_url, status, stage, due_at, attempts, not_found_retries, \
     outage_retries, result, error_code, error_message, webhook_state, webhook_body, \
     webhook_signature, webhook_attempts, webhook_last_status, webhook_last_error, \
     webhook_first_at, webhook_last_at, created_at, updated_at, finished_at, expires_at, \
@@ -25,6 +24,7 @@ macro_rules! job_from_row {
         let stage: String = r.try_get("stage")?;
         let wstate: String = r.try_get("webhook_state")?;
         let result: Option<String> = r.try_get("result")?;
+        let data: String = r.try_get("data")?;
         let corrupt = |what: &str, v: &str| StoreError::Corrupt(format!("job {what} {v}"));
         let count = |v: i64| u32::try_from(v).unwrap_or(u32::MAX);
         Job {
@@ -34,11 +34,8 @@ macro_rules! job_from_row {
                 .map(BatchId::from),
             service_id: r.try_get::<String, _>("service_id")?.into(),
             branch_id: r.try_get::<String, _>("branch_id")?.into(),
-            payload: r.try_get("payload")?,
-            check_duplicate: r.try_get("check_duplicate")?,
-            match_account: r.try_get("match_account")?,
-            match_amount: r.try_get::<Option<i64>, _>("match_amount")?.map(Satang),
-            remark: r.try_get("remark")?,
+            kind: r.try_get("kind")?,
+            data: serde_json::from_str(&data).map_err(|_| corrupt("data", "not JSON"))?,
             callback_url: r.try_get("callback_url")?,
             status: JobStatus::parse(&status).ok_or_else(|| corrupt("status", &status))?,
             stage: Stage::parse(&stage).ok_or_else(|| corrupt("stage", &stage))?,
@@ -82,7 +79,7 @@ macro_rules! job_from_row {
 
 /// Rows per multi-row INSERT (`PARAMS` each, well under SQLite's 32766 parameters).
 const INSERT_CHUNK: usize = 200;
-const PARAMS: usize = 18;
+const PARAMS: usize = 15;
 
 /// PostgreSQL: this transaction's commit does not wait for its WAL flush. Used for claims and
 /// write-backs only: losing the last of them in a database crash makes those jobs run again
@@ -99,7 +96,7 @@ macro_rules! relaxed_commit {
     };
 }
 
-pub(crate) async fn insert(pool: &Pool, jobs: &[Job]) -> Result<()> {
+pub(crate) async fn insert(pool: &Pool, jobs: &[Job], audit: Option<&NewAudit<'_>>) -> Result<()> {
     on_pool!(pool: pool, p => {
         let mut tx = p.begin().await?;
         for (chunk_no, chunk) in jobs.chunks(INSERT_CHUNK).enumerate() {
@@ -108,10 +105,9 @@ pub(crate) async fn insert(pool: &Pool, jobs: &[Job]) -> Result<()> {
                 .collect::<Vec<_>>()
                 .join(", ");
             let sql = format!(
-                "INSERT INTO jobs (id, batch_id, seq, service_id, branch_id, payload, \
-                 check_duplicate, match_amount, remark, callback_url, status, stage, due_at, \
-                 created_at, expires_at, webhook_state, updated_at, match_account) VALUES {values} \
-                 ON CONFLICT (id) DO NOTHING"
+                "INSERT INTO jobs (id, batch_id, seq, service_id, branch_id, kind, data, \
+                 callback_url, status, stage, due_at, created_at, expires_at, webhook_state, \
+                 updated_at) VALUES {values} ON CONFLICT (id) DO NOTHING"
             );
             let mut q = sqlx::query(&sql);
             for (i, j) in chunk.iter().enumerate() {
@@ -121,10 +117,8 @@ pub(crate) async fn insert(pool: &Pool, jobs: &[Job]) -> Result<()> {
                     .bind((chunk_no * INSERT_CHUNK + i) as i64)
                     .bind(j.service_id.as_str())
                     .bind(j.branch_id.as_str())
-                    .bind(&j.payload)
-                    .bind(j.check_duplicate)
-                    .bind(j.match_amount.map(|a| a.0))
-                    .bind(&j.remark)
+                    .bind(&j.kind)
+                    .bind(j.data.to_string())
                     .bind(&j.callback_url)
                     .bind(j.status.as_str())
                     .bind(j.stage.as_str())
@@ -132,10 +126,24 @@ pub(crate) async fn insert(pool: &Pool, jobs: &[Job]) -> Result<()> {
                     .bind(to_millis(j.created_at))
                     .bind(to_millis(j.expires_at))
                     .bind(j.webhook.state.as_str())
-                    .bind(to_millis(j.updated_at))
-                    .bind(j.match_account);
+                    .bind(to_millis(j.updated_at));
             }
             q.execute(&mut *tx).await?;
+        }
+        if let Some(a) = audit {
+            sqlx::query(
+                "INSERT INTO audit_log (id, at, actor, action, service_id, branch_id, detail) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            )
+            .bind(uuid::Uuid::new_v4().to_string())
+            .bind(to_millis(a.at))
+            .bind(a.actor)
+            .bind(a.action)
+            .bind(a.service_id.map(domain::ServiceId::as_str))
+            .bind(a.branch_id.map(domain::BranchId::as_str))
+            .bind(&a.detail)
+            .execute(&mut *tx)
+            .await?;
         }
         tx.commit().await?;
         Ok(())
@@ -153,7 +161,7 @@ pub(crate) async fn claim(
     // the CTE is materialised so the LIMIT is applied once, whatever the plan.
     // SQLite: one writer at a time, so the sub-select and the update are already atomic.
     let set = "due_at = $2, lease_token = $3, updated_at = $1, \
-               status = CASE WHEN stage = 'verify' THEN 'processing' ELSE status END";
+               status = CASE WHEN stage = 'run' THEN 'processing' ELSE status END";
     let due = "SELECT id FROM jobs WHERE stage <> 'idle' AND due_at <= $1 ORDER BY due_at LIMIT $4";
     let sql = match pool {
         Pool::Sqlite(_) => {
@@ -197,8 +205,8 @@ pub(crate) async fn save(pool: &Pool, j: &Job, token: &str) -> Result<bool> {
              error_message = $11, webhook_state = $12, webhook_body = $13, \
              webhook_signature = $14, webhook_attempts = $15, webhook_last_status = $16, \
              webhook_last_error = $17, webhook_first_at = $18, webhook_last_at = $19, \
-             updated_at = $20, finished_at = $21, billing_retries = $22, lease_token = NULL \
-             WHERE id = $1 AND lease_token = $2",
+             updated_at = $20, finished_at = $21, billing_retries = $22, data = $23, \
+             lease_token = NULL WHERE id = $1 AND lease_token = $2",
         )
         .bind(j.id.as_str())
         .bind(token)
@@ -222,6 +230,7 @@ pub(crate) async fn save(pool: &Pool, j: &Job, token: &str) -> Result<bool> {
         .bind(to_millis(j.updated_at))
         .bind(j.finished_at.map(to_millis))
         .bind(i64::from(j.billing_retries))
+        .bind(j.data.to_string())
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
@@ -255,7 +264,7 @@ pub(crate) async fn get(pool: &Pool, id: &str) -> Result<Option<Job>> {
 }
 
 /// Deletes jobs past their retention whose work is finished (an expired job still being
-/// delivered is left for its last attempt).
+/// delivered is left for its last attempt). Run by the periodic job `expire-jobs`.
 pub(crate) async fn sweep(pool: &Pool, now: OffsetDateTime) -> Result<u64> {
     on_pool!(pool: pool, p => {
         let done = sqlx::query("DELETE FROM jobs WHERE expires_at < $1 AND stage = 'idle'")

@@ -11,6 +11,7 @@ mod idempotency;
 mod jobs;
 mod line;
 mod migrate;
+mod periodic;
 mod quota_ops;
 mod sandbox;
 mod sql;
@@ -24,6 +25,7 @@ use time::OffsetDateTime;
 
 pub use billing::{PeriodOutcome, PeriodStart};
 pub use idempotency::{IdemBegin, IdemKey};
+pub use periodic::{PeriodicClaim, PeriodicState};
 pub use sql::SqlStore;
 
 #[derive(Debug, thiserror::Error)]
@@ -58,6 +60,19 @@ impl From<StoreError> for domain::Error {
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// An audit entry, written in the transaction of the change it records.
+#[derive(Debug, Clone)]
+pub struct NewAudit<'a> {
+    pub at: OffsetDateTime,
+    /// `cli`, `admin-api`, `partner:<id>`, ...
+    pub actor: &'a str,
+    pub action: &'a str,
+    pub service_id: Option<&'a ServiceId>,
+    pub branch_id: Option<&'a BranchId>,
+    /// JSON.
+    pub detail: String,
+}
 
 /// A verified slip, recorded once per service.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -248,8 +263,8 @@ pub trait Store: Send + Sync + 'static {
         branch_id: &BranchId,
     ) -> Result<(i64, i64)>;
 
-    /// `Idempotency-Key`: forgets keys created before `forget_before`, then claims the key for
-    /// this request (lease until `lease_until`) or says why not (`IdemBegin`).
+    /// `Idempotency-Key`: forgets this key if it was first used before `forget_before`, then
+    /// claims it for this request (lease until `lease_until`) or says why not (`IdemBegin`).
     async fn idempotency_begin(
         &self,
         key: &IdemKey<'_>,
@@ -266,8 +281,18 @@ pub trait Store: Send + Sync + 'static {
         answer: Option<(u16, &str)>,
     ) -> Result<()>;
 
-    /// Inserts submitted jobs in one transaction: all of a batch or none.
+    /// Forgets every `Idempotency-Key` first used before `forget_before`; how many.
+    async fn sweep_idempotency_keys(&self, forget_before: OffsetDateTime) -> Result<u64>;
+
+    /// Inserts submitted jobs (of any kind) in one transaction: all of a batch or none; a job
+    /// whose id exists is skipped.
     async fn insert_jobs(&self, jobs: &[domain::job::Job]) -> Result<()>;
+    /// `insert_jobs` with the audit entry of the operation that made them, in one transaction.
+    async fn insert_jobs_audited(
+        &self,
+        jobs: &[domain::job::Job],
+        audit: &NewAudit<'_>,
+    ) -> Result<()>;
     /// Claims up to `limit` jobs due at `now` for a lease until `lease_until`, stamped with
     /// `token`. Several nodes claiming at once never get the same job (PostgreSQL: `FOR
     /// UPDATE SKIP LOCKED`; SQLite: one writer).
@@ -288,6 +313,39 @@ pub trait Store: Send + Sync + 'static {
     async fn sweep_jobs(&self, now: OffsetDateTime) -> Result<u64>;
     /// Jobs per status.
     async fn job_counts(&self) -> Result<Vec<(String, i64)>>;
+
+    /// Periodic jobs: claims period `period_start` (ms since the epoch) of job `name` for
+    /// `holder` until `lease_until`, if that period has not run and nobody holds a live lease
+    /// (the database decides between nodes).
+    async fn claim_periodic(
+        &self,
+        name: &str,
+        period_start: i64,
+        holder: &str,
+        now: OffsetDateTime,
+        lease_until: OffsetDateTime,
+    ) -> Result<PeriodicClaim>;
+    /// Moves the holder's lease out; false if it lost it.
+    async fn renew_periodic(
+        &self,
+        name: &str,
+        holder: &str,
+        lease_until: OffsetDateTime,
+    ) -> Result<bool>;
+    /// Ends the holder's run (`done`: its period has run; else due again from `not_before`);
+    /// false if it had lost its lease.
+    #[allow(clippy::too_many_arguments)]
+    async fn finish_periodic(
+        &self,
+        name: &str,
+        holder: &str,
+        done: bool,
+        now: OffsetDateTime,
+        not_before: OffsetDateTime,
+        outcome: &str,
+    ) -> Result<bool>;
+    /// Every periodic job's row.
+    async fn periodic_jobs(&self) -> Result<Vec<PeriodicState>>;
 
     /// Creates a package, or changes the terms of the one with this name; returns it as
     /// stored (an existing package keeps its id).

@@ -34,6 +34,7 @@ macro_rules! for_backend {
             12 => "0012_test_branches.sql",
             13 => "0013_idempotency_keys.sql",
             14 => "0014_attempts.sql",
+            15 => "0015_job_kinds.sql",
             16 => "0016_line.sql",
         )
     };

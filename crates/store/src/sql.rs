@@ -302,13 +302,24 @@ impl SqlStore {
     }
 
     pub async fn migrate(&self) -> Result<()> {
+        self.migrate_up_to(i64::MAX).await
+    }
+
+    /// Applies the migrations up to version `last` only: for tests of a migration on rows
+    /// written in the schema before it.
+    #[doc(hidden)]
+    pub async fn migrate_up_to(&self, last: i64) -> Result<()> {
+        let upto = |list: &'static [Migration]| {
+            let n = list.iter().take_while(|m| m.version <= last).count();
+            &list[..n]
+        };
         match &self.pool {
             Pool::Sqlite(p) => {
                 let mut conn = p.acquire().await?;
                 sqlx::raw_sql(migrate::CREATE_TABLE)
                     .execute(&mut *conn)
                     .await?;
-                apply(&mut conn, migrate::SQLITE).await
+                apply(&mut conn, upto(migrate::SQLITE)).await
             }
             Pool::Pg(p) => {
                 let mut conn = p.acquire().await?;
@@ -320,7 +331,7 @@ impl SqlStore {
                     sqlx::raw_sql(migrate::CREATE_TABLE)
                         .execute(&mut *conn)
                         .await?;
-                    apply(&mut conn, migrate::POSTGRES).await
+                    apply(&mut conn, upto(migrate::POSTGRES)).await
                 }
                 .await;
                 sqlx::query("SELECT pg_advisory_unlock($1)")
@@ -1100,8 +1111,16 @@ impl Store for SqlStore {
         crate::sandbox::used(&self.pool, service_id.as_str(), branch_id.as_str()).await
     }
 
+    async fn insert_jobs_audited(
+        &self,
+        jobs: &[domain::job::Job],
+        audit: &crate::NewAudit<'_>,
+    ) -> Result<()> {
+        crate::jobs::insert(&self.pool, jobs, Some(audit)).await
+    }
+
     async fn insert_jobs(&self, jobs: &[domain::job::Job]) -> Result<()> {
-        crate::jobs::insert(&self.pool, jobs).await
+        crate::jobs::insert(&self.pool, jobs, None).await
     }
 
     async fn claim_jobs(
@@ -1128,6 +1147,46 @@ impl Store for SqlStore {
 
     async fn sweep_jobs(&self, now: OffsetDateTime) -> Result<u64> {
         crate::jobs::sweep(&self.pool, now).await
+    }
+
+    async fn sweep_idempotency_keys(&self, forget_before: OffsetDateTime) -> Result<u64> {
+        crate::idempotency::sweep(&self.pool, forget_before).await
+    }
+
+    async fn claim_periodic(
+        &self,
+        name: &str,
+        period_start: i64,
+        holder: &str,
+        now: OffsetDateTime,
+        lease_until: OffsetDateTime,
+    ) -> Result<crate::PeriodicClaim> {
+        crate::periodic::claim(&self.pool, name, period_start, holder, now, lease_until).await
+    }
+
+    async fn renew_periodic(
+        &self,
+        name: &str,
+        holder: &str,
+        lease_until: OffsetDateTime,
+    ) -> Result<bool> {
+        crate::periodic::renew(&self.pool, name, holder, lease_until).await
+    }
+
+    async fn finish_periodic(
+        &self,
+        name: &str,
+        holder: &str,
+        done: bool,
+        now: OffsetDateTime,
+        not_before: OffsetDateTime,
+        outcome: &str,
+    ) -> Result<bool> {
+        crate::periodic::finish(&self.pool, name, holder, done, now, not_before, outcome).await
+    }
+
+    async fn periodic_jobs(&self) -> Result<Vec<crate::PeriodicState>> {
+        crate::periodic::list(&self.pool).await
     }
 
     async fn job_counts(&self) -> Result<Vec<(String, i64)>> {

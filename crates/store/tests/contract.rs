@@ -814,3 +814,238 @@ async fn sqlite_files_are_created_owner_only() {
         assert_eq!(mode & 0o777, 0o600, "{path} is {:o}", mode & 0o777);
     }
 }
+
+// Migration 0015: a verify job written in 0006's columns reads back as a `verify` job whose
+// data is its slip, in the `run` stage, and the worker's claim takes it.
+both!(
+    verify_jobs_of_the_old_columns_migrate_to_kind_and_data,
+    |b: Backend| async move {
+        let db = TestDb::new(b).await;
+        let s = SqlStore::open(&db.url, None).await.unwrap();
+        s.migrate_up_to(13).await.unwrap();
+        s1_with_two_branches(&s, 10, 5).await;
+        with_raw_pool!(b, &db.url, p => {
+            sqlx::query(
+                "INSERT INTO jobs (id, batch_id, seq, service_id, branch_id, payload, \
+                 check_duplicate, match_account, match_amount, remark, callback_url, status, \
+                 stage, due_at, created_at, expires_at, webhook_state, updated_at) VALUES \
+                 ('j-old', NULL, 0, 's1', 'b1', 'QR TEXT', true, false, 15050, 'r1', \
+                  'https://example.com/h', 'retrying', 'verify', $1, $1, $2, 'none', $1), \
+                 ('j-done', NULL, 1, 's1', 'b1', 'QR 2', false, true, NULL, NULL, \
+                  'https://example.com/h', 'done', 'idle', $1, $1, $2, 'delivered', $1)",
+            )
+            .bind(domain::clock::to_millis(at(0)))
+            .bind(domain::clock::to_millis(at(86_400_000)))
+            .execute(&p)
+            .await
+            .unwrap();
+            p.close().await;
+        });
+        s.migrate().await.unwrap();
+        let j = s.get_job(&"j-old".into()).await.unwrap().unwrap();
+        assert_eq!(j.kind, domain::job::VERIFY);
+        assert_eq!(j.stage, domain::job::Stage::Run);
+        let slip = j.slip().expect("the slip in data");
+        assert_eq!(
+            slip,
+            domain::job::NewJob {
+                payload: "QR TEXT".into(),
+                check_duplicate: true,
+                match_account: false,
+                match_amount: Some(Satang(15050)),
+                remark: Some("r1".into()),
+            }
+        );
+        let done = s.get_job(&"j-done".into()).await.unwrap().unwrap();
+        assert_eq!(done.stage, domain::job::Stage::Idle);
+        let slip = done.slip().unwrap();
+        assert!(slip.match_account && !slip.check_duplicate);
+        assert_eq!((slip.match_amount, slip.remark), (None, None));
+        let claimed = s.claim_jobs(at(1), at(60_000), "tok", 10).await.unwrap();
+        assert_eq!(claimed.len(), 1, "only the job with work left");
+        assert_eq!(claimed[0].id.as_str(), "j-old");
+        assert_eq!(claimed[0].status, domain::job::JobStatus::Processing);
+        s.close().await;
+    }
+);
+
+// A job of another kind is stored with its own data and written back with it.
+both!(jobs_of_any_kind_keep_their_data, |b: Backend| async move {
+    let db = TestDb::new(b).await;
+    let s = open(&db).await;
+    s1_with_two_branches(&s, 10, 5).await;
+    let job = domain::job::Job::of_kind(
+        "k1".into(),
+        "line-reply",
+        serde_json::json!({"step": 1, "text": "สวัสดี"}),
+        "s1".into(),
+        "b1".into(),
+        None,
+        at(0),
+        std::time::Duration::from_secs(3600),
+    );
+    s.insert_jobs(std::slice::from_ref(&job)).await.unwrap();
+    let mut claimed = s.claim_jobs(at(0), at(60_000), "t", 10).await.unwrap();
+    assert_eq!(claimed.len(), 1);
+    let mut j = claimed.remove(0);
+    assert_eq!(j.kind, "line-reply");
+    assert_eq!(j.data, job.data);
+    j.data["step"] = 2.into();
+    assert!(s.save_job(&j, "t").await.unwrap());
+    let back = s.get_job(&"k1".into()).await.unwrap().unwrap();
+    assert_eq!(back.data["step"], 2);
+    assert_eq!(back.data["text"], "สวัสดี");
+    s.close().await;
+});
+
+// Periodic jobs' lease rows: one holder per period, done once, taken over after the lease.
+both!(
+    a_periodic_period_runs_once_and_a_dead_holder_is_taken_over,
+    |b: Backend| async move {
+        use store::PeriodicClaim::{Busy, Claimed, Done};
+        let db = TestDb::new(b).await;
+        let s = open(&db).await;
+        let p1 = 1_000_000;
+        // Node A takes period 1; node B finds it busy until A's lease ends.
+        assert_eq!(
+            s.claim_periodic("sweep", p1, "A", at(0), at(300))
+                .await
+                .unwrap(),
+            Claimed
+        );
+        assert_eq!(
+            s.claim_periodic("sweep", p1, "B", at(10), at(310))
+                .await
+                .unwrap(),
+            Busy { until: at(300) }
+        );
+        assert!(s.renew_periodic("sweep", "A", at(400)).await.unwrap());
+        assert!(
+            !s.renew_periodic("sweep", "B", at(400)).await.unwrap(),
+            "B holds nothing"
+        );
+        assert!(s
+            .finish_periodic("sweep", "A", true, at(50), at(50), "deleted 3")
+            .await
+            .unwrap());
+        // Done for this period, on any node, however often asked.
+        assert_eq!(
+            s.claim_periodic("sweep", p1, "B", at(60), at(360))
+                .await
+                .unwrap(),
+            Done
+        );
+        assert_eq!(
+            s.claim_periodic("sweep", p1, "A", at(60), at(360))
+                .await
+                .unwrap(),
+            Done
+        );
+        // The next period: B takes it, then dies (never finishes).
+        let p2 = p1 + 60_000;
+        assert_eq!(
+            s.claim_periodic("sweep", p2, "B", at(70), at(370))
+                .await
+                .unwrap(),
+            Claimed
+        );
+        assert!(matches!(
+            s.claim_periodic("sweep", p2, "A", at(369), at(669))
+                .await
+                .unwrap(),
+            Busy { .. }
+        ));
+        // B's lease ran out: A takes the run over; B's late finish is refused.
+        assert_eq!(
+            s.claim_periodic("sweep", p2, "A", at(370), at(670))
+                .await
+                .unwrap(),
+            Claimed
+        );
+        assert!(!s
+            .finish_periodic("sweep", "B", true, at(380), at(380), "late")
+            .await
+            .unwrap());
+        // A fails: the period stays due, not before the pause.
+        assert!(s
+            .finish_periodic("sweep", "A", false, at(400), at(900), "failed")
+            .await
+            .unwrap());
+        assert_eq!(
+            s.claim_periodic("sweep", p2, "A", at(500), at(800))
+                .await
+                .unwrap(),
+            Busy { until: at(900) }
+        );
+        assert_eq!(
+            s.claim_periodic("sweep", p2, "B", at(900), at(1200))
+                .await
+                .unwrap(),
+            Claimed
+        );
+        assert!(s
+            .finish_periodic("sweep", "B", true, at(950), at(950), "deleted 0")
+            .await
+            .unwrap());
+        let rows = s.periodic_jobs().await.unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].name, "sweep");
+        assert_eq!(rows[0].done_period, p2);
+        assert_eq!(rows[0].runs, 2, "one finished run per period");
+        assert_eq!(rows[0].holder, None);
+        assert_eq!(rows[0].last_outcome.as_deref(), Some("deleted 0"));
+        s.close().await;
+    }
+);
+
+// The Idempotency-Key sweep, off the request path: old keys go, young ones stay; a request
+// with an old key forgets that key itself even before the sweep ran.
+both!(idempotency_keys_are_swept_by_age, |b: Backend| async move {
+    use store::{IdemBegin, IdemKey};
+    let db = TestDb::new(b).await;
+    let s = open(&db).await;
+    s1_with_two_branches(&s, 10, 5).await;
+    let b1: domain::BranchId = "b1".into();
+    let key = |k: &'static str| IdemKey {
+        branch_id: &b1,
+        key: k,
+        fingerprint: "f",
+    };
+    let day = 86_400_000;
+    let run = |r: &IdemBegin| {
+        matches!(
+            r,
+            IdemBegin::Run {
+                takeover: false,
+                ..
+            }
+        )
+    };
+    assert!(run(&s
+        .idempotency_begin(&key("old"), at(0), at(1000), at(-day))
+        .await
+        .unwrap()));
+    s.idempotency_finish(&b1, "old", Some((200, "{}")))
+        .await
+        .unwrap();
+    assert!(run(&s
+        .idempotency_begin(&key("young"), at(day), at(day + 1000), at(0))
+        .await
+        .unwrap()));
+    // A day later "old" is past its 24 h: its own next use starts afresh.
+    let again = s
+        .idempotency_begin(&key("old"), at(day + 1), at(day + 1001), at(1))
+        .await
+        .unwrap();
+    assert!(
+        run(&again),
+        "an old key is forgotten by its next use: {again:?}"
+    );
+    assert_eq!(
+        s.sweep_idempotency_keys(at(2)).await.unwrap(),
+        0,
+        "both young now"
+    );
+    assert_eq!(s.sweep_idempotency_keys(at(day + 2)).await.unwrap(), 2);
+    s.close().await;
+});

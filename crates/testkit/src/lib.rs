@@ -221,8 +221,8 @@ impl TestApp {
         Self::start_with(&self.db_url(), None, None, |_| {}, clock).await
     }
 
-    /// The first node's database (a second node opens the same one).
-    fn db_url(&self) -> String {
+    /// The first node's database (a second node, or the CLI, opens the same one).
+    pub fn db_url(&self) -> String {
         self._db
             .as_ref()
             .map(|d| d.url.clone())
@@ -238,6 +238,14 @@ impl TestApp {
         let clock = Some(self.clock.clone());
         let url = self.db_url();
         Self::start_with(&url, None, None, |a| configure(&mut a.services), clock).await
+    }
+
+    /// Another node on the same database whose whole app (services, worker, periodic jobs) is
+    /// configured first.
+    pub async fn another_node_with_app(&self, configure: impl FnOnce(&mut App)) -> TestApp {
+        let clock = Some(self.clock.clone());
+        let url = self.db_url();
+        Self::start_with(&url, None, None, configure, clock).await
     }
 
     /// Like `spawn`, with a configuration file's text (TOML: connectors, routing, ...) on top
@@ -292,6 +300,11 @@ impl TestApp {
         };
         // Tests move the clock and then wait for the worker: look for due jobs often.
         app.worker.poll = std::time::Duration::from_millis(20);
+        // Periodic jobs act on the test clock (a test that moves it 7 days ahead would see
+        // `expire-jobs` delete its jobs under it): they run only where a test turns them on
+        // (`a.periodic.enabled = true`), and then look for work as often as the worker.
+        app.periodic.enabled = false;
+        app.periodic.tick = std::time::Duration::from_millis(20);
         configure(&mut app);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await

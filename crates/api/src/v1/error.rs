@@ -127,6 +127,7 @@ pub(crate) fn v1_error(e: &Error) -> (u16, &'static str, Option<Value>) {
         // v1 spells codes in lower case; the statuses are v2's.
         Error::IdempotencyKeyInUse { .. } => (409, "idempotency_key_in_use", None),
         Error::IdempotencyKeyReused => (422, "idempotency_key_reused", None),
+        Error::JobStillRunning => (409, "job_still_running", None),
         Error::Internal(_) => (500, "server_error", None),
     }
 }

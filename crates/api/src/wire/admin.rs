@@ -299,6 +299,26 @@ pub struct RotateKey {
     pub grace_seconds: Option<i64>,
 }
 
+/// `POST /admin/jobs/{id}/redeliver`: no fields (an empty body or `{}`).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RedeliverRequest {}
+
+/// A queued redelivery: the job's callback will be POSTed again (same `jobId`, same body,
+/// signed with the branch's current secret), with the usual retries.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RedeliveryView {
+    /// The job whose callback is sent again (the callback's `jobId`).
+    pub job_id: String,
+    /// The redelivery's own job (kind `redeliver`).
+    pub redelivery_id: String,
+    /// `queued`.
+    pub status: &'static str,
+    /// Where it goes: the job's callback target.
+    pub callback_url: Option<String>,
+}
+
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct NewUser {
     #[schema(min_length = 1, max_length = 100)]

@@ -52,6 +52,9 @@ pub(crate) enum Admin {
     Key(KeyCmd),
     /// The attempts log: every verification request, newest first; `--csv FILE` exports it.
     Verifications(VerificationsArgs),
+    /// Async jobs: send a finished job's callback again.
+    #[command(subcommand)]
+    Job(JobCmd),
 }
 
 /// The filters of `GET /admin/verifications`, as flags.
@@ -132,6 +135,18 @@ async fn verifications(svc: &Services, a: VerificationsArgs) -> Result<(), Strin
         }
     }
     Ok(())
+}
+
+#[derive(Subcommand)]
+pub(crate) enum JobCmd {
+    /// Queue a redelivery of a finished job's callback: the same jobId and body bytes, signed
+    /// with the branch's current webhook secret, POSTed to the job's callback URL (with the
+    /// usual retries) by a running server's worker. Audited on the branch.
+    Redeliver {
+        /// The jobId.
+        #[arg(long)]
+        job: domain::JobId,
+    },
 }
 
 #[derive(Subcommand)]
@@ -739,6 +754,13 @@ pub(crate) async fn run(svc: &Services, cmd: Admin) -> Result<ExitCode, String> 
             let grace = grace.as_deref().map(parse_duration).transpose()?;
             let key = svc.rotate_key(&branch, grace).await.map_err(err)?;
             print(json!({ "id": branch, "apiKey": key }));
+        }
+        Admin::Job(JobCmd::Redeliver { job }) => {
+            let r = svc
+                .redeliver_job(&job, CLI_ACTOR)
+                .await
+                .map_err(|e| format!("{}: {}", e.code(), e.public_message()))?;
+            print(api::views::redelivery(&r));
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -229,6 +229,58 @@ fn admin_and_sandbox_on_sqlite() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `admin job redeliver`: a running server's worker sends the job's callback again (same
+/// bytes, the branch's current secret); an unknown job is refused with its code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn admin_job_redeliver() {
+    let (rx, t) = testkit::TestApp::with_receiver(Backend::Sqlite).await;
+    let ten = t.tenant(10).await;
+    let tr = t.transfer("004", "014", 100).await;
+    let body = json!({"payload": tr.payload, "callbackUrl": rx.url("h")});
+    let (s, v) = t.post("/v2/verify/bank/async", &ten.api_key, body).await;
+    assert_eq!(s, 202, "{v}");
+    let id = v["data"]["jobId"].as_str().unwrap().to_string();
+    t.poll_job(&ten.api_key, &id, |j| j["webhook"]["state"] == "delivered")
+        .await;
+    t.set_webhook_secret(&ten.branch_id, "rotated").await;
+    let url = t.db_url();
+    let (u, job) = (url.clone(), id.clone());
+    let v = tokio::task::spawn_blocking(move || {
+        json_ok(&u, &["admin", "job", "redeliver", "--job", &job])
+    })
+    .await
+    .unwrap();
+    assert_eq!(v["jobId"], id.as_str());
+    assert_eq!(v["status"], "queued");
+    // The CLI queued the redelivery due at its own (real) time; the server's test clock
+    // stands still at its start: bring it there.
+    t.clock.advance(time::Duration::seconds(60));
+    let got = rx.wait_for(2).await;
+    assert_eq!(got[1].body, got[0].body);
+    assert_eq!(
+        got[1].header("x-service-signature"),
+        Some(domain::job::sign_webhook("rotated", &got[1].body).as_str())
+    );
+    let out = tokio::task::spawn_blocking(move || {
+        run(
+            &url,
+            &[
+                "admin",
+                "job",
+                "redeliver",
+                "--job",
+                "9b2f3c1e-0000-4000-8000-000000000000",
+            ],
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("JOB_NOT_FOUND"), "{err}");
+    t.stop().await;
+}
+
 #[tokio::test]
 async fn admin_on_postgres() {
     let db = TestDb::new(Backend::Postgres).await;

@@ -16,6 +16,7 @@ mod golden;
 mod hardening;
 mod idempotency;
 mod images;
+mod job_kinds;
 mod jobs;
 mod limits;
 mod openapi;

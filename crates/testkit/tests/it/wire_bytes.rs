@@ -774,7 +774,11 @@ both!(admin_and_partner_answers, |b: Backend| async move {
 both!(job_and_webhook_answers, |b: Backend| async move {
     let rx = Receiver::spawn().await;
     let eg = rx.egress();
-    let t = spawn(b, move |s| s.set_egress(eg)).await;
+    let t = spawn(b, move |s| {
+        s.set_egress(eg);
+        s.set_admin_token(TOKEN);
+    })
+    .await;
     let ten = t.tenant(100).await;
     let mut tp = Tape::new(&t);
     let bearer = format!("Bearer {}", ten.api_key);
@@ -815,6 +819,21 @@ both!(job_and_webhook_answers, |b: Backend| async move {
     t.poll_job(key, &id, |j| j["status"] == "done").await;
     tp.get("job done", "GET", &format!("/v2/verify/bank/jobs/{id}"), k)
         .await;
+    let admin = format!("Bearer {TOKEN}");
+    let a = Some(admin.as_str());
+    let unknown = "/admin/jobs/9b2f3c1e-0000-4000-8000-000000000000/redeliver";
+    tp.get("redeliver unknown job", "POST", unknown, a).await;
+    let redeliver = format!("/admin/jobs/{id}/redeliver");
+    tp.post(
+        "redeliver field",
+        "POST",
+        &redeliver,
+        a,
+        json!({"force": true}),
+    )
+    .await;
+    tp.get("redeliver", "POST", &redeliver, a).await;
+    rx.wait_for(2).await;
     tp.post(
         "batch",
         "POST",

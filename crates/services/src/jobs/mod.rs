@@ -1,0 +1,337 @@
+//! Background work. Jobs of any kind live in one table (`domain::job::Job`: a `kind`, the
+//! kind's own `data`, states, a lease, an optional callback), claimed with leases, so any node
+//! can run any job and a crashed node's jobs are taken over. The decisions (what happens after
+//! a step or a delivery) are the pure rules of `domain::job`; this module does the I/O:
+//!
+//! - here: submitting and polling verify jobs, the `JobKind` trait and the registry of kinds
+//!   (`Kinds::builtin`), enqueueing a job of any kind, and posting a callback (`deliver`);
+//! - `worker`: the loop that claims due jobs and runs each with its kind (claim → run →
+//!   deliver → save);
+//! - one file per kind: `verify` (verify a slip, then its callback), `redeliver` (a finished
+//!   job's callback again, re-signed);
+//! - `periodic`: work that runs once per period on one node at a time (expiry of old jobs,
+//!   the `Idempotency-Key` sweep), decided by the database.
+
+pub mod periodic;
+pub mod redeliver;
+pub mod verify;
+pub mod worker;
+
+pub use worker::{run_worker, WorkerConfig};
+
+use crate::auth::Caller;
+use crate::input::SlipInput;
+use crate::Services;
+use domain::job::{Delivery, Job, NewJob, Stage};
+use domain::{BatchId, BranchId, Error, JobId, Satang};
+use egress::EgressError;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// One kind of background job, in the spirit of crates.io's `BackgroundJob`: the name its rows
+/// carry in `jobs.kind` and the step it runs. The kind's input is the row's `data` (JSON: a
+/// serde type of the kind's own, e.g. `domain::job::NewJob`); its states, retry rules and
+/// callback body are pure functions in `domain::job`. Register it in `Kinds::builtin`.
+#[async_trait::async_trait]
+pub trait JobKind: Send + Sync + 'static {
+    /// `jobs.kind` of this kind's rows. Never renamed once rows exist.
+    fn name(&self) -> &'static str;
+
+    /// Runs the kind's own step (`Stage::Run`) of a claimed job and returns the job in its
+    /// next state, decided by `domain::job`'s rules: due again later (`Retrying`), finished
+    /// with a callback to post (`Stage::Deliver`: the worker posts it in the same claim, with
+    /// the webhook retries after), or finished (`Stage::Idle`). Nothing is written here: the
+    /// worker saves the returned job if its lease still holds, so a step may run again after
+    /// a crash and must be safe to repeat (a charge keyed by the job id, ...).
+    async fn run(&self, cx: &JobContext<'_>, job: Job) -> Job;
+}
+
+/// What a kind's `run` may use: the services and the owners of the claimed jobs.
+pub struct JobContext<'a> {
+    pub svc: &'a Services,
+    owners: &'a Owners,
+}
+
+/// The branch of a job with its service, as read when the job was claimed.
+pub enum Owner<'a> {
+    Found(
+        &'a domain::model::Branch,
+        Option<&'a domain::model::Service>,
+    ),
+    /// The branch does not exist (any more).
+    NoBranch,
+    /// They could not be read (the database); the job should retry.
+    Unavailable(&'a str),
+}
+
+impl<'a> JobContext<'a> {
+    /// The job's branch and its service, read once per branch for a claim.
+    pub fn owner(&self, job: &Job) -> Owner<'a> {
+        match self.owners.get(&job.branch_id) {
+            Some(Ok((Some(b), s))) => Owner::Found(b, s.as_ref()),
+            Some(Ok((None, _))) => Owner::NoBranch,
+            Some(Err(e)) => Owner::Unavailable(e),
+            None => Owner::Unavailable("branch not loaded"),
+        }
+    }
+}
+
+/// The job kinds this node runs, by name.
+#[derive(Clone)]
+pub struct Kinds(HashMap<&'static str, Arc<dyn JobKind>>);
+
+impl Kinds {
+    /// Every kind of this build. A new kind: its file beside `verify.rs`, one line here.
+    pub fn builtin() -> Self {
+        Kinds(HashMap::new())
+            .with(verify::Verify)
+            .with(redeliver::Redeliver)
+    }
+
+    /// Adds (or replaces) a kind.
+    pub fn with(mut self, kind: impl JobKind) -> Self {
+        self.0.insert(kind.name(), Arc::new(kind));
+        self
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn JobKind>> {
+        self.0.get(name)
+    }
+
+    pub fn names(&self) -> Vec<&'static str> {
+        let mut n: Vec<_> = self.0.keys().copied().collect();
+        n.sort_unstable();
+        n
+    }
+}
+
+impl Default for Kinds {
+    fn default() -> Self {
+        Self::builtin()
+    }
+}
+
+/// Branch id → the branch and its service (or why they could not be read).
+pub(crate) type Owners = HashMap<
+    BranchId,
+    Result<
+        (
+            Option<domain::model::Branch>,
+            Option<domain::model::Service>,
+        ),
+        String,
+    >,
+>;
+
+/// Most slips in one batch (compat.md).
+pub const MAX_BATCH: usize = 100;
+
+/// One slip of a submission, as the client sent it.
+#[derive(Debug, Clone)]
+pub struct SubmitSlip {
+    pub input: SlipInput,
+    pub check_duplicate: bool,
+    pub match_account: bool,
+    pub match_amount: Option<Satang>,
+    pub remark: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Submitted {
+    pub batch_id: Option<BatchId>,
+    /// In request order.
+    pub job_ids: Vec<JobId>,
+}
+
+impl Services {
+    /// Accepts slips for background verification. Everything that can be refused is refused
+    /// here, before any job exists: the callback target, each slip's input (an image is read
+    /// now, so the job keeps only the QR text), and its QR. `batch`: the slips share a batch id,
+    /// and a bad slip refuses the whole batch (`slips[i]: ...`), so a batch is all or nothing.
+    pub async fn submit_jobs(
+        &self,
+        caller: &Caller,
+        slips: Vec<SubmitSlip>,
+        callback_url: Option<String>,
+        batch: bool,
+    ) -> Result<Submitted, Error> {
+        let target = callback_url
+            .or_else(|| caller.branch.webhook_url.clone())
+            .ok_or_else(|| {
+                Error::invalid(
+                    "callbackUrl",
+                    "is required when the branch has no default webhook URL",
+                )
+            })?;
+        let egress = self
+            .egress
+            .as_ref()
+            .ok_or_else(|| Error::internal("egress not configured"))?;
+        egress
+            .check_url(&target, true)
+            .await
+            .map_err(|_| Error::InvalidCallbackUrl)?;
+
+        let now = self.clock.now();
+        // Under an `Idempotency-Key` the ids derive from the key: a retry after a crash
+        // between the insert and the answer inserts nothing new (`ON CONFLICT (id)`) and
+        // answers with the same ids.
+        let id_for = |what: &str, i: usize| match &caller.idempotency {
+            Some(c) => keyed_id(&caller.branch.id, &c.key, c.first_used_ms, what, i),
+            None => uuid::Uuid::new_v4().to_string(),
+        };
+        let batch_id = batch.then(|| BatchId::new(id_for("batch", 0)));
+        let mut jobs = Vec::with_capacity(slips.len());
+        for (i, slip) in slips.into_iter().enumerate() {
+            // Async is for bank slips only; the job keeps the slip's QR text.
+            let payload = match self.bank_slip(caller, slip.input).await {
+                Ok(s) => s.payload,
+                Err(e) if batch => {
+                    return Err(Error::invalid(
+                        format!("slips[{i}]"),
+                        format!("{}: {}", e.code(), e.public_message()),
+                    ))
+                }
+                Err(e) => return Err(e),
+            };
+            jobs.push(Job::new(
+                JobId::new(id_for("job", i)),
+                batch_id.clone(),
+                caller.service.id.clone(),
+                caller.branch.id.clone(),
+                NewJob {
+                    payload,
+                    check_duplicate: slip.check_duplicate,
+                    match_account: slip.match_account,
+                    match_amount: slip.match_amount,
+                    remark: slip.remark,
+                },
+                Some(target.clone()),
+                now,
+                self.schedules.retention,
+            ));
+        }
+        self.enqueue(&jobs).await?;
+        Ok(Submitted {
+            batch_id,
+            job_ids: jobs.into_iter().map(|j| j.id).collect(),
+        })
+    }
+
+    /// Queues jobs of any kind (built with `Job::new` / `Job::of_kind`) in one transaction and
+    /// wakes this node's worker; a job whose id exists is left as it is.
+    pub async fn enqueue(&self, jobs: &[Job]) -> Result<(), Error> {
+        self.store.insert_jobs(jobs).await?;
+        self.jobs_wake.notify_one();
+        Ok(())
+    }
+
+    /// A verify job of the caller's branch, while it is retained; otherwise `JOB_NOT_FOUND`
+    /// (jobs of other kinds are not a branch's to poll).
+    pub async fn job(&self, caller: &Caller, id: &JobId) -> Result<Job, Error> {
+        match self.store.get_job(&JobId::from(id.as_str().trim())).await? {
+            Some(j)
+                if j.branch_id == caller.branch.id
+                    && j.expires_at > self.clock.now()
+                    && j.kind == domain::job::VERIFY =>
+            {
+                Ok(j)
+            }
+            _ => Err(Error::JobNotFound),
+        }
+    }
+
+    /// The branches of claimed jobs that have a step to run, with their services: read once
+    /// per branch rather than per job.
+    async fn load_owners(&self, jobs: &[Job]) -> Owners {
+        let mut owners = Owners::new();
+        for j in jobs.iter().filter(|j| j.stage == Stage::Run) {
+            if owners.contains_key(&j.branch_id) {
+                continue;
+            }
+            let loaded = async {
+                let branch = self.store.get_branch(&j.branch_id).await?;
+                let service = match &branch {
+                    Some(b) => self.store.get_service(&b.service_id).await?,
+                    None => None,
+                };
+                Ok::<_, store::StoreError>((branch, service))
+            }
+            .await
+            .map_err(|e| e.to_string());
+            owners.insert(j.branch_id.clone(), loaded);
+        }
+        owners
+    }
+
+    /// POSTs the job's callback once. Each attempt goes through egress, which resolves the
+    /// host again, refuses non-public addresses and connects only to the address it vetted.
+    pub(crate) async fn deliver(&self, job: &Job) -> Delivery {
+        let (Some(url), Some(body), Some(egress)) =
+            (&job.callback_url, &job.webhook.body, &self.egress)
+        else {
+            return Delivery::Failed {
+                status: None,
+                error: Some("no callback target".into()),
+            };
+        };
+        let mut headers = vec![("user-agent", "Service-Webhook/2.0".to_string())];
+        if let Some(sig) = &job.webhook.signature {
+            headers.push(("x-service-signature", sig.clone()));
+        }
+        let sent = egress
+            .post_bytes(
+                url,
+                body.clone().into_bytes(),
+                &headers,
+                self.schedules.webhook_timeout,
+            )
+            .await;
+        match sent {
+            Ok(status) if (200..300).contains(&status) => Delivery::Delivered(status),
+            Ok(status) => Delivery::Failed {
+                status: Some(status),
+                error: None,
+            },
+            // Shown to the branch when polling: the kind of failure, not our internals.
+            Err(e) => Delivery::Failed {
+                status: None,
+                error: Some(
+                    match e {
+                        EgressError::InvalidIpRange => "the URL resolves to a non-public address",
+                        EgressError::ProtocolNotAllowed | EgressError::InvalidUrl => {
+                            "the URL is not a valid https URL"
+                        }
+                        EgressError::Timeout => "timed out",
+                        // Named one by one: a new kind of failure must be placed here.
+                        EgressError::Unreachable(_)
+                        | EgressError::Status(_)
+                        | EgressError::TooLarge
+                        | EgressError::TooManyRedirects
+                        | EgressError::Setup(_) => "connection failed",
+                    }
+                    .into(),
+                ),
+            },
+        }
+    }
+}
+
+/// A UUID (v4 layout) derived from a branch's idempotency key and when that use of it began:
+/// the same use of a key (a retry, a takeover), the same ids; the key used again after it was
+/// forgotten, new ones.
+fn keyed_id(branch_id: &BranchId, key: &str, first_used_ms: i64, what: &str, i: usize) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    let first_used = first_used_ms.to_string();
+    for part in [branch_id.as_str(), key, &first_used, what, &i.to_string()] {
+        h.update((part.len() as u64).to_be_bytes());
+        h.update(part.as_bytes());
+    }
+    let digest = h.finalize();
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    uuid::Builder::from_random_bytes(bytes)
+        .into_uuid()
+        .to_string()
+}
