@@ -185,6 +185,15 @@ impl Config {
                 out.push(format!("outbound.proxy: {e}"));
             }
         }
+        if let Some(l) = &self.metrics.listen {
+            match listen_address(l) {
+                Err(e) => out.push(format!("metrics.listen: {e}")),
+                Ok(()) if *l == s.listen => {
+                    out.push("metrics.listen: must differ from server.listen".into())
+                }
+                Ok(()) => {}
+            }
+        }
         let r = &self.retention;
         range(
             &mut out,

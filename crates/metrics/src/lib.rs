@@ -16,7 +16,7 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
-use prometheus_client::registry::Registry;
+use prometheus_client::registry::{Metric, Registry};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -160,6 +160,8 @@ struct Edge {
 
 struct Inner {
     registry: Registry,
+    /// Every exported family's name as it appears in the text (counters with `_total`).
+    names: Vec<String>,
     http_requests: Family<HttpLabels, Counter>,
     http_duration: Histograms<RouteLabels>,
     verifications: Family<VerificationLabels, Counter>,
@@ -174,9 +176,29 @@ struct Inner {
     webhook_duration: Histogram,
     auth_refusals: Family<CodeLabels, Counter>,
     rate_limit_refusals: Family<CodeLabels, Counter>,
+    quota_low: Counter,
     edge: Edge,
     /// One scrape at a time: the scrape-time values are set, then encoded.
     scrape: Mutex<()>,
+}
+
+/// The registry being filled, and the names it exports (a family without a series yet is
+/// not in the text, but alert rules may already read it).
+#[derive(Default)]
+struct Names {
+    registry: Registry,
+    names: Vec<String>,
+}
+
+impl Names {
+    fn register(&mut self, name: &str, help: &str, metric: impl Metric) {
+        let suffix = match metric.metric_type() {
+            prometheus_client::metrics::MetricType::Counter => "_total",
+            _ => "",
+        };
+        self.names.push(format!("{name}{suffix}"));
+        self.registry.register(name, help, metric);
+    }
 }
 
 /// A node's metrics; cheap to clone (one registry behind an `Arc`).
@@ -198,7 +220,7 @@ impl Default for Metrics {
 impl Metrics {
     /// A fresh registry; `version` goes into `slipverify_build_info`.
     pub fn new(version: &str) -> Self {
-        let mut r = Registry::default();
+        let mut r = Names::default();
         let http_requests = Family::<HttpLabels, Counter>::default();
         r.register(
             "slipverify_http_requests",
@@ -224,7 +246,9 @@ impl Metrics {
             local_decisions.clone(),
         );
         for reason in LOCAL_REASONS {
-            local_decisions.get_or_create(&ReasonLabels { reason }).get();
+            local_decisions
+                .get_or_create(&ReasonLabels { reason })
+                .get();
         }
         let attempts_log_failures = Counter::default();
         r.register(
@@ -287,6 +311,12 @@ impl Metrics {
             "Authenticated requests refused by the rate limit, by error code",
             rate_limit_refusals.clone(),
         );
+        let quota_low = Counter::default();
+        r.register(
+            "slipverify_quota_low_requests",
+            "Verification requests that came in when their service's or branch's quota had less than 10 % left (exhausted ones included): some service is about to run out",
+            quota_low.clone(),
+        );
         let edge = Edge {
             accepted: Counter::default(),
             open: Gauge::default(),
@@ -343,7 +373,8 @@ impl Metrics {
             build,
         );
         Metrics(Arc::new(Inner {
-            registry: r,
+            registry: r.registry,
+            names: r.names,
             http_requests,
             http_duration,
             verifications,
@@ -358,6 +389,7 @@ impl Metrics {
             webhook_duration,
             auth_refusals,
             rate_limit_refusals,
+            quota_low,
             edge,
             scrape: Mutex::new(()),
         }))
@@ -436,7 +468,10 @@ impl Metrics {
     }
 
     pub fn auth_refused(&self, code: &'static str) {
-        self.0.auth_refusals.get_or_create(&CodeLabels { code }).inc();
+        self.0
+            .auth_refusals
+            .get_or_create(&CodeLabels { code })
+            .inc();
     }
 
     pub fn rate_limited(&self, code: &'static str) {
@@ -444,6 +479,16 @@ impl Metrics {
             .rate_limit_refusals
             .get_or_create(&CodeLabels { code })
             .inc();
+    }
+
+    /// Every family this registry exports, as named in the text (counters with `_total`).
+    pub fn names(&self) -> &[String] {
+        &self.0.names
+    }
+
+    /// A verification request met a quota with less than 10 % left.
+    pub fn quota_low(&self) {
+        self.0.quota_low.inc();
     }
 
     /// The Prometheus text of every metric, with `scraped`'s values in place.
@@ -541,18 +586,25 @@ mod tests {
         assert!(text.contains("# TYPE slipverify_verifications_total counter"));
         assert_eq!(
             line(&text, "slipverify_verifications_total{"),
-            Some(r#"slipverify_verifications_total{kind="bank",input="payload",outcome="invalid_qr"} 2"#)
+            Some(
+                r#"slipverify_verifications_total{kind="bank",input="payload",outcome="invalid_qr"} 2"#
+            )
         );
         assert!(text.contains(r#"slipverify_local_decisions_total{reason="bad_crc"} 2"#));
         // Every reason is there from the start, so `rate()` has a series to work on.
         assert!(text.contains(r#"slipverify_local_decisions_total{reason="known_duplicate"} 0"#));
         assert!(text.contains(r#"slipverify_http_request_duration_seconds_bucket{api="v2",route="/v2/verify/bank",le="0.05"} 1"#));
         assert!(text.contains(r#"slipverify_http_request_duration_seconds_bucket{api="v2",route="/v2/verify/bank",le="0.025"} 0"#));
-        assert!(text.contains(r#"slipverify_http_requests_total{api="v2",route="/v2/verify/bank",status="200"} 1"#));
+        assert!(text.contains(
+            r#"slipverify_http_requests_total{api="v2",route="/v2/verify/bank",status="200"} 1"#
+        ));
         // A call not sent has no duration.
-        assert!(text.contains(r#"slipverify_connector_call_duration_seconds_count{connector="kbank"} 1"#));
-        assert!(text.contains(r#"slipverify_connector_breaker_state{connector="kbank",state="open"} 1"#));
-        assert!(text.contains(r#"slipverify_connector_breaker_state{connector="kbank",state="closed"} 0"#));
+        assert!(text
+            .contains(r#"slipverify_connector_call_duration_seconds_count{connector="kbank"} 1"#));
+        assert!(text
+            .contains(r#"slipverify_connector_breaker_state{connector="kbank",state="open"} 1"#));
+        assert!(text
+            .contains(r#"slipverify_connector_breaker_state{connector="kbank",state="closed"} 0"#));
         assert!(text.contains(r#"slipverify_jobs_stored{kind="verify",state="queued"} 7"#));
         assert!(text.contains("slipverify_database_up 1"));
         assert!(text.contains(r#"slipverify_edge_connections_shed_total{reason="idle"} 2"#));

@@ -253,6 +253,7 @@ impl Services {
         if let Some(sig) = &job.webhook.signature {
             headers.push(("x-service-signature", sig.clone()));
         }
+        let started = std::time::Instant::now();
         let sent = egress
             .post_bytes(
                 url,
@@ -261,6 +262,7 @@ impl Services {
                 self.schedules.webhook_timeout,
             )
             .await;
+        self.count_delivery(&sent, started.elapsed());
         match sent {
             Ok(status) if (200..300).contains(&status) => Delivery::Delivered(status),
             Ok(status) => Delivery::Failed {

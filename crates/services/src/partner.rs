@@ -62,6 +62,12 @@ impl Services {
     /// The checks the headers alone allow (key, timestamp window, nonce format): a request
     /// refused here costs no body read.
     pub async fn partner_head(&self, h: &PartnerHeaders<'_>) -> Result<PartnerHead, Error> {
+        self.check_partner_head(h)
+            .await
+            .inspect_err(|e| self.count_auth_refusal(e))
+    }
+
+    async fn check_partner_head(&self, h: &PartnerHeaders<'_>) -> Result<PartnerHead, Error> {
         let key = h.api_key.map(str::trim).filter(|k| !k.is_empty());
         let key = key.ok_or(Error::MissingApiKey)?;
         if !partner::is_hex64(key) {
@@ -90,6 +96,17 @@ impl Services {
 
     /// The checks that need the body (signature, then nonce reuse, permission, branch).
     pub async fn authenticate_partner(
+        &self,
+        head: PartnerHead,
+        req: &SignedRequest<'_>,
+        needs: Permission,
+    ) -> Result<PartnerCaller, Error> {
+        self.check_partner_signature(head, req, needs)
+            .await
+            .inspect_err(|e| self.count_auth_refusal(e))
+    }
+
+    async fn check_partner_signature(
         &self,
         head: PartnerHead,
         req: &SignedRequest<'_>,

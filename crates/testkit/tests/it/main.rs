@@ -17,6 +17,7 @@ mod idempotency;
 mod images;
 mod jobs;
 mod limits;
+mod metrics;
 mod openapi;
 mod partner_api;
 mod receivers;
