@@ -16,6 +16,7 @@ pub mod golden;
 mod golden_errors;
 mod idempotency;
 mod jobs;
+mod observe;
 mod openapi;
 mod path;
 mod responses;
@@ -68,8 +69,14 @@ pub fn router(services: Services) -> Router {
         .method_not_allowed_fallback(error::not_found)
         .with_state(services.clone())
         // For the attempts log's layer, which runs around handlers and has no state.
-        .layer(axum::Extension(services))
+        .layer(axum::Extension(services.clone()))
         .layer(CatchPanicLayer::custom(error::panic_response))
+        // Outside the panic catcher, so a panic's 500 is counted too; inside the router, so
+        // the matched route pattern is known.
+        .layer(axum::middleware::from_fn_with_state(
+            services.metrics().clone(),
+            observe::http,
+        ))
         .layer(trace)
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))

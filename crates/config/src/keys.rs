@@ -77,6 +77,7 @@ pub const KEYS: &[Key] = &[
     k("retention.attempts_days", "Days the attempts log keeps a record, 0 (for ever) to 3650."),
     k("retention.personal_data_days", "Days after which a stored transfer's names, masked accounts and phone numbers are blanked (the duplicate check keeps working), 0 (never) to 3650."),
     k("retention.purge_interval_secs", "How often the retention purge runs (a periodic job, one node per period), 60 to 86400 s."),
+    d("metrics.listen", "none (no metrics listener)", "`HOST:PORT` of a separate listener serving Prometheus metrics at `GET /metrics` (`serve --metrics-listen` wins). It has no authentication: bind loopback or a private address (a warning is logged otherwise). See docs/operations.md."),
     k("sandbox.delay_ms", "Added to every sandbox bank look-up (load and crash tests), 0 to 60000 ms."),
     d("connectors.<name>.kind", "required", "One of `sandbox`, `easyslip`, `kbank`, `scb`, `thunder`. `sandbox` (the built-in ledger) is always defined."),
     d("connectors.<name>.base_url", "none", "The API's base URL; https unless the host is loopback; required for easyslip, kbank, scb."),
@@ -200,6 +201,7 @@ mod tests {
         c.billing.secret = Some(Secret::new("x"));
         c.egress.ca_file = Some("ca.pem".into());
         c.outbound.proxy = Some(crate::CredentialUrl::new("http://p:1"));
+        c.metrics.listen = Some("127.0.0.1:9090".into());
         c.connectors.insert(
             "x".into(),
             ConnectorConfig {

@@ -40,6 +40,20 @@ pub struct Config {
     pub limits: LimitsConfig,
     pub retention: RetentionConfig,
     pub line: LineConfig,
+    pub metrics: MetricsConfig,
+}
+
+/// Prometheus metrics (`GET /metrics`) on a listener of their own.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct MetricsConfig {
+    /// `HOST:PORT` of the metrics listener; `None`: no listener (the default). It has no
+    /// authentication: keep it on loopback or a private network.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::opt_string"
+    )]
+    pub listen: Option<String>,
 }
 
 /// What one request may cost the server: image shapes and the decode memory budget.

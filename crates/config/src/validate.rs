@@ -228,6 +228,15 @@ impl Config {
             self.line.reply_window_secs,
             5..=60,
         );
+        if let Some(l) = &self.metrics.listen {
+            match listen_address(l) {
+                Err(e) => out.push(format!("metrics.listen: {e}")),
+                Ok(()) if *l == s.listen => {
+                    out.push("metrics.listen: must differ from server.listen".into())
+                }
+                Ok(()) => {}
+            }
+        }
         let r = &self.retention;
         range(
             &mut out,

@@ -513,3 +513,24 @@ fn reader_scan_budget_is_configured_and_checked() {
     );
     assert!(load(&Sources::new().env([("SLIPVERIFY_MAX_UPLOADS", "2")])).is_ok());
 }
+
+/// The metrics listener is off unless configured; its address is checked like `server.listen`
+/// and may not be the API's own.
+#[test]
+fn metrics_listener_is_off_by_default_and_checked() {
+    assert_eq!(load(&Sources::new()).unwrap().metrics.listen, None);
+    let c = load(&Sources::new().env([("SLIPVERIFY_METRICS__LISTEN", "127.0.0.1:9464")])).unwrap();
+    assert_eq!(c.metrics.listen.as_deref(), Some("127.0.0.1:9464"));
+    let c = load(&Sources::new().set("metrics.listen", "[::1]:9464")).unwrap();
+    assert_eq!(c.metrics.listen.as_deref(), Some("[::1]:9464"));
+    assert_eq!(
+        env_err("SLIPVERIFY_METRICS__LISTEN", "9464"),
+        "metrics.listen: \"9464\" is not HOST:PORT"
+    );
+    assert_eq!(
+        err(Sources::new()
+            .set("server.listen", "127.0.0.1:8080")
+            .set("metrics.listen", "127.0.0.1:8080")),
+        "metrics.listen: must differ from server.listen"
+    );
+}

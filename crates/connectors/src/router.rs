@@ -84,6 +84,8 @@ struct Slot {
     latencies: Mutex<VecDeque<u64>>,
     /// Skip the "answered for another reference" check (`sandbox_fixture`).
     any_reference: bool,
+    /// Calls by outcome and their duration (`slipverify_connector_*`).
+    metrics: metrics::Metrics,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -117,9 +119,13 @@ impl Slot {
         let Ok(Ok(_seat)) =
             tokio::time::timeout(self.timeout / 2, self.cap.clone().acquire_owned()).await
         else {
+            self.metrics
+                .connector_call(&self.name, Cause::Saturated.as_str(), None);
             return Outcome::unavailable(Cause::Saturated, "concurrency cap full");
         };
         let Some(permit) = lock(&self.breaker).try_acquire(clock.now()) else {
+            self.metrics
+                .connector_call(&self.name, Cause::BreakerOpen.as_str(), None);
             return Outcome::unavailable(Cause::BreakerOpen, "circuit open");
         };
         let mut guard = PermitGuard {
@@ -132,7 +138,10 @@ impl Slot {
             Ok(o) => o,
             Err(_) => Outcome::unavailable(Cause::Timeout, "no answer within the timeout"),
         };
-        let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let took = started.elapsed();
+        self.metrics
+            .connector_call(&self.name, out.label(), Some(took));
+        let ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
         {
             let mut l = lock(&self.latencies);
             if l.len() == LATENCY_WINDOW {
@@ -200,6 +209,7 @@ pub struct RouterBuilder {
     clock: Arc<dyn Clock>,
     sandbox: Option<Arc<dyn Connector>>,
     entries: Vec<(ConnectorSpec, Option<Arc<dyn Connector>>)>,
+    metrics: metrics::Metrics,
 }
 
 impl RouterBuilder {
@@ -210,7 +220,14 @@ impl RouterBuilder {
             clock,
             sandbox: None,
             entries: Vec::new(),
+            metrics: metrics::Metrics::default(),
         }
+    }
+
+    /// The registry the connectors' calls are counted into (default: a private one).
+    pub fn metrics(mut self, m: metrics::Metrics) -> Self {
+        self.metrics = m;
+        self
     }
 
     /// The connector specs of kind `sandbox` stand for. A route naming `sandbox` with no spec
@@ -294,6 +311,7 @@ impl RouterBuilder {
                 last_error: Mutex::new(None),
                 latencies: Mutex::new(VecDeque::with_capacity(LATENCY_WINDOW)),
                 any_reference: spec.sandbox_fixture,
+                metrics: self.metrics.clone(),
             };
             if spec.sandbox_fixture {
                 tracing::warn!(connector = %spec.name, "sandbox_fixture: answers about another reference are accepted; never use this in production");

@@ -2,6 +2,7 @@
 //! serving, the first-run demo and the sandbox slip image. Tests start the same server.
 
 pub mod demo;
+pub mod metrics_listener;
 pub mod read_cmd;
 pub mod routing;
 pub mod slip_image;
@@ -34,6 +35,8 @@ pub struct App {
     pub connections: edge::Policy,
     /// `[server] cors_origins`: browser origins allowed (empty: no CORS layer).
     pub cors_origins: Vec<String>,
+    /// Where `GET /metrics` is served (`metrics.listen`); `None`: nowhere.
+    pub metrics_listen: Option<String>,
 }
 
 impl App {
@@ -71,13 +74,18 @@ impl App {
             dyn_store.clone(),
             clock.clone(),
         ));
+        // One registry per node, counted into by the services, the connectors and the HTTP
+        // layer, and served by the metrics listener.
+        let metrics = metrics::Metrics::new(env!("CARGO_PKG_VERSION"));
         let router = Arc::new(routing::build(
             cfg,
             sandbox.clone(),
             wallet.clone(),
             clock.clone(),
+            metrics.clone(),
         )?);
         let mut services = Services::new(dyn_store, sandbox.clone(), clock);
+        services.set_metrics(metrics);
         services.set_wallet(wallet.clone());
         services.set_router(Some(router));
         // Test branches always verify on the built-in ledgers, whatever answers production.
@@ -153,6 +161,7 @@ impl App {
             periodic,
             connections: connection_policy(&cfg.server),
             cors_origins: cfg.server.cors_origins.clone(),
+            metrics_listen: cfg.metrics.listen.clone(),
         })
     }
 }
@@ -218,6 +227,18 @@ pub async fn serve_counted(
     stats: Arc<edge::Stats>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_all(listener, None, app, stats, shutdown).await
+}
+
+/// `serve_counted`, and `GET /metrics` on `metrics` (bound from `metrics.listen`) until the
+/// same shutdown.
+pub async fn serve_all(
+    listener: TcpListener,
+    metrics: Option<TcpListener>,
+    app: &App,
+    stats: Arc<edge::Stats>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     let router = api::router_with_cors(app.services.clone(), &app.cors_origins)
         .map_err(std::io::Error::other)?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
@@ -232,6 +253,14 @@ pub async fn serve_counted(
         app.periodic.clone(),
         stop.subscribe(),
     ));
+    let scrapes = metrics.map(|l| {
+        tokio::spawn(metrics_listener::serve(
+            l,
+            app.services.clone(),
+            stats.clone(),
+            stop.subscribe(),
+        ))
+    });
     let stop_on_signal = stop.clone();
     // Our own accept loop (crates/edge): early answers keep the connection usable.
     let served = edge::serve(
@@ -248,6 +277,9 @@ pub async fn serve_counted(
     let _ = stop.send(true);
     let _ = worker.await;
     let _ = periodic.await;
+    if let Some(s) = scrapes {
+        let _ = s.await;
+    }
     served
 }
 

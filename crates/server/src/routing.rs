@@ -19,6 +19,7 @@ pub fn build(
     sandbox: Arc<gateway::SandboxBank>,
     wallet: Arc<gateway::SandboxWallet>,
     clock: Arc<dyn Clock>,
+    metrics: metrics::Metrics,
 ) -> Result<Router, String> {
     let mut specs = Vec::new();
     // Connectors with their own TLS settings (mTLS, an extra root) get their own client.
@@ -114,7 +115,8 @@ pub fn build(
         .unwrap_or(Duration::from_secs(5));
     let client = egress::operator::operator_client(&cfg.outbound_settings()?, longest)?;
     let mut builder = Router::builder(client, clock.clone())
-        .sandbox(SandboxConnector::new(sandbox, Some(wallet)));
+        .sandbox(SandboxConnector::new(sandbox, Some(wallet)))
+        .metrics(metrics);
     let outbound = cfg.outbound_settings()?;
     for spec in specs {
         let Some((tls, has_cert)) = own_tls.remove(&spec.name) else {

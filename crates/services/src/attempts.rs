@@ -34,6 +34,8 @@ struct Notes {
     duplicate: bool,
     /// A stored `Idempotency-Key` answer: the attempt was recorded when it first ran.
     replayed: bool,
+    /// The QR that was no slip failed its checksum (damaged or altered), for the metrics.
+    bad_crc: bool,
 }
 
 impl Trace {
@@ -52,6 +54,7 @@ impl Trace {
             mismatches: Vec::new(),
             duplicate: false,
             replayed: false,
+            bad_crc: false,
         }))))
     }
 
@@ -111,6 +114,11 @@ impl Trace {
         self.note(|n| n.replayed = true);
     }
 
+    /// The QR sent was no slip because its CRC did not match its content.
+    pub(crate) fn bad_crc(&self) {
+        self.note(|n| n.bad_crc = true);
+    }
+
     /// The record of this trace, ended with `outcome` (`None` for a success: verified, or
     /// duplicate when so answered); `None` when it is not to be logged (detached, not
     /// authenticated, or a replay).
@@ -121,7 +129,7 @@ impl Trace {
         latency_ms: u32,
         request_id: Option<String>,
         job_id: Option<JobId>,
-    ) -> Option<Attempt> {
+    ) -> Option<Record> {
         let n = self.0.as_ref()?.lock().ok()?;
         if n.replayed {
             return None;
@@ -132,7 +140,17 @@ impl Trace {
             Some(e) => e,
             None => (dup_or_verified(n.duplicate), None),
         };
-        Some(Attempt {
+        let source = n.source.clone();
+        // Answered without asking a bank: what the metrics call a local decision.
+        let local = match outcome {
+            Outcome::Verified | Outcome::Duplicate if source.as_deref() == Some("local") => {
+                Some("known_duplicate")
+            }
+            Outcome::InvalidQr if n.bad_crc => Some("bad_crc"),
+            Outcome::InvalidQr => Some("not_a_slip"),
+            _ => None,
+        };
+        let attempt = Attempt {
             at,
             service_id,
             branch_id,
@@ -145,11 +163,12 @@ impl Trace {
             outcome,
             error_code,
             mismatches: n.mismatches.clone(),
-            source: n.source.clone(),
+            source,
             latency_ms,
             request_id,
             job_id,
-        })
+        };
+        Some(Record { attempt, local })
     }
 
     /// Whether the request has come far enough to be logged.
@@ -159,6 +178,14 @@ impl Trace {
             .and_then(|n| n.lock().ok().map(|n| n.caller.is_some() && !n.replayed))
             .unwrap_or(false)
     }
+}
+
+/// An attempt to write, with what the metrics count about it beyond its fields.
+#[derive(Debug, Clone)]
+pub struct Record {
+    pub attempt: Attempt,
+    /// `slipverify_local_decisions`' reason when no bank or provider was asked.
+    local: Option<&'static str>,
 }
 
 fn dup_or_verified(duplicate: bool) -> Outcome {
@@ -177,9 +204,21 @@ pub fn ended_with(e: &Error) -> (Outcome, Option<String>) {
 impl Services {
     /// Writes a record (group-committed) and returns once it is stored. A failure is logged
     /// for the operator and does not change the answer: the verification itself stands.
-    pub async fn log_attempt(&self, a: Option<Attempt>) {
-        let Some(a) = a else { return };
+    /// Every record, and only a record, counts once in `slipverify_verifications_total`
+    /// (counted before the write: the verification happened whether or not its log line is
+    /// stored).
+    pub async fn log_attempt(&self, r: Option<Record>) {
+        let Some(Record { attempt: a, local }) = r else {
+            return;
+        };
+        self.metrics.verification(
+            a.kind.as_str(),
+            a.input.map_or("none", |i| i.as_str()),
+            a.outcome.as_str(),
+            local,
+        );
         if let Err(e) = self.store.log_attempt(&a).await {
+            self.metrics.attempts_log_failed();
             tracing::error!(error = %e, "attempts log write failed");
         }
     }

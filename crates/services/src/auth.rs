@@ -41,7 +41,19 @@ impl Caller {
 impl Services {
     /// `peer` is the TCP peer; `forwarded_for` the `X-Forwarded-For` header, believed only
     /// from the configured trusted proxies.
+    /// Refusals are counted (`slipverify_auth_refusals_total`).
     pub async fn authenticate(
+        &self,
+        authorization: Option<&str>,
+        peer: IpAddr,
+        forwarded_for: Option<&str>,
+    ) -> Result<Caller, Error> {
+        self.authenticate_key(authorization, peer, forwarded_for)
+            .await
+            .inspect_err(|e| self.count_auth_refusal(e))
+    }
+
+    async fn authenticate_key(
         &self,
         authorization: Option<&str>,
         peer: IpAddr,

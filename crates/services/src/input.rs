@@ -44,10 +44,13 @@ impl Services {
     /// The bank slip the client sent, parsed once here and passed on; or why there is none.
     /// Decodes are shared fairly between services (the caller's).
     pub async fn bank_slip(&self, caller: &Caller, input: SlipInput) -> Result<BankSlipQr, Error> {
-        let slip = match self.read(&caller.service.id, input).await? {
-            Read::Typed(payload) => parse_bank_slip(&payload),
-            Read::Image(texts) => pick_bank_slip(&texts),
-        }?;
+        let read = self.read(&caller.service.id, input).await?;
+        let slip = match &read {
+            Read::Typed(payload) => parse_bank_slip(payload),
+            Read::Image(texts) => pick_bank_slip(texts),
+        };
+        note_bad_crc(caller, &read, &slip);
+        let slip = slip?;
         caller.trace.slip(&slip.sending_bank, &slip.trans_ref);
         Ok(slip)
     }
@@ -58,10 +61,13 @@ impl Services {
         caller: &Caller,
         input: SlipInput,
     ) -> Result<TrueMoneySlipQr, Error> {
-        let slip = match self.read(&caller.service.id, input).await? {
-            Read::Typed(payload) => parse_truemoney_slip(&payload),
-            Read::Image(texts) => pick_truemoney_slip(&texts),
-        }?;
+        let read = self.read(&caller.service.id, input).await?;
+        let slip = match &read {
+            Read::Typed(payload) => parse_truemoney_slip(payload),
+            Read::Image(texts) => pick_truemoney_slip(texts),
+        };
+        note_bad_crc(caller, &read, &slip);
+        let slip = slip?;
         caller
             .trace
             .slip(crate::wallet::TRUEMONEY, &slip.transaction_id);
@@ -134,6 +140,27 @@ impl Services {
         .await
         .map_err(Error::internal)?
         .map_err(map_err)
+    }
+}
+
+/// A QR refused as no slip whose checksum does not match its content (a damaged or altered
+/// slip) is noted for the metrics' local decisions; other refusals are "not a slip".
+fn note_bad_crc<T>(caller: &Caller, read: &Read, parsed: &Result<T, Error>) {
+    if !matches!(parsed, Err(Error::NotASlip(_))) {
+        return;
+    }
+    let texts: &[String] = match read {
+        Read::Typed(p) => std::slice::from_ref(p),
+        Read::Image(texts) => texts,
+    };
+    let crc_fails = |t: &String| {
+        matches!(
+            slip_qr::classify(t),
+            Err(slip_qr::QrError::CrcMismatch { .. })
+        )
+    };
+    if texts.iter().any(crc_fails) {
+        caller.trace.bad_crc();
     }
 }
 

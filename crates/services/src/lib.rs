@@ -11,6 +11,7 @@ pub mod input;
 pub mod jobs;
 pub mod line;
 pub mod lookup;
+pub mod metrics;
 pub mod partner;
 pub mod partner_branches;
 pub mod rate;
@@ -77,6 +78,8 @@ pub struct Services {
     /// How long a running keyed request holds its `Idempotency-Key`
     /// (`server.idempotency_lease_secs`).
     idem_lease: time::Duration,
+    /// This node's Prometheus registry (`metrics.rs`).
+    metrics: ::metrics::Metrics,
 }
 
 /// See `Services::set_after_charge`.
@@ -85,7 +88,13 @@ pub type AfterCharge =
 
 impl Services {
     /// Checks the admin API's bearer token (compared as SHA-256 digests, in constant time).
+    /// Refusals are counted (`slipverify_auth_refusals_total`).
     pub fn authenticate_admin(&self, authorization: Option<&str>) -> Result<(), domain::Error> {
+        self.check_admin_token(authorization)
+            .inspect_err(|e| self.count_auth_refusal(e))
+    }
+
+    fn check_admin_token(&self, authorization: Option<&str>) -> Result<(), domain::Error> {
         use domain::Error;
         let Some(token) = &self.admin_token else {
             return Err(Error::NotFound);
@@ -138,6 +147,7 @@ impl Services {
             renewals: Arc::default(),
             after_charge: None,
             idem_lease: idempotency::LEASE,
+            metrics: ::metrics::Metrics::default(),
         }
     }
 

@@ -72,6 +72,12 @@ impl Services {
     /// The checks the headers alone allow (key, timestamp window, nonce format): a request
     /// refused here costs no body read.
     pub async fn partner_head(&self, h: &PartnerHeaders<'_>) -> Result<PartnerHead, Error> {
+        self.check_partner_head(h)
+            .await
+            .inspect_err(|e| self.count_auth_refusal(e))
+    }
+
+    async fn check_partner_head(&self, h: &PartnerHeaders<'_>) -> Result<PartnerHead, Error> {
         let key = h.api_key.map(str::trim).filter(|k| !k.is_empty());
         let key = key.ok_or(Error::MissingApiKey)?;
         if !partner::is_hex64(key) {
@@ -156,6 +162,17 @@ impl Services {
     /// The signed-request checks alone, for operations that name no branch (listing or
     /// creating branches, creating an account, the bank list).
     pub async fn authenticate_partner_request(
+        &self,
+        head: PartnerHead,
+        req: &SignedRequest<'_>,
+        needs: Permission,
+    ) -> Result<Partner, Error> {
+        self.check_partner_signature(head, req, needs)
+            .await
+            .inspect_err(|e| self.count_auth_refusal(e))
+    }
+
+    async fn check_partner_signature(
         &self,
         head: PartnerHead,
         req: &SignedRequest<'_>,

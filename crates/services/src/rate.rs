@@ -28,7 +28,14 @@ impl RateLimiter {
 impl Services {
     /// Takes one request from the caller's branch allowance, or refuses with the numbers the
     /// 429 headers need.
+    /// Refusals are counted (`slipverify_rate_limit_refusals_total`).
     pub async fn rate_check(&self, caller: &Caller) -> Result<(), Error> {
+        self.take_rate_token(caller)
+            .await
+            .inspect_err(|e| self.count_rate_refusal(e))
+    }
+
+    async fn take_rate_token(&self, caller: &Caller) -> Result<(), Error> {
         let limit = caller.service.rate_limit();
         let now = self.clock.now();
         let now_us = to_millis(now) * 1000;

@@ -134,6 +134,9 @@ impl Services {
     /// renewing a used-up service quota when auto-renew says so.
     pub async fn precheck_quota(&self, caller: &Caller) -> Result<(), Error> {
         let (service_quota, branch_quota) = caller.quotas_at(self.clock.now());
+        if [&service_quota, &branch_quota].into_iter().any(low) {
+            self.metrics().quota_low();
+        }
         if can_charge(&service_quota, &branch_quota) {
             return Ok(());
         }
@@ -182,4 +185,11 @@ impl Services {
         }
         Err(Error::QuotaExceeded)
     }
+}
+
+/// Less than 10 % of a limited quota left (`slipverify_quota_low_requests_total`).
+fn low(q: &domain::quota::Quota) -> bool {
+    q.limit
+        .zip(q.remaining())
+        .is_some_and(|(limit, left)| left == 0 || left * 10 < limit)
 }

@@ -276,13 +276,21 @@ pub(crate) async fn sweep(pool: &Pool, now: OffsetDateTime) -> Result<u64> {
 }
 
 /// Counts per status, for the operator (`slipverify jobs stats`) and the crash script.
-pub(crate) async fn counts(pool: &Pool) -> Result<Vec<(String, i64)>> {
+pub(crate) async fn counts(pool: &Pool) -> Result<Vec<(String, String, i64)>> {
     on_pool!(pool: pool, p => {
-        let rows = sqlx::query("SELECT status, COUNT(*) FROM jobs GROUP BY status ORDER BY status")
-            .fetch_all(p)
-            .await?;
+        let rows = sqlx::query(
+            "SELECT kind, status, COUNT(*) FROM jobs GROUP BY kind, status ORDER BY kind, status",
+        )
+        .fetch_all(p)
+        .await?;
         rows.iter()
-            .map(|r| Ok((r.try_get::<String, _>(0)?, r.try_get::<i64, _>(1)?)))
+            .map(|r| {
+                Ok((
+                    r.try_get::<String, _>(0)?,
+                    r.try_get::<String, _>(1)?,
+                    r.try_get::<i64, _>(2)?,
+                ))
+            })
             .collect()
     })
 }

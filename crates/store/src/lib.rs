@@ -311,8 +311,8 @@ pub trait Store: Send + Sync + 'static {
     async fn get_job(&self, id: &JobId) -> Result<Option<domain::job::Job>>;
     /// Deletes finished jobs whose retention ended before `now`.
     async fn sweep_jobs(&self, now: OffsetDateTime) -> Result<u64>;
-    /// Jobs per status.
-    async fn job_counts(&self) -> Result<Vec<(String, i64)>>;
+    /// Jobs per (kind, status).
+    async fn job_counts(&self) -> Result<Vec<(String, String, i64)>>;
 
     /// Periodic jobs: claims period `period_start` (ms since the epoch) of job `name` for
     /// `holder` until `lease_until`, if that period has not run and nobody holds a live lease

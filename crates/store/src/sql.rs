@@ -1189,7 +1189,7 @@ impl Store for SqlStore {
         crate::periodic::list(&self.pool).await
     }
 
-    async fn job_counts(&self) -> Result<Vec<(String, i64)>> {
+    async fn job_counts(&self) -> Result<Vec<(String, String, i64)>> {
         crate::jobs::counts(&self.pool).await
     }
 

@@ -149,6 +149,9 @@ pub struct TestApp {
     pub http: reqwest::Client,
     /// What the accept loop did (connections accepted, bodies drained, answers that closed).
     pub conn_stats: Arc<edge::Stats>,
+    /// The metrics listener, when the configuration has `metrics.listen` (tests give
+    /// `127.0.0.1:0`).
+    pub metrics_addr: Option<SocketAddr>,
     shutdown: Option<oneshot::Sender<()>>,
     server: Option<tokio::task::JoinHandle<()>>,
     // Last: the database goes after the server has stopped (only the first node owns it).
@@ -314,8 +317,17 @@ impl TestApp {
         let served = app.clone();
         let conn_stats = Arc::new(edge::Stats::default());
         let counted = conn_stats.clone();
+        let metrics = match &app.metrics_listen {
+            Some(a) => Some(
+                server::metrics_listener::bind(a)
+                    .await
+                    .expect("metrics listener"),
+            ),
+            None => None,
+        };
+        let metrics_addr = metrics.as_ref().map(|l| l.local_addr().expect("addr"));
         let server = tokio::spawn(async move {
-            server::serve_counted(listener, &served, counted, async {
+            server::serve_all(listener, metrics, &served, counted, async {
                 let _ = rx.await;
             })
             .await
@@ -328,6 +340,7 @@ impl TestApp {
             clock,
             http: reqwest::Client::new(),
             conn_stats,
+            metrics_addr,
             shutdown: Some(tx),
             server: Some(server),
             _db: db,
@@ -535,7 +548,7 @@ impl TestApp {
     pub async fn job_rows(&self) -> i64 {
         use store::Store;
         let counts = self.app.store.job_counts().await.expect("job counts");
-        counts.iter().map(|(_, n)| n).sum()
+        counts.iter().map(|(_, _, n)| n).sum()
     }
 
     /// Polls `GET /v2/verify/bank/jobs/{id}` until `done(job)` holds and returns the job (the

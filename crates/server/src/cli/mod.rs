@@ -41,6 +41,11 @@ pub(crate) enum Command {
         /// HOST:PORT (default 127.0.0.1:8080); wins over `server.listen`.
         #[arg(long)]
         listen: Option<String>,
+        /// HOST:PORT of a separate listener serving Prometheus metrics at /metrics (off by
+        /// default; no authentication: bind loopback or a private address); wins over
+        /// `metrics.listen`.
+        #[arg(long)]
+        metrics_listen: Option<String>,
         /// Create a demo service, branch and sandbox transfers and print a ready curl line.
         #[arg(long)]
         demo: bool,
@@ -113,6 +118,7 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode, String> {
     }
     if let Command::Serve {
         listen,
+        metrics_listen,
         trusted_proxy,
         admin_token,
         ..
@@ -121,6 +127,7 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode, String> {
         sources = serve::override_sources(
             sources,
             listen.as_deref(),
+            metrics_listen.as_deref(),
             trusted_proxy,
             admin_token.as_deref(),
         );

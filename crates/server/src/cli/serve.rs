@@ -7,11 +7,15 @@ use std::process::ExitCode;
 pub(crate) fn override_sources(
     mut sources: config::Sources,
     listen: Option<&str>,
+    metrics_listen: Option<&str>,
     trusted_proxy: &[String],
     admin_token: Option<&str>,
 ) -> config::Sources {
     if let Some(l) = listen {
         sources = sources.set("server.listen", l);
+    }
+    if let Some(l) = metrics_listen {
+        sources = sources.set("metrics.listen", l);
     }
     if !trusted_proxy.is_empty() {
         sources = sources.set("server.trusted_proxies", trusted_proxy);
@@ -35,15 +39,25 @@ pub(crate) async fn run(app: &App, cfg: &config::Config, demo: bool) -> Result<E
         .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     tracing::info!(%addr, backend = app.store_backend(), "slipverify listening");
+    let metrics = match &app.metrics_listen {
+        Some(a) => Some(server::metrics_listener::bind(a).await?),
+        None => None,
+    };
     if demo {
         let d = server::demo::prepare(app).await?;
         // A closed stdout (e.g. piped into `head`) must not take the server down.
         let banner = server::demo::banner(&d, &format!("http://{addr}"));
         let _ = std::io::Write::write_all(&mut std::io::stdout(), banner.as_bytes());
     }
-    server::serve(listener, app, shutdown_signal())
-        .await
-        .map_err(|e| e.to_string())?;
+    server::serve_all(
+        listener,
+        metrics,
+        app,
+        std::sync::Arc::default(),
+        shutdown_signal(),
+    )
+    .await
+    .map_err(|e| e.to_string())?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -279,6 +279,7 @@ impl Services {
         if let Some(sig) = &job.webhook.signature {
             headers.push(("x-service-signature", sig.clone()));
         }
+        let started = std::time::Instant::now();
         let sent = egress
             .post_bytes(
                 url,
@@ -287,6 +288,7 @@ impl Services {
                 self.schedules.webhook_timeout,
             )
             .await;
+        self.count_delivery(&sent, started.elapsed());
         match sent {
             Ok(status) if (200..300).contains(&status) => Delivery::Delivered(status),
             Ok(status) => Delivery::Failed {
