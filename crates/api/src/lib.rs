@@ -16,6 +16,7 @@ pub mod golden;
 mod golden_errors;
 mod idempotency;
 mod jobs;
+mod line;
 mod observe;
 mod openapi;
 mod path;
@@ -99,6 +100,7 @@ fn all_routes() -> routing::Routes {
                 .merge(b2b::routes()),
         )
         .nest("/api/v1", v1::routes())
+        .nest("/line", line::routes())
         .nest("/admin", admin::routes().merge(verifications::routes()))
 }
 

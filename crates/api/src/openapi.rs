@@ -418,6 +418,8 @@ fn family_security(path: &str) -> Option<SecurityRequirement> {
         Some(SecurityRequirement::new("bearerAuth", none))
     } else if path.starts_with("/admin/") {
         Some(SecurityRequirement::new("adminToken", none))
+    } else if path.starts_with("/line/") {
+        Some(SecurityRequirement::new("lineSignature", none))
     } else {
         None
     }
@@ -456,6 +458,11 @@ impl Modify for SecuritySchemes {
                 "Unix seconds, within 300 s of the server",
             ),
             ("partnerNonce", "X-Nonce", "UUID v4, each accepted once"),
+            (
+                "lineSignature",
+                "X-Line-Signature",
+                "Base64 HMAC-SHA256 of the raw body with the branch's LINE channel secret",
+            ),
             (
                 "partnerSignature",
                 "X-Signature",

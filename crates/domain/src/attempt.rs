@@ -114,6 +114,8 @@ pub enum Channel {
     /// An async job (`/v2/verify/bank/async`, `/batch`): refused submissions and each job's
     /// final outcome.
     Async,
+    /// A slip sent in a LINE chat to the branch's Official Account.
+    Line,
 }
 
 impl Channel {
@@ -122,11 +124,12 @@ impl Channel {
             Channel::V2 => "v2",
             Channel::V1 => "v1",
             Channel::Async => "async",
+            Channel::Line => "line",
         }
     }
 
     pub fn parse(s: &str) -> Option<Channel> {
-        [Channel::V2, Channel::V1, Channel::Async]
+        [Channel::V2, Channel::V1, Channel::Async, Channel::Line]
             .into_iter()
             .find(|c| c.as_str() == s)
     }

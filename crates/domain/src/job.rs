@@ -74,6 +74,23 @@ impl JobStatus {
 pub const VERIFY: &str = "verify";
 /// The kind that posts a finished job's callback again (an operator's redelivery).
 pub const REDELIVER: &str = "redeliver";
+/// The LINE slip bot's kind: one webhook event (download → read → verify → reply or push).
+pub const LINE: &str = "line";
+
+/// A `line` job's data: the webhook event as LINE sent it, when it arrived, and how far the
+/// work got (saved with the job, so a step that runs again after a crash knows).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LineJob {
+    pub event: Value,
+    pub received_at_ms: i64,
+    /// Times a pending slip was checked again.
+    #[serde(default)]
+    pub pending_checks: u32,
+    /// The customer was answered (reply or push) about this slip.
+    #[serde(default)]
+    pub answered: bool,
+}
 
 /// What the worker does with the job next: one queue, two kinds of step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -491,6 +508,23 @@ impl Job {
             }
             None => false,
         }
+    }
+
+    /// Ends the job `done` without a callback (the LINE bot answers in the chat).
+    pub fn done_quietly(&mut self, now: OffsetDateTime) {
+        self.attempts += 1;
+        self.updated_at = now;
+        self.status = JobStatus::Done;
+        self.finished_at = Some(now);
+        self.due_at = now;
+        self.stage = Stage::Idle;
+    }
+
+    /// Runs the job's step again in `secs` (a pending slip checked again later).
+    pub fn again_in(&mut self, secs: u64, now: OffsetDateTime) {
+        self.attempts += 1;
+        self.updated_at = now;
+        self.retry_in(secs, now);
     }
 
     fn retry_in(&mut self, secs: u64, now: OffsetDateTime) {

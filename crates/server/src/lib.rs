@@ -110,6 +110,13 @@ impl App {
             Duration::from_secs(cfg.limits.decode_wait_secs),
         ));
         services.set_image_limits(reader_limits(&cfg.limits, services.image_limits()));
+        let line = services::line::client::LineClient::new(
+            &cfg.line.api_base,
+            &cfg.line.data_api_base,
+            &cfg.outbound_settings()?,
+            Duration::from_millis(cfg.line.timeout_ms),
+        )?;
+        services.set_line(line, Duration::from_secs(cfg.line.reply_window_secs));
         if let Some(token) = &cfg.server.admin_token {
             services.set_admin_token(token.expose());
         }

@@ -59,6 +59,10 @@ pub struct Services {
     decode_budget: Arc<budget::DecodeBudget>,
     /// Size, pixel and shape limits of every image read.
     image_limits: reader::Limits,
+    /// The LINE platform (`[line]`); `None` until wired: the bot answers nothing.
+    line: Option<line::client::LineClient>,
+    /// A reply token older than this is not used (`line.reply_window_secs`).
+    line_reply_window: std::time::Duration,
     /// TrueMoney Wallet look-ups for production branches; `None` refuses TrueMoney slips.
     /// Ask `wallet_for(caller)`.
     wallet: Option<Arc<dyn gateway::WalletGateway>>,
@@ -143,6 +147,8 @@ impl Services {
                 max_bytes: input::MAX_IMAGE_BYTES,
                 ..reader::Limits::default()
             },
+            line: None,
+            line_reply_window: std::time::Duration::from_secs(50),
             billing: Arc::new(billing::LedgerBilling),
             renewals: Arc::default(),
             after_charge: None,
@@ -221,6 +227,24 @@ impl Services {
 
     pub fn set_image_limits(&mut self, limits: reader::Limits) {
         self.image_limits = limits;
+    }
+
+    /// The LINE platform the slip bot talks to, and how long a reply token is used.
+    pub fn set_line(
+        &mut self,
+        client: line::client::LineClient,
+        reply_window: std::time::Duration,
+    ) {
+        self.line = Some(client);
+        self.line_reply_window = reply_window;
+    }
+
+    pub(crate) fn line_client(&self) -> Option<line::client::LineClient> {
+        self.line.clone()
+    }
+
+    pub(crate) fn line_reply_window(&self) -> std::time::Duration {
+        self.line_reply_window
     }
 
     /// Turns the admin API on, behind this bearer token.

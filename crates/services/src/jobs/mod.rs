@@ -12,6 +12,7 @@
 //! - `periodic`: work that runs once per period on one node at a time (expiry of old jobs,
 //!   the `Idempotency-Key` sweep), decided by the database.
 
+pub mod line;
 pub mod periodic;
 pub mod redeliver;
 pub mod verify;
@@ -86,6 +87,7 @@ impl Kinds {
         Kinds(HashMap::new())
             .with(verify::Verify)
             .with(redeliver::Redeliver)
+            .with(line::Line)
     }
 
     /// Adds (or replaces) a kind.

@@ -19,6 +19,7 @@ mod images;
 mod job_kinds;
 mod jobs;
 mod limits;
+mod line_bot;
 mod metrics;
 mod openapi;
 mod partner_api;

@@ -1,0 +1,483 @@
+//! The `line` kind: one LINE webhook event (issue 32). An image (or a typed slip payload) is
+//! read and verified with the duplicate check on (and `matchAccount` when the branch has
+//! accounts), and the verdict goes back into the chat: a reply while the reply token is fresh
+//! (free), else a push if the branch allows pushes and has some left today (they cost money).
+//! A pending slip is checked again later and its result pushed once. Every verification leaves
+//! its attempts-log record (channel `line`).
+//!
+//! A step may run again after a crash: the verification is charged once per job, a reply
+//! token is single-use (LINE refuses a second reply), and a push carries a retry key derived
+//! from the job, so LINE accepts it once.
+
+use super::{JobContext, JobKind, Owner};
+use crate::attempts::Trace;
+use crate::auth::Caller;
+use crate::input::SlipInput;
+use crate::line::client::{LineClient, LineError};
+use crate::verify::VerifyRequest;
+use crate::Services;
+use domain::attempt::{Channel, Outcome, SlipKind};
+use domain::job::{Job, LineJob, LINE};
+use domain::line::{reply, text_message, Event, GroupMode, LineSettings, SlipCard, Verdict};
+use domain::Error;
+use serde_json::Value;
+
+/// A pending slip is checked again this often, this many times, then answered "not found".
+const PENDING_EVERY_SECS: u64 = 120;
+const PENDING_CHECKS: u32 = 5;
+
+pub struct Line;
+
+#[async_trait::async_trait]
+impl JobKind for Line {
+    fn name(&self) -> &'static str {
+        LINE
+    }
+
+    async fn run(&self, cx: &JobContext<'_>, mut job: Job) -> Job {
+        let svc = cx.svc;
+        let now = svc.now();
+        let Ok(mut data) = serde_json::from_value::<LineJob>(job.data.clone()) else {
+            job.fail_quietly("INTERNAL_SERVER_ERROR", "a line job without its event", now);
+            return job;
+        };
+        let Ok(event) = serde_json::from_value::<Event>(data.event.clone()) else {
+            job.done_quietly(now);
+            return job;
+        };
+        let (branch, service) = match cx.owner(&job) {
+            Owner::Found(b, s) => (b.clone(), s.cloned()),
+            Owner::NoBranch => {
+                job.done_quietly(now);
+                return job;
+            }
+            Owner::Unavailable(_) => return again(svc, job),
+        };
+        let settings = match svc.store.get_line_settings(&branch.id).await {
+            Ok(Some(s)) if s.credentials().is_some() => s,
+            Ok(_) => {
+                job.done_quietly(now);
+                return job;
+            }
+            Err(_) => return again(svc, job),
+        };
+        let Some(client) = svc.line_client() else {
+            job.done_quietly(now);
+            return job;
+        };
+        let bot = Bot {
+            svc,
+            client: &client,
+            settings: &settings,
+            event: &event,
+            job_id: job.id.as_str(),
+            branch_id: job.branch_id.clone(),
+            received_at_ms: data.received_at_ms,
+            first_run: job.attempts == 0,
+        };
+        match bot.work(branch, service, &mut data).await {
+            Step::Done => job.done_quietly(now),
+            Step::CheckAgain => job.again_in(PENDING_EVERY_SECS, now),
+            Step::Retry => return again(svc, job),
+        }
+        job.data = serde_json::to_value(&data).unwrap_or(job.data);
+        job
+    }
+}
+
+/// Our storage or LINE could not answer: the step runs again on the outage budget.
+fn again(svc: &Services, mut job: Job) -> Job {
+    let now = svc.now();
+    if !job.retry_outage(now, svc.schedules()) {
+        let e = Error::internal("");
+        job.fail_quietly(e.code(), &e.public_message(), now);
+    }
+    job
+}
+
+enum Step {
+    Done,
+    /// A pending slip: verify again later.
+    CheckAgain,
+    /// A transient failure before anything was answered.
+    Retry,
+}
+
+struct Bot<'a> {
+    svc: &'a Services,
+    client: &'a LineClient,
+    settings: &'a LineSettings,
+    event: &'a Event,
+    job_id: &'a str,
+    branch_id: domain::BranchId,
+    received_at_ms: i64,
+    /// No earlier run of this job (a crashed one may have replied already).
+    first_run: bool,
+}
+
+impl Bot<'_> {
+    fn token(&self) -> &str {
+        self.settings
+            .credentials()
+            .map(|(_, t)| t)
+            .unwrap_or_default()
+    }
+
+    fn in_group(&self) -> bool {
+        self.event.source.as_ref().is_some_and(|s| s.is_group())
+    }
+
+    async fn work(
+        &self,
+        branch: domain::model::Branch,
+        service: Option<domain::model::Service>,
+        data: &mut LineJob,
+    ) -> Step {
+        let e = self.event;
+        let message = e.message.as_ref();
+        match (e.kind.as_str(), message.map(|m| m.kind.as_str())) {
+            ("join", _) => {
+                // The group's id, so staff can set `--line-notify-to`.
+                if let Some(id) = e.source.as_ref().and_then(|s| s.chat_id()) {
+                    let text = format!("slipverify: this chat's id is {id}");
+                    self.answer(&[text_message(&text)], data, "join").await;
+                }
+                Step::Done
+            }
+            ("message", Some("image")) | ("message", Some("text")) => {
+                let Some(m) = message else { return Step::Done };
+                let input = if m.kind == "image" {
+                    match self.image(m).await {
+                        Ok(i) => i,
+                        Err(e) if e.is_transient() => return Step::Retry,
+                        Err(_) => SlipInput::Image(Vec::new()),
+                    }
+                } else {
+                    let text = m.text.as_deref().unwrap_or("").trim();
+                    if matches!(text, "สรุป" | "summary") {
+                        self.summary(&branch, data).await;
+                        return Step::Done;
+                    }
+                    // Only a text that is a slip's QR payload is verified; chat is ignored.
+                    if slip_qr::parse_bank_slip(text).is_err() {
+                        return Step::Done;
+                    }
+                    SlipInput::Payload(text.to_string())
+                };
+                if m.kind == "image" && !self.in_group() {
+                    if let Some(chat) = e.source.as_ref().and_then(|s| s.chat_id()) {
+                        if !data.answered && data.pending_checks == 0 {
+                            self.client.loading(self.token(), chat).await;
+                        }
+                    }
+                }
+                self.verify(branch, service, input, data).await
+            }
+            _ => Step::Done,
+        }
+    }
+
+    /// The image: from LINE's content host, or an external URL through the image-URL guard.
+    async fn image(&self, m: &domain::line::Message) -> Result<SlipInput, LineError> {
+        match &m.content_provider {
+            Some(p) if p.kind == "external" => Ok(SlipInput::Url(
+                p.original_content_url.clone().unwrap_or_default(),
+            )),
+            _ => self
+                .client
+                .content(self.token(), &m.id)
+                .await
+                .map(SlipInput::Image),
+        }
+    }
+
+    async fn verify(
+        &self,
+        branch: domain::model::Branch,
+        service: Option<domain::model::Service>,
+        input: SlipInput,
+        data: &mut LineJob,
+    ) -> Step {
+        let svc = self.svc;
+        let started = std::time::Instant::now();
+        let trace = Trace::new(Channel::Line, SlipKind::Bank);
+        let verdict = 'v: {
+            let Some(service) = service else {
+                break 'v Err(Error::ServiceDeleted);
+            };
+            if !branch.active {
+                break 'v Err(Error::BranchInactive);
+            }
+            let service = match svc.usable_service_for(service, &branch).await {
+                Ok(s) => s,
+                Err(e) => break 'v Err(e),
+            };
+            let caller = Caller {
+                service,
+                branch: branch.clone(),
+                idempotency: None,
+                trace: Trace::default(),
+            }
+            .traced(trace.clone());
+            trace.input(input.kind(false));
+            let slip = match svc.bank_slip(&caller, input).await {
+                Ok(s) => s,
+                Err(e) => break 'v Err(e),
+            };
+            let accounts = match svc.store.list_bank_accounts(&branch.id).await {
+                Ok(a) => a,
+                Err(e) => break 'v Err(e.into()),
+            };
+            let req = VerifyRequest {
+                slip: slip.clone(),
+                check_duplicate: true,
+                match_amount: None,
+                remark: None,
+                match_account: !accounts.is_empty(),
+                job_id: Some(domain::JobId::from(self.job_id)),
+            };
+            match svc.verify_bank(&caller, &req).await {
+                Ok(d) => {
+                    let card = card(&d);
+                    if d.is_duplicate {
+                        let first = svc
+                            .recorded_verification(&caller, &slip.sending_bank, &slip.trans_ref)
+                            .await
+                            .ok()
+                            .flatten()
+                            .map(|r| r.verified_at)
+                            .unwrap_or_else(|| svc.now());
+                        Ok(Verdict::Duplicate(card, first))
+                    } else if d.mismatches.contains(&"account_not_match") {
+                        Ok(Verdict::WrongAccount(card))
+                    } else {
+                        Ok(Verdict::Verified(card))
+                    }
+                }
+                Err(e) => Err(e),
+            }
+        };
+        let ended = match &verdict {
+            Ok(_) => None,
+            Err(e) => Some(crate::attempts::ended_with(e)),
+        };
+        // A pending slip is logged once, with its final outcome.
+        let pending = matches!(verdict, Err(Error::SlipPending));
+        if pending && data.pending_checks < PENDING_CHECKS {
+            if data.pending_checks == 0 {
+                self.answer_verdict(&Verdict::Pending, data, "pending")
+                    .await;
+            }
+            data.pending_checks += 1;
+            return Step::CheckAgain;
+        }
+        if matches!(&verdict, Err(Error::ApiServerError | Error::Internal(_))) && !data.answered {
+            // The bank or our storage could not answer: try again before saying anything.
+            return Step::Retry;
+        }
+        let ms = u32::try_from(started.elapsed().as_millis()).unwrap_or(u32::MAX);
+        svc.log_attempt(trace.record(
+            svc.now(),
+            ended,
+            ms,
+            None,
+            Some(domain::JobId::from(self.job_id)),
+        ))
+        .await;
+        let v = match verdict {
+            Ok(v) => v,
+            Err(e) => match Outcome::of_error(&e) {
+                Outcome::NoQr | Outcome::InvalidQr | Outcome::Error => Verdict::NoQr,
+                Outcome::NotFound | Outcome::Pending => Verdict::NotFound,
+                _ => {
+                    self.notice(&format!(
+                        "slipverify: a slip could not be checked ({}); please confirm it by hand",
+                        e.code()
+                    ))
+                    .await;
+                    Verdict::StaffWillConfirm
+                }
+            },
+        };
+        let what = if data.pending_checks > 0 {
+            "result"
+        } else {
+            "verdict"
+        };
+        self.answer_verdict(&v, data, what).await;
+        if let Verdict::Verified(c) = &v {
+            self.notice(&format!(
+                "✅ {} {}",
+                domain::line::amount_text(c.amount),
+                if self.settings.language == domain::line::Lang::Th {
+                    "บาท"
+                } else {
+                    "THB"
+                }
+            ))
+            .await;
+        }
+        Step::Done
+    }
+
+    /// The verdict, unless this is a group in silent mode and all is well, or a picture with
+    /// no slip in a group.
+    async fn answer_verdict(&self, v: &Verdict, data: &mut LineJob, what: &str) {
+        if self.in_group() {
+            let silent = self.settings.group_mode == GroupMode::Silent;
+            if (silent && !v.is_problem()) || matches!(v, Verdict::NoQr) {
+                return;
+            }
+        }
+        self.answer(&[reply(v, self.settings.language)], data, what)
+            .await;
+    }
+
+    /// Reply while the token is fresh (free); otherwise push, if allowed and within today's
+    /// allowance, with a retry key derived from this job and `what`.
+    async fn answer(&self, messages: &[Value], data: &mut LineJob, what: &str) {
+        let svc = self.svc;
+        let age_ms = domain::clock::to_millis(svc.now()) - self.received_at_ms;
+        let fresh = age_ms < (svc.line_reply_window().as_millis() as i64);
+        if fresh && !data.answered {
+            if let Some(token) = self.event.reply_token.as_deref() {
+                match self.client.reply(self.token(), token, messages).await {
+                    Ok(()) => {
+                        data.answered = true;
+                        return;
+                    }
+                    // A run of this step before (it replied, then crashed) used the token:
+                    // done. On a first run the token was too old: push instead.
+                    Err(LineError::Status(400)) if !self.first_run => {
+                        data.answered = true;
+                        return;
+                    }
+                    Err(e) => tracing::warn!(job = self.job_id, error = ?e, "LINE reply failed"),
+                }
+            }
+        }
+        let Some(to) = self.event.source.as_ref().and_then(|s| s.chat_id()) else {
+            return;
+        };
+        if self.push(to, messages, what).await {
+            data.answered = true;
+        }
+    }
+
+    /// A push, if the branch allows pushes and has one left today; true when sent.
+    async fn push(&self, to: &str, messages: &[Value], what: &str) -> bool {
+        let svc = self.svc;
+        if !self.settings.push {
+            return false;
+        }
+        let day = domain::clock::bangkok(svc.now()).date().to_string();
+        match svc
+            .store
+            .take_line_push(&self.branch_id, &day, self.settings.push_daily_limit)
+            .await
+        {
+            Ok(true) => {}
+            _ => {
+                tracing::info!(job = self.job_id, "LINE push allowance used up for today");
+                return false;
+            }
+        }
+        let key = retry_key(self.job_id, what);
+        for wait_ms in [0u64, 500, 2000] {
+            if wait_ms > 0 {
+                tokio::time::sleep(std::time::Duration::from_millis(wait_ms)).await;
+            }
+            match self.client.push(self.token(), to, messages, &key).await {
+                Ok(()) => return true,
+                Err(e) if e.is_transient() => continue,
+                Err(e) => {
+                    tracing::warn!(job = self.job_id, error = ?e, "LINE push refused");
+                    return false;
+                }
+            }
+        }
+        false
+    }
+
+    /// A notice to the staff chat (`notify_to`), by push.
+    async fn notice(&self, text: &str) {
+        if let Some(to) = self.settings.notify_to.clone() {
+            self.push(&to, &[text_message(text)], &format!("notice-{text}"))
+                .await;
+        }
+    }
+
+    /// Today's verified total for the branch (Thai day), in the staff chat only.
+    async fn summary(&self, branch: &domain::model::Branch, data: &mut LineJob) {
+        let chat = self.event.source.as_ref().and_then(|s| s.chat_id());
+        if chat.is_none() || chat != self.settings.notify_to.as_deref() {
+            return;
+        }
+        let now = domain::clock::bangkok(self.svc.now());
+        let from = now.date().midnight().assume_offset(now.offset());
+        let q = domain::attempt::AttemptQuery {
+            branch_id: Some(branch.id.clone()),
+            outcome: Some(Outcome::Verified),
+            from: Some(from),
+            limit: domain::attempt::MAX_ROWS_PER_QUERY,
+            ..Default::default()
+        };
+        let rows = self.svc.search_attempts(q).await.unwrap_or_default();
+        let total: i64 = rows
+            .iter()
+            .filter_map(|r| r.attempt.amount.map(|a| a.0))
+            .sum();
+        let text = match self.settings.language {
+            domain::line::Lang::Th => format!(
+                "สรุปวันนี้: {} รายการ {} บาท",
+                rows.len(),
+                domain::line::amount_text(domain::Satang(total))
+            ),
+            domain::line::Lang::En => format!(
+                "Today: {} slips, THB {}",
+                rows.len(),
+                domain::line::amount_text(domain::Satang(total))
+            ),
+        };
+        self.answer(&[text_message(&text)], data, "summary").await;
+    }
+}
+
+/// `X-Line-Retry-Key`: a UUID from the job and what is sent, so a retried push lands once.
+fn retry_key(job_id: &str, what: &str) -> String {
+    use sha2::Digest;
+    let h = sha2::Sha256::digest(format!("{job_id}\n{what}").as_bytes());
+    let mut b = [0u8; 16];
+    b.copy_from_slice(&h[..16]);
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    uuid::Uuid::from_bytes(b).to_string()
+}
+
+/// The card of a verified slip: only what the bank sent.
+fn card(d: &domain::model::VerifyBankData) -> SlipCard {
+    let r = &d.raw_slip;
+    let v = serde_json::to_value(r).unwrap_or(Value::Null);
+    let s = |p: &str| {
+        v.pointer(p)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let amount = (d.amount_in_slip * 100.0).round() as i64;
+    SlipCard {
+        amount: domain::Satang(amount),
+        sender_name: s("/sender/account/name/th"),
+        sender_bank: s("/sender/bank/short"),
+        sender_account: s("/sender/account/bank/account"),
+        receiver_name: s("/receiver/account/name/th"),
+        receiver_bank: s("/receiver/bank/short"),
+        receiver_account: s("/receiver/account/bank/account"),
+        occurred_at: time::OffsetDateTime::parse(
+            &s("/date"),
+            &time::format_description::well_known::Rfc3339,
+        )
+        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH),
+        trans_ref: s("/transRef"),
+    }
+}

@@ -1,0 +1,101 @@
+//! `POST /line/{branchId}/webhook`: LINE's calls into the shop's server. The signature over
+//! the raw body is the only authentication (LINE publishes no addresses: the branch's IP
+//! allow-list does not apply); the branch's rate limit does. Each event becomes a durable job
+//! of kind `line` whose id derives from (branch, `webhookEventId`): a redelivered event
+//! inserts nothing new (`ON CONFLICT (id) DO NOTHING`), so it is processed once, and a node
+//! that dies after the answer loses nothing.
+
+use crate::Services;
+use domain::job::{Job, LineJob, LINE};
+use domain::line::Callback;
+use domain::{BranchId, Error, JobId};
+
+/// Largest webhook body read (LINE's are a few KB; the API caps at 1 MB before anything else).
+pub const MAX_WEBHOOK_BYTES: usize = 1024 * 1024;
+
+/// Event kinds the bot acts on; others are answered 200 and dropped.
+const HANDLED: [&str; 2] = ["message", "join"];
+
+impl Services {
+    /// Checks the signature, then queues each event the bot handles; `INVALID_SIGNATURE` (401)
+    /// for a bad or missing signature, a branch without LINE, or no such branch (one answer
+    /// for all: the URL tells nothing).
+    pub async fn line_webhook(
+        &self,
+        branch_id: &BranchId,
+        signature: Option<&str>,
+        body: &[u8],
+    ) -> Result<usize, Error> {
+        let settings = self.store.get_line_settings(branch_id).await?;
+        let Some((secret, _)) = settings.as_ref().and_then(|s| s.credentials()) else {
+            return Err(Error::InvalidSignature);
+        };
+        if !domain::line::signature_ok(secret, body, signature.unwrap_or("")) {
+            return Err(Error::InvalidSignature);
+        }
+        let callback: Callback = serde_json::from_slice(body)
+            .map_err(|_| Error::invalid("body", "is not a LINE webhook body"))?;
+        if callback.events.is_empty() {
+            return Ok(0); // the console's "Verify" button
+        }
+        let branch = self
+            .store
+            .get_branch(branch_id)
+            .await?
+            .ok_or(Error::InvalidSignature)?;
+        let service = self
+            .store
+            .get_service(&branch.service_id)
+            .await?
+            .ok_or(Error::InvalidSignature)?;
+        // The branch's rate limit applies (one token per webhook call).
+        let caller = crate::auth::Caller {
+            service,
+            branch,
+            idempotency: None,
+            trace: Default::default(),
+        };
+        self.rate_check(&caller).await?;
+        let now = self.clock.now();
+        let raw: serde_json::Value =
+            serde_json::from_slice(body).map_err(|_| Error::invalid("body", "is not JSON"))?;
+        let mut jobs = Vec::new();
+        for (i, event) in callback.events.iter().enumerate() {
+            if !HANDLED.contains(&event.kind.as_str()) || event.webhook_event_id.is_empty() {
+                continue;
+            }
+            let data = LineJob {
+                event: raw["events"][i].clone(),
+                received_at_ms: domain::clock::to_millis(now),
+                pending_checks: 0,
+                answered: false,
+            };
+            jobs.push(Job::of_kind(
+                event_job_id(branch_id, &event.webhook_event_id),
+                LINE,
+                serde_json::to_value(data).map_err(Error::internal)?,
+                caller.service.id.clone(),
+                caller.branch.id.clone(),
+                None,
+                now,
+                self.schedules().retention,
+            ));
+        }
+        let n = jobs.len();
+        if n > 0 {
+            self.enqueue(&jobs).await?;
+        }
+        Ok(n)
+    }
+}
+
+/// The job id of a branch's webhook event: the same event (a redelivery) gives the same id.
+fn event_job_id(branch: &BranchId, event_id: &str) -> JobId {
+    use sha2::Digest;
+    let h = sha2::Sha256::digest(format!("line\n{}\n{event_id}", branch.as_str()).as_bytes());
+    let mut b = [0u8; 16];
+    b.copy_from_slice(&h[..16]);
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    JobId::new(uuid::Uuid::from_bytes(b).to_string())
+}
