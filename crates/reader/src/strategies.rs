@@ -139,7 +139,36 @@ const CROP_STRATEGIES: &[(&str, CropPrep)] = &[
     ("crop+close+rqrr", |c, m, _| {
         (m >= 2.5).then(|| close_dark(c, 2))
     }),
+    // Speckled or faded thermal prints and moiré screens at 3–6 px per module (issue 29,
+    // what zxing-cpp and WeChat read and the above did not): see `sharpen_region`.
+    ("crop+sharp", |c, m, _| {
+        (m < SHARP_MAX_MODULE).then(|| sharpen_region(c, m))
+    }),
+    ("crop+sharp+rqrr", |c, m, _| {
+        (m < SHARP_MAX_MODULE).then(|| sharpen_region(c, m))
+    }),
+    // Uneven or faded ink: a threshold against the mean of ±8 modules (the decoders' own
+    // binariser works in 8 px blocks, a module or two here).
+    ("crop+mean", |c, m, _| {
+        Some(mean_binarize_radius(c, (8.0 * m) as usize, 1, 1))
+    }),
+    // The global threshold of the first entry, for codes that are not low-contrast overall.
+    ("crop+otsu", |c, _, low| (!low).then(|| otsu_threshold(c))),
 ];
+
+/// Largest module (px) of a QR region `sharpen_region` upscales.
+const SHARP_MAX_MODULE: f32 = 6.5;
+
+/// A QR region of `module` px modules, smoothed, upscaled and binarised: a 3×3 box blur
+/// merges a thermal print's missing dots and a screen's moiré into the modules, a Lanczos ×2
+/// restores the edges the blur softened (a sharper kernel than the decoders' sampling), and a
+/// threshold against the mean of ±8 modules around each pixel decides dark and light (a faded
+/// band or glare shifts the level across the code). What WeChat's reader does with its
+/// super-resolution model, in a few ms on a crop of a few percent of the image.
+fn sharpen_region(c: &GrayImage, module: f32) -> GrayImage {
+    let up = upscale_lanczos(&box_blur3(c), 2);
+    mean_binarize_radius(&up, (16.0 * module).clamp(8.0, 120.0) as usize, 1, 1)
+}
 
 /// The Lanczos factor for a QR region of `module` px modules: ×3 under 2 px, else ×2.
 fn crop_lanczos_factor(module: f32) -> u32 {
@@ -406,6 +435,8 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
     // One inverted copy: for dark mode's first pass, and for the strategies when the finders
     // have light centres.
     let mut inverted: Option<GrayImage> = None;
+    // The triples whose QR regions were tried (each place once).
+    let mut tried: Vec<Triple> = Vec::new();
     if let Some(mut evidence) = gated.take() {
         let mut region = |evidence: &Evidence, budget: &mut Budget| {
             let base = if evidence.light {
@@ -413,7 +444,7 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
             } else {
                 work
             };
-            try_region(base, evidence, low_contrast, budget, true)
+            try_region(base, evidence, low_contrast, budget, true, &mut tried)
         };
         if let Some(found) = region(&evidence, budget) {
             return found;
@@ -425,10 +456,8 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
             let fine = fine_evidence(work, &known_dark);
             budget.mark("gate");
             if fine.qr_like {
-                if fine.finders != evidence.finders {
-                    if let Some(found) = region(&fine, budget) {
-                        return found;
-                    }
+                if let Some(found) = region(&fine, budget) {
+                    return found;
                 }
                 evidence = fine;
             }
@@ -477,7 +506,7 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
     // reads (closing, upscale, threshold, rqrr) first run there, at a fraction of the cost.
     // (Done already, before the plain pass, when the gate ran early.)
     if !region_tried {
-        if let Some(found) = try_region(base, &evidence, low_contrast, budget, false) {
+        if let Some(found) = try_region(base, &evidence, low_contrast, budget, false, &mut tried) {
             return found;
         }
     }
@@ -653,6 +682,30 @@ pub struct Evidence {
     /// (`timing_patterns`): without them the read ends after the QR region's passes, before
     /// the whole-image ones.
     pub timing: bool,
+    /// Up to `OTHER_REGIONS` more QR-like triples that show timing patterns, elsewhere than
+    /// `finders` (a slip's header or logo can out-score the code's own finders): their QR
+    /// regions are tried after the chosen one's.
+    pub others: [Option<Triple>; OTHER_REGIONS],
+}
+
+/// Three finder centres (x, y, module; the corner first).
+pub type Triple = [(f32, f32, f32); 3];
+
+/// Most QR regions tried besides the gate's chosen triple's (per look: the 2×2 average and
+/// the working scale).
+pub const OTHER_REGIONS: usize = 2;
+
+/// Whether two triples span about the same QR (their centroids within 10 modules).
+fn same_place(a: &Triple, b: &Triple) -> bool {
+    let c = |t: &Triple| {
+        (
+            (t[0].0 + t[1].0 + t[2].0) / 3.0,
+            (t[0].1 + t[1].1 + t[2].1) / 3.0,
+            (t[0].2 + t[1].2 + t[2].2) / 3.0,
+        )
+    };
+    let (a, b) = (c(a), c(b));
+    (a.0 - b.0).hypot(a.1 - b.1) < 10.0 * a.2.max(b.2)
 }
 
 /// Cheap evidence that `work` holds a QR code, checked after the free passes fail: on a
@@ -688,8 +741,33 @@ fn try_region(
     low_contrast: bool,
     budget: &mut Budget,
     early: bool,
+    tried: &mut Vec<Triple>,
 ) -> Option<(Vec<String>, &'static str)> {
-    let (crop, module) = evidence.finders.and_then(|f| qr_region(base, &f))?;
+    for f in evidence
+        .finders
+        .iter()
+        .chain(evidence.others.iter().flatten())
+    {
+        if tried.iter().any(|t| same_place(t, f)) {
+            continue;
+        }
+        tried.push(*f);
+        if let Some(found) = try_one_region(base, f, low_contrast, budget, early) {
+            return Some(found);
+        }
+    }
+    None
+}
+
+/// [`try_region`] on the QR region of one triple.
+fn try_one_region(
+    base: &GrayImage,
+    f: &Triple,
+    low_contrast: bool,
+    budget: &mut Budget,
+    early: bool,
+) -> Option<(Vec<String>, &'static str)> {
+    let (crop, module) = qr_region(base, f)?;
     budget.mark("crop");
     for (name, prep) in CROP_STRATEGIES {
         if budget.spent() && !early {
@@ -790,16 +868,32 @@ fn evidence_of(work: &GrayImage, hits: &[Hit], coarse: bool, dark: &OnceCell<boo
     let finders = chosen.map(|t| t.map(|i| pts[i]));
     // The chosen triple first, then any other the gate accepts (a textured header's triple
     // may have been chosen over the code's own).
+    // The other triples with timing patterns, elsewhere, are kept for their QR regions (the
+    // chosen one may be a header's); the search goes on until `OTHER_REGIONS` are found,
+    // within the same bound.
+    let mut others: [Option<Triple>; OTHER_REGIONS] = [None; OTHER_REGIONS];
     let timing = finders.is_some_and(|f| {
-        timing_patterns(work, &f) || {
-            let (mut ok, mut tried) = (false, 0usize);
-            for_each_triple(&pts, &|_| true, &mut |t| {
-                tried += 1;
-                ok = tried > TIMING_MAX_TRIPLES || timing_patterns(work, &t.map(|i| pts[i]));
-                ok
-            });
-            ok
-        }
+        let chosen = timing_patterns(work, &f);
+        let (mut ok, mut tried, mut n) = (chosen, 0usize, 0usize);
+        for_each_triple(&pts, &|_| true, &mut |t| {
+            tried += 1;
+            if tried > TIMING_MAX_TRIPLES {
+                ok = true;
+                return true;
+            }
+            let t = t.map(|i| pts[i]);
+            if same_place(&t, &f) || others[..n].iter().flatten().any(|o| same_place(o, &t)) {
+                // (The chosen triple's place: its own timing check decides for it.)
+                return false;
+            }
+            if timing_patterns(work, &t) {
+                ok = true;
+                others[n] = Some(t);
+                n += 1;
+            }
+            n == OTHER_REGIONS
+        });
+        ok
     });
     Evidence {
         hits: hits.len(),
@@ -809,6 +903,7 @@ fn evidence_of(work: &GrayImage, hits: &[Hit], coarse: bool, dark: &OnceCell<boo
         finders,
         coarse: coarse && any.is_some(),
         timing,
+        others,
     }
 }
 
@@ -991,11 +1086,19 @@ fn evidence_binarize(g: &GrayImage) -> GrayImage {
 /// `v < ⌊mean⌋ − bias`, which is `(v + bias + 1) × area ≤ sum` (`slack` 1).
 #[multiversion::multiversion(targets("x86_64+avx2"))]
 fn mean_binarize(g: &GrayImage, bias: u32, slack: u32) -> GrayImage {
+    let r = (g.width().min(g.height()) as usize / 16).max(4);
+    mean_binarize_radius(g, r, bias, slack)
+}
+
+/// [`mean_binarize`] with a window of radius `r` (a side of `2r + 1` px, clipped at the
+/// borders): the QR region's threshold against a window of a few modules.
+#[multiversion::multiversion(targets("x86_64+avx2"))]
+fn mean_binarize_radius(g: &GrayImage, r: usize, bias: u32, slack: u32) -> GrayImage {
     let (w, h) = (g.width() as usize, g.height() as usize);
     if w == 0 || h == 0 {
         return g.clone();
     }
-    let r = (w.min(h) / 16).max(4);
+    let r = r.max(1);
     // Window sums and their products with the bias stay below 2^24 (exact in f32) up to a
     // window of 251 px a side: every working image up to a short side of ~2000 px.
     let exact_in_f32 = (u64::from(bias) + 255) * ((2 * r + 1) as u64).pow(2) < 1 << 24;
@@ -2708,3 +2811,7 @@ mod gate_timing {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "lab.rs"]
+mod lab;
