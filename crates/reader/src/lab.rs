@@ -161,7 +161,11 @@ fn strategy_lab() {
             (side + 2.0 * pad) as u32,
             (side + 2.0 * pad) as u32,
         );
-        let c = if e.light { invert(&c) } else { c };
+        let c = if e.light && std::env::var("LAB_NOINV").is_err() {
+            invert(&c)
+        } else {
+            c
+        };
         if let Ok(p) = std::env::var("LAB_SAVE") {
             c.save(format!("{p}/{}.png", file)).unwrap();
         }
@@ -182,4 +186,65 @@ fn strategy_lab() {
         println!("{line}\n    reads: {}", ok.join(" "));
     }
     println!("{wins:?}");
+}
+
+#[test]
+#[ignore]
+fn centres_lab() {
+    let dir = std::env::var("LAB_DIR").unwrap();
+    let boxes: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(std::env::var("LAB_BOXES").unwrap()).unwrap())
+            .unwrap();
+    let only = std::env::var("LAB_ONLY").unwrap_or_default();
+    for file in only.split(',') {
+        let file = format!("{file}.jpg");
+        let bytes = std::fs::read(format!("{dir}/{file}")).unwrap();
+        let full = crate::decode_gray(&bytes, &crate::Limits::default()).unwrap();
+        let work = fit(&full, WORK_SIDE).into_owned();
+        let b = &boxes[&file];
+        let pts: Vec<(f32, f32)> = b["pts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| (p[0].as_f64().unwrap() as f32, p[1].as_f64().unwrap() as f32))
+            .collect();
+        let inside = |x: f32, y: f32| {
+            let xs = pts.iter().map(|p| p.0);
+            let ys = pts.iter().map(|p| p.1);
+            x >= xs.clone().fold(f32::MAX, f32::min) - 10.0
+                && x <= xs.fold(f32::MIN, f32::max) + 10.0
+                && y >= ys.clone().fold(f32::MAX, f32::min) - 10.0
+                && y <= ys.fold(f32::MIN, f32::max) + 10.0
+        };
+        println!("{file} truth {pts:?}");
+        for (label, img, k) in [
+            ("half", box_downscale(&work, 2), 2.0f32),
+            ("work", work.clone(), 1.0),
+            ("blur-work", box_blur3(&work), 1.0),
+            ("blur-half", box_blur3(&box_downscale(&work, 2)), 2.0),
+            ("half-blur", box_downscale(&box_blur3(&work), 2), 2.0),
+            ("blur2-work", box_blur3(&box_blur3(&work)), 1.0),
+        ] {
+            for bias in [10u32, 5] {
+                let bin = mean_binarize(&img, bias, 0);
+                let mut hits = Vec::new();
+                finder_hits_in(&bin, 7, &mut |x, y, m, l| {
+                    hits.push((k * x, k * y, k * m, l))
+                });
+                let (c, _, seen) = centres_of(&hits);
+                let inq: Vec<String> = c
+                    .iter()
+                    .zip(&seen)
+                    .filter(|(p, _)| inside(p.0, p.1))
+                    .map(|(p, s)| format!("({:.0},{:.0} m{:.1} n{s})", p.0, p.1, p.2))
+                    .collect();
+                println!(
+                    "  {label} bias{bias}: hits {} centres {} in-QR: {}",
+                    hits.len(),
+                    c.len(),
+                    inq.join(" ")
+                );
+            }
+        }
+    }
 }

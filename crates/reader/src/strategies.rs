@@ -36,9 +36,15 @@ const HALF_FIRST_MIN_SIDE: u32 = 450;
 const GATE_UPSCALE_MAX_SIDE: u32 = 570;
 /// Passes that run whatever the time (see `Budget`).
 const FREE_PASSES: u32 = 2;
-/// Most passes over QR regions per read: every region strategy on two regions (the gate's
-/// coarse triple and its full-scale one).
-const REGION_PASSES: u32 = 2 * CROP_STRATEGIES.len() as u32;
+/// Most passes over QR regions per read: every region strategy on eight regions (of the gate's
+/// triples on the 2×2 average, the working scale and a blurred copy: the chosen ones, and
+/// others with timing patterns). The false triples of text give regions of a few hundredths
+/// of the image (a fraction of a ms a pass); `REGION_AREAS` bounds the big ones.
+const REGION_PASSES: u32 = 8 * CROP_STRATEGIES.len() as u32;
+/// Most pixels the region passes of one read scan together, in working images: most regions
+/// are a few percent of the image (the false triples of text, a few hundredths), so the count
+/// above bounds them; this bounds the big ones (a false triple spanning a photo).
+const REGION_AREAS: u64 = 3;
 /// Largest image the fallback decoder rqrr is tried on.
 const RQRR_MAX_PIXELS: u64 = 800_000;
 /// Mean luminance below which the image is taken for dark mode and tried inverted first.
@@ -142,10 +148,14 @@ const CROP_STRATEGIES: &[(&str, CropPrep)] = &[
     // Speckled or faded thermal prints and moiré screens at 3–6 px per module (issue 29,
     // what zxing-cpp and WeChat read and the above did not): see `sharpen_region`.
     ("crop+sharp", |c, m, _| {
-        (m < SHARP_MAX_MODULE).then(|| sharpen_region(c, m))
+        sharp_fits(c, m, SHARP_MAX_PIXELS).then(|| sharpen_region(c, m))
+    }),
+    // Moiré screens: the same smoothing and upscale, the decoder's own binariser after it.
+    ("crop+soft", |c, m, _| {
+        sharp_fits(c, m, SHARP_MAX_PIXELS).then(|| upscale_lanczos(&box_blur3(c), 2))
     }),
     ("crop+sharp+rqrr", |c, m, _| {
-        (m < SHARP_MAX_MODULE).then(|| sharpen_region(c, m))
+        sharp_fits(c, m, SHARP_RQRR_MAX_PIXELS).then(|| sharpen_region(c, m))
     }),
     // Uneven or faded ink: a threshold against the mean of ±8 modules (the decoders' own
     // binariser works in 8 px blocks, a module or two here).
@@ -158,6 +168,27 @@ const CROP_STRATEGIES: &[(&str, CropPrep)] = &[
 
 /// Largest module (px) of a QR region `sharpen_region` upscales.
 const SHARP_MAX_MODULE: f32 = 6.5;
+/// Largest QR region (px) `sharpen_region` upscales for rxing, and for rqrr (5–10× rxing's
+/// cost per pixel): a slip's code with its 10-module margins at 6.5 px per module, tilted, is
+/// ~0.15 Mpx; what is bigger is a false triple's region (text, a photo), where the ×4 upscale
+/// was most of a failing read.
+const SHARP_MAX_PIXELS: u64 = 300_000;
+const SHARP_RQRR_MAX_PIXELS: u64 = 160_000;
+
+/// Most modules² a QR region `sharpen_region` upscales spans: a slip's code (up to version 6,
+/// 41 modules) with its 10-module margins, tilted (61² × 1.5). A bigger region is a false
+/// triple's (text, a photo): its ×4 upscale was most of a failing read.
+const SHARP_MAX_MODULES2: f32 = 5600.0;
+
+/// Whether `sharpen_region` (or `crop+soft`) applies to a region `c` of `m` px modules, at
+/// most `max_pixels`.
+fn sharp_fits(c: &GrayImage, m: f32, max_pixels: u64) -> bool {
+    m < SHARP_MAX_MODULE && area(c) <= max_pixels && area(c) as f32 <= SHARP_MAX_MODULES2 * m * m
+}
+
+fn area(g: &GrayImage) -> u64 {
+    u64::from(g.width()) * u64::from(g.height())
+}
 
 /// A QR region of `module` px modules, smoothed, upscaled and binarised: a 3×3 box blur
 /// merges a thermal print's missing dots and a screen's moiré into the modules, a Lanczos ×2
@@ -261,8 +292,11 @@ pub(crate) struct Budget {
     trace: Option<(Instant, Vec<(&'static str, Duration)>)>,
     /// `Limits::scan_exhaustive`: the gate never ends the read, and nothing is ever spent.
     exhaustive: bool,
-    /// Region passes spent (`Budget::region_pass`).
+    /// Region passes spent (`Budget::region_pass`), and the pixels they scanned.
     region_used: u32,
+    region_pixels: u64,
+    /// Most pixels all region passes together may scan (`Budget::set_region_area`).
+    region_pixel_cap: u64,
 }
 
 impl Budget {
@@ -284,7 +318,14 @@ impl Budget {
             trace: None,
             exhaustive,
             region_used: 0,
+            region_pixels: 0,
+            region_pixel_cap: u64::MAX,
         }
+    }
+
+    /// Bound the region passes' pixels by `REGION_AREAS` times the working image's `area`.
+    fn set_region_area(&mut self, area: u64) {
+        self.region_pixel_cap = area.saturating_mul(REGION_AREAS);
     }
 
     /// Whether the evidence gate's "no finders" may end the read (not on the exhaustive scan).
@@ -357,12 +398,16 @@ impl Budget {
             return None;
         }
         self.region_used += 1;
+        self.region_pixels += area(g);
         Some(detect(g))
     }
 
     /// Whether a region pass may start.
     fn region_affords(&self) -> bool {
-        self.exhaustive || (self.region_used < REGION_PASSES && self.start.elapsed() < self.time)
+        self.exhaustive
+            || (self.region_used < REGION_PASSES
+                && self.region_pixels < self.region_pixel_cap
+                && self.start.elapsed() < self.time)
     }
 
     /// Passes spent so far.
@@ -398,6 +443,7 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
     // The gate's polarity prior, worked out once here.
     let known_dark = OnceCell::from(dark);
     let short = work.width().min(work.height());
+    budget.set_region_area(area(work));
     let mut gated: Option<Evidence> = None;
     // Cheap pass: rxing's binarizer is most of a scan and costs per pixel, so first try rxing
     // alone on a 2×2-averaged copy (a quarter of the pixels). Most slips end here; any miss
@@ -436,7 +482,7 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
     // have light centres.
     let mut inverted: Option<GrayImage> = None;
     // The triples whose QR regions were tried (each place once).
-    let mut tried: Vec<Triple> = Vec::new();
+    let mut tried: [Vec<Triple>; 2] = [Vec::new(), Vec::new()];
     if let Some(mut evidence) = gated.take() {
         let mut region = |evidence: &Evidence, budget: &mut Budget| {
             let base = if evidence.light {
@@ -444,7 +490,28 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
             } else {
                 work
             };
-            try_region(base, evidence, low_contrast, budget, true, &mut tried)
+            let light = usize::from(evidence.light);
+            let found = try_region(
+                base,
+                evidence,
+                low_contrast,
+                budget,
+                true,
+                &mut tried[light],
+            );
+            if found.is_some() || !evidence.light || dark {
+                return found;
+            }
+            // Light-centred finders on a page that is not dark mode: a photographed screen's
+            // moiré (or texture) can out-number a dark code's own finders, and the regions
+            // above were read inverted. The best dark triple and the others, as they are.
+            let flipped = Evidence {
+                light: false,
+                finders: evidence.alt,
+                finders_timing: false,
+                ..*evidence
+            };
+            try_region(work, &flipped, low_contrast, budget, true, &mut tried[0])
         };
         if let Some(found) = region(&evidence, budget) {
             return found;
@@ -452,14 +519,32 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
         // A triple seen on the 2×2 average alone can be a false one (speckle or text on a
         // receipt) while the code's own finders only show at full scale, with another
         // polarity: there the gate decides, for the region and the strategies after it.
+        let crowded = |e: &Evidence| e.hits >= SWAMPED_HITS || e.centres >= EVIDENCE_MAX_CENTRES;
+        let mut swamped = crowded(&evidence);
         if evidence.coarse && !budget.spent() {
             let fine = fine_evidence(work, &known_dark);
             budget.mark("gate");
+            swamped |= crowded(&fine);
             if fine.qr_like {
                 if let Some(found) = region(&fine, budget) {
                     return found;
                 }
                 evidence = fine;
+            }
+        }
+        // Moiré: a photographed screen's beating gratings make finder-like runs everywhere,
+        // and the code's own finders drown among the candidates (the hits or the centres
+        // kept reach their bounds). Twice a 3×3 box blur flattens
+        // gratings of a few px while modules of 3 px and more keep their runs; the gate's
+        // triples on that copy give more QR regions (cut from the image itself). Only adds
+        // regions: the gate's decisions stay the ones above.
+        if swamped && !budget.spent() {
+            let soft = fine_evidence(&box_blur3(&box_blur3(work)), &known_dark);
+            budget.mark("gate-soft");
+            if soft.qr_like {
+                if let Some(found) = region(&soft, budget) {
+                    return found;
+                }
             }
         }
         gated = Some(evidence);
@@ -506,7 +591,14 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
     // reads (closing, upscale, threshold, rqrr) first run there, at a fraction of the cost.
     // (Done already, before the plain pass, when the gate ran early.)
     if !region_tried {
-        if let Some(found) = try_region(base, &evidence, low_contrast, budget, false, &mut tried) {
+        if let Some(found) = try_region(
+            base,
+            &evidence,
+            low_contrast,
+            budget,
+            false,
+            &mut tried[usize::from(evidence.light)],
+        ) {
             return found;
         }
     }
@@ -660,6 +752,9 @@ const EVIDENCE_BIAS: i32 = 10;
 /// on pathological textures; a slip has three finders).
 const EVIDENCE_MAX_HITS: usize = 20_000;
 const EVIDENCE_MAX_CENTRES: usize = 48;
+/// Finder hits from which the gate's look counts as swamped by texture (moiré): the QR
+/// regions of a blurred copy's triples are tried too.
+const SWAMPED_HITS: usize = EVIDENCE_MAX_HITS / 4;
 
 /// What the evidence gate saw (for tests and benchmarks).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -686,6 +781,11 @@ pub struct Evidence {
     /// `finders` (a slip's header or logo can out-score the code's own finders): their QR
     /// regions are tried after the chosen one's.
     pub others: [Option<Triple>; OTHER_REGIONS],
+    /// Whether `finders` itself shows the timing patterns (else its region is tried after the
+    /// others').
+    pub finders_timing: bool,
+    /// When the finders chosen are light-centred, the best triple of dark-centred ones.
+    pub alt: Option<Triple>,
 }
 
 /// Three finder centres (x, y, module; the corner first).
@@ -743,12 +843,24 @@ fn try_region(
     early: bool,
     tried: &mut Vec<Triple>,
 ) -> Option<(Vec<String>, &'static str)> {
-    for f in evidence
-        .finders
-        .iter()
-        .chain(evidence.others.iter().flatten())
-    {
-        if tried.iter().any(|t| same_place(t, f)) {
+    // Triples that show timing patterns first: the chosen one, else the others.
+    let chosen = evidence.finders.iter().map(|f| (f, true));
+    let others = evidence.others.iter().flatten().map(|f| (f, false));
+    let order: Vec<(&Triple, bool)> = if evidence.finders_timing {
+        chosen.chain(others).collect()
+    } else {
+        others.chain(chosen).collect()
+    };
+    for (f, is_chosen) in order {
+        // The chosen triple's region is tried again when the triple differs at all (the
+        // working scale's centres and module size crop differently from the 2×2 average's,
+        // and read what the other crop did not); another triple's only in a new place.
+        let seen = if is_chosen {
+            tried.contains(f)
+        } else {
+            tried.iter().any(|t| same_place(t, f))
+        };
+        if seen {
             continue;
         }
         tried.push(*f);
@@ -866,33 +978,42 @@ fn evidence_of(work: &GrayImage, hits: &[Hit], coarse: bool, dark: &OnceCell<boo
     let is_light = light_t.is_some_and(|l| dark_t.is_none_or(|d| l.0 as f32 > margin * d.0 as f32));
     let chosen = if is_light { light_t } else { dark_t }.map(|t| t.1).or(any);
     let finders = chosen.map(|t| t.map(|i| pts[i]));
+    let alt = if is_light { dark_t } else { None }.map(|t| t.1.map(|i| pts[i]));
     // The chosen triple first, then any other the gate accepts (a textured header's triple
     // may have been chosen over the code's own).
     // The other triples with timing patterns, elsewhere, are kept for their QR regions (the
-    // chosen one may be a header's); the search goes on until `OTHER_REGIONS` are found,
-    // within the same bound.
+    // chosen one may be a header's): looked at best-supported first (as `best_triple` scores
+    // them), until `OTHER_REGIONS` are found, at most `TIMING_MAX_TRIPLES` in all.
     let mut others: [Option<Triple>; OTHER_REGIONS] = [None; OTHER_REGIONS];
+    let mut finders_timing = false;
     let timing = finders.is_some_and(|f| {
-        let chosen = timing_patterns(work, &f);
-        let (mut ok, mut tried, mut n) = (chosen, 0usize, 0usize);
+        finders_timing = timing_patterns(work, &f);
+        let mut ok = finders_timing;
+        let mut cands: Vec<(f32, Triple)> = Vec::new();
         for_each_triple(&pts, &|_| true, &mut |t| {
-            tried += 1;
-            if tried > TIMING_MAX_TRIPLES {
-                ok = true;
-                return true;
-            }
-            let t = t.map(|i| pts[i]);
-            if same_place(&t, &f) || others[..n].iter().flatten().any(|o| same_place(o, &t)) {
-                // (The chosen triple's place: its own timing check decides for it.)
-                return false;
-            }
-            if timing_patterns(work, &t) {
-                ok = true;
-                others[n] = Some(t);
-                n += 1;
-            }
-            n == OTHER_REGIONS
+            cands.push((triple_score(&pts, &seen, t), t.map(|i| pts[i])));
+            cands.len() >= TIMING_MAX_CANDIDATES
         });
+        cands.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let mut n = 0;
+        for (tried, (_, t)) in cands.iter().enumerate() {
+            if tried >= TIMING_MAX_TRIPLES {
+                ok = true;
+                break;
+            }
+            // (The chosen triple's place: its own timing check decided for it.)
+            if same_place(t, &f) || others[..n].iter().flatten().any(|o| same_place(o, t)) {
+                continue;
+            }
+            if timing_patterns(work, t) {
+                ok = true;
+                others[n] = Some(*t);
+                n += 1;
+                if n == OTHER_REGIONS {
+                    break;
+                }
+            }
+        }
         ok
     });
     Evidence {
@@ -904,12 +1025,16 @@ fn evidence_of(work: &GrayImage, hits: &[Hit], coarse: bool, dark: &OnceCell<boo
         coarse: coarse && any.is_some(),
         timing,
         others,
+        finders_timing,
+        alt,
     }
 }
 
 /// Most triples whose timing patterns are looked at; beyond, the evidence counts as timing
 /// (unknown is "yes": a false "no" costs a read).
 const TIMING_MAX_TRIPLES: usize = 256;
+/// Most QR-like triples ranked for the timing check (bounds its cost on a textured page).
+const TIMING_MAX_CANDIDATES: usize = 4096;
 
 /// Whether the finders (x, y, module; corner first) of a QR-like triple in `work` show the two
 /// timing patterns a QR code has between them: the row and column 6 of the code, alternating
@@ -1213,18 +1338,23 @@ fn best_triple(
     // row through its centre block, and the exhaustive search is cubic.
     let pts = &pts[..pts.len().min(32)];
     for_each_triple(pts, &use_centre, &mut |t| {
-        // A QR's three finders have the same module size: weigh the rows seen by how well
-        // the sizes agree (a triple mixing a finder with data modules scores lower).
-        let ms = t.map(|i| pts[i].2);
-        let agree = ms.iter().copied().fold(f32::MAX, f32::min)
-            / ms.iter().copied().fold(f32::MIN, f32::max);
-        let score = t.iter().map(|&i| seen[i] as f32).sum::<f32>() * agree * agree;
+        let score = triple_score(pts, seen, t);
         if best.is_none_or(|b| score > b.0) {
             best = Some((score, t));
         }
         false
     });
     best.map(|b| b.1)
+}
+
+/// How well a triple of centres is supported: the rows its centres were seen on, weighed by
+/// how well their module sizes agree (a QR's three finders have the same; a triple mixing a
+/// finder with data modules scores lower).
+fn triple_score(pts: &[(f32, f32, f32)], seen: &[u32], t: [usize; 3]) -> f32 {
+    let ms = t.map(|i| pts[i].2);
+    let agree =
+        ms.iter().copied().fold(f32::MAX, f32::min) / ms.iter().copied().fold(f32::MIN, f32::max);
+    t.iter().map(|&i| seen[i] as f32).sum::<f32>() * agree * agree
 }
 
 /// Three centres (x, y, module) that could be a QR's finders, as indices (corner first):

@@ -686,7 +686,8 @@ fn recall_regressions() {
 
 /// Writes the bench's fresh draw to `$FRESH_OUT` (nothing when unset): `FRESH_PER_KIND`
 /// (default 130) positives per kind, `FRESH_NEG_PER_KIND` (default 60) negatives per kind,
-/// from `RECALL_SEED` or a new seed, written to `seed.txt` beside the manifest.
+/// from `RECALL_SEED` or a new seed, written to `seed.txt` beside the manifest; `FRESH_KINDS`
+/// (comma-separated) limits the kinds drawn.
 #[test]
 fn write_fresh() {
     let Some(dir) = std::env::var_os("FRESH_OUT") else {
@@ -698,10 +699,13 @@ fn write_fresh() {
     let dir = std::path::PathBuf::from(dir);
     std::fs::create_dir_all(&dir).expect("create FRESH_OUT");
     // The kinds drawn on both cores: each kind's images are independent of the others'.
+    // `FRESH_KINDS=f-screen,n-photo` draws only those kinds (the same images as in a full draw).
+    let only = std::env::var("FRESH_KINDS").unwrap_or_default();
     let kinds: Vec<&'static str> = POSITIVE_KINDS
         .iter()
         .chain(&NEGATIVE_KINDS)
         .copied()
+        .filter(|k| only.is_empty() || only.split(',').any(|o| o == *k))
         .collect();
     let manifest = std::sync::Mutex::new(Vec::new());
     let next = std::sync::atomic::AtomicUsize::new(0);
