@@ -40,11 +40,11 @@ const FREE_PASSES: u32 = 2;
 /// triples on the 2×2 average, the working scale and a blurred copy: the chosen ones, and
 /// others with timing patterns). The false triples of text give regions of a few hundredths
 /// of the image (a fraction of a ms a pass); `REGION_AREAS` bounds the big ones.
-const REGION_PASSES: u32 = 8 * CROP_STRATEGIES.len() as u32;
+const REGION_PASSES: u32 = 20 * CROP_STRATEGIES.len() as u32;
 /// Most pixels the region passes of one read scan together, in working images: most regions
 /// are a few percent of the image (the false triples of text, a few hundredths), so the count
 /// above bounds them; this bounds the big ones (a false triple spanning a photo).
-const REGION_AREAS: u64 = 3;
+const REGION_AREAS: u64 = 6;
 /// Largest image the fallback decoder rqrr is tried on.
 const RQRR_MAX_PIXELS: u64 = 800_000;
 /// Mean luminance below which the image is taken for dark mode and tried inverted first.
@@ -483,35 +483,18 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
     let mut inverted: Option<GrayImage> = None;
     // The triples whose QR regions were tried (each place once).
     let mut tried: [Vec<Triple>; 2] = [Vec::new(), Vec::new()];
+    let mut soft_look = false;
     if let Some(mut evidence) = gated.take() {
         let mut region = |evidence: &Evidence, budget: &mut Budget| {
-            let base = if evidence.light {
-                inverted.get_or_insert_with(|| invert(work))
-            } else {
-                work
-            };
-            let light = usize::from(evidence.light);
-            let found = try_region(
-                base,
+            regions(
+                work,
+                &mut inverted,
+                dark,
                 evidence,
                 low_contrast,
                 budget,
-                true,
-                &mut tried[light],
-            );
-            if found.is_some() || !evidence.light || dark {
-                return found;
-            }
-            // Light-centred finders on a page that is not dark mode: a photographed screen's
-            // moiré (or texture) can out-number a dark code's own finders, and the regions
-            // above were read inverted. The best dark triple and the others, as they are.
-            let flipped = Evidence {
-                light: false,
-                finders: evidence.alt,
-                finders_timing: false,
-                ..*evidence
-            };
-            try_region(work, &flipped, low_contrast, budget, true, &mut tried[0])
+                &mut tried,
+            )
         };
         if let Some(found) = region(&evidence, budget) {
             return found;
@@ -532,21 +515,7 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
                 evidence = fine;
             }
         }
-        // Moiré: a photographed screen's beating gratings make finder-like runs everywhere,
-        // and the code's own finders drown among the candidates (the hits or the centres
-        // kept reach their bounds). Twice a 3×3 box blur flattens
-        // gratings of a few px while modules of 3 px and more keep their runs; the gate's
-        // triples on that copy give more QR regions (cut from the image itself). Only adds
-        // regions: the gate's decisions stay the ones above.
-        if swamped && !budget.spent() {
-            let soft = fine_evidence(&box_blur3(&box_blur3(work)), &known_dark);
-            budget.mark("gate-soft");
-            if soft.qr_like {
-                if let Some(found) = region(&soft, budget) {
-                    return found;
-                }
-            }
-        }
+        soft_look = swamped;
         gated = Some(evidence);
     }
     if dark {
@@ -564,6 +533,31 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
     budget.mark("plain");
     if !found.is_empty() {
         return (found, plain_name);
+    }
+    // Moiré: a photographed screen's beating gratings make finder-like runs everywhere, and
+    // the code's own finders drown among the gate's candidates (its hits or the centres it
+    // keeps reach their bounds). Twice a 3×3 box blur flattens gratings of a few px while
+    // modules of 3 px and more keep their runs; the gate's triples on that copy give more QR
+    // regions (cut from the image itself). Only adds regions: the gate's decisions stay the
+    // ones above. (After the plain pass: text-heavy slips crowd the candidates too, and the
+    // plain pass reads most of them for less.)
+    if soft_look && !budget.spent() {
+        let soft = fine_evidence(&box_blur3(&box_blur3(work)), &known_dark);
+        budget.mark("gate-soft");
+        if soft.qr_like {
+            let found = regions(
+                work,
+                &mut inverted,
+                dark,
+                &soft,
+                low_contrast,
+                budget,
+                &mut tried,
+            );
+            if let Some(found) = found {
+                return found;
+            }
+        }
     }
     let region_tried = gated.is_some();
     // No finder pattern anywhere: the strategies below would only burn the budget.
@@ -675,6 +669,49 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
         }
     }
     (Vec::new(), if budget.spent() { "budget" } else { "none" })
+}
+
+/// The region strategies on the QR regions of `evidence`'s triples ([`try_region`], before
+/// the plain pass), in the polarity its finders have (`inverted`: the working image inverted,
+/// made on first use); when light finders were chosen on a page that is not dark mode, also
+/// the dark triple's and the others' regions as they are. `tried`: the triples tried so far,
+/// per polarity.
+fn regions(
+    work: &GrayImage,
+    inverted: &mut Option<GrayImage>,
+    dark: bool,
+    evidence: &Evidence,
+    low_contrast: bool,
+    budget: &mut Budget,
+    tried: &mut [Vec<Triple>; 2],
+) -> Option<(Vec<String>, &'static str)> {
+    let base = if evidence.light {
+        inverted.get_or_insert_with(|| invert(work))
+    } else {
+        work
+    };
+    let light = usize::from(evidence.light);
+    let found = try_region(
+        base,
+        evidence,
+        low_contrast,
+        budget,
+        true,
+        &mut tried[light],
+    );
+    if found.is_some() || !evidence.light || dark {
+        return found;
+    }
+    // Light-centred finders on a page that is not dark mode: a photographed screen's moiré
+    // (or texture) can out-number a dark code's own finders, and the regions above were read
+    // inverted. The best dark triple and the others, as they are.
+    let flipped = Evidence {
+        light: false,
+        finders: evidence.alt,
+        finders_timing: false,
+        ..*evidence
+    };
+    try_region(work, &flipped, low_contrast, budget, true, &mut tried[0])
 }
 
 /// Cheap statistics of the working image (one pass): its mean and the levels below which 2 %

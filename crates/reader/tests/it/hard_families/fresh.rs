@@ -37,6 +37,11 @@ const REGRESSION_SEEDS: &[(u64, &str, usize)] = &[
     // before `local-mean`, which read them (fixed: region passes are counted apart).
     (1_158_923_811, "f-thermal", 85),
     (1_158_923_811, "f-thermal", 118),
+    // 2026-11-27, `scripts/bench-hard-families` (FRESH_PER_KIND=40): read exhaustively in a
+    // QR region that the region budget (64 passes, 3 working images of pixels) cut off after
+    // text triples' regions (raised to 160 passes and 6 working images).
+    (3_495_981_900, "f-screen", 14),
+    (3_495_981_900, "f-screen", 22),
 ];
 
 /// Images per positive kind in the default test run's draw (one per negative kind).
