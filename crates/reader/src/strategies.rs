@@ -166,6 +166,23 @@ const CROP_STRATEGIES: &[(&str, CropPrep)] = &[
     ("crop+otsu", |c, _, low| (!low).then(|| otsu_threshold(c))),
 ];
 
+/// Every region strategy on `crop` taken as a QR region of `module` px modules, each scanned
+/// as in a read; the texts found (for the image fuzz target: in a read the region strategies
+/// run only behind the gate's finders, which fuzzed bytes rarely show).
+pub(crate) fn every_region_strategy(crop: &GrayImage, module: f32, low: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    for (name, prep) in CROP_STRATEGIES {
+        if let Some(img) = prep(crop, module, low) {
+            out.extend(if name.ends_with("rqrr") {
+                scan_rqrr(&img)
+            } else {
+                scan_rxing(&img, true)
+            });
+        }
+    }
+    out
+}
+
 /// Largest module (px) of a QR region `sharpen_region` upscales.
 const SHARP_MAX_MODULE: f32 = 6.5;
 /// Largest QR region (px) `sharpen_region` upscales for rxing, and for rqrr (5–10× rxing's
@@ -1967,8 +1984,14 @@ fn local_mean_threshold(g: &GrayImage, bias: i32) -> GrayImage {
 /// The integral-image version `local_mean_threshold` replaced (a test compares them).
 #[cfg(test)]
 fn local_mean_threshold_reference(g: &GrayImage, bias: i32) -> GrayImage {
+    let r = (g.width().min(g.height()) as usize / 16).max(4);
+    local_mean_threshold_reference_radius(g, bias, r)
+}
+
+/// [`local_mean_threshold_reference`] with a window of radius `r`.
+#[cfg(test)]
+fn local_mean_threshold_reference_radius(g: &GrayImage, bias: i32, r: usize) -> GrayImage {
     let (w, h) = (g.width() as usize, g.height() as usize);
-    let r = (w.min(h) / 16).max(4);
     // Integral image with a zero border row/column.
     let mut integ = vec![0u64; (w + 1) * (h + 1)];
     let src = g.as_raw();
@@ -2708,6 +2731,58 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn mean_binarize_radius_matches_the_integral_image() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for (w, h) in [(1, 1), (2, 9), (17, 5), (64, 65), (301, 240)] {
+            let g = GrayImage::from_fn(w, h, |x, y| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                image::Luma([((u64::from((x / 4 + y / 3) % 2) * 100 + 70 + seed % 40) % 256) as u8])
+            });
+            for r in [1, 3, 8, 40, 120] {
+                for bias in [0, 10] {
+                    assert_eq!(
+                        mean_binarize_radius(&g, r, bias as u32 + 1, 1),
+                        local_mean_threshold_reference_radius(&g, bias, r),
+                        "{w}x{h} r {r} bias {bias}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_region_strategy_survives_odd_shapes() {
+        // Empty, one pixel, one row, flat, noise; modules from tiny to huge (the fuzz target
+        // reaches the same code with any decoded image).
+        let mut seed = 7u64;
+        let mut noise = |w, h| {
+            GrayImage::from_fn(w, h, |_, _| {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                image::Luma([(seed >> 56) as u8])
+            })
+        };
+        let images = [
+            GrayImage::new(0, 0),
+            GrayImage::new(1, 1),
+            GrayImage::new(1, 300),
+            GrayImage::new(300, 1),
+            GrayImage::from_pixel(50, 50, image::Luma([200])),
+            noise(97, 61),
+            noise(3, 3),
+        ];
+        for g in &images {
+            for m in [0.5, 1.0, 3.0, 6.4, 16.0] {
+                for low in [false, true] {
+                    assert!(every_region_strategy(g, m, low).is_empty());
+                }
+            }
+        }
+        assert!(crate::read_as_qr_region(&images[5], f32::NAN, false).is_empty());
     }
 
     #[test]
