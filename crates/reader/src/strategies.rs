@@ -197,6 +197,17 @@ const SHARP_RQRR_MAX_PIXELS: u64 = 160_000;
 /// triple's (text, a photo): its ×4 upscale was most of a failing read.
 const SHARP_MAX_MODULES2: f32 = 5600.0;
 
+/// Whether the QR region of a triple (corner first) spans at most `SHARP_MAX_MODULES2`
+/// modules² (its two sides plus the 10-module margins each side, the parallelogram's
+/// bounding box approximated by the sides' sum along each axis).
+fn slip_sized(f: &Triple) -> bool {
+    let [a, b, c] = *f;
+    let m = (a.2 + b.2 + c.2) / 3.0;
+    let w = (b.0 - a.0).abs() + (c.0 - a.0).abs() + 20.0 * m;
+    let h = (b.1 - a.1).abs() + (c.1 - a.1).abs() + 20.0 * m;
+    m > 0.0 && w * h <= SHARP_MAX_MODULES2 * m * m
+}
+
 /// Whether `sharpen_region` (or `crop+soft`) applies to a region `c` of `m` px modules, at
 /// most `max_pixels`.
 fn sharp_fits(c: &GrayImage, m: f32, max_pixels: u64) -> bool {
@@ -900,11 +911,14 @@ fn try_region(
     // Triples that show timing patterns first: the chosen one, else the others.
     let chosen = evidence.finders.iter().map(|f| (f, true));
     let others = evidence.others.iter().flatten().map(|f| (f, false));
-    let order: Vec<(&Triple, bool)> = if evidence.finders_timing {
+    let mut order: Vec<(&Triple, bool)> = if evidence.finders_timing {
         chosen.chain(others).collect()
     } else {
         others.chain(chosen).collect()
     };
+    // Regions the size of a slip's code before bigger ones (a false triple spanning text or a
+    // photo): those cost the most and would spend the region budget first.
+    order.sort_by_key(|(f, _)| !slip_sized(f));
     for (f, is_chosen) in order {
         // The chosen triple's region is tried again when the triple differs at all (the
         // working scale's centres and module size crop differently from the 2×2 average's,

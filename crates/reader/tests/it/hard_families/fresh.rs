@@ -42,6 +42,10 @@ const REGRESSION_SEEDS: &[(u64, &str, usize)] = &[
     // text triples' regions (raised to 160 passes and 6 working images).
     (3_495_981_900, "f-screen", 14),
     (3_495_981_900, "f-screen", 22),
+    // 2026-11-27, `recall_property` (RECALL_PER_KIND=16): read exhaustively in the de-moiré
+    // look's third QR region, after two regions of false triples spanning much of the photo
+    // had spent the region pixels (regions the size of a slip's code now go first).
+    (271_814_768, "f-screen", 10),
 ];
 
 /// Images per positive kind in the default test run's draw (one per negative kind).
