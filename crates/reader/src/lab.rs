@@ -248,3 +248,20 @@ fn centres_lab() {
         }
     }
 }
+
+#[test]
+#[ignore]
+fn evidence_lab() {
+    let f = std::env::var("LAB_FILE").unwrap();
+    let bytes = std::fs::read(&f).unwrap();
+    let full = crate::decode_gray(&bytes, &crate::Limits::default()).unwrap();
+    let work = fit(&full, WORK_SIDE).into_owned();
+    let dark = OnceCell::new();
+    let e = finder_evidence_with_half(&work, &box_downscale(&work, 2), &dark);
+    println!("first: {e:?}");
+    println!("fine: {:?}", fine_evidence(&work, &dark));
+    println!(
+        "soft: {:?}",
+        fine_evidence(&box_blur3(&box_blur3(&work)), &dark)
+    );
+}

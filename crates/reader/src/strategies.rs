@@ -517,7 +517,6 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
             regions(
                 work,
                 &mut inverted,
-                dark,
                 evidence,
                 low_contrast,
                 budget,
@@ -573,15 +572,7 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
         let soft = fine_evidence(&box_blur3(&box_blur3(work)), &known_dark);
         budget.mark("gate-soft");
         if soft.qr_like {
-            let found = regions(
-                work,
-                &mut inverted,
-                dark,
-                &soft,
-                low_contrast,
-                budget,
-                &mut tried,
-            );
+            let found = regions(work, &mut inverted, &soft, low_contrast, budget, &mut tried);
             if let Some(found) = found {
                 return found;
             }
@@ -707,7 +698,6 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
 fn regions(
     work: &GrayImage,
     inverted: &mut Option<GrayImage>,
-    dark: bool,
     evidence: &Evidence,
     low_contrast: bool,
     budget: &mut Budget,
@@ -727,12 +717,13 @@ fn regions(
         true,
         &mut tried[light],
     );
-    if found.is_some() || !evidence.light || dark {
+    if found.is_some() || !evidence.light {
         return found;
     }
-    // Light-centred finders on a page that is not dark mode: a photographed screen's moiré
-    // (or texture) can out-number a dark code's own finders, and the regions above were read
-    // inverted. The best dark triple and the others, as they are.
+    // Light-centred finders: a photographed screen's moiré (or texture) can out-number a dark
+    // code's own finders, and the regions above were read inverted. The best dark triple and
+    // the others, as they are. (Also in "dark mode" by the mean: a light page photographed in
+    // a dark surround has a low mean.)
     let flipped = Evidence {
         light: false,
         finders: evidence.alt,
@@ -1069,16 +1060,20 @@ fn evidence_of(work: &GrayImage, hits: &[Hit], coarse: bool, dark: &OnceCell<boo
                 ok = true;
                 break;
             }
-            // (The chosen triple's place: its own timing check decided for it.)
-            if same_place(t, &f) || others[..n].iter().flatten().any(|o| same_place(o, t)) {
+            // A place that gave a region already needs no second one (its timing said yes).
+            if others[..n].iter().flatten().any(|o| same_place(o, t)) {
                 continue;
             }
             if timing_patterns(work, t) {
                 ok = true;
-                others[n] = Some(*t);
-                n += 1;
-                if n == OTHER_REGIONS {
-                    break;
+                // The chosen triple's place has its region already: another combination of
+                // centres there counts for the timing, not as a region.
+                if !same_place(t, &f) {
+                    others[n] = Some(*t);
+                    n += 1;
+                    if n == OTHER_REGIONS {
+                        break;
+                    }
                 }
             }
         }
