@@ -721,13 +721,14 @@ fn regions(
         return found;
     }
     // Light-centred finders: a photographed screen's moiré (or texture) can out-number a dark
-    // code's own finders, and the regions above were read inverted. The best dark triple and
-    // the others, as they are. (Also in "dark mode" by the mean: a light page photographed in
-    // a dark surround has a low mean.)
+    // code's own finders, and the regions above were read inverted. The best dark triple's
+    // region, as it is (the others were tried in the finders' polarity). (Also in "dark mode"
+    // by the mean: a light page photographed in a dark surround has a low mean.)
     let flipped = Evidence {
         light: false,
         finders: evidence.alt,
-        finders_timing: false,
+        finders_timing: true,
+        others: [None; OTHER_REGIONS],
         ..*evidence
     };
     try_region(work, &flipped, low_contrast, budget, true, &mut tried[0])
