@@ -18,4 +18,19 @@ fuzz_target!(|data: &[u8]| {
             let _ = slip_qr::classify(&t);
         }
     }
+    // Small images once more: the exhaustive scan (every strategy, whatever the evidence
+    // gate says), and every QR-region strategy on the whole image taken as a region (they
+    // run only behind finder patterns, which fuzzed bytes rarely show), with a module size
+    // and contrast flag from the last byte.
+    let small = reader::Limits {
+        max_pixels: 250_000,
+        scan_exhaustive: true,
+        ..limits
+    };
+    let _ = reader::read_qr(data, &small);
+    if let Ok(gray) = reader::decode_gray(data, &small) {
+        let last = data.last().copied().unwrap_or(0);
+        let module = 1.0 + f32::from(last & 31) / 4.0;
+        let _ = reader::read_as_qr_region(&gray, module, last & 32 != 0);
+    }
 });

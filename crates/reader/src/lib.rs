@@ -794,6 +794,23 @@ pub fn finder_evidence(gray: &GrayImage) -> strategies::Evidence {
     strategies::finder_evidence_full(gray)
 }
 
+/// Every QR-region strategy (the preparations tried on the region the evidence gate's finders
+/// span: thresholds, closing, upscales, the blur-and-upscale ones for thermal prints and
+/// screens) on `crop` taken as a region of `module` px modules (clamped to 0.5–16), each
+/// scanned as in a read; the texts found. For the image fuzz target only.
+#[doc(hidden)]
+pub fn read_as_qr_region(crop: &GrayImage, module: f32, low_contrast: bool) -> Vec<String> {
+    let module = if module.is_finite() {
+        module.clamp(0.5, 16.0)
+    } else {
+        4.0
+    };
+    catch_unwind(AssertUnwindSafe(|| {
+        strategies::every_region_strategy(crop, module, low_contrast)
+    }))
+    .unwrap_or_default()
+}
+
 /// Test support shared by the unit tests: the shared corpus's slip images, sorted (empty when
 /// the corpus is not beside the checkout).
 #[cfg(test)]

@@ -36,9 +36,15 @@ const HALF_FIRST_MIN_SIDE: u32 = 450;
 const GATE_UPSCALE_MAX_SIDE: u32 = 570;
 /// Passes that run whatever the time (see `Budget`).
 const FREE_PASSES: u32 = 2;
-/// Most passes over QR regions per read: every region strategy on two regions (the gate's
-/// coarse triple and its full-scale one).
-const REGION_PASSES: u32 = 2 * CROP_STRATEGIES.len() as u32;
+/// Most passes over QR regions per read: every region strategy on eight regions (of the gate's
+/// triples on the 2×2 average, the working scale and a blurred copy: the chosen ones, and
+/// others with timing patterns). The false triples of text give regions of a few hundredths
+/// of the image (a fraction of a ms a pass); `REGION_AREAS` bounds the big ones.
+const REGION_PASSES: u32 = 20 * CROP_STRATEGIES.len() as u32;
+/// Most pixels the region passes of one read scan together, in working images: most regions
+/// are a few percent of the image (the false triples of text, a few hundredths), so the count
+/// above bounds them; this bounds the big ones (a false triple spanning a photo).
+const REGION_AREAS: u64 = 6;
 /// Largest image the fallback decoder rqrr is tried on.
 const RQRR_MAX_PIXELS: u64 = 800_000;
 /// Mean luminance below which the image is taken for dark mode and tried inverted first.
@@ -139,7 +145,89 @@ const CROP_STRATEGIES: &[(&str, CropPrep)] = &[
     ("crop+close+rqrr", |c, m, _| {
         (m >= 2.5).then(|| close_dark(c, 2))
     }),
+    // Speckled or faded thermal prints and moiré screens at 3–6 px per module (issue 29,
+    // what zxing-cpp and WeChat read and the above did not): see `sharpen_region`.
+    ("crop+sharp", |c, m, _| {
+        sharp_fits(c, m, SHARP_MAX_PIXELS).then(|| sharpen_region(c, m))
+    }),
+    // Moiré screens: the same smoothing and upscale, the decoder's own binariser after it.
+    ("crop+soft", |c, m, _| {
+        sharp_fits(c, m, SHARP_MAX_PIXELS).then(|| upscale_lanczos(&box_blur3(c), 2))
+    }),
+    ("crop+sharp+rqrr", |c, m, _| {
+        sharp_fits(c, m, SHARP_RQRR_MAX_PIXELS).then(|| sharpen_region(c, m))
+    }),
+    // Uneven or faded ink: a threshold against the mean of ±8 modules (the decoders' own
+    // binariser works in 8 px blocks, a module or two here).
+    ("crop+mean", |c, m, _| {
+        Some(mean_binarize_radius(c, (8.0 * m) as usize, 1, 1))
+    }),
+    // The global threshold of the first entry, for codes that are not low-contrast overall.
+    ("crop+otsu", |c, _, low| (!low).then(|| otsu_threshold(c))),
 ];
+
+/// Every region strategy on `crop` taken as a QR region of `module` px modules, each scanned
+/// as in a read; the texts found (for the image fuzz target: in a read the region strategies
+/// run only behind the gate's finders, which fuzzed bytes rarely show).
+pub(crate) fn every_region_strategy(crop: &GrayImage, module: f32, low: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    for (name, prep) in CROP_STRATEGIES {
+        if let Some(img) = prep(crop, module, low) {
+            out.extend(if name.ends_with("rqrr") {
+                scan_rqrr(&img)
+            } else {
+                scan_rxing(&img, true)
+            });
+        }
+    }
+    out
+}
+
+/// Largest module (px) of a QR region `sharpen_region` upscales.
+const SHARP_MAX_MODULE: f32 = 6.5;
+/// Largest QR region (px) `sharpen_region` upscales for rxing, and for rqrr (5–10× rxing's
+/// cost per pixel): a slip's code with its 10-module margins at 6.5 px per module, tilted, is
+/// ~0.15 Mpx; what is bigger is a false triple's region (text, a photo), where the ×4 upscale
+/// was most of a failing read.
+const SHARP_MAX_PIXELS: u64 = 300_000;
+const SHARP_RQRR_MAX_PIXELS: u64 = 160_000;
+
+/// Most modules² a QR region `sharpen_region` upscales spans: a slip's code (up to version 6,
+/// 41 modules) with its 10-module margins, tilted (61² × 1.5). A bigger region is a false
+/// triple's (text, a photo): its ×4 upscale was most of a failing read.
+const SHARP_MAX_MODULES2: f32 = 5600.0;
+
+/// Whether the QR region of a triple (corner first) spans at most `SHARP_MAX_MODULES2`
+/// modules² (its two sides plus the 10-module margins each side, the parallelogram's
+/// bounding box approximated by the sides' sum along each axis).
+fn slip_sized(f: &Triple) -> bool {
+    let [a, b, c] = *f;
+    let m = (a.2 + b.2 + c.2) / 3.0;
+    let w = (b.0 - a.0).abs() + (c.0 - a.0).abs() + 20.0 * m;
+    let h = (b.1 - a.1).abs() + (c.1 - a.1).abs() + 20.0 * m;
+    m > 0.0 && w * h <= SHARP_MAX_MODULES2 * m * m
+}
+
+/// Whether `sharpen_region` (or `crop+soft`) applies to a region `c` of `m` px modules, at
+/// most `max_pixels`.
+fn sharp_fits(c: &GrayImage, m: f32, max_pixels: u64) -> bool {
+    m < SHARP_MAX_MODULE && area(c) <= max_pixels && area(c) as f32 <= SHARP_MAX_MODULES2 * m * m
+}
+
+fn area(g: &GrayImage) -> u64 {
+    u64::from(g.width()) * u64::from(g.height())
+}
+
+/// A QR region of `module` px modules, smoothed, upscaled and binarised: a 3×3 box blur
+/// merges a thermal print's missing dots and a screen's moiré into the modules, a Lanczos ×2
+/// restores the edges the blur softened (a sharper kernel than the decoders' sampling), and a
+/// threshold against the mean of ±8 modules around each pixel decides dark and light (a faded
+/// band or glare shifts the level across the code). What WeChat's reader does with its
+/// super-resolution model, in a few ms on a crop of a few percent of the image.
+fn sharpen_region(c: &GrayImage, module: f32) -> GrayImage {
+    let up = upscale_lanczos(&box_blur3(c), 2);
+    mean_binarize_radius(&up, (16.0 * module).clamp(8.0, 120.0) as usize, 1, 1)
+}
 
 /// The Lanczos factor for a QR region of `module` px modules: ×3 under 2 px, else ×2.
 fn crop_lanczos_factor(module: f32) -> u32 {
@@ -232,8 +320,11 @@ pub(crate) struct Budget {
     trace: Option<(Instant, Vec<(&'static str, Duration)>)>,
     /// `Limits::scan_exhaustive`: the gate never ends the read, and nothing is ever spent.
     exhaustive: bool,
-    /// Region passes spent (`Budget::region_pass`).
+    /// Region passes spent (`Budget::region_pass`), and the pixels they scanned.
     region_used: u32,
+    region_pixels: u64,
+    /// Most pixels all region passes together may scan (`Budget::set_region_area`).
+    region_pixel_cap: u64,
 }
 
 impl Budget {
@@ -255,7 +346,14 @@ impl Budget {
             trace: None,
             exhaustive,
             region_used: 0,
+            region_pixels: 0,
+            region_pixel_cap: u64::MAX,
         }
+    }
+
+    /// Bound the region passes' pixels by `REGION_AREAS` times the working image's `area`.
+    fn set_region_area(&mut self, area: u64) {
+        self.region_pixel_cap = area.saturating_mul(REGION_AREAS);
     }
 
     /// Whether the evidence gate's "no finders" may end the read (not on the exhaustive scan).
@@ -328,12 +426,16 @@ impl Budget {
             return None;
         }
         self.region_used += 1;
+        self.region_pixels += area(g);
         Some(detect(g))
     }
 
     /// Whether a region pass may start.
     fn region_affords(&self) -> bool {
-        self.exhaustive || (self.region_used < REGION_PASSES && self.start.elapsed() < self.time)
+        self.exhaustive
+            || (self.region_used < REGION_PASSES
+                && self.region_pixels < self.region_pixel_cap
+                && self.start.elapsed() < self.time)
     }
 
     /// Passes spent so far.
@@ -369,6 +471,7 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
     // The gate's polarity prior, worked out once here.
     let known_dark = OnceCell::from(dark);
     let short = work.width().min(work.height());
+    budget.set_region_area(area(work));
     let mut gated: Option<Evidence> = None;
     // Cheap pass: rxing's binarizer is most of a scan and costs per pixel, so first try rxing
     // alone on a 2×2-averaged copy (a quarter of the pixels). Most slips end here; any miss
@@ -406,14 +509,19 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
     // One inverted copy: for dark mode's first pass, and for the strategies when the finders
     // have light centres.
     let mut inverted: Option<GrayImage> = None;
+    // The triples whose QR regions were tried (each place once).
+    let mut tried: [Vec<Triple>; 2] = [Vec::new(), Vec::new()];
+    let mut soft_look = false;
     if let Some(mut evidence) = gated.take() {
         let mut region = |evidence: &Evidence, budget: &mut Budget| {
-            let base = if evidence.light {
-                inverted.get_or_insert_with(|| invert(work))
-            } else {
-                work
-            };
-            try_region(base, evidence, low_contrast, budget, true)
+            regions(
+                work,
+                &mut inverted,
+                evidence,
+                low_contrast,
+                budget,
+                &mut tried,
+            )
         };
         if let Some(found) = region(&evidence, budget) {
             return found;
@@ -421,18 +529,20 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
         // A triple seen on the 2×2 average alone can be a false one (speckle or text on a
         // receipt) while the code's own finders only show at full scale, with another
         // polarity: there the gate decides, for the region and the strategies after it.
+        let crowded = |e: &Evidence| e.hits >= SWAMPED_HITS || e.centres >= EVIDENCE_MAX_CENTRES;
+        let mut swamped = crowded(&evidence);
         if evidence.coarse && !budget.spent() {
             let fine = fine_evidence(work, &known_dark);
             budget.mark("gate");
+            swamped |= crowded(&fine);
             if fine.qr_like {
-                if fine.finders != evidence.finders {
-                    if let Some(found) = region(&fine, budget) {
-                        return found;
-                    }
+                if let Some(found) = region(&fine, budget) {
+                    return found;
                 }
                 evidence = fine;
             }
         }
+        soft_look = swamped;
         gated = Some(evidence);
     }
     if dark {
@@ -450,6 +560,23 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
     budget.mark("plain");
     if !found.is_empty() {
         return (found, plain_name);
+    }
+    // Moiré: a photographed screen's beating gratings make finder-like runs everywhere, and
+    // the code's own finders drown among the gate's candidates (its hits or the centres it
+    // keeps reach their bounds). Twice a 3×3 box blur flattens gratings of a few px while
+    // modules of 3 px and more keep their runs; the gate's triples on that copy give more QR
+    // regions (cut from the image itself). Only adds regions: the gate's decisions stay the
+    // ones above. (After the plain pass: text-heavy slips crowd the candidates too, and the
+    // plain pass reads most of them for less.)
+    if soft_look && !budget.spent() {
+        let soft = fine_evidence(&box_blur3(&box_blur3(work)), &known_dark);
+        budget.mark("gate-soft");
+        if soft.qr_like {
+            let found = regions(work, &mut inverted, &soft, low_contrast, budget, &mut tried);
+            if let Some(found) = found {
+                return found;
+            }
+        }
     }
     let region_tried = gated.is_some();
     // No finder pattern anywhere: the strategies below would only burn the budget.
@@ -477,7 +604,14 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
     // reads (closing, upscale, threshold, rqrr) first run there, at a fraction of the cost.
     // (Done already, before the plain pass, when the gate ran early.)
     if !region_tried {
-        if let Some(found) = try_region(base, &evidence, low_contrast, budget, false) {
+        if let Some(found) = try_region(
+            base,
+            &evidence,
+            low_contrast,
+            budget,
+            false,
+            &mut tried[usize::from(evidence.light)],
+        ) {
             return found;
         }
     }
@@ -556,6 +690,50 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
     (Vec::new(), if budget.spent() { "budget" } else { "none" })
 }
 
+/// The region strategies on the QR regions of `evidence`'s triples ([`try_region`], before
+/// the plain pass), in the polarity its finders have (`inverted`: the working image inverted,
+/// made on first use); when light finders were chosen on a page that is not dark mode, also
+/// the dark triple's and the others' regions as they are. `tried`: the triples tried so far,
+/// per polarity.
+fn regions(
+    work: &GrayImage,
+    inverted: &mut Option<GrayImage>,
+    evidence: &Evidence,
+    low_contrast: bool,
+    budget: &mut Budget,
+    tried: &mut [Vec<Triple>; 2],
+) -> Option<(Vec<String>, &'static str)> {
+    let base = if evidence.light {
+        inverted.get_or_insert_with(|| invert(work))
+    } else {
+        work
+    };
+    let light = usize::from(evidence.light);
+    let found = try_region(
+        base,
+        evidence,
+        low_contrast,
+        budget,
+        true,
+        &mut tried[light],
+    );
+    if found.is_some() || !evidence.light {
+        return found;
+    }
+    // Light-centred finders: a photographed screen's moiré (or texture) can out-number a dark
+    // code's own finders, and the regions above were read inverted. The best dark triple's
+    // region, as it is (the others were tried in the finders' polarity). (Also in "dark mode"
+    // by the mean: a light page photographed in a dark surround has a low mean.)
+    let flipped = Evidence {
+        light: false,
+        finders: evidence.alt,
+        finders_timing: true,
+        others: [None; OTHER_REGIONS],
+        ..*evidence
+    };
+    try_region(work, &flipped, low_contrast, budget, true, &mut tried[0])
+}
+
 /// Cheap statistics of the working image (one pass): its mean and the levels below which 2 %
 /// and 98 % of its pixels lie, used to choose the order of the strategies.
 struct Stats {
@@ -631,6 +809,9 @@ const EVIDENCE_BIAS: i32 = 10;
 /// on pathological textures; a slip has three finders).
 const EVIDENCE_MAX_HITS: usize = 20_000;
 const EVIDENCE_MAX_CENTRES: usize = 48;
+/// Finder hits from which the gate's look counts as swamped by texture (moiré): the QR
+/// regions of a blurred copy's triples are tried too.
+const SWAMPED_HITS: usize = EVIDENCE_MAX_HITS / 4;
 
 /// What the evidence gate saw (for tests and benchmarks).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -653,6 +834,35 @@ pub struct Evidence {
     /// (`timing_patterns`): without them the read ends after the QR region's passes, before
     /// the whole-image ones.
     pub timing: bool,
+    /// Up to `OTHER_REGIONS` more QR-like triples that show timing patterns, elsewhere than
+    /// `finders` (a slip's header or logo can out-score the code's own finders): their QR
+    /// regions are tried after the chosen one's.
+    pub others: [Option<Triple>; OTHER_REGIONS],
+    /// Whether `finders` itself shows the timing patterns (else its region is tried after the
+    /// others').
+    pub finders_timing: bool,
+    /// When the finders chosen are light-centred, the best triple of dark-centred ones.
+    pub alt: Option<Triple>,
+}
+
+/// Three finder centres (x, y, module; the corner first).
+pub type Triple = [(f32, f32, f32); 3];
+
+/// Most QR regions tried besides the gate's chosen triple's (per look: the 2×2 average and
+/// the working scale).
+pub const OTHER_REGIONS: usize = 2;
+
+/// Whether two triples span about the same QR (their centroids within 10 modules).
+fn same_place(a: &Triple, b: &Triple) -> bool {
+    let c = |t: &Triple| {
+        (
+            (t[0].0 + t[1].0 + t[2].0) / 3.0,
+            (t[0].1 + t[1].1 + t[2].1) / 3.0,
+            (t[0].2 + t[1].2 + t[2].2) / 3.0,
+        )
+    };
+    let (a, b) = (c(a), c(b));
+    (a.0 - b.0).hypot(a.1 - b.1) < 10.0 * a.2.max(b.2)
 }
 
 /// Cheap evidence that `work` holds a QR code, checked after the free passes fail: on a
@@ -688,8 +898,48 @@ fn try_region(
     low_contrast: bool,
     budget: &mut Budget,
     early: bool,
+    tried: &mut Vec<Triple>,
 ) -> Option<(Vec<String>, &'static str)> {
-    let (crop, module) = evidence.finders.and_then(|f| qr_region(base, &f))?;
+    // Triples that show timing patterns first: the chosen one, else the others.
+    let chosen = evidence.finders.iter().map(|f| (f, true));
+    let others = evidence.others.iter().flatten().map(|f| (f, false));
+    let mut order: Vec<(&Triple, bool)> = if evidence.finders_timing {
+        chosen.chain(others).collect()
+    } else {
+        others.chain(chosen).collect()
+    };
+    // Regions the size of a slip's code before bigger ones (a false triple spanning text or a
+    // photo): those cost the most and would spend the region budget first.
+    order.sort_by_key(|(f, _)| !slip_sized(f));
+    for (f, is_chosen) in order {
+        // The chosen triple's region is tried again when the triple differs at all (the
+        // working scale's centres and module size crop differently from the 2×2 average's,
+        // and read what the other crop did not); another triple's only in a new place.
+        let seen = if is_chosen {
+            tried.contains(f)
+        } else {
+            tried.iter().any(|t| same_place(t, f))
+        };
+        if seen {
+            continue;
+        }
+        tried.push(*f);
+        if let Some(found) = try_one_region(base, f, low_contrast, budget, early) {
+            return Some(found);
+        }
+    }
+    None
+}
+
+/// [`try_region`] on the QR region of one triple.
+fn try_one_region(
+    base: &GrayImage,
+    f: &Triple,
+    low_contrast: bool,
+    budget: &mut Budget,
+    early: bool,
+) -> Option<(Vec<String>, &'static str)> {
+    let (crop, module) = qr_region(base, f)?;
     budget.mark("crop");
     for (name, prep) in CROP_STRATEGIES {
         if budget.spent() && !early {
@@ -788,18 +1038,47 @@ fn evidence_of(work: &GrayImage, hits: &[Hit], coarse: bool, dark: &OnceCell<boo
     let is_light = light_t.is_some_and(|l| dark_t.is_none_or(|d| l.0 as f32 > margin * d.0 as f32));
     let chosen = if is_light { light_t } else { dark_t }.map(|t| t.1).or(any);
     let finders = chosen.map(|t| t.map(|i| pts[i]));
+    let alt = if is_light { dark_t } else { None }.map(|t| t.1.map(|i| pts[i]));
     // The chosen triple first, then any other the gate accepts (a textured header's triple
     // may have been chosen over the code's own).
+    // The other triples with timing patterns, elsewhere, are kept for their QR regions (the
+    // chosen one may be a header's): looked at best-supported first (as `best_triple` scores
+    // them), until `OTHER_REGIONS` are found, at most `TIMING_MAX_TRIPLES` in all.
+    let mut others: [Option<Triple>; OTHER_REGIONS] = [None; OTHER_REGIONS];
+    let mut finders_timing = false;
     let timing = finders.is_some_and(|f| {
-        timing_patterns(work, &f) || {
-            let (mut ok, mut tried) = (false, 0usize);
-            for_each_triple(&pts, &|_| true, &mut |t| {
-                tried += 1;
-                ok = tried > TIMING_MAX_TRIPLES || timing_patterns(work, &t.map(|i| pts[i]));
-                ok
-            });
-            ok
+        finders_timing = timing_patterns(work, &f);
+        let mut ok = finders_timing;
+        let mut cands: Vec<(f32, Triple)> = Vec::new();
+        for_each_triple(&pts, &|_| true, &mut |t| {
+            cands.push((triple_score(&pts, &seen, t), t.map(|i| pts[i])));
+            cands.len() >= TIMING_MAX_CANDIDATES
+        });
+        cands.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let mut n = 0;
+        for (tried, (_, t)) in cands.iter().enumerate() {
+            if tried >= TIMING_MAX_TRIPLES {
+                ok = true;
+                break;
+            }
+            // A place that gave a region already needs no second one (its timing said yes).
+            if others[..n].iter().flatten().any(|o| same_place(o, t)) {
+                continue;
+            }
+            if timing_patterns(work, t) {
+                ok = true;
+                // The chosen triple's place has its region already: another combination of
+                // centres there counts for the timing, not as a region.
+                if !same_place(t, &f) {
+                    others[n] = Some(*t);
+                    n += 1;
+                    if n == OTHER_REGIONS {
+                        break;
+                    }
+                }
+            }
         }
+        ok
     });
     Evidence {
         hits: hits.len(),
@@ -809,12 +1088,17 @@ fn evidence_of(work: &GrayImage, hits: &[Hit], coarse: bool, dark: &OnceCell<boo
         finders,
         coarse: coarse && any.is_some(),
         timing,
+        others,
+        finders_timing,
+        alt,
     }
 }
 
 /// Most triples whose timing patterns are looked at; beyond, the evidence counts as timing
 /// (unknown is "yes": a false "no" costs a read).
 const TIMING_MAX_TRIPLES: usize = 256;
+/// Most QR-like triples ranked for the timing check (bounds its cost on a textured page).
+const TIMING_MAX_CANDIDATES: usize = 4096;
 
 /// Whether the finders (x, y, module; corner first) of a QR-like triple in `work` show the two
 /// timing patterns a QR code has between them: the row and column 6 of the code, alternating
@@ -991,11 +1275,19 @@ fn evidence_binarize(g: &GrayImage) -> GrayImage {
 /// `v < ⌊mean⌋ − bias`, which is `(v + bias + 1) × area ≤ sum` (`slack` 1).
 #[multiversion::multiversion(targets("x86_64+avx2"))]
 fn mean_binarize(g: &GrayImage, bias: u32, slack: u32) -> GrayImage {
+    let r = (g.width().min(g.height()) as usize / 16).max(4);
+    mean_binarize_radius(g, r, bias, slack)
+}
+
+/// [`mean_binarize`] with a window of radius `r` (a side of `2r + 1` px, clipped at the
+/// borders): the QR region's threshold against a window of a few modules.
+#[multiversion::multiversion(targets("x86_64+avx2"))]
+fn mean_binarize_radius(g: &GrayImage, r: usize, bias: u32, slack: u32) -> GrayImage {
     let (w, h) = (g.width() as usize, g.height() as usize);
     if w == 0 || h == 0 {
         return g.clone();
     }
-    let r = (w.min(h) / 16).max(4);
+    let r = r.max(1);
     // Window sums and their products with the bias stay below 2^24 (exact in f32) up to a
     // window of 251 px a side: every working image up to a short side of ~2000 px.
     let exact_in_f32 = (u64::from(bias) + 255) * ((2 * r + 1) as u64).pow(2) < 1 << 24;
@@ -1110,18 +1402,23 @@ fn best_triple(
     // row through its centre block, and the exhaustive search is cubic.
     let pts = &pts[..pts.len().min(32)];
     for_each_triple(pts, &use_centre, &mut |t| {
-        // A QR's three finders have the same module size: weigh the rows seen by how well
-        // the sizes agree (a triple mixing a finder with data modules scores lower).
-        let ms = t.map(|i| pts[i].2);
-        let agree = ms.iter().copied().fold(f32::MAX, f32::min)
-            / ms.iter().copied().fold(f32::MIN, f32::max);
-        let score = t.iter().map(|&i| seen[i] as f32).sum::<f32>() * agree * agree;
+        let score = triple_score(pts, seen, t);
         if best.is_none_or(|b| score > b.0) {
             best = Some((score, t));
         }
         false
     });
     best.map(|b| b.1)
+}
+
+/// How well a triple of centres is supported: the rows its centres were seen on, weighed by
+/// how well their module sizes agree (a QR's three finders have the same; a triple mixing a
+/// finder with data modules scores lower).
+fn triple_score(pts: &[(f32, f32, f32)], seen: &[u32], t: [usize; 3]) -> f32 {
+    let ms = t.map(|i| pts[i].2);
+    let agree =
+        ms.iter().copied().fold(f32::MAX, f32::min) / ms.iter().copied().fold(f32::MIN, f32::max);
+    t.iter().map(|&i| seen[i] as f32).sum::<f32>() * agree * agree
 }
 
 /// Three centres (x, y, module) that could be a QR's finders, as indices (corner first):
@@ -1697,8 +1994,14 @@ fn local_mean_threshold(g: &GrayImage, bias: i32) -> GrayImage {
 /// The integral-image version `local_mean_threshold` replaced (a test compares them).
 #[cfg(test)]
 fn local_mean_threshold_reference(g: &GrayImage, bias: i32) -> GrayImage {
+    let r = (g.width().min(g.height()) as usize / 16).max(4);
+    local_mean_threshold_reference_radius(g, bias, r)
+}
+
+/// [`local_mean_threshold_reference`] with a window of radius `r`.
+#[cfg(test)]
+fn local_mean_threshold_reference_radius(g: &GrayImage, bias: i32, r: usize) -> GrayImage {
     let (w, h) = (g.width() as usize, g.height() as usize);
-    let r = (w.min(h) / 16).max(4);
     // Integral image with a zero border row/column.
     let mut integ = vec![0u64; (w + 1) * (h + 1)];
     let src = g.as_raw();
@@ -2441,6 +2744,58 @@ mod tests {
     }
 
     #[test]
+    fn mean_binarize_radius_matches_the_integral_image() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for (w, h) in [(1, 1), (2, 9), (17, 5), (64, 65), (301, 240)] {
+            let g = GrayImage::from_fn(w, h, |x, y| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                image::Luma([((u64::from((x / 4 + y / 3) % 2) * 100 + 70 + seed % 40) % 256) as u8])
+            });
+            for r in [1, 3, 8, 40, 120] {
+                for bias in [0, 10] {
+                    assert_eq!(
+                        mean_binarize_radius(&g, r, bias as u32 + 1, 1),
+                        local_mean_threshold_reference_radius(&g, bias, r),
+                        "{w}x{h} r {r} bias {bias}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_region_strategy_survives_odd_shapes() {
+        // Empty, one pixel, one row, flat, noise; modules from tiny to huge (the fuzz target
+        // reaches the same code with any decoded image).
+        let mut seed = 7u64;
+        let mut noise = |w, h| {
+            GrayImage::from_fn(w, h, |_, _| {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                image::Luma([(seed >> 56) as u8])
+            })
+        };
+        let images = [
+            GrayImage::new(0, 0),
+            GrayImage::new(1, 1),
+            GrayImage::new(1, 300),
+            GrayImage::new(300, 1),
+            GrayImage::from_pixel(50, 50, image::Luma([200])),
+            noise(97, 61),
+            noise(3, 3),
+        ];
+        for g in &images {
+            for m in [0.5, 1.0, 3.0, 6.4, 16.0] {
+                for low in [false, true] {
+                    assert!(every_region_strategy(g, m, low).is_empty());
+                }
+            }
+        }
+        assert!(crate::read_as_qr_region(&images[5], f32::NAN, false).is_empty());
+    }
+
+    #[test]
     fn local_mean_threshold_matches_the_integral_image() {
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         for (w, h) in [(1, 1), (3, 70), (9, 9), (64, 65), (300, 41), (1000, 700)] {
@@ -2708,3 +3063,7 @@ mod gate_timing {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "lab.rs"]
+mod lab;

@@ -37,6 +37,19 @@ const REGRESSION_SEEDS: &[(u64, &str, usize)] = &[
     // before `local-mean`, which read them (fixed: region passes are counted apart).
     (1_158_923_811, "f-thermal", 85),
     (1_158_923_811, "f-thermal", 118),
+    // 2026-11-27, `scripts/bench-hard-families` (FRESH_PER_KIND=40): read exhaustively in a
+    // QR region that the region budget (64 passes, 3 working images of pixels) cut off after
+    // text triples' regions (raised to 160 passes and 6 working images).
+    (3_495_981_900, "f-screen", 14),
+    (3_495_981_900, "f-screen", 22),
+    // 2026-11-27, `recall_property` (RECALL_PER_KIND=16): read exhaustively in the de-moiré
+    // look's third QR region, after two regions of false triples spanning much of the photo
+    // had spent the region pixels (regions the size of a slip's code now go first).
+    (271_814_768, "f-screen", 10),
+    // 2026-11-27, `recall_property`: the timing check skipped other combinations of centres
+    // at the chosen triple's place (they give no new region, but their timing patterns count);
+    // the whole-image `local-mean` that reads it never ran.
+    (282_593_044, "f-thermal", 13),
 ];
 
 /// Images per positive kind in the default test run's draw (one per negative kind).
@@ -686,7 +699,8 @@ fn recall_regressions() {
 
 /// Writes the bench's fresh draw to `$FRESH_OUT` (nothing when unset): `FRESH_PER_KIND`
 /// (default 130) positives per kind, `FRESH_NEG_PER_KIND` (default 60) negatives per kind,
-/// from `RECALL_SEED` or a new seed, written to `seed.txt` beside the manifest.
+/// from `RECALL_SEED` or a new seed, written to `seed.txt` beside the manifest; `FRESH_KINDS`
+/// (comma-separated) limits the kinds drawn.
 #[test]
 fn write_fresh() {
     let Some(dir) = std::env::var_os("FRESH_OUT") else {
@@ -698,10 +712,13 @@ fn write_fresh() {
     let dir = std::path::PathBuf::from(dir);
     std::fs::create_dir_all(&dir).expect("create FRESH_OUT");
     // The kinds drawn on both cores: each kind's images are independent of the others'.
+    // `FRESH_KINDS=f-screen,n-photo` draws only those kinds (the same images as in a full draw).
+    let only = std::env::var("FRESH_KINDS").unwrap_or_default();
     let kinds: Vec<&'static str> = POSITIVE_KINDS
         .iter()
         .chain(&NEGATIVE_KINDS)
         .copied()
+        .filter(|k| only.is_empty() || only.split(',').any(|o| o == *k))
         .collect();
     let manifest = std::sync::Mutex::new(Vec::new());
     let next = std::sync::atomic::AtomicUsize::new(0);
