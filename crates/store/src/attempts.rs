@@ -30,9 +30,9 @@ pub(crate) struct AttemptWriter {
 }
 
 impl AttemptWriter {
-    pub(crate) fn spawn(pool: Pool) -> Self {
+    pub(crate) fn spawn(pool: Pool, gate: crate::sql::WriteGate) -> Self {
         let (tx, rx) = mpsc::channel(QUEUE);
-        tokio::spawn(run(pool, rx));
+        tokio::spawn(run(pool, gate, rx));
         Self { tx }
     }
 
@@ -45,13 +45,15 @@ impl AttemptWriter {
     }
 }
 
-async fn run(pool: Pool, mut rx: mpsc::Receiver<(Attempt, Reply)>) {
+async fn run(pool: Pool, gate: crate::sql::WriteGate, mut rx: mpsc::Receiver<(Attempt, Reply)>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let rows: Vec<&Attempt> = batch.iter().map(|(a, _)| a).collect();
         // A busy database (a lock held by another writer past the busy timeout, a pool out of
         // connections) is worth two more tries before the records are given up.
+        let turn = gate.turn(&pool).await;
         let mut result = insert(&pool, &rows).await;
+        drop(turn);
         for wait_ms in [50, 250] {
             if result.is_ok() {
                 break;
@@ -85,6 +87,13 @@ pub(crate) async fn insert(pool: &Pool, rows: &[&Attempt]) -> Result<()> {
     };
     on_pool!(pool: pool, p => {
         let mut tx = p.begin_with(begin).await?;
+        if let Pool::Pg(_) = pool {
+            // The log is not money: its commit need not wait for the WAL flush (it is visible
+            // at once; a crash of the database may lose the last fraction of a second of it).
+            sqlx::query("SET LOCAL synchronous_commit = off")
+                .execute(&mut *tx)
+                .await?;
+        }
         for chunk in rows.chunks(ROWS_PER_STATEMENT) {
             let values: Vec<String> = (0..chunk.len())
                 .map(|i| format!("({})", crate::sql::placeholders(i * PER_ROW + 1, PER_ROW)))

@@ -29,9 +29,9 @@ pub(crate) struct ChargeWriter {
 }
 
 impl ChargeWriter {
-    pub(crate) fn spawn(pool: Pool) -> Self {
+    pub(crate) fn spawn(pool: Pool, gate: crate::sql::WriteGate) -> Self {
         let (tx, rx) = mpsc::channel(QUEUE);
-        tokio::spawn(run(pool, rx));
+        tokio::spawn(run(pool, gate, rx));
         Self { tx }
     }
 
@@ -49,7 +49,11 @@ impl ChargeWriter {
     }
 }
 
-async fn run(pool: Pool, mut rx: mpsc::Receiver<(VerificationRecord, Reply)>) {
+async fn run(
+    pool: Pool,
+    gate: crate::sql::WriteGate,
+    mut rx: mpsc::Receiver<(VerificationRecord, Reply)>,
+) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         // One lock order for every transaction of every node: by service, then branch (a
@@ -63,7 +67,10 @@ async fn run(pool: Pool, mut rx: mpsc::Receiver<(VerificationRecord, Reply)>) {
             ))
         });
         let recs: Vec<&VerificationRecord> = batch.iter().map(|(r, _)| r).collect();
-        match apply(&pool, &recs).await {
+        let turn = gate.turn(&pool).await;
+        let applied = apply(&pool, &recs).await;
+        drop(turn);
+        match applied {
             Ok(outcomes) => {
                 for ((_, reply), outcome) in batch.drain(..).zip(outcomes) {
                     let _ = reply.send(outcome);

@@ -34,6 +34,21 @@ pub(crate) enum Pool {
     Pg(PgPool),
 }
 
+/// SQLite has one writer at a time: this process's group-committing writers (charges, the
+/// attempts log) take turns here instead of meeting at the database's lock, where the loser
+/// sleeps in SQLite's busy handler. PostgreSQL locks rows: no turn is taken.
+#[derive(Clone, Default)]
+pub(crate) struct WriteGate(std::sync::Arc<tokio::sync::Mutex<()>>);
+
+impl WriteGate {
+    pub(crate) async fn turn(&self, pool: &Pool) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        match pool {
+            Pool::Sqlite(_) => Some(self.0.lock().await),
+            Pool::Pg(_) => None,
+        }
+    }
+}
+
 pub struct SqlStore {
     pool: Pool,
     writer: ChargeWriter,
@@ -292,8 +307,9 @@ impl SqlStore {
     }
 
     fn with_pool(pool: Pool) -> Self {
-        let writer = ChargeWriter::spawn(pool.clone());
-        let attempts = crate::attempts::AttemptWriter::spawn(pool.clone());
+        let gate = WriteGate::default();
+        let writer = ChargeWriter::spawn(pool.clone(), gate.clone());
+        let attempts = crate::attempts::AttemptWriter::spawn(pool.clone(), gate);
         Self {
             pool,
             writer,
