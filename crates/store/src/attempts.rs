@@ -47,6 +47,7 @@ impl AttemptWriter {
 
 async fn run(pool: Pool, gate: crate::sql::WriteGate, mut rx: mpsc::Receiver<(Attempt, Reply)>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
+    let mut last_indexed = std::time::Instant::now();
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let rows: Vec<&Attempt> = batch.iter().map(|(a, _)| a).collect();
         // A busy database (a lock held by another writer past the busy timeout, a pool out of
@@ -70,7 +71,52 @@ async fn run(pool: Pool, gate: crate::sql::WriteGate, mut rx: mpsc::Receiver<(At
                 Err(e) => Err(StoreError::WriteFailed(e.to_string())),
             });
         }
+        // SQLite's trigram index, after the answers, about once a second.
+        if matches!(pool, Pool::Sqlite(_)) && last_indexed.elapsed() >= INDEX_EVERY {
+            let turn = gate.turn(&pool).await;
+            if let Err(e) = index_refs(&pool).await {
+                tracing::warn!(error = %e, "attempts: indexing references failed; retried");
+            }
+            drop(turn);
+            last_indexed = std::time::Instant::now();
+        }
     }
+}
+
+/// How often the SQLite trigram index catches up with the log.
+const INDEX_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// SQLite: adds the references of the records after the mark to the trigram index and moves
+/// the mark, in one transaction.
+pub(crate) async fn index_refs(pool: &Pool) -> Result<()> {
+    let Pool::Sqlite(p) = pool else {
+        return Ok(());
+    };
+    let mut tx = p.begin_with("BEGIN IMMEDIATE").await?;
+    let upto: i64 = sqlx::query("SELECT upto FROM attempt_refs_mark WHERE only = 1")
+        .fetch_one(&mut *tx)
+        .await?
+        .try_get(0)?;
+    let last: i64 = sqlx::query("SELECT COALESCE(MAX(id), 0) FROM attempts")
+        .fetch_one(&mut *tx)
+        .await?
+        .try_get(0)?;
+    if last > upto {
+        sqlx::query(
+            "INSERT INTO attempt_refs (rowid, trans_ref) SELECT id, trans_ref FROM attempts \
+             WHERE id > $1 AND id <= $2 AND trans_ref IS NOT NULL",
+        )
+        .bind(upto)
+        .bind(last)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("UPDATE attempt_refs_mark SET upto = $1 WHERE only = 1")
+            .bind(last)
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(())
 }
 
 const COLUMNS: &str = "at, service_id, branch_id, channel, kind, input, sending_bank, trans_ref, \
@@ -151,8 +197,11 @@ pub(crate) async fn search(pool: &Pool, q: &AttemptQuery) -> Result<Vec<AttemptR
         if part.chars().count() >= 3 {
             let n = next(Param::Text(format!("%{part}%")), &mut params);
             text.push(match pool {
+                // The index, and the records written since it last caught up (`index_refs`).
                 Pool::Sqlite(_) => format!(
-                    "id IN (SELECT rowid FROM attempt_refs WHERE attempt_refs.trans_ref LIKE {n})"
+                    "(id IN (SELECT rowid FROM attempt_refs WHERE attempt_refs.trans_ref LIKE {n}) \
+                     OR (id > (SELECT upto FROM attempt_refs_mark WHERE only = 1) \
+                     AND trans_ref LIKE {n}))"
                 ),
                 Pool::Pg(_) => format!("trans_ref ILIKE {n}"),
             });

@@ -36,6 +36,7 @@ macro_rules! for_backend {
             14 => "0014_attempts.sql",
             15 => "0015_job_kinds.sql",
             16 => "0016_line.sql",
+            17 => "0017_attempt_refs_deferred.sql",
         )
     };
 }

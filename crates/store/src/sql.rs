@@ -1036,7 +1036,9 @@ impl Store for SqlStore {
 
     async fn insert_attempts(&self, rows: &[domain::attempt::Attempt]) -> Result<()> {
         let rows: Vec<&domain::attempt::Attempt> = rows.iter().collect();
-        crate::attempts::insert(&self.pool, &rows).await
+        crate::attempts::insert(&self.pool, &rows).await?;
+        // A bulk load is indexed at once (the writer indexes its own records about once a second).
+        crate::attempts::index_refs(&self.pool).await
     }
 
     async fn search_attempts(

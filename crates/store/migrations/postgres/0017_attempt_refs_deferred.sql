@@ -1,0 +1,2 @@
+-- SQLite only (its trigram index is filled in batches); PostgreSQL's GIN index stays as it is.
+SELECT 1;
