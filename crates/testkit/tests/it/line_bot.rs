@@ -317,3 +317,60 @@ both!(
         t.stop().await;
     }
 );
+
+both!(
+    a_pending_slip_is_answered_then_its_result_pushed_once,
+    |b: Backend| async move {
+        let (line, t, ten) = bot(b).await;
+        t.app
+            .services
+            .update_branch(
+                &ten.branch_id,
+                &services::admin::BranchUpdate {
+                    line: domain::line::LinePatch {
+                        push: Some(true),
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        // Bangkok Bank: pending for five minutes on the sandbox ledger.
+        let tr = t.transfer("002", "014", 12_345).await;
+        line.put_content("5001", png(&tr.payload));
+        let ev = image_event("01HEVENT0000000000000000E1", "5001", "rt-e1", None);
+        assert_eq!(
+            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
+            200
+        );
+        let replies = calls(&line, "reply", 1).await;
+        assert!(alt(&replies[0]).starts_with("⏳"), "{}", alt(&replies[0]));
+        // Not logged yet: the record carries the final outcome.
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert!(t
+            .app
+            .services
+            .search_attempts(AttemptQuery {
+                limit: 10,
+                ..AttemptQuery::default()
+            })
+            .await
+            .unwrap()
+            .is_empty());
+        // Six minutes on: the bank confirms; the result is pushed (the reply token is old).
+        t.clock.advance(time::Duration::minutes(6));
+        let records = line_records(&t, 1).await;
+        assert_eq!(records[0].outcome, Outcome::Verified);
+        let pushes = calls(&line, "push", 1).await;
+        assert!(
+            alt(&pushes[0]).starts_with("✅ สลิปถูกต้อง 123.45 บาท"),
+            "{}",
+            alt(&pushes[0])
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        assert_eq!(line.calls("push").len(), 1, "pushed once");
+        assert_eq!(line.calls("reply").len(), 1);
+        t.stop().await;
+    }
+);
