@@ -445,13 +445,7 @@ impl Bot<'_> {
 
 /// `X-Line-Retry-Key`: a UUID from the job and what is sent, so a retried push lands once.
 fn retry_key(job_id: &str, what: &str) -> String {
-    use sha2::Digest;
-    let h = sha2::Sha256::digest(format!("{job_id}\n{what}").as_bytes());
-    let mut b = [0u8; 16];
-    b.copy_from_slice(&h[..16]);
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    uuid::Uuid::from_bytes(b).to_string()
+    super::derived_uuid(&["line-push", job_id, what])
 }
 
 /// The card of a verified slip: only what the bank sent.

@@ -325,10 +325,16 @@ impl Services {
 /// the same use of a key (a retry, a takeover), the same ids; the key used again after it was
 /// forgotten, new ones.
 fn keyed_id(branch_id: &BranchId, key: &str, first_used_ms: i64, what: &str, i: usize) -> String {
+    let first_used = first_used_ms.to_string();
+    derived_uuid(&[branch_id.as_str(), key, &first_used, what, &i.to_string()])
+}
+
+/// A UUID (v4 layout) derived from `parts` (each length-prefixed, so no two lists collide):
+/// the same parts give the same id (keyed jobs, LINE events, LINE push retry keys).
+pub(crate) fn derived_uuid(parts: &[&str]) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
-    let first_used = first_used_ms.to_string();
-    for part in [branch_id.as_str(), key, &first_used, what, &i.to_string()] {
+    for part in parts {
         h.update((part.len() as u64).to_be_bytes());
         h.update(part.as_bytes());
     }

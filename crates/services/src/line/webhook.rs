@@ -91,11 +91,9 @@ impl Services {
 
 /// The job id of a branch's webhook event: the same event (a redelivery) gives the same id.
 fn event_job_id(branch: &BranchId, event_id: &str) -> JobId {
-    use sha2::Digest;
-    let h = sha2::Sha256::digest(format!("line\n{}\n{event_id}", branch.as_str()).as_bytes());
-    let mut b = [0u8; 16];
-    b.copy_from_slice(&h[..16]);
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    JobId::new(uuid::Uuid::from_bytes(b).to_string())
+    JobId::new(crate::jobs::derived_uuid(&[
+        "line-event",
+        branch.as_str(),
+        event_id,
+    ]))
 }
