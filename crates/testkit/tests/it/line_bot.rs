@@ -374,3 +374,25 @@ both!(
         t.stop().await;
     }
 );
+
+both!(
+    webhook_bodies_and_images_are_bounded,
+    |b: Backend| async move {
+        let (line, t, ten) = bot(b).await;
+        // A body over 1 MB is refused before its signature is looked at.
+        let big = format!("{{\"events\":[],\"pad\":\"{}\"}}", "x".repeat(1024 * 1024));
+        assert_eq!(deliver(&t, &ten, &big, Some(SECRET)).await, 400);
+        // Content over 4 MB is not downloaded past the cap: the customer is asked for a picture.
+        line.put_content("6001", vec![0xFF; 5 * 1024 * 1024]);
+        let ev = image_event("01HEVENT0000000000000000F1", "6001", "rt-f1", None);
+        assert_eq!(
+            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
+            200
+        );
+        let records = line_records(&t, 1).await;
+        assert_eq!(records[0].outcome, Outcome::Error, "{records:?}");
+        let replies = calls(&line, "reply", 1).await;
+        assert!(alt(&replies[0]).starts_with("📷"), "{}", alt(&replies[0]));
+        t.stop().await;
+    }
+);
