@@ -50,6 +50,7 @@ async fn record(channel: Channel, kind: SlipKind, mut req: Request, next: Next) 
         .get("x-request-id")
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
+    trace.request_id(request_id.clone());
     let resp = next.run(req).await;
     let Some(svc) = svc else { return resp };
     if !trace.is_authenticated() {

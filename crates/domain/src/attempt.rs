@@ -218,6 +218,30 @@ pub struct Attempt {
     pub job_id: Option<JobId>,
 }
 
+/// A verification's record written in the transaction that charges it, so the request waits
+/// for one commit, not two: everything is known before the charge except whether the slip was
+/// this service's first verification, which the charge decides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttemptDraft {
+    /// The record as a first verification (`outcome: Verified`).
+    pub attempt: Attempt,
+    /// The caller asked for the duplicate check: a repeat is answered `isDuplicate: true`.
+    pub duplicate_when_repeat: bool,
+}
+
+impl AttemptDraft {
+    /// The record once the charge has said whether the slip was verified before.
+    pub fn finish(&self, first_verification: bool) -> Attempt {
+        let mut a = self.attempt.clone();
+        a.outcome = if self.duplicate_when_repeat && !first_verification {
+            Outcome::Duplicate
+        } else {
+            Outcome::Verified
+        };
+        a
+    }
+}
+
 /// A stored record: the log's own id (the search cursor's tie-break) and the record.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AttemptRow {
@@ -357,6 +381,40 @@ mod tests {
             Outcome::of_error(&Error::invalid("payload", "is required")),
             Outcome::Error
         );
+    }
+
+    #[test]
+    fn a_draft_is_a_duplicate_only_when_checked_and_repeated() {
+        let attempt = Attempt {
+            at: OffsetDateTime::UNIX_EPOCH,
+            service_id: "s".into(),
+            branch_id: "b".into(),
+            channel: Channel::V2,
+            kind: SlipKind::Bank,
+            input: None,
+            sending_bank: None,
+            trans_ref: None,
+            amount: None,
+            outcome: Outcome::Verified,
+            error_code: None,
+            mismatches: vec![],
+            source: None,
+            latency_ms: 0,
+            request_id: None,
+            job_id: None,
+        };
+        for (checked, first, outcome) in [
+            (true, true, Outcome::Verified),
+            (true, false, Outcome::Duplicate),
+            (false, false, Outcome::Verified),
+            (false, true, Outcome::Verified),
+        ] {
+            let d = AttemptDraft {
+                attempt: attempt.clone(),
+                duplicate_when_repeat: checked,
+            };
+            assert_eq!(d.finish(first).outcome, outcome);
+        }
     }
 
     #[test]

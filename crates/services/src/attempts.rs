@@ -7,10 +7,12 @@
 use crate::auth::Caller;
 use crate::Services;
 use domain::attempt::{
-    Attempt, AttemptQuery, AttemptRow, Channel, InputKind, Outcome, SlipKind, MAX_ROWS_PER_QUERY,
+    Attempt, AttemptDraft, AttemptQuery, AttemptRow, Channel, InputKind, Outcome, SlipKind,
+    MAX_ROWS_PER_QUERY,
 };
 use domain::{BranchId, Error, JobId, Satang, ServiceId};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 use time::OffsetDateTime;
 
 /// What one verification noted about itself; shared by the request's layers. A detached trace
@@ -36,6 +38,10 @@ struct Notes {
     replayed: bool,
     /// The QR that was no slip failed its checksum (damaged or altered), for the metrics.
     bad_crc: bool,
+    /// The record was committed with the charge (`Trace::draft`); the end only counts it.
+    stored: bool,
+    request_id: Option<String>,
+    started: Instant,
 }
 
 impl Trace {
@@ -55,6 +61,9 @@ impl Trace {
             duplicate: false,
             replayed: false,
             bad_crc: false,
+            stored: false,
+            request_id: None,
+            started: Instant::now(),
         }))))
     }
 
@@ -108,6 +117,57 @@ impl Trace {
     /// Answered as a duplicate (v1's `duplicate_slip`).
     pub fn duplicate(&self) {
         self.note(|n| n.duplicate = true);
+    }
+
+    /// The `X-Request-Id` the answer carries.
+    pub fn request_id(&self, id: Option<String>) {
+        self.note(|n| n.request_id = id);
+    }
+
+    /// The record of a verified slip of `amount`, to be committed with its charge so that the
+    /// request waits for one commit, not two (`Store::charge_and_log`): an HTTP request's
+    /// (v1, v2) only. Jobs and LINE events keep their record apart, written once per job
+    /// however often it runs. `None` when the trace is not to be logged.
+    pub(crate) fn draft(
+        &self,
+        at: OffsetDateTime,
+        amount: Satang,
+        mismatches: &[&str],
+        check_duplicate: bool,
+    ) -> Option<AttemptDraft> {
+        let n = self.0.as_ref()?.lock().ok()?;
+        if n.replayed || !matches!(n.channel, Channel::V1 | Channel::V2) {
+            return None;
+        }
+        let (service_id, branch_id) = n.caller.clone()?;
+        let latency_ms = u32::try_from(n.started.elapsed().as_millis()).unwrap_or(u32::MAX);
+        let attempt = Attempt {
+            at,
+            service_id,
+            branch_id,
+            channel: n.channel,
+            kind: n.kind,
+            input: n.input,
+            sending_bank: n.sending_bank.clone(),
+            trans_ref: n.trans_ref.clone(),
+            amount: Some(amount),
+            outcome: Outcome::Verified,
+            error_code: None,
+            mismatches: mismatches.iter().map(|m| m.to_string()).collect(),
+            source: n.source.clone(),
+            latency_ms,
+            request_id: n.request_id.clone(),
+            job_id: None,
+        };
+        Some(AttemptDraft {
+            attempt,
+            duplicate_when_repeat: check_duplicate,
+        })
+    }
+
+    /// The draft was committed with the charge.
+    pub(crate) fn logged(&self) {
+        self.note(|n| n.stored = true);
     }
 
     pub fn replayed(&self) {
@@ -168,7 +228,11 @@ impl Trace {
             request_id,
             job_id,
         };
-        Some(Record { attempt, local })
+        Some(Record {
+            attempt,
+            local,
+            stored: n.stored,
+        })
     }
 
     /// Whether the request has come far enough to be logged.
@@ -186,6 +250,8 @@ pub struct Record {
     pub attempt: Attempt,
     /// `slipverify_local_decisions`' reason when no bank or provider was asked.
     local: Option<&'static str>,
+    /// Already committed with its charge: only counted.
+    stored: bool,
 }
 
 fn dup_or_verified(duplicate: bool) -> Outcome {
@@ -208,7 +274,12 @@ impl Services {
     /// (counted before the write: the verification happened whether or not its log line is
     /// stored).
     pub async fn log_attempt(&self, r: Option<Record>) {
-        let Some(Record { attempt: a, local }) = r else {
+        let Some(Record {
+            attempt: a,
+            local,
+            stored,
+        }) = r
+        else {
             return;
         };
         self.metrics.verification(
@@ -217,6 +288,9 @@ impl Services {
             a.outcome.as_str(),
             local,
         );
+        if stored {
+            return;
+        }
         if let Err(e) = self.store.log_attempt(&a).await {
             self.metrics.attempts_log_failed();
             tracing::error!(error = %e, "attempts log write failed");

@@ -167,9 +167,14 @@ impl Services {
     pub async fn charge_with_renewal(
         &self,
         rec: &VerificationRecord,
+        draft: Option<domain::attempt::AttemptDraft>,
     ) -> Result<ChargeOutcome, Error> {
         for _ in 0..CHARGE_TRIES {
-            match self.store.charge_and_record(rec).await {
+            let charged = match &draft {
+                Some(d) => self.store.charge_and_log(rec, d.clone()).await,
+                None => self.store.charge_and_record(rec).await,
+            };
+            match charged {
                 Err(StoreError::QuotaExceeded) => {}
                 other => return other.map_err(Error::from),
             }

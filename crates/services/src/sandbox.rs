@@ -45,11 +45,12 @@ impl Services {
         &self,
         caller: &Caller,
         rec: &VerificationRecord,
+        draft: Option<domain::attempt::AttemptDraft>,
     ) -> Result<ChargeOutcome, Error> {
         if caller.branch.sandbox {
             return Ok(self.store.record_sandbox_verification(rec).await?);
         }
-        self.charge_with_renewal(rec).await
+        self.charge_with_renewal(rec, draft).await
     }
 
     /// The first verification of a slip in the caller's space (v1 `duplicate_slip`).

@@ -3,6 +3,7 @@
 
 use crate::auth::Caller;
 use crate::Services;
+use domain::attempt::AttemptDraft;
 use domain::model::{Checks, RawSlip, VerifiedTransfer, VerifyBankData};
 use domain::{Error, Satang};
 use gateway::BankAnswer;
@@ -34,13 +35,7 @@ impl<S> VerifyRequest<S> {
         account_matched: Option<bool>,
     ) -> Checks {
         let is_amount_matched = self.match_amount == Some(amount);
-        let mut mismatches = Vec::new();
-        if self.match_amount.is_some() && !is_amount_matched {
-            mismatches.push("amount_not_match");
-        }
-        if account_matched == Some(false) {
-            mismatches.push("account_not_match");
-        }
+        let mismatches = self.mismatches(amount, account_matched);
         Checks {
             remark: self.remark.clone().unwrap_or_default(),
             is_duplicate: self.check_duplicate && !outcome.first_verification,
@@ -49,6 +44,39 @@ impl<S> VerifyRequest<S> {
             amount_in_order: self.match_amount.map(Satang::as_baht),
             mismatches,
         }
+    }
+}
+
+impl<S> VerifyRequest<S> {
+    /// The checks that failed (`amount_not_match`, `account_not_match`): known before the
+    /// charge, so the attempts-log record can be committed with it.
+    pub(crate) fn mismatches(
+        &self,
+        amount: Satang,
+        account_matched: Option<bool>,
+    ) -> Vec<&'static str> {
+        let mut mismatches = Vec::new();
+        if self.match_amount.is_some_and(|m| m != amount) {
+            mismatches.push("amount_not_match");
+        }
+        if account_matched == Some(false) {
+            mismatches.push("account_not_match");
+        }
+        mismatches
+    }
+
+    /// The record of this verification to commit with its charge (see `Trace::draft`).
+    pub(crate) fn draft(
+        &self,
+        caller: &Caller,
+        now: time::OffsetDateTime,
+        amount: Satang,
+        account_matched: Option<bool>,
+    ) -> Option<AttemptDraft> {
+        let mismatches = self.mismatches(amount, account_matched);
+        caller
+            .trace
+            .draft(now, amount, &mismatches, self.check_duplicate)
     }
 }
 
@@ -106,22 +134,28 @@ impl Services {
         } else {
             None
         };
+        // Matching is a check on a verified slip, not a reason to refuse it.
+        let matched = accounts.map(|a| crate::accounts::matched_account(&a, &transfer.receiver));
+        let draft = req.draft(
+            caller,
+            self.clock.now(),
+            transfer.amount,
+            matched.as_ref().map(Option::is_some),
+        );
         let outcome = self
             .record_verified(
                 caller,
-                &slip.sending_bank,
-                &slip.trans_ref,
+                (&slip.sending_bank, &slip.trans_ref),
                 VerifiedTransfer::Bank(transfer.clone()),
                 source,
                 req.job_id.clone(),
+                draft,
             )
             .await?;
         if let Some(hook) = &self.after_charge {
             hook().await;
         }
 
-        // Matching is a check on a verified slip, not a reason to refuse it.
-        let matched = accounts.map(|a| crate::accounts::matched_account(&a, &transfer.receiver));
         let mut raw = RawSlip::from_transfer(&transfer);
         // Echo the payload as the caller's QR reads (trimmed), which is what was verified.
         raw.payload = slip.payload.clone();
@@ -137,15 +171,16 @@ impl Services {
     }
 
     /// Charges the caller for `transfer`, the slip `(sending_bank, trans_ref)` as `source`
-    /// confirmed it (a test branch records it uncharged).
+    /// confirmed it (a test branch records it uncharged), committing `draft`, the request's
+    /// attempts-log record, with the charge when it can.
     pub(crate) async fn record_verified(
         &self,
         caller: &Caller,
-        sending_bank: &str,
-        trans_ref: &str,
+        (sending_bank, trans_ref): (&str, &str),
         transfer: VerifiedTransfer,
         source: String,
         job_id: Option<domain::JobId>,
+        draft: Option<AttemptDraft>,
     ) -> Result<ChargeOutcome, Error> {
         let rec = VerificationRecord {
             service_id: caller.service.id.clone(),
@@ -160,6 +195,13 @@ impl Services {
             transfer: Some(transfer),
             source: Some(source),
         };
-        self.record_for(caller, &rec).await
+        // A job's or a keyed request's charge may be one recorded before (its worker or node
+        // died after it): its record is written apart, once, as before.
+        let draft = draft.filter(|_| rec.job_id.is_none() && rec.idempotency_key.is_none());
+        let outcome = self.record_for(caller, &rec, draft).await?;
+        if outcome.attempt_logged {
+            caller.trace.logged();
+        }
+        Ok(outcome)
     }
 }

@@ -63,18 +63,24 @@ impl Services {
         } else {
             None
         };
+        let receiver = SlipReceiver::from_wallet(&transfer.receiver_phone, &transfer.receiver_name);
+        let matched = accounts.map(|a| crate::accounts::matched_receiver(&a, &receiver));
+        let draft = req.draft(
+            caller,
+            self.clock.now(),
+            transfer.amount,
+            matched.as_ref().map(Option::is_some),
+        );
         let outcome = self
             .record_verified(
                 caller,
-                TRUEMONEY,
-                &transfer.transaction_id,
+                (TRUEMONEY, &transfer.transaction_id),
                 VerifiedTransfer::Wallet(transfer.clone()),
                 source,
                 None,
+                draft,
             )
             .await?;
-        let receiver = SlipReceiver::from_wallet(&transfer.receiver_phone, &transfer.receiver_name);
-        let matched = accounts.map(|a| crate::accounts::matched_receiver(&a, &receiver));
         let mut raw = RawWalletSlip::from_transfer(&transfer);
         raw.payload = slip.payload.clone();
         let checks = req.checks(

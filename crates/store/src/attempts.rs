@@ -16,7 +16,7 @@ use tokio::sync::{mpsc, oneshot};
 /// Most rows written in one transaction.
 const MAX_BATCH: usize = 256;
 /// Rows in one INSERT statement (17 parameters each: within SQLite's and PostgreSQL's limits).
-const ROWS_PER_STATEMENT: usize = 64;
+pub(crate) const ROWS_PER_STATEMENT: usize = 64;
 /// Queued rows beyond this make callers wait (back-pressure instead of unbounded memory).
 const QUEUE: usize = 4096;
 /// Rows deleted or blanked per statement: a purge never holds a long transaction.
@@ -47,7 +47,7 @@ impl AttemptWriter {
 
 async fn run(pool: Pool, gate: crate::sql::WriteGate, mut rx: mpsc::Receiver<(Attempt, Reply)>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
-    let mut last_indexed = std::time::Instant::now();
+    let mut index = RefIndex::default();
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let rows: Vec<&Attempt> = batch.iter().map(|(a, _)| a).collect();
         // A busy database (a lock held by another writer past the busy timeout, a pool out of
@@ -71,15 +71,36 @@ async fn run(pool: Pool, gate: crate::sql::WriteGate, mut rx: mpsc::Receiver<(At
                 Err(e) => Err(StoreError::WriteFailed(e.to_string())),
             });
         }
-        // SQLite's trigram index, after the answers, about once a second.
-        if matches!(pool, Pool::Sqlite(_)) && last_indexed.elapsed() >= INDEX_EVERY {
-            let turn = gate.turn(&pool).await;
-            if let Err(e) = index_refs(&pool).await {
-                tracing::warn!(error = %e, "attempts: indexing references failed; retried");
-            }
-            drop(turn);
-            last_indexed = std::time::Instant::now();
+        index.maybe(&pool, &gate).await;
+    }
+}
+
+/// SQLite's trigram index, caught up after the answers about once a second by whichever
+/// writer (this one, or the charge writer that commits records with their charges) wrote
+/// records; each keeps its own clock (catching up is idempotent).
+pub(crate) struct RefIndex {
+    last: std::time::Instant,
+}
+
+impl Default for RefIndex {
+    fn default() -> Self {
+        Self {
+            last: std::time::Instant::now(),
         }
+    }
+}
+
+impl RefIndex {
+    pub(crate) async fn maybe(&mut self, pool: &Pool, gate: &crate::sql::WriteGate) {
+        if !matches!(pool, Pool::Sqlite(_)) || self.last.elapsed() < INDEX_EVERY {
+            return;
+        }
+        let turn = gate.turn(pool).await;
+        if let Err(e) = index_refs(pool).await {
+            tracing::warn!(error = %e, "attempts: indexing references failed; retried");
+        }
+        drop(turn);
+        self.last = std::time::Instant::now();
     }
 }
 
@@ -123,6 +144,52 @@ const COLUMNS: &str = "at, service_id, branch_id, channel, kind, input, sending_
      amount_satang, outcome, error_code, mismatches, source, latency_ms, request_id, job_id";
 const PER_ROW: usize = 16;
 
+/// Inserts `rows` (`&[&Attempt]`) on `tx`, a transaction of either driver (inside `on_pool!`):
+/// the log's own writer and the charge writer, which commits a charge's record with it.
+macro_rules! insert_rows {
+    ($tx:ident, $rows:expr) => {{
+        let rows: &[&domain::attempt::Attempt] = $rows;
+        for chunk in rows.chunks($crate::attempts::ROWS_PER_STATEMENT) {
+            let sql = $crate::attempts::insert_sql(chunk.len());
+            let mut q = sqlx::query(&sql);
+            for a in chunk {
+                q = q
+                    .bind(domain::clock::to_millis(a.at))
+                    .bind(a.service_id.as_str())
+                    .bind(a.branch_id.as_str())
+                    .bind(a.channel.as_str())
+                    .bind(a.kind.as_str())
+                    .bind(a.input.map(domain::attempt::InputKind::as_str))
+                    .bind(a.sending_bank.as_deref())
+                    .bind(a.trans_ref.as_deref())
+                    .bind(a.amount.map(|s| s.0))
+                    .bind(a.outcome.as_str())
+                    .bind(a.error_code.as_deref())
+                    .bind(a.mismatches.join(","))
+                    .bind(a.source.as_deref())
+                    .bind(i64::from(a.latency_ms))
+                    .bind(a.request_id.as_deref())
+                    .bind(a.job_id.as_ref().map(domain::JobId::as_str));
+            }
+            q.execute(&mut *$tx).await?;
+        }
+    }};
+}
+pub(crate) use insert_rows;
+
+/// The INSERT of `n` records. A job's record is written once, also when a crashed worker's
+/// job runs again.
+pub(crate) fn insert_sql(n: usize) -> String {
+    let values: Vec<String> = (0..n)
+        .map(|i| format!("({})", crate::sql::placeholders(i * PER_ROW + 1, PER_ROW)))
+        .collect();
+    format!(
+        "INSERT INTO attempts ({COLUMNS}) VALUES {} \
+         ON CONFLICT (job_id) WHERE job_id IS NOT NULL DO NOTHING",
+        values.join(", ")
+    )
+}
+
 /// Inserts `rows` in one transaction.
 pub(crate) async fn insert(pool: &Pool, rows: &[&Attempt]) -> Result<()> {
     // SQLite: take the write lock up front (a deferred transaction that upgrades can fail at
@@ -140,38 +207,7 @@ pub(crate) async fn insert(pool: &Pool, rows: &[&Attempt]) -> Result<()> {
                 .execute(&mut *tx)
                 .await?;
         }
-        for chunk in rows.chunks(ROWS_PER_STATEMENT) {
-            let values: Vec<String> = (0..chunk.len())
-                .map(|i| format!("({})", crate::sql::placeholders(i * PER_ROW + 1, PER_ROW)))
-                .collect();
-            // A job's record is written once, also when a crashed worker's job runs again.
-            let sql = format!(
-                "INSERT INTO attempts ({COLUMNS}) VALUES {} \
-                 ON CONFLICT (job_id) WHERE job_id IS NOT NULL DO NOTHING",
-                values.join(", ")
-            );
-            let mut q = sqlx::query(&sql);
-            for a in chunk {
-                q = q
-                    .bind(to_millis(a.at))
-                    .bind(a.service_id.as_str())
-                    .bind(a.branch_id.as_str())
-                    .bind(a.channel.as_str())
-                    .bind(a.kind.as_str())
-                    .bind(a.input.map(InputKind::as_str))
-                    .bind(a.sending_bank.as_deref())
-                    .bind(a.trans_ref.as_deref())
-                    .bind(a.amount.map(|s| s.0))
-                    .bind(a.outcome.as_str())
-                    .bind(a.error_code.as_deref())
-                    .bind(a.mismatches.join(","))
-                    .bind(a.source.as_deref())
-                    .bind(i64::from(a.latency_ms))
-                    .bind(a.request_id.as_deref())
-                    .bind(a.job_id.as_ref().map(domain::JobId::as_str));
-            }
-            q.execute(&mut *tx).await?;
-        }
+        insert_rows!(tx, rows);
         tx.commit().await?;
         Ok(())
     })

@@ -11,6 +11,7 @@ mod plan;
 
 use crate::sql::{on_pool, placeholders, Pool};
 use crate::{ChargeOutcome, Result, StoreError, VerificationRecord};
+use domain::attempt::{Attempt, AttemptDraft};
 use domain::quota::Quota;
 use plan::{batch_now, branch_row, decide, service_row, Snapshot};
 use sqlx::Row;
@@ -22,10 +23,12 @@ const MAX_BATCH: usize = 128;
 const QUEUE: usize = 4096;
 
 type Reply = oneshot::Sender<Result<ChargeOutcome>>;
+/// A queued charge: the slip, its attempts-log record to commit with it, and who waits.
+type Queued = (VerificationRecord, Option<AttemptDraft>, Reply);
 
 #[derive(Clone)]
 pub(crate) struct ChargeWriter {
-    tx: mpsc::Sender<(VerificationRecord, Reply)>,
+    tx: mpsc::Sender<Queued>,
 }
 
 impl ChargeWriter {
@@ -37,10 +40,14 @@ impl ChargeWriter {
 
     /// Queues a charge and waits for its outcome. If the caller stops waiting (the client went
     /// away), the charge is still applied or refused as a whole: nothing is half-written.
-    pub(crate) async fn charge(&self, rec: VerificationRecord) -> Result<ChargeOutcome> {
+    pub(crate) async fn charge(
+        &self,
+        rec: VerificationRecord,
+        draft: Option<AttemptDraft>,
+    ) -> Result<ChargeOutcome> {
         let (reply, outcome) = oneshot::channel();
         self.tx
-            .send((rec, reply))
+            .send((rec, draft, reply))
             .await
             .map_err(|_| StoreError::WriteFailed("charge writer stopped".into()))?;
         outcome
@@ -49,16 +56,13 @@ impl ChargeWriter {
     }
 }
 
-async fn run(
-    pool: Pool,
-    gate: crate::sql::WriteGate,
-    mut rx: mpsc::Receiver<(VerificationRecord, Reply)>,
-) {
+async fn run(pool: Pool, gate: crate::sql::WriteGate, mut rx: mpsc::Receiver<Queued>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
+    let mut index = crate::attempts::RefIndex::default();
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         // One lock order for every transaction of every node: by service, then branch (a
         // service's row is always locked before its branches'), so batches never deadlock.
-        batch.sort_by(|(a, _), (b, _)| {
+        batch.sort_by(|(a, ..), (b, ..)| {
             (&a.service_id, &a.branch_id, &a.sending_bank, &a.trans_ref).cmp(&(
                 &b.service_id,
                 &b.branch_id,
@@ -66,26 +70,28 @@ async fn run(
                 &b.trans_ref,
             ))
         });
-        let recs: Vec<&VerificationRecord> = batch.iter().map(|(r, _)| r).collect();
+        let recs: Vec<&VerificationRecord> = batch.iter().map(|(r, ..)| r).collect();
+        let drafts: Vec<Option<&AttemptDraft>> = batch.iter().map(|(_, d, _)| d.as_ref()).collect();
+        let logs = drafts.iter().any(Option::is_some);
         let turn = gate.turn(&pool).await;
-        let applied = apply(&pool, &recs).await;
+        let applied = apply(&pool, &recs, &drafts).await;
         drop(turn);
         match applied {
             Ok(outcomes) => {
-                for ((_, reply), outcome) in batch.drain(..).zip(outcomes) {
+                for ((.., reply), outcome) in batch.drain(..).zip(outcomes) {
                     let _ = reply.send(outcome);
                 }
             }
             Err(e) if batch.len() == 1 => {
-                if let Some((_, reply)) = batch.pop() {
+                if let Some((.., reply)) = batch.pop() {
                     let _ = reply.send(Err(e));
                 }
             }
             Err(e) => {
                 // One bad charge must not fail its neighbours: retry each on its own.
                 tracing::warn!(error = %e, size = batch.len(), "charge batch failed; retrying singly");
-                for (rec, reply) in batch.drain(..) {
-                    let outcome = match apply(&pool, &[&rec]).await {
+                for (rec, draft, reply) in batch.drain(..) {
+                    let outcome = match apply(&pool, &[&rec], &[draft.as_ref()]).await {
                         Ok(mut v) => v.pop().unwrap_or_else(|| {
                             Err(StoreError::WriteFailed("empty outcome".into()))
                         }),
@@ -95,15 +101,22 @@ async fn run(
                 }
             }
         }
+        if logs {
+            index.maybe(&pool, &gate).await;
+        }
     }
 }
 
 /// Applies the charges (sorted as in `run`) in one transaction with a fixed number of
 /// statements: lock and read the counters (`Snapshot`), decide with `plan::decide` (the same
 /// rule as one conditional UPDATE per charge), write the counters, insert the granted slips,
-/// and record the charged jobs and keys (`Plan::settle`). The outer error means nothing was
-/// committed.
-async fn apply(pool: &Pool, recs: &[&VerificationRecord]) -> Result<Vec<Result<ChargeOutcome>>> {
+/// record the charged jobs and keys (`Plan::settle`), and the granted charges' attempts-log
+/// records (`drafts`, one per charge). The outer error means nothing was committed.
+async fn apply(
+    pool: &Pool,
+    recs: &[&VerificationRecord],
+    drafts: &[Option<&AttemptDraft>],
+) -> Result<Vec<Result<ChargeOutcome>>> {
     let mut service_ids: Vec<&str> = recs.iter().map(|r| r.service_id.as_str()).collect();
     service_ids.dedup(); // sorted by the caller
     let now = batch_now(recs);
@@ -216,7 +229,17 @@ async fn apply(pool: &Pool, recs: &[&VerificationRecord]) -> Result<Vec<Result<C
             }
             inserted = q.fetch_all(&mut *tx).await?;
         }
-        let settled = plan.settle(recs, inserted);
+        let mut settled = plan.settle(recs, inserted);
+        // A charge granted here (not one recorded earlier for its job or key) logs its record.
+        let mut logged: Vec<Attempt> = Vec::new();
+        for ((draft, outcome), granted) in drafts.iter().zip(&mut settled.outcomes).zip(&plan.granted) {
+            if let (Some(draft), Ok(o), true) = (draft, outcome, *granted) {
+                logged.push(draft.finish(o.first_verification));
+                o.attempt_logged = true;
+            }
+        }
+        let logged: Vec<&Attempt> = logged.iter().collect();
+        crate::attempts::insert_rows!(tx, &logged);
         for (branch, key, first) in &settled.keys {
             sqlx::query(UPDATE_KEY)
                 .bind(*branch)

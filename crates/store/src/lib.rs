@@ -101,6 +101,8 @@ pub struct VerificationRecord {
 pub struct ChargeOutcome {
     /// True for exactly one verification of a slip within a service, whatever the concurrency.
     pub first_verification: bool,
+    /// The charge's attempts-log record (`charge_and_log`) was committed with it.
+    pub attempt_logged: bool,
 }
 
 /// Mutable service settings; `None` leaves a field as it is.
@@ -177,6 +179,15 @@ pub trait Store: Send + Sync + 'static {
     /// Charges one unit to the service and the branch and records the slip, atomically.
     /// `QuotaExceeded` when either has no room; then nothing is charged or recorded.
     async fn charge_and_record(&self, rec: &VerificationRecord) -> Result<ChargeOutcome>;
+
+    /// `charge_and_record`, and when the charge is granted, the request's attempts-log record
+    /// (`draft` finished with the charge's first-verification flag) in the same transaction
+    /// (`ChargeOutcome::attempt_logged`). A refused charge logs nothing.
+    async fn charge_and_log(
+        &self,
+        rec: &VerificationRecord,
+        draft: domain::attempt::AttemptDraft,
+    ) -> Result<ChargeOutcome>;
 
     /// Applies a quota operation to a branch, deciding on its counters as they stand in the
     /// current cycle (at `now`) with the rows locked, and records it in the audit log in the

@@ -46,7 +46,7 @@ pub(crate) async fn record(pool: &Pool, rec: &VerificationRecord) -> Result<Char
                 .map(|r| r.try_get(0))
                 .transpose()?;
             if let Some(Some(first)) = before {
-                return Ok(ChargeOutcome { first_verification: first });
+                return Ok(ChargeOutcome { first_verification: first, attempt_logged: false });
             }
         }
         let insert = sqlx::query(
@@ -71,7 +71,7 @@ pub(crate) async fn record(pool: &Pool, rec: &VerificationRecord) -> Result<Char
                 .await?;
         }
         tx.commit().await?;
-        Ok(ChargeOutcome { first_verification: first })
+        Ok(ChargeOutcome { first_verification: first, attempt_logged: false })
     })
 }
 

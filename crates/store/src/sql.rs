@@ -687,7 +687,15 @@ impl Store for SqlStore {
     }
 
     async fn charge_and_record(&self, rec: &VerificationRecord) -> Result<ChargeOutcome> {
-        self.writer.charge(rec.clone()).await
+        self.writer.charge(rec.clone(), None).await
+    }
+
+    async fn charge_and_log(
+        &self,
+        rec: &VerificationRecord,
+        draft: domain::attempt::AttemptDraft,
+    ) -> Result<ChargeOutcome> {
+        self.writer.charge(rec.clone(), Some(draft)).await
     }
 
     async fn modify_branch_quota(

@@ -265,6 +265,131 @@ both!(services_and_branches, |b: Backend| async move {
     s.close().await;
 });
 
+/// A draft of the request's record for `trans_ref` (`charge_and_log`).
+fn draft(trans_ref: &str, check_duplicate: bool) -> domain::attempt::AttemptDraft {
+    use domain::attempt::{Attempt, AttemptDraft, Channel, Outcome, SlipKind};
+    AttemptDraft {
+        attempt: Attempt {
+            at: at(6),
+            service_id: "s1".into(),
+            branch_id: "b1".into(),
+            channel: Channel::V2,
+            kind: SlipKind::Bank,
+            input: None,
+            sending_bank: Some("004".into()),
+            trans_ref: Some(trans_ref.into()),
+            amount: Some(Satang(100)),
+            outcome: Outcome::Verified,
+            error_code: None,
+            mismatches: vec![],
+            source: Some("sandbox".into()),
+            latency_ms: 3,
+            request_id: Some(format!("req-{trans_ref}")),
+            job_id: None,
+        },
+        duplicate_when_repeat: check_duplicate,
+    }
+}
+
+async fn logged(s: &SqlStore) -> Vec<(String, String)> {
+    let q = domain::attempt::AttemptQuery {
+        limit: 100,
+        ..Default::default()
+    };
+    let mut rows: Vec<(String, String)> = s
+        .search_attempts(&q)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| {
+            let a = r.attempt;
+            (
+                a.request_id.unwrap_or_default(),
+                a.outcome.as_str().to_string(),
+            )
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+both!(
+    a_charge_commits_its_attempt_record_with_it,
+    |b: Backend| async move {
+        let db = TestDb::new(b).await;
+        let s = open(&db).await;
+        s1_with_two_branches(&s, 3, 3).await;
+        let o = s
+            .charge_and_log(&record("s1", "b1", "A1"), draft("A1", true))
+            .await
+            .unwrap();
+        assert!(o.first_verification && o.attempt_logged);
+        // A repeat: a duplicate when the caller asked for the check, else verified again.
+        let mut again = draft("A1", true);
+        again.attempt.request_id = Some("req-A1-dup".into());
+        let o = s
+            .charge_and_log(&record("s1", "b1", "A1"), again)
+            .await
+            .unwrap();
+        assert!(!o.first_verification && o.attempt_logged);
+        let mut unchecked = draft("A1", false);
+        unchecked.attempt.request_id = Some("req-A1-unchecked".into());
+        s.charge_and_log(&record("s1", "b1", "A1"), unchecked)
+            .await
+            .unwrap();
+        // Refused (the service's limit of 3 is used up): no record; the caller logs the refusal.
+        assert!(matches!(
+            s.charge_and_log(&record("s1", "b1", "A2"), draft("A2", true))
+                .await,
+            Err(StoreError::QuotaExceeded)
+        ));
+        // A plain charge logs nothing.
+        let plain = s.charge_and_record(&record("s1", "b2", "A3")).await;
+        assert!(matches!(plain, Err(StoreError::QuotaExceeded)));
+        assert_eq!(
+            logged(&s).await,
+            vec![
+                ("req-A1".to_string(), "verified".to_string()),
+                ("req-A1-dup".to_string(), "duplicate".to_string()),
+                ("req-A1-unchecked".to_string(), "verified".to_string()),
+            ]
+        );
+        s.close().await;
+    }
+);
+
+both!(
+    concurrent_charges_each_commit_one_record,
+    |b: Backend| async move {
+        let db = TestDb::new(b).await;
+        let s = std::sync::Arc::new(open(&db).await);
+        s1_with_two_branches(&s, 40, 40).await;
+        // Enough at once to share batches; ten slips, each charged three times.
+        let mut tasks = Vec::new();
+        for i in 0..30 {
+            let s = s.clone();
+            tasks.push(tokio::spawn(async move {
+                let r = format!("C{}", i % 10);
+                let mut d = draft(&r, true);
+                d.attempt.request_id = Some(format!("req-{i:02}"));
+                s.charge_and_log(&record("s1", "b1", &r), d).await.unwrap()
+            }));
+        }
+        let mut firsts = 0;
+        for t in tasks {
+            let o = t.await.unwrap();
+            assert!(o.attempt_logged);
+            firsts += usize::from(o.first_verification);
+        }
+        assert_eq!(firsts, 10);
+        let rows = logged(&s).await;
+        assert_eq!(rows.len(), 30);
+        assert_eq!(rows.iter().filter(|(_, o)| o == "verified").count(), 10);
+        assert_eq!(rows.iter().filter(|(_, o)| o == "duplicate").count(), 20);
+        s.close().await;
+    }
+);
+
 both!(charging_and_recording, |b: Backend| async move {
     let db = TestDb::new(b).await;
     let s = open(&db).await;

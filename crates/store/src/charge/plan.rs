@@ -255,6 +255,7 @@ impl Plan {
                 if let Some(first) = before {
                     return Ok(ChargeOutcome {
                         first_verification: *first,
+                        attempt_logged: false,
                     });
                 }
                 if !*g {
@@ -273,6 +274,7 @@ impl Plan {
                 };
                 Ok(ChargeOutcome {
                     first_verification: first,
+                    attempt_logged: false,
                 })
             })
             .collect();
