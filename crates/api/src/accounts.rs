@@ -1,9 +1,9 @@
 //! `/v2/bank-accounts` (compat.md): the receiving accounts of the calling key's branch.
 
 use crate::authed::Authed;
-use crate::body::{json_object, Fields};
 use crate::error::ApiError;
 use crate::path::Path;
+use crate::request::Valid;
 use crate::responses::AccountNotFound;
 use crate::routing::Routes;
 use crate::wire::v2::{
@@ -14,7 +14,6 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use domain::BankAccountId;
-use services::accounts::NewBankAccount;
 use services::Services;
 use utoipa_axum::routes;
 
@@ -34,31 +33,13 @@ pub(crate) fn routes() -> Routes {
 async fn create(
     State(svc): State<Services>,
     Authed(c): Authed,
-    req: axum::extract::Request,
+    Valid(new): Valid<NewAccountBody>,
 ) -> Result<(StatusCode, Json<V2Ok<View>>), ApiError> {
-    let map = json_object(req.into_body()).await?;
-    let mut f = Fields::new(&map);
-    let new = new_account(&mut f);
-    f.finish()?;
     let a = svc.create_bank_account(&c, new).await?;
     Ok((
         StatusCode::CREATED,
         V2Ok::json("Bank account created", View::from(&a)),
     ))
-}
-
-/// A new account's fields (also the partner API's). Lengths and presence are checked by the
-/// service; here only the JSON types.
-pub(crate) fn new_account(f: &mut Fields<'_>) -> NewBankAccount {
-    let mut text = |name: &str| f.string(name, 0, 10_000);
-    NewBankAccount {
-        bank_code: text("bankCode"),
-        bank_number: text("bankNumber"),
-        name_th: text("nameTh"),
-        name_en: text("nameEn"),
-        kind: text("type"),
-        extra_verify: text("extraVerify"),
-    }
 }
 
 #[utoipa::path(get, path = "/bank-accounts", tag = "v2 bank accounts",
@@ -101,15 +82,8 @@ async fn update(
     State(svc): State<Services>,
     Path(id): Path<BankAccountId>,
     Authed(c): Authed,
-    req: axum::extract::Request,
+    Valid(extra): Valid<BankAccountUpdate>,
 ) -> Result<Json<V2Ok<View>>, ApiError> {
-    let map = json_object(req.into_body()).await?;
-    let mut f = Fields::new(&map);
-    if !map.contains_key("extraVerify") {
-        f.v.fail("extraVerify", "is required (a string, or null to clear it)");
-    }
-    let extra = f.string("extraVerify", 1, 32);
-    f.finish()?;
     let a = svc.update_bank_account(&c, &id, extra).await?;
     Ok(V2Ok::json("Bank account updated", View::from(&a)))
 }

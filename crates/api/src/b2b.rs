@@ -7,9 +7,9 @@
 //! the branch and bank-account operations (`branch:*`, `bank-account:*` scopes).
 
 use crate::body::parse_object;
-use crate::body::Fields;
 use crate::error::ApiError;
 use crate::path::PathIds;
+use crate::request::parse;
 use crate::routing::Routes;
 use crate::wire::v2::{
     AdjustQuota, Bank, BankAccount as AccountView, Deleted, NewBankAccount as NewAccountBody,
@@ -28,7 +28,6 @@ use domain::quota::QuotaOp;
 use domain::{BankAccountId, Error, Validation};
 use serde_json::{Map, Value};
 use services::partner::{BranchRef, PartnerCaller, PartnerHeaders, SignedRequest};
-use services::partner_branches::{PartnerBranchPatch as Patch, PartnerNewBranch as NewBranch};
 use services::Services;
 use utoipa_axum::routes;
 
@@ -125,7 +124,7 @@ fn whole(map: &Map<String, Value>, name: &str, nullable: bool) -> Result<Option<
         }
         Some(Value::Null) if nullable => None,
         // `3.0` is the whole number 3, as in every other whole-number field.
-        Some(Value::Number(n)) => match n.as_i64().or_else(|| crate::body::whole_float(n)) {
+        Some(Value::Number(n)) => match n.as_i64().or_else(|| crate::request::whole_float(n)) {
             Some(i) => Some(i),
             None => {
                 v.fail(name, "must be a whole number");
@@ -345,15 +344,7 @@ async fn create_branch(
     req: Request,
 ) -> Result<(StatusCode, Json<Plain<PartnerBranchRecord>>), ApiError> {
     let (p, bytes, _) = signed(&svc, req, Permission::BranchWrite).await?;
-    let map = object(&bytes)?;
-    let mut f = Fields::new(&map);
-    let new = NewBranch {
-        name: f.string("name", 0, 10_000),
-        ip_address: f.string("ipAddress", 1, 64),
-        limit_quota: f.whole("limitQuota", 0),
-        service_id: f.string("serviceId", 1, 64),
-    };
-    f.finish()?;
+    let new = parse::<PartnerNewBranch>(&object(&bytes)?)?;
     let (r, key) = svc.partner_create_branch(&p, new).await?;
     Ok((
         StatusCode::CREATED,
@@ -388,16 +379,7 @@ async fn update_branch(
     req: Request,
 ) -> Reply<PartnerBranchRecord> {
     let (c, bytes) = partner_at(&svc, &ids, req, Permission::BranchWrite).await?;
-    let map = object(&bytes)?;
-    let mut f = Fields::new(&map);
-    let patch = Patch {
-        name: f.string("name", 0, 10_000),
-        is_active: f.boolean("isActive"),
-        ip_address: map
-            .contains_key("ipAddress")
-            .then(|| f.string("ipAddress", 1, 64)),
-    };
-    f.finish()?;
+    let patch = parse::<PartnerBranchPatch>(&object(&bytes)?)?;
     let r = svc.partner_update_branch(&c, patch).await?;
     Ok(Plain::json(record(&svc, &r, None)))
 }
@@ -442,16 +424,7 @@ async fn new_account_on(
     c: &PartnerCaller,
     map: &Map<String, Value>,
 ) -> Result<(StatusCode, Json<Plain<AccountView>>), ApiError> {
-    let mut f = Fields::new(map);
-    if map.contains_key("bankAccountId") {
-        // Accounts belong to one branch here: there is nothing to link (compatibility.md).
-        f.v.fail(
-            "bankAccountId",
-            "accounts belong to one branch: send the account's fields to create it on this branch",
-        );
-    }
-    let new = crate::accounts::new_account(&mut f);
-    f.finish()?;
+    let new = parse::<PartnerNewBankAccount>(map)?;
     let a = svc.partner_create_bank_account(c, new).await?;
     Ok((StatusCode::CREATED, Plain::json(AccountView::from(&a))))
 }

@@ -1,9 +1,11 @@
-//! Reading and checking JSON bodies by hand, so every problem becomes `VALIDATION_ERROR` with
-//! `field: reason` (spec 7.1) instead of a framework's own rejection text.
+//! Reading request bodies: a JSON object within the body cap (U+0000 refused anywhere), the
+//! multipart stream's guard, upload slots and the body deadline, so every problem becomes
+//! `VALIDATION_ERROR` with `field: reason` (spec 7.1) instead of a framework's own rejection
+//! text. What the fields mean is each request type's (`request.rs`).
 
 use crate::MAX_BODY_BYTES;
 use axum::body::Body;
-use domain::{Error, Satang, Validation};
+use domain::{Error, Validation};
 use serde_json::{Map, Value};
 
 /// Reads at most `MAX_BODY_BYTES` and parses a JSON object. An empty body is an empty object,
@@ -37,127 +39,6 @@ pub(crate) fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, Error> {
         Ok(_) => Err(Error::invalid("body", "must be a JSON object")),
         Err(_) => Err(Error::invalid("body", "is not valid JSON")),
     }
-}
-
-/// Typed access to optional fields; `null` counts as absent. Failures accumulate in `v`.
-pub(crate) struct Fields<'a> {
-    pub map: &'a Map<String, Value>,
-    pub v: Validation,
-}
-
-impl<'a> Fields<'a> {
-    pub fn new(map: &'a Map<String, Value>) -> Self {
-        Self {
-            map,
-            v: Validation::new(),
-        }
-    }
-
-    fn get(&self, name: &str) -> Option<&'a Value> {
-        self.map.get(name).filter(|v| !v.is_null())
-    }
-
-    pub fn present(&self, name: &str) -> bool {
-        self.get(name).is_some()
-    }
-
-    /// A string of `min..=max` characters (after trimming surrounding whitespace).
-    pub fn string(&mut self, name: &str, min: usize, max: usize) -> Option<String> {
-        match self.get(name)? {
-            Value::String(s) => {
-                let t = s.trim();
-                let n = t.chars().count();
-                if n < min || n > max {
-                    self.v
-                        .fail(name, format!("must be {min} to {max} characters"));
-                    None
-                } else {
-                    Some(t.to_string())
-                }
-            }
-            _ => {
-                self.v.fail(name, "must be a string");
-                None
-            }
-        }
-    }
-
-    /// The collected failures as one `VALIDATION_ERROR`, if any.
-    pub fn finish(&mut self) -> Result<(), Error> {
-        std::mem::take(&mut self.v).into_result()
-    }
-
-    /// Present with an explicit `null` (a PATCH that clears the field).
-    pub fn is_null(&self, name: &str) -> bool {
-        matches!(self.map.get(name), Some(Value::Null))
-    }
-
-    /// A whole number of at least `min`. `3.0` is the whole number 3 (JSON Schema's `integer`;
-    /// some JSON encoders write every number as a float).
-    pub fn whole(&mut self, name: &str, min: i64) -> Option<i64> {
-        let n = match self.get(name)? {
-            Value::Number(n) => n.as_i64().or_else(|| whole_float(n)),
-            _ => None,
-        };
-        match n {
-            Some(n) if n >= min => Some(n),
-            _ => {
-                self.v
-                    .fail(name, format!("must be a whole number of at least {min}"));
-                None
-            }
-        }
-    }
-
-    /// A list of strings.
-    pub fn strings(&mut self, name: &str) -> Option<Vec<String>> {
-        let list = self.get(name)?.as_array().and_then(|a| {
-            a.iter()
-                .map(|v| v.as_str().map(str::to_string))
-                .collect::<Option<Vec<_>>>()
-        });
-        if list.is_none() {
-            self.v.fail(name, "must be a list of strings");
-        }
-        list
-    }
-
-    pub fn boolean(&mut self, name: &str) -> Option<bool> {
-        match self.get(name)? {
-            Value::Bool(b) => Some(*b),
-            _ => {
-                self.v.fail(name, "must be a boolean");
-                None
-            }
-        }
-    }
-
-    pub fn amount(&mut self, name: &str) -> Option<Satang> {
-        match self.get(name)? {
-            Value::Number(n) => match n.as_f64().map(Satang::from_baht_f64) {
-                Some(Ok(s)) => Some(s),
-                Some(Err(reason)) => {
-                    self.v.fail(name, reason);
-                    None
-                }
-                None => {
-                    self.v.fail(name, "must be a number");
-                    None
-                }
-            },
-            _ => {
-                self.v.fail(name, "must be a number");
-                None
-            }
-        }
-    }
-}
-
-/// A float that is a whole number (`3.0`) as that number; exact below 2^53.
-pub(crate) fn whole_float(n: &serde_json::Number) -> Option<i64> {
-    n.as_f64()
-        .filter(|f| f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0)
-        .map(|f| f as i64)
 }
 
 /// Bodies at most this large never carry an image (a QR payload and a few fields).
@@ -344,21 +225,7 @@ fn find_nul(path: &str, value: &Value, v: &mut Validation) {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_object, Fields};
-
-    #[test]
-    fn whole_numbers_may_be_written_as_floats() {
-        let map = parse_object(br#"{"a":3.0,"b":3.5,"c":-2,"d":1e300,"e":"3"}"#).unwrap();
-        let mut f = Fields::new(&map);
-        assert_eq!(f.whole("a", 0), Some(3));
-        assert_eq!(f.whole("b", 0), None);
-        assert_eq!(f.whole("c", -5), Some(-2));
-        assert_eq!(f.whole("d", 0), None);
-        assert_eq!(f.whole("e", 0), None);
-        let msg = f.finish().unwrap_err().public_message();
-        assert!(msg.starts_with("b: must be a whole number"), "{msg}");
-        assert!(msg.contains("d: ") && msg.contains("e: "), "{msg}");
-    }
+    use super::parse_object;
 
     #[test]
     fn nul_anywhere_names_the_field() {

@@ -113,17 +113,10 @@ async fn submit_batch(
     let map = tokio::time::timeout(crate::body::BODY_DEADLINE, json_object(req.into_body()))
         .await
         .map_err(|_| crate::body::body_too_slow())??;
-    let callback = match map.get("callbackUrl") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) if (1..=2048).contains(&s.trim().len()) => {
-            Some(s.trim().to_string())
-        }
-        Some(_) => {
-            return Err(
-                Error::invalid("callbackUrl", "must be a string of 1 to 2048 characters").into(),
-            )
-        }
-    };
+    // The same `callbackUrl` rule as a single submission's, before the slips.
+    let mut f = crate::request::Fields::of::<BatchRequest>(&map);
+    let callback = f.callback_url();
+    f.finish()?;
     let items = match map.get("slips") {
         Some(Value::Array(a)) if !a.is_empty() && a.len() <= MAX_BATCH => a,
         Some(Value::Array(_)) => {
@@ -136,7 +129,7 @@ async fn submit_batch(
         let Value::Object(obj) = item else {
             return Err(Error::invalid(format!("slips[{i}]"), "must be an object").into());
         };
-        if obj.contains_key("callbackUrl") {
+        if obj.contains_key(crate::request::CALLBACK_URL) {
             return Err(Error::invalid(
                 format!("slips[{i}].callbackUrl"),
                 "set callbackUrl once, for the whole batch",

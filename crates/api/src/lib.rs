@@ -9,6 +9,7 @@ mod b2b;
 mod body;
 mod cors;
 mod error;
+mod form;
 mod form_guard;
 #[doc(hidden)]
 pub mod golden;
@@ -20,6 +21,7 @@ mod line;
 mod observe;
 mod openapi;
 mod path;
+mod request;
 mod responses;
 mod routing;
 mod slow;

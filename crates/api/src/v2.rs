@@ -1,11 +1,13 @@
 //! `/v2`: the verification API (spec 4.1) with its `success` envelope.
 
 use crate::authed::Authed;
-use crate::body::Fields;
 use crate::error::ApiError;
+use crate::form::FormRules;
 use crate::idempotency::Fingerprint;
+use crate::request::MAX_BASE64_CHARS;
 use crate::responses::VerifyBankErrors;
 use crate::routing::Routes;
+use crate::wire::v2::AsyncRequest;
 use crate::wire::v2::{
     Bank, Info, InfoAccount, InfoApplication, InfoAutoRenew, InfoBranch, InfoPackage, InfoProduct,
     InfoQuota, VerifyBody, VerifyForm,
@@ -17,7 +19,7 @@ use domain::Satang;
 use serde_json::{Map, Value};
 use services::auth::Caller;
 use services::budget::UploadSlot;
-use services::input::{SlipInput, MAX_IMAGE_BYTES};
+use services::input::SlipInput;
 use services::verify::VerifyRequest;
 use services::Services;
 use std::future::Future;
@@ -119,9 +121,6 @@ async fn info(
     ))
 }
 
-/// The ways a slip arrives besides its QR text (compat.md): `image` is a multipart upload.
-const IMAGE_INPUTS: [&str; 3] = ["image", "base64", "url"];
-
 /// A verification request before the slip's payload is known.
 pub(crate) struct Submitted {
     pub input: SlipInput,
@@ -166,77 +165,10 @@ impl Submitted {
     }
 }
 
-/// Base64 of an image of at most 4 MB (4/3 of it, plus padding).
-const MAX_BASE64_CHARS: usize = MAX_IMAGE_BYTES.div_ceil(3) * 4;
-
-fn decode_base64(text: &str) -> Result<Vec<u8>, domain::Error> {
-    use base64::Engine;
-    // `data:image/png;base64,....` or the bare Base64; line breaks are tolerated.
-    let data = match text.split_once(',') {
-        Some((head, rest)) if head.starts_with("data:") => rest,
-        _ => text,
-    };
-    let compact: String = data.chars().filter(|c| !c.is_ascii_whitespace()).collect();
-    if compact.len() > MAX_BASE64_CHARS {
-        return Err(domain::Error::ImageSizeTooLarge);
-    }
-    base64::engine::general_purpose::STANDARD
-        .decode(compact.as_bytes())
-        .map_err(|_| domain::Error::InvalidImageFormat)
-}
-
-/// The inputs of a verification from a JSON body, checked field by field.
+/// The inputs of a verification from a JSON body (`AsyncRequest`: the slip fields of
+/// `VerifyBody` and `callbackUrl`, which the synchronous endpoint ignores).
 pub(crate) fn json_request(map: &Map<String, Value>) -> Result<Submitted, domain::Error> {
-    let mut f = Fields::new(map);
-    let inputs: Vec<&str> = std::iter::once("payload")
-        .chain(IMAGE_INPUTS)
-        .filter(|n| f.present(n))
-        .collect();
-    if inputs.len() > 1 {
-        f.v.fail(
-            "payload",
-            "send exactly one of payload, image, base64 or url",
-        );
-    }
-    if inputs.is_empty() {
-        f.v.fail("payload", "is required");
-    }
-    if inputs.contains(&"image") {
-        f.v.fail(
-            "image",
-            "upload the file as multipart/form-data, or send it as base64",
-        );
-    }
-    let payload = f.string("payload", 1, 128);
-    let url = f.string("url", 1, 255);
-    let base64 = match map.get("base64").filter(|v| !v.is_null()) {
-        Some(Value::String(s)) => Some(s.as_str()),
-        Some(_) => {
-            f.v.fail("base64", "must be a string");
-            None
-        }
-        None => None,
-    };
-    let options = SlipOptions {
-        check_duplicate: f.boolean("checkDuplicate").unwrap_or(false),
-        match_amount: f.amount("matchAmount"),
-        remark: f.string("remark", 1, 255),
-        callback_url: f.string("callbackUrl", 1, 2048),
-        match_account: f.boolean("matchAccount").unwrap_or(false),
-    };
-    f.finish()?;
-    let input = match (payload, url, base64) {
-        (Some(p), _, _) => SlipInput::Payload(p),
-        (_, Some(u), _) => SlipInput::Url(u),
-        (_, _, Some(b)) => SlipInput::Image(decode_base64(b)?),
-        _ => return Err(domain::Error::invalid("payload", "is required")),
-    };
-    let base64 = matches!(input, SlipInput::Image(_));
-    Ok(Submitted {
-        input,
-        options,
-        base64,
-    })
+    crate::request::parse::<AsyncRequest>(map)?.decoded()
 }
 
 /// The slip of a request: a multipart form or a JSON body.
@@ -244,121 +176,29 @@ pub(crate) async fn submitted(req: axum::extract::Request) -> Result<Submitted, 
     crate::body::multipart_or_json(req, multipart_request, json_request).await
 }
 
-/// A multipart form: the file in `image` (or v1's `file`), the other fields as text (`"true"`, `"150.5"`).
-/// The file is capped while it streams in: no more than 4 MB is ever held.
+/// v2's forms: the file in `image` (or v1's `file`: clients moving from v1 keep their form),
+/// each text field as long as its value may be.
+const V2_FORM: FormRules = FormRules {
+    files: &["image", "file"],
+    base64: &["base64"],
+    cap: |name| match name {
+        "base64" => MAX_BASE64_CHARS + 1024,
+        "callbackUrl" => 2048 * 4,
+        "remark" | "url" => 255 * 4,
+        _ => 1024,
+    },
+    unique_text: false,
+    second_file: None,
+    not_utf8: |_| domain::Error::invalid("body", "text fields must be UTF-8"),
+};
+
+/// A multipart form read as `VerifyForm`: the file in `image`, the other fields as text
+/// (`"true"`, `"150.5"`).
 pub(crate) async fn multipart_request(
     req: axum::extract::Request,
 ) -> Result<Submitted, domain::Error> {
-    use axum::extract::FromRequest;
-    let bad = |why: &str| domain::Error::invalid("body", why);
-    let size_hint = crate::body::image_size_hint(req.headers());
-    let (req, trip) = crate::body::guard_multipart(req);
-    let invalid = || {
-        let (field, why) = crate::body::multipart_failure(&trip);
-        domain::Error::invalid(field, why)
-    };
-    let mut mp = axum::extract::Multipart::from_request(req, &())
-        .await
-        .map_err(|_| invalid())?;
-    let mut image: Option<Vec<u8>> = None;
-    let mut images = 0;
-    let mut text: Map<String, Value> = Map::new();
-    let mut fields = 0;
-    while let Some(mut field) = mp.next_field().await.map_err(|_| invalid())? {
-        fields += 1;
-        if fields > 20 {
-            return Err(bad("has too many fields"));
-        }
-        let name = field.name().unwrap_or("").to_string();
-        // v1's field name `file` is accepted too: clients moving from v1 keep their form.
-        let is_image = name == "image" || name == "file";
-        // Each text field as long as its value may be (UTF-8: up to 4 bytes a character).
-        let cap = match name.as_str() {
-            _ if is_image => MAX_IMAGE_BYTES,
-            "base64" => MAX_BASE64_CHARS + 1024,
-            "callbackUrl" => 2048 * 4,
-            "remark" | "url" => 255 * 4,
-            _ => 1024,
-        };
-        // Sized once from Content-Length: growing by doubling would hold up to twice the image.
-        let mut buf = Vec::with_capacity(if is_image { size_hint } else { 0 });
-        while let Some(chunk) = field.chunk().await.map_err(|_| invalid())? {
-            if buf.len() + chunk.len() > cap {
-                return Err(if is_image || name == "base64" {
-                    domain::Error::ImageSizeTooLarge
-                } else {
-                    domain::Error::invalid(name, "is too long")
-                });
-            }
-            buf.extend_from_slice(&chunk);
-        }
-        if is_image {
-            images += 1;
-            image = Some(buf);
-        } else {
-            let s = String::from_utf8(buf).map_err(|_| bad("text fields must be UTF-8"))?;
-            crate::body::no_nul(&name, &s)?;
-            text.insert(name, Value::String(s));
-        }
-    }
-    let mut f = Fields::new(&text);
-    let inputs = ["payload", "base64", "url"]
-        .iter()
-        .filter(|n| f.present(n))
-        .count()
-        + images;
-    if inputs != 1 {
-        f.v.fail("image", "send exactly one of payload, image, base64 or url");
-    }
-    let flag = |f: &mut Fields, name: &str| match f.map.get(name).and_then(Value::as_str) {
-        None => None,
-        Some("true") => Some(true),
-        Some("false") => Some(false),
-        Some(_) => {
-            f.v.fail(name, "must be true or false");
-            None
-        }
-    };
-    let check_duplicate = flag(&mut f, "checkDuplicate").unwrap_or(false);
-    let match_account = flag(&mut f, "matchAccount").unwrap_or(false);
-    let match_amount = match f.map.get("matchAmount").and_then(Value::as_str) {
-        None => None,
-        Some(v) => match Satang::parse(v) {
-            Ok(a) => Some(a),
-            Err(why) => {
-                f.v.fail("matchAmount", why);
-                None
-            }
-        },
-    };
-    let options = SlipOptions {
-        check_duplicate,
-        match_account,
-        match_amount,
-        remark: f.string("remark", 1, 255),
-        callback_url: f.string("callbackUrl", 1, 2048),
-    };
-    let payload = f.string("payload", 1, 128);
-    let url = f.string("url", 1, 255);
-    f.finish()?;
-    let base64 = image.is_none() && text.get("base64").is_some();
-    let input = match (
-        image,
-        payload,
-        url,
-        text.get("base64").and_then(Value::as_str),
-    ) {
-        (Some(bytes), ..) => SlipInput::Image(bytes),
-        (_, Some(p), ..) => SlipInput::Payload(p),
-        (_, _, Some(u), _) => SlipInput::Url(u),
-        (_, _, _, Some(b)) => SlipInput::Image(decode_base64(b)?),
-        _ => return Err(domain::Error::invalid("image", "is required")),
-    };
-    Ok(Submitted {
-        input,
-        options,
-        base64,
-    })
+    let form = crate::form::read(req, &V2_FORM).await?;
+    crate::wire::v2::read_form(form)?.decoded()
 }
 
 #[utoipa::path(post, path = "/verify/bank", tag = "v2",

@@ -23,7 +23,7 @@ use domain::model::{RawSlip, RawWalletSlip, VerifiedTransfer};
 pub(crate) use error::V1Error;
 use serde_json::{json, Map, Value};
 use services::auth::Caller;
-use services::input::{SlipInput, MAX_IMAGE_BYTES};
+use services::input::SlipInput;
 use services::verify::VerifyRequest;
 use services::Services;
 use utoipa_axum::router::UtoipaMethodRouterExt;
@@ -212,88 +212,32 @@ fn slip_input(name: &str, text: &str) -> Result<SlipInput, V1Error> {
             }
             Ok(SlipInput::Url(u.to_string()))
         }
-        _ => Ok(SlipInput::Image(decode_base64(text)?)),
+        _ => Ok(SlipInput::Image(crate::request::decode_base64(text)?)),
     }
 }
 
-/// Base64 of an image of at most 4 MB (4/3 of it, plus padding).
-const MAX_BASE64_CHARS: usize = MAX_IMAGE_BYTES.div_ceil(3) * 4;
-
-/// `data:image/png;base64,....` or bare Base64; line breaks tolerated (as in v2).
-fn decode_base64(text: &str) -> Result<Vec<u8>, V1Error> {
-    use base64::Engine;
-    let data = match text.split_once(',') {
-        Some((head, rest)) if head.trim_start().starts_with("data:") => rest,
-        _ => text,
-    };
-    let compact: String = data.chars().filter(|c| !c.is_ascii_whitespace()).collect();
-    if compact.len() > MAX_BASE64_CHARS {
-        return Err(domain::Error::ImageSizeTooLarge.into());
-    }
-    base64::engine::general_purpose::STANDARD
-        .decode(compact.as_bytes())
-        .map_err(|_| domain::Error::InvalidImageFormat.into())
-}
+/// v1's forms: the file in `file`, Base64 in `data` or `image`, each text field as long as its
+/// value may be and sent at most once, one file.
+const V1_FORM: crate::form::FormRules = crate::form::FormRules {
+    files: &["file"],
+    base64: &["data", "image"],
+    cap: |name| match name {
+        "data" | "image" => crate::request::MAX_BASE64_CHARS + 1024,
+        "payload" => MAX_PAYLOAD_CHARS * 4 + 256,
+        "url" => MAX_URL_CHARS * 4,
+        _ => MAX_TEXT_FIELD_BYTES,
+    },
+    unique_text: true,
+    second_file: Some(|| domain::Error::invalid("file", EXACTLY_ONE)),
+    not_utf8: |name| domain::Error::invalid(name, "must be UTF-8 text"),
+};
 
 /// A multipart form: the file in `file` (capped at 4 MB while it streams), every other field
 /// text (`checkDuplicate` `"true"`/`"false"`; or `payload`, `url`, `data` instead of a file).
 async fn multipart_input(req: axum::extract::Request) -> Result<Request, V1Error> {
-    use axum::extract::FromRequest;
-    let size_hint = crate::body::image_size_hint(req.headers());
-    let (req, trip) = crate::body::guard_multipart(req);
-    let bad = || {
-        let (field, why) = crate::body::multipart_failure(&trip);
-        one_error(field, &why)
-    };
-    let mut mp = axum::extract::Multipart::from_request(req, &())
-        .await
-        .map_err(|_| bad())?;
-    let mut file: Option<Vec<u8>> = None;
-    let mut text: Vec<(String, String)> = Vec::new();
-    let mut count = 0;
-    while let Some(mut field) = mp.next_field().await.map_err(|_| bad())? {
-        count += 1;
-        if count > 20 {
-            return Err(one_error("body", "has too many fields"));
-        }
-        let name = field.name().unwrap_or("").to_string();
-        let is_file = name == "file";
-        // Each field as long as its value may be (UTF-8: up to 4 bytes a character), and
-        // each name once: repeats would multiply what one request holds.
-        if !is_file && text.iter().any(|(k, _)| *k == name) {
-            return Err(one_error(&name, "is sent more than once"));
-        }
-        let cap = match name.as_str() {
-            _ if is_file => MAX_IMAGE_BYTES,
-            // Base64 sent as a form field.
-            "data" | "image" => MAX_BASE64_CHARS + 1024,
-            "payload" => MAX_PAYLOAD_CHARS * 4 + 256,
-            "url" => MAX_URL_CHARS * 4,
-            _ => MAX_TEXT_FIELD_BYTES,
-        };
-        let mut buf = Vec::with_capacity(if is_file { size_hint } else { 0 });
-        while let Some(chunk) = field.chunk().await.map_err(|_| bad())? {
-            if buf.len() + chunk.len() > cap {
-                return Err(if is_file || name == "data" || name == "image" {
-                    domain::Error::ImageSizeTooLarge.into()
-                } else {
-                    one_error(&name, "is too long")
-                });
-            }
-            buf.extend_from_slice(&chunk);
-        }
-        if is_file {
-            if file.is_some() {
-                return Err(one_error("file", EXACTLY_ONE));
-            }
-            file = Some(buf);
-        } else {
-            let s = String::from_utf8(buf).map_err(|_| one_error(&name, "must be UTF-8 text"))?;
-            crate::body::no_nul(&name, &s)?;
-            text.push((name, s));
-        }
-    }
-    let get = |n: &str| text.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
+    let mut form = crate::form::read(req, &V1_FORM).await?;
+    let file = form.files.pop();
+    let get = |n: &str| form.text.get(n).and_then(Value::as_str);
     let texts: Vec<&str> = JSON_INPUTS
         .into_iter()
         .filter(|n| get(n).is_some())

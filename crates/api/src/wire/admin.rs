@@ -4,6 +4,16 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
+use crate::request::{Fields, Request};
+use domain::billing::{AutoRenew, CreditKind};
+use domain::line::{GroupMode, Lang, LinePatch};
+use domain::model::ServiceState;
+use domain::{Satang, UserId};
+use services::admin::{BranchUpdate, ServiceUpdate};
+use services::subscriptions::NewPackage;
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
 /// When the package renews by itself (drawing its price from the credit). In a request,
 /// a trigger left out is false and no other field is allowed.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -463,4 +473,350 @@ pub struct VerificationView {
 pub struct VerificationPage {
     pub items: Vec<VerificationView>,
     pub next: Option<String>,
+}
+
+// ---- reading the requests (each type's fields in the order their failures are reported) -----
+
+impl Request for NewService {
+    type Parsed = Self;
+
+    fn read(f: &mut Fields<'_>) -> Self {
+        let name = f.text("name");
+        f.require(&["name"]);
+        NewService {
+            name: name.unwrap_or_default(),
+            quota: f.whole("quota"),
+        }
+    }
+}
+
+/// An RFC 3339 instant.
+fn instant(f: &mut Fields<'_>, name: &str) -> Option<OffsetDateTime> {
+    let s = f.text(name)?;
+    match OffsetDateTime::parse(&s, &Rfc3339) {
+        Ok(t) => Some(t),
+        Err(_) => {
+            f.v.fail(
+                name,
+                "must be an RFC 3339 time such as 2027-01-01T00:00:00+07:00",
+            );
+            None
+        }
+    }
+}
+
+/// A whole number that fits `u32` (a larger one reads as absent).
+fn whole_u32(f: &mut Fields<'_>, name: &str) -> Option<u32> {
+    f.whole(name).and_then(|n| u32::try_from(n).ok())
+}
+
+impl Request for ServiceChange {
+    type Parsed = ServiceUpdate;
+
+    fn read(f: &mut Fields<'_>) -> ServiceUpdate {
+        let name = f.text("name");
+        let limit_quota = f.tri("quota", Fields::whole);
+        let expires_at = f.tri("expiresAt", instant);
+        // The document names the states (an enum): the length is only a guard.
+        let state = f.string_within("state", 1, 16).and_then(|s| {
+            let st = ServiceState::parse(&s);
+            if st.is_none() {
+                f.v.fail("state", "must be active, banned or deleted");
+            }
+            st
+        });
+        let owner_id = f.tri("ownerId", Fields::text);
+        let plan = f.text("plan");
+        let rate_limit_rps = f.tri("rateLimit", whole_u32);
+        ServiceUpdate {
+            name,
+            limit_quota,
+            state,
+            expires_at,
+            // The service layer takes "" as "no owner".
+            owner_id: owner_id.map(|o| UserId::from(o.unwrap_or_default())),
+            plan,
+            rate_limit_rps,
+            owner_verified: f.boolean("ownerVerified"),
+        }
+    }
+}
+
+impl Request for NewBranch {
+    type Parsed = services::admin::NewBranch;
+
+    fn read(f: &mut Fields<'_>) -> services::admin::NewBranch {
+        f.require(&["serviceId", "name"]);
+        services::admin::NewBranch {
+            service_id: f.text("serviceId").unwrap_or_default().into(),
+            name: f.text("name").unwrap_or_default(),
+            is_main: f.boolean("main").unwrap_or(false),
+            allow_ips: match f.strings("allowIps") {
+                // Absent means `*`; an explicit empty list is refused, as in a PATCH.
+                Some(l) if l.is_empty() => {
+                    f.v.fail("allowIps", services::admin::EMPTY_ALLOW_LIST);
+                    l
+                }
+                l => l.unwrap_or_default(),
+            },
+            limit_quota: f.whole("limitQuota"),
+            sandbox: f.boolean("sandbox").unwrap_or(false),
+        }
+    }
+}
+
+/// A text a PATCH may clear: `null` (or `""`, which the service takes as "clear") → `Some("")`.
+fn clearable(f: &mut Fields<'_>, name: &str) -> Option<String> {
+    f.tri(name, Fields::text).map(Option::unwrap_or_default)
+}
+
+impl Request for BranchChange {
+    type Parsed = BranchUpdate;
+
+    fn read(f: &mut Fields<'_>) -> BranchUpdate {
+        BranchUpdate {
+            name: f.text("name"),
+            active: f.boolean("active"),
+            allow_ips: f.strings("allowIps"),
+            webhook_url: clearable(f, "webhookUrl"),
+            webhook_secret: clearable(f, "webhookSecret"),
+            limit_quota: f.tri("limitQuota", Fields::whole),
+            biller_id: clearable(f, "billerId"),
+            sandbox: f.boolean("sandbox"),
+            line: line_patch(f),
+        }
+    }
+}
+
+/// The LINE fields of a branch change (`null` clears a text).
+fn line_patch(f: &mut Fields<'_>) -> LinePatch {
+    let channel_secret = clearable(f, "lineChannelSecret");
+    let channel_token = clearable(f, "lineChannelToken");
+    let notify_to = clearable(f, "lineNotifyTo");
+    // Named values (`th`, `en`; `silent`, `verbose`): the lengths are only a guard.
+    let language = f.string_within("lineLanguage", 1, 8).and_then(|l| {
+        let parsed = Lang::parse(&l);
+        if parsed.is_none() {
+            f.v.fail("lineLanguage", "must be th or en");
+        }
+        parsed
+    });
+    let group_mode = f.string_within("lineGroupMode", 1, 16).and_then(|m| {
+        let parsed = GroupMode::parse(&m);
+        if parsed.is_none() {
+            f.v.fail("lineGroupMode", "must be silent or verbose");
+        }
+        parsed
+    });
+    LinePatch {
+        channel_secret,
+        channel_token,
+        notify_to,
+        language,
+        group_mode,
+        push: f.boolean("linePush"),
+        push_daily_limit: f
+            .whole("linePushDailyLimit")
+            .map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
+    }
+}
+
+impl Request for RotateKey {
+    /// The grace period of the old key.
+    type Parsed = Option<time::Duration>;
+
+    fn read(f: &mut Fields<'_>) -> Option<time::Duration> {
+        f.whole("graceSeconds").map(time::Duration::seconds)
+    }
+}
+
+impl Request for NewUser {
+    type Parsed = Self;
+
+    fn read(f: &mut Fields<'_>) -> Self {
+        f.require(&["name"]);
+        NewUser {
+            name: f.text("name").unwrap_or_default(),
+        }
+    }
+}
+
+impl Request for UserChange {
+    type Parsed = Self;
+
+    fn read(f: &mut Fields<'_>) -> Self {
+        let banned = f.boolean("banned");
+        if banned.is_none() && !f.present("banned") {
+            f.v.fail("banned", "is required");
+        }
+        UserChange {
+            banned: banned.unwrap_or(false),
+        }
+    }
+}
+
+impl Request for NewPartner {
+    type Parsed = Self;
+
+    fn read(f: &mut Fields<'_>) -> Self {
+        NewPartner {
+            name: f.text("name").unwrap_or_default(),
+            service_ids: f.strings("serviceIds").unwrap_or_default(),
+            permissions: f.strings("permissions").unwrap_or_default(),
+        }
+    }
+}
+
+impl Request for PlanChange {
+    type Parsed = Self;
+
+    fn read(f: &mut Fields<'_>) -> Self {
+        f.require(&["rps"]);
+        let rps = whole_u32(f, "rps");
+        PlanChange {
+            rps: rps.unwrap_or(1),
+            burst: whole_u32(f, "burst"),
+        }
+    }
+}
+
+impl Request for PackageChange {
+    /// The package's terms; its name comes from the path.
+    type Parsed = NewPackage;
+
+    fn read(f: &mut Fields<'_>) -> NewPackage {
+        f.require(&["quota", "durationDays", "price"]);
+        let quota = f.whole("quota");
+        let duration_days = f
+            .whole("durationDays")
+            .and_then(|n| match u32::try_from(n) {
+                Ok(d) => Some(d),
+                Err(_) => {
+                    f.v.fail("durationDays", "is too large");
+                    None
+                }
+            });
+        NewPackage {
+            name: String::new(),
+            quota: quota.unwrap_or_default(),
+            duration_days: duration_days.unwrap_or_default(),
+            price: f.amount("price").unwrap_or_default(),
+        }
+    }
+}
+
+/// A subscription as asked.
+pub(crate) struct Subscription {
+    pub package: String,
+    /// `None`: the current setting stays.
+    pub auto_renew: Option<AutoRenew>,
+    pub pay_from_credit: bool,
+}
+
+impl Request for SubscribeRequest {
+    type Parsed = Subscription;
+
+    fn read(f: &mut Fields<'_>) -> Subscription {
+        f.require(&["package"]);
+        let package = f.text("package").unwrap_or_default();
+        Subscription {
+            package,
+            auto_renew: auto_renew_setting(f, "autoRenew"),
+            pay_from_credit: f.boolean("payFromCredit").unwrap_or(false),
+        }
+    }
+}
+
+/// `true`/`false` (both triggers) or `{onExpiry, onQuota}` (each a boolean, absent false).
+fn auto_renew_setting(f: &mut Fields<'_>, name: &str) -> Option<AutoRenew> {
+    let shape = "must be a boolean or an object {onExpiry, onQuota}";
+    let map = f.map;
+    match map.get(name).filter(|v| !v.is_null())? {
+        Value::Bool(b) => Some(AutoRenew {
+            on_expiry: *b,
+            on_quota: *b,
+        }),
+        Value::Object(o) => {
+            let mut flag = |key: &str| match o.get(key) {
+                None | Some(Value::Null) => Some(false),
+                Some(Value::Bool(b)) => Some(*b),
+                Some(_) => {
+                    f.v.fail(format!("{name}.{key}"), "must be a boolean");
+                    None
+                }
+            };
+            let (on_expiry, on_quota) = (flag("onExpiry"), flag("onQuota"));
+            if let Some(k) = o.keys().find(|k| *k != "onExpiry" && *k != "onQuota") {
+                f.v.fail(name, format!("unknown field {k}; {shape}"));
+                return None;
+            }
+            Some(AutoRenew {
+                on_expiry: on_expiry?,
+                on_quota: on_quota?,
+            })
+        }
+        _ => {
+            f.v.fail(name, shape);
+            None
+        }
+    }
+}
+
+impl Request for AutoRenewChange {
+    type Parsed = Self;
+
+    fn read(f: &mut Fields<'_>) -> Self {
+        let change = AutoRenewChange {
+            enabled: f.boolean("enabled"),
+            on_expiry: f.boolean("onExpiry"),
+            on_quota: f.boolean("onQuota"),
+        };
+        if !["enabled", "onExpiry", "onQuota"]
+            .iter()
+            .any(|n| f.present(n))
+        {
+            f.v.fail("onExpiry", "is required (or onQuota, or enabled)");
+        }
+        change
+    }
+}
+
+/// A credit movement as asked.
+pub(crate) struct Credit {
+    pub amount: Satang,
+    pub kind: CreditKind,
+    pub note: Option<String>,
+}
+
+impl Request for CreditMove {
+    type Parsed = Credit;
+
+    fn read(f: &mut Fields<'_>) -> Credit {
+        f.require(&["amount"]);
+        let amount = f.signed_amount("amount");
+        // The document names the kinds (an enum): the length is only a guard.
+        let kind = match f.string_within("kind", 1, 16).as_deref() {
+            None | Some("topup") => Some(CreditKind::TopUp),
+            Some("adjustment") => Some(CreditKind::Adjustment),
+            Some(_) => {
+                f.v.fail("kind", "must be topup or adjustment");
+                None
+            }
+        };
+        Credit {
+            amount: amount.unwrap_or_default(),
+            kind: kind.unwrap_or(CreditKind::TopUp),
+            note: f.text("note"),
+        }
+    }
+}
+
+impl Request for RedeliverRequest {
+    type Parsed = ();
+
+    fn read(f: &mut Fields<'_>) {
+        if let Some(field) = f.map.keys().next() {
+            f.v.fail(field.as_str(), "unknown field: send an empty body or {}");
+        }
+    }
 }

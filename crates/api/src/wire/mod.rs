@@ -5,8 +5,9 @@
 //! `skip_serializing_if`, in which case they are left out. Kept in one module, by family, so
 //! the contract reads in one place and the CLI shares the admin views.
 //!
-//! Request bodies are still checked field by field by hand (`body.rs`: every failure in one
-//! `VALIDATION_ERROR`); their types here document what those checks accept, limits included.
+//! A request body is one type here: `ToSchema` documents it with the limits on its fields, and
+//! its `request::Request` impl (beside it) parses it against those limits, collecting every
+//! failure into one `VALIDATION_ERROR`.
 
 pub mod admin;
 pub mod v1;

@@ -6,6 +6,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
+use crate::form::Form;
+use crate::request::{decode_base64, Fields, Request};
+use crate::v2::{SlipOptions, Submitted};
+use domain::Error;
+use services::input::SlipInput;
+
 // ---- GET /v2/banks --------------------------------------------------------------------------
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -528,4 +534,209 @@ pub struct PartnerNewBankAccount {
 pub struct AdjustQuota {
     /// A non-zero whole number added to the branch limit.
     pub amount: i64,
+}
+
+// ---- reading the verification requests -----------------------------------------------------
+
+/// A slip request as read, its Base64 image not yet decoded.
+pub(crate) struct SlipRequest {
+    input: Option<SlipText>,
+    options: SlipOptions,
+}
+
+/// The one input of a slip request.
+enum SlipText {
+    Payload(String),
+    Url(String),
+    Base64(String),
+    Image(Vec<u8>),
+}
+
+impl SlipRequest {
+    /// The request with its Base64 image decoded (too large or not Base64 fails here, after
+    /// the field checks, with its own code).
+    pub(crate) fn decoded(self) -> Result<Submitted, Error> {
+        let base64 = matches!(self.input, Some(SlipText::Base64(_)));
+        let input = match self.input {
+            Some(SlipText::Payload(p)) => SlipInput::Payload(p),
+            Some(SlipText::Url(u)) => SlipInput::Url(u),
+            Some(SlipText::Base64(b)) => SlipInput::Image(decode_base64(&b)?),
+            Some(SlipText::Image(bytes)) => SlipInput::Image(bytes),
+            None => return Err(Error::invalid("payload", "is required")),
+        };
+        Ok(Submitted {
+            input,
+            options: self.options,
+            base64,
+        })
+    }
+}
+
+/// The ways a slip arrives in a JSON body; `image` (an upload) is named to be refused.
+const JSON_INPUTS: [&str; 4] = ["payload", "image", "base64", "url"];
+
+/// `VerifyBody`'s fields and `callbackUrl` (which the synchronous endpoint reads and ignores).
+impl Request for AsyncRequest {
+    type Parsed = SlipRequest;
+
+    fn read(f: &mut Fields<'_>) -> SlipRequest {
+        let inputs: Vec<&str> = JSON_INPUTS.into_iter().filter(|n| f.present(n)).collect();
+        if inputs.len() > 1 {
+            f.v.fail(
+                "payload",
+                "send exactly one of payload, image, base64 or url",
+            );
+        }
+        if inputs.is_empty() {
+            f.v.fail("payload", "is required");
+        }
+        if inputs.contains(&"image") {
+            f.v.fail(
+                "image",
+                "upload the file as multipart/form-data, or send it as base64",
+            );
+        }
+        let payload = f.text("payload");
+        let url = f.text("url");
+        let base64 = match f.map.get("base64").filter(|v| !v.is_null()) {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => {
+                f.v.fail("base64", "must be a string");
+                None
+            }
+            None => None,
+        };
+        let options = SlipOptions {
+            check_duplicate: f.boolean("checkDuplicate").unwrap_or(false),
+            match_amount: f.amount("matchAmount"),
+            remark: f.text("remark"),
+            callback_url: f.callback_url(),
+            match_account: f.boolean("matchAccount").unwrap_or(false),
+        };
+        let input = match (payload, url, base64) {
+            (Some(p), _, _) => Some(SlipText::Payload(p)),
+            (_, Some(u), _) => Some(SlipText::Url(u)),
+            (_, _, Some(b)) => Some(SlipText::Base64(b)),
+            _ => None,
+        };
+        SlipRequest { input, options }
+    }
+}
+
+/// A form read as `VerifyForm`: exactly one of the file, `payload`, `base64`, `url`; flags and
+/// the amount as text.
+pub(crate) fn read_form(mut form: Form) -> Result<SlipRequest, Error> {
+    let images = form.files.len();
+    let image = form.files.pop();
+    let mut f = Fields::of::<VerifyForm>(&form.text);
+    let inputs = ["payload", "base64", "url"]
+        .iter()
+        .filter(|n| f.present(n))
+        .count()
+        + images;
+    if inputs != 1 {
+        f.v.fail("image", "send exactly one of payload, image, base64 or url");
+    }
+    let check_duplicate = f.flag_text("checkDuplicate").unwrap_or(false);
+    let match_account = f.flag_text("matchAccount").unwrap_or(false);
+    let match_amount = f.amount_text("matchAmount");
+    let options = SlipOptions {
+        check_duplicate,
+        match_account,
+        match_amount,
+        remark: f.text("remark"),
+        callback_url: f.callback_url(),
+    };
+    let payload = f.text("payload");
+    let url = f.text("url");
+    f.finish()?;
+    let base64 = form.text.get("base64").and_then(Value::as_str);
+    let input = match (image, payload, url, base64) {
+        (Some(bytes), ..) => Some(SlipText::Image(bytes)),
+        (_, Some(p), ..) => Some(SlipText::Payload(p)),
+        (_, _, Some(u), _) => Some(SlipText::Url(u)),
+        (_, _, _, Some(b)) => Some(SlipText::Base64(b.to_string())),
+        _ => return Err(Error::invalid("image", "is required")),
+    };
+    Ok(SlipRequest { input, options })
+}
+
+// ---- reading the bank-account requests ------------------------------------------------------
+
+/// Lengths and presence are checked by the service (its own reasons); here only the JSON types.
+impl Request for NewBankAccount {
+    type Parsed = services::accounts::NewBankAccount;
+
+    fn read(f: &mut Fields<'_>) -> services::accounts::NewBankAccount {
+        services::accounts::NewBankAccount {
+            bank_code: f.loose_text("bankCode"),
+            bank_number: f.loose_text("bankNumber"),
+            name_th: f.loose_text("nameTh"),
+            name_en: f.loose_text("nameEn"),
+            kind: f.loose_text("type"),
+            extra_verify: f.loose_text("extraVerify"),
+        }
+    }
+}
+
+/// The partner API's form: `branchId` names the branch (read by the handler, which needs it
+/// before the branch is known); an existing account cannot be linked.
+impl Request for PartnerNewBankAccount {
+    type Parsed = services::accounts::NewBankAccount;
+
+    fn read(f: &mut Fields<'_>) -> services::accounts::NewBankAccount {
+        if f.map.contains_key("bankAccountId") {
+            // Accounts belong to one branch here: there is nothing to link (compatibility.md).
+            f.v.fail(
+                "bankAccountId",
+                "accounts belong to one branch: send the account's fields to create it on this branch",
+            );
+        }
+        NewBankAccount::read(f)
+    }
+}
+
+impl Request for BankAccountUpdate {
+    /// The new option; `None` clears it.
+    type Parsed = Option<String>;
+
+    fn read(f: &mut Fields<'_>) -> Option<String> {
+        if !f.map.contains_key("extraVerify") {
+            f.v.fail("extraVerify", "is required (a string, or null to clear it)");
+        }
+        f.text("extraVerify")
+    }
+}
+
+// ---- reading the partner API's branch requests ---------------------------------------------
+
+impl Request for PartnerNewBranch {
+    type Parsed = services::partner_branches::PartnerNewBranch;
+
+    fn read(f: &mut Fields<'_>) -> services::partner_branches::PartnerNewBranch {
+        services::partner_branches::PartnerNewBranch {
+            // The service checks the name's length with its own reason.
+            name: f.loose_text("name"),
+            // An address, a service id: the lengths are only a guard.
+            ip_address: f.string_within("ipAddress", 1, 64),
+            limit_quota: f.whole("limitQuota"),
+            service_id: f.string_within("serviceId", 1, 64),
+        }
+    }
+}
+
+impl Request for PartnerBranchPatch {
+    type Parsed = services::partner_branches::PartnerBranchPatch;
+
+    fn read(f: &mut Fields<'_>) -> services::partner_branches::PartnerBranchPatch {
+        services::partner_branches::PartnerBranchPatch {
+            name: f.loose_text("name"),
+            is_active: f.boolean("isActive"),
+            // Present (even null) sets it: null or `*` is any address.
+            ip_address: f
+                .map
+                .contains_key("ipAddress")
+                .then(|| f.string_within("ipAddress", 1, 64)),
+        }
+    }
 }
