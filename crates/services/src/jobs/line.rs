@@ -7,7 +7,9 @@
 //!
 //! A step may run again after a crash: the verification is charged once per job, a reply
 //! token is single-use (LINE refuses a second reply), and a push carries a retry key derived
-//! from the job, so LINE accepts it once.
+//! from the job, so LINE accepts it once. Before a reply token is handed to LINE the job
+//! marks it in the database (`line_events`, `reply <job id>`, kept 24 h): a later run that
+//! finds the mark reads LINE's 400 as "an earlier run replied", not as "too old, push".
 
 use super::{JobContext, JobKind, Owner};
 use crate::attempts::Trace;
@@ -18,13 +20,18 @@ use crate::verify::VerifyRequest;
 use crate::Services;
 use domain::attempt::{Channel, Outcome, SlipKind};
 use domain::job::{Job, LineJob, LINE};
-use domain::line::{reply, text_message, Event, GroupMode, LineSettings, SlipCard, Verdict};
+use domain::line::{
+    text_message, verdict_messages, Event, GroupMode, LineSettings, SlipCard, Verdict,
+};
 use domain::Error;
 use serde_json::Value;
 
 /// A pending slip is checked again this often, this many times, then answered "not found".
 const PENDING_EVERY_SECS: u64 = 120;
 const PENDING_CHECKS: u32 = 5;
+
+/// How long a reply mark is kept (`periodic::SweepLineReplies`); a reply token lives a minute.
+pub const REPLY_MARK_KEPT: time::Duration = time::Duration::hours(24);
 
 pub struct Line;
 
@@ -73,7 +80,6 @@ impl JobKind for Line {
             job_id: job.id.as_str(),
             branch_id: job.branch_id.clone(),
             received_at_ms: data.received_at_ms,
-            first_run: job.attempts == 0,
         };
         match bot.work(branch, service, &mut data).await {
             Step::Done => job.done_quietly(now),
@@ -111,8 +117,6 @@ struct Bot<'a> {
     job_id: &'a str,
     branch_id: domain::BranchId,
     received_at_ms: i64,
-    /// No earlier run of this job (a crashed one may have replied already).
-    first_run: bool,
 }
 
 impl Bot<'_> {
@@ -329,8 +333,15 @@ impl Bot<'_> {
                 return;
             }
         }
-        self.answer(&[reply(v, self.settings.language)], data, what)
-            .await;
+        // The customer's image is quoted in the chat it came from (quote tokens work only
+        // there; a push to the same chat may use it too).
+        let quote = self
+            .event
+            .message
+            .as_ref()
+            .and_then(|m| m.quote_token.as_deref());
+        let messages = verdict_messages(v, self.settings.language, quote);
+        self.answer(&messages, data, what).await;
     }
 
     /// Reply while the token is fresh (free); otherwise push, if allowed and within today's
@@ -341,18 +352,36 @@ impl Bot<'_> {
         let fresh = age_ms < (svc.line_reply_window().as_millis() as i64);
         if fresh && !data.answered {
             if let Some(token) = self.event.reply_token.as_deref() {
+                // Marked before the call, so a run after a crash knows the token may be spent.
+                // A mark that cannot be written counts as found: a lost push is better than a
+                // verdict sent twice.
+                let now = svc.now();
+                let first = svc
+                    .store
+                    .claim_line_event(
+                        &self.branch_id,
+                        &format!("reply {}", self.job_id),
+                        now,
+                        now - REPLY_MARK_KEPT,
+                    )
+                    .await
+                    .unwrap_or(false);
                 match self.client.reply(self.token(), token, messages).await {
                     Ok(()) => {
+                        svc.metrics.line_message("reply", "sent");
                         data.answered = true;
                         return;
                     }
-                    // A run of this step before (it replied, then crashed) used the token:
-                    // done. On a first run the token was too old: push instead.
-                    Err(LineError::Status(400)) if !self.first_run => {
+                    // An earlier run of this job (it replied, then died before saving) used
+                    // the token: answered. Without its mark, the token was too old: push.
+                    Err(LineError::Status(400)) if !first => {
                         data.answered = true;
                         return;
                     }
-                    Err(e) => tracing::warn!(job = self.job_id, error = ?e, "LINE reply failed"),
+                    Err(e) => {
+                        svc.metrics.line_message("reply", "failed");
+                        tracing::warn!(job = self.job_id, error = ?e, "LINE reply failed")
+                    }
                 }
             }
         }
@@ -378,6 +407,7 @@ impl Bot<'_> {
         {
             Ok(true) => {}
             _ => {
+                svc.metrics.line_message("push", "over_limit");
                 tracing::info!(job = self.job_id, "LINE push allowance used up for today");
                 return false;
             }
@@ -388,14 +418,19 @@ impl Bot<'_> {
                 tokio::time::sleep(std::time::Duration::from_millis(wait_ms)).await;
             }
             match self.client.push(self.token(), to, messages, &key).await {
-                Ok(()) => return true,
+                Ok(()) => {
+                    svc.metrics.line_message("push", "sent");
+                    return true;
+                }
                 Err(e) if e.is_transient() => continue,
                 Err(e) => {
+                    svc.metrics.line_message("push", "failed");
                     tracing::warn!(job = self.job_id, error = ?e, "LINE push refused");
                     return false;
                 }
             }
         }
+        svc.metrics.line_message("push", "failed");
         false
     }
 
