@@ -1,24 +1,40 @@
-//! The LINE slip bot (issue 32, part one) against a LINE platform simulator on loopback
-//! (`sim::line`): signature, de-duplication, image → verdict reply, group silence, the
-//! attempts log. On SQLite and PostgreSQL.
+//! The LINE slip bot (issue 32) against a LINE platform simulator on loopback (`sim::line`):
+//! signature (also against LINE's own Node SDK), de-duplication, image → verdict reply quoting
+//! the image, group silence, push and its allowance, a node stopped mid-event, `imageSet`,
+//! `join`, `สรุป`, metrics, the attempts log. On SQLite and PostgreSQL.
 
 use crate::common::{blank_png, png};
 use domain::attempt::{AttemptQuery, Outcome};
 use serde_json::json;
-use sim::line::{image_event, webhook_body, LineSim};
+use sim::line::{image_event, image_set_event, join_event, text_event, webhook_body, LineSim};
 use testkit::{both, Backend, Tenant, TestApp};
 
 const SECRET: &str = "line-channel-secret-0123456789";
 const TOKEN: &str = "line-channel-token-abcdef";
 
-async fn bot(b: Backend) -> (LineSim, TestApp, Tenant) {
-    let line = LineSim::start(TOKEN).await;
-    let cfg = format!(
+/// `[line]` pointing at the simulator.
+fn line_cfg(line: &LineSim) -> String {
+    format!(
         "[line]\napi_base = \"{0}\"\ndata_api_base = \"{0}\"\n",
         line.base_url()
-    );
-    let t = TestApp::spawn_with_config(b, &cfg).await;
+    )
+}
+
+async fn bot(b: Backend) -> (LineSim, TestApp, Tenant) {
+    bot_with(b, "").await
+}
+
+/// `bot` with more configuration text.
+async fn bot_with(b: Backend, more: &str) -> (LineSim, TestApp, Tenant) {
+    let line = LineSim::start(TOKEN).await;
+    let t = TestApp::spawn_with_config(b, &format!("{}{more}", line_cfg(&line))).await;
     let ten = t.tenant(100).await;
+    set_line(&t, &ten, domain::line::LinePatch::default()).await;
+    (line, t, ten)
+}
+
+/// The branch's LINE channel (secret and token) with `patch` on top.
+async fn set_line(t: &TestApp, ten: &Tenant, patch: domain::line::LinePatch) {
     t.app
         .services
         .update_branch(
@@ -27,14 +43,13 @@ async fn bot(b: Backend) -> (LineSim, TestApp, Tenant) {
                 line: domain::line::LinePatch {
                     channel_secret: Some(SECRET.into()),
                     channel_token: Some(TOKEN.into()),
-                    ..Default::default()
+                    ..patch
                 },
                 ..Default::default()
             },
         )
         .await
         .unwrap();
-    (line, t, ten)
 }
 
 /// POSTs a webhook body signed with `secret` (`None`: no signature header).
@@ -90,11 +105,30 @@ async fn calls(line: &LineSim, kind: &str, n: usize) -> Vec<sim::line::LineCall>
     panic!("fewer than {n} LINE {kind} calls");
 }
 
+/// The `altText` of the call's Flex card (after the quoting text, when there is one).
 fn alt(call: &sim::line::LineCall) -> String {
-    call.body["messages"][0]["altText"]
-        .as_str()
+    call.body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["type"] == "flex"))
+        .and_then(|m| m["altText"].as_str())
         .unwrap_or_default()
         .to_string()
+}
+
+/// Waits until the store holds no `line` job that is not finished.
+async fn line_jobs_settled(t: &TestApp) {
+    use store::Store;
+    for _ in 0..200 {
+        let counts = t.app.store.job_counts().await.unwrap();
+        let open = counts
+            .iter()
+            .any(|(kind, state, n)| kind == "line" && state != "done" && *n > 0);
+        if !open && counts.iter().any(|(kind, _, _)| kind == "line") {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("LINE jobs still open");
 }
 
 both!(
@@ -115,7 +149,17 @@ both!(
             format!("Bearer {TOKEN}")
         );
         assert_eq!(alt(&replies[0]), "✅ สลิปถูกต้อง 1,250.50 บาท");
-        assert_eq!(replies[0].body["messages"][0]["type"], "flex");
+        // The customer's image is quoted by a text (a Flex message cannot quote), then the card.
+        let messages = &replies[0].body["messages"];
+        assert_eq!(messages[0]["type"], "text");
+        assert_eq!(messages[0]["quoteToken"], "q-1001");
+        assert_eq!(messages[0]["text"], "✅ สลิปถูกต้อง 1,250.50 บาท");
+        assert_eq!(messages[1]["type"], "flex");
+        assert!(
+            line.calls("refused").is_empty(),
+            "{:?}",
+            line.calls("refused")
+        );
         // The loading indicator in a one-to-one chat.
         assert_eq!(line.calls("loading").len(), 1);
 
@@ -393,6 +437,360 @@ both!(
         assert_eq!(records[0].outcome, Outcome::Error, "{records:?}");
         let replies = calls(&line, "reply", 1).await;
         assert!(alt(&replies[0]).starts_with("📷"), "{}", alt(&replies[0]));
+        t.stop().await;
+    }
+);
+
+both!(
+    an_image_set_of_two_slips_gets_two_verdicts,
+    |b: Backend| async move {
+        let (line, t, ten) = bot(b).await;
+        let first = t.transfer("004", "014", 10_000).await;
+        let second = t.transfer("004", "014", 25_075).await;
+        line.put_content("7001", png(&first.payload));
+        line.put_content("7002", png(&second.payload));
+        // Two pictures sent at once: two events of one `imageSet`, each with its reply token.
+        let body = webhook_body(vec![
+            image_set_event("01HEVENT0000000000000000G1", "7001", "rt-g1", "set-1", 1, 2),
+            image_set_event("01HEVENT0000000000000000G2", "7002", "rt-g2", "set-1", 2, 2),
+        ]);
+        assert_eq!(deliver(&t, &ten, &body, Some(SECRET)).await, 200);
+        let replies = calls(&line, "reply", 2).await;
+        let mut got: Vec<(String, String, String)> = replies
+            .iter()
+            .map(|r| {
+                (
+                    r.body["replyToken"].as_str().unwrap().to_string(),
+                    r.body["messages"][0]["quoteToken"]
+                        .as_str()
+                        .unwrap()
+                        .to_string(),
+                    alt(r),
+                )
+            })
+            .collect();
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                (
+                    "rt-g1".to_string(),
+                    "q-7001".to_string(),
+                    "✅ สลิปถูกต้อง 100.00 บาท".to_string()
+                ),
+                (
+                    "rt-g2".to_string(),
+                    "q-7002".to_string(),
+                    "✅ สลิปถูกต้อง 250.75 บาท".to_string()
+                ),
+            ]
+        );
+        let records = line_records(&t, 2).await;
+        assert!(records.iter().all(|a| a.outcome == Outcome::Verified));
+        line_jobs_settled(&t).await;
+        assert_eq!(line.calls("reply").len(), 2);
+        t.stop().await;
+    }
+);
+
+both!(
+    joining_a_group_answers_its_id_once,
+    |b: Backend| async move {
+        let (line, t, ten) = bot(b).await;
+        let group = "Cfeedfacefeedfacefeedfacefeedface";
+        let join = join_event("01HEVENT0000000000000000H1", "rt-h1", group);
+        assert_eq!(
+            deliver(&t, &ten, &webhook_body(vec![join.clone()]), Some(SECRET)).await,
+            200
+        );
+        let replies = calls(&line, "reply", 1).await;
+        assert_eq!(replies[0].body["replyToken"], "rt-h1");
+        let text = replies[0].body["messages"][0]["text"].as_str().unwrap();
+        assert!(text.contains(group), "{text}");
+        // Redelivered: answered once.
+        let mut again = join;
+        again["deliveryContext"]["isRedelivery"] = json!(true);
+        assert_eq!(
+            deliver(&t, &ten, &webhook_body(vec![again]), Some(SECRET)).await,
+            200
+        );
+        line_jobs_settled(&t).await;
+        assert_eq!(line.calls("reply").len(), 1);
+        assert!(line.calls("push").is_empty());
+        t.stop().await;
+    }
+);
+
+both!(
+    summary_in_the_staff_group_answers_the_days_total,
+    |b: Backend| async move {
+        let (line, t, ten) = bot(b).await;
+        let staff = "C0123456789abcdef0123456789abcdef";
+        set_line(
+            &t,
+            &ten,
+            domain::line::LinePatch {
+                notify_to: Some(staff.into()),
+                ..Default::default()
+            },
+        )
+        .await;
+        for (i, amount) in [(1, 120_000), (2, 5_050)] {
+            let tr = t.transfer("004", "014", amount).await;
+            let msg = format!("800{i}");
+            line.put_content(&msg, png(&tr.payload));
+            let ev = image_event(
+                &format!("01HEVENT0000000000000000J{i}"),
+                &msg,
+                &format!("rt-j{i}"),
+                None,
+            );
+            assert_eq!(
+                deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
+                200
+            );
+        }
+        // A slip that is not found does not count.
+        line.put_content(
+            "8003",
+            png(&slip_qr::encode_bank_slip("004", "NOSUCHREF00000000001")),
+        );
+        let ev = image_event("01HEVENT0000000000000000J3", "8003", "rt-j3", None);
+        assert_eq!(
+            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
+            200
+        );
+        let _ = line_records(&t, 3).await;
+        // `สรุป` in another group: not the staff's, no answer.
+        let elsewhere = text_event(
+            "01HEVENT0000000000000000J4",
+            "สรุป",
+            "rt-j4",
+            Some("Cabcdefabcdefabcdefabcdefabcdef01"),
+        );
+        assert_eq!(
+            deliver(&t, &ten, &webhook_body(vec![elsewhere]), Some(SECRET)).await,
+            200
+        );
+        let ask = text_event("01HEVENT0000000000000000J5", "สรุป", "rt-j5", Some(staff));
+        assert_eq!(
+            deliver(&t, &ten, &webhook_body(vec![ask]), Some(SECRET)).await,
+            200
+        );
+        line_jobs_settled(&t).await;
+        let replies = line.calls("reply");
+        let summary: Vec<_> = replies
+            .iter()
+            .filter(|r| r.body["replyToken"] == "rt-j5")
+            .collect();
+        assert_eq!(summary.len(), 1);
+        assert_eq!(
+            summary[0].body["messages"][0]["text"],
+            "สรุปวันนี้: 2 รายการ 1,250.50 บาท"
+        );
+        assert!(replies.iter().all(|r| r.body["replyToken"] != "rt-j4"));
+        t.stop().await;
+    }
+);
+
+// LINE refuses the reply token (used up or expired on its side, within our window): the
+// verdict is pushed with a retry key when pushes are on — a 429 retried under the same key —
+// and nothing is sent when they are off.
+both!(
+    a_refused_reply_token_falls_back_to_one_push_only_when_pushes_are_on,
+    |b: Backend| async move {
+        let (line, t, ten) = bot(b).await;
+        let tr = t.transfer("004", "014", 3_300).await;
+        line.put_content("9001", png(&tr.payload));
+        line.expire_reply_token("rt-k1");
+        let ev = image_event("01HEVENT0000000000000000K1", "9001", "rt-k1", None);
+        assert_eq!(
+            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
+            200
+        );
+        let _ = line_records(&t, 1).await;
+        line_jobs_settled(&t).await;
+        assert!(line.calls("reply").is_empty());
+        assert!(line.calls("push").is_empty(), "pushes are off");
+
+        set_line(
+            &t,
+            &ten,
+            domain::line::LinePatch {
+                push: Some(true),
+                ..Default::default()
+            },
+        )
+        .await;
+        let tr = t.transfer("004", "014", 4_400).await;
+        line.put_content("9002", png(&tr.payload));
+        line.expire_reply_token("rt-k2");
+        line.fail_next_pushes(&[429]);
+        let ev = image_event("01HEVENT0000000000000000K2", "9002", "rt-k2", None);
+        assert_eq!(
+            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
+            200
+        );
+        let pushes = calls(&line, "push", 1).await;
+        line_jobs_settled(&t).await;
+        let pushes_now = line.calls("push");
+        assert_eq!(pushes_now.len(), 1, "one push");
+        assert_eq!(pushes[0].body["to"], "Ucustomer");
+        let key = &pushes[0].headers["x-line-retry-key"];
+        assert!(uuid::Uuid::parse_str(key).is_ok(), "{key}");
+        assert!(alt(&pushes[0]).contains("44.00"), "{}", alt(&pushes[0]));
+        // The push quotes the image too (the same chat).
+        assert_eq!(pushes[0].body["messages"][0]["quoteToken"], "q-9002");
+        t.stop().await;
+    }
+);
+
+/// A node with a worker on `t`'s database, talking to the simulator; `drain`: how long its
+/// shutdown waits for jobs in hand before cutting them off (and handing them back).
+async fn worker_node(t: &TestApp, line: &LineSim, drain: std::time::Duration) -> TestApp {
+    let client = services::line::client::LineClient::new(
+        &line.base_url(),
+        &line.base_url(),
+        &egress::operator::OutboundSettings::default(),
+        std::time::Duration::from_secs(5),
+    )
+    .unwrap();
+    t.another_node_with_app(move |a| {
+        a.services
+            .set_line(client, std::time::Duration::from_secs(50));
+        a.worker.drain = drain;
+    })
+    .await
+}
+
+// A node stopped in the middle of an event — after the webhook's 200, while LINE's content
+// host or reply call has not answered — leaves the event to the next node: the customer gets
+// exactly one answer, and the slip is charged once.
+both!(
+    a_node_stopped_mid_event_leaves_one_answer_to_the_next_node,
+    |b: Backend| async move {
+        let line = LineSim::start(TOKEN).await;
+        // This node takes webhooks only; the worker nodes come and go.
+        let t =
+            TestApp::spawn_with_config(b, &format!("{}[jobs]\nconcurrency = 0\n", line_cfg(&line)))
+                .await;
+        let ten = t.tenant(100).await;
+        // Pushes on: a wrong reading of the spent token would show as a push.
+        set_line(
+            &t,
+            &ten,
+            domain::line::LinePatch {
+                push: Some(true),
+                ..Default::default()
+            },
+        )
+        .await;
+        let cut = std::time::Duration::from_millis(50);
+
+        // 1. Stopped while downloading the picture.
+        let tr = t.transfer("004", "014", 11_100).await;
+        line.put_content("9101", png(&tr.payload));
+        line.hold("content");
+        let n1 = worker_node(&t, &line, cut).await;
+        let ev = image_event("01HEVENT0000000000000000L1", "9101", "rt-l1", None);
+        assert_eq!(
+            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
+            200
+        );
+        let _ = calls(&line, "content", 1).await;
+        n1.stop().await;
+        line.release();
+        let n2 = worker_node(&t, &line, cut).await;
+        let replies = calls(&line, "reply", 1).await;
+        assert_eq!(replies[0].body["replyToken"], "rt-l1");
+        assert_eq!(alt(&replies[0]), "✅ สลิปถูกต้อง 111.00 บาท");
+        line_jobs_settled(&t).await;
+        n2.stop().await;
+        assert_eq!(line.calls("content").len(), 2, "downloaded again");
+        assert_eq!(line.calls("reply").len(), 1);
+
+        // 2. Stopped after LINE took the reply (its token is spent) but before it answered.
+        let tr = t.transfer("004", "014", 22_200).await;
+        line.put_content("9102", png(&tr.payload));
+        line.hold("reply");
+        let n1 = worker_node(&t, &line, cut).await;
+        let ev = image_event("01HEVENT0000000000000000L2", "9102", "rt-l2", None);
+        assert_eq!(
+            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
+            200
+        );
+        let _ = calls(&line, "reply", 2).await;
+        n1.stop().await;
+        line.release();
+        let n2 = worker_node(&t, &line, cut).await;
+        line_jobs_settled(&t).await;
+        // The next node ran the event again and found the reply mark: LINE's 400 on the spent
+        // token means "answered", not "too old, push".
+        assert_eq!(line.calls("content").len(), 4, "downloaded again");
+        let replies = line.calls("reply");
+        assert_eq!(replies.len(), 2, "one reply per event");
+        assert_eq!(alt(&replies[1]), "✅ สลิปถูกต้อง 222.00 บาท");
+        assert!(line.calls("push").is_empty(), "{:?}", line.calls("push"));
+        assert_eq!(t.used(&ten.api_key).await, 2, "each slip charged once");
+        n2.stop().await;
+        t.stop().await;
+    }
+);
+
+both!(
+    line_events_and_sends_are_counted_in_the_metrics,
+    |b: Backend| async move {
+        let (line, t, ten) = bot_with(b, "[metrics]\nlisten = \"127.0.0.1:0\"\n").await;
+        let tr = t.transfer("004", "014", 1_000).await;
+        line.put_content("9201", png(&tr.payload));
+        let follow = json!({
+            "type": "follow", "mode": "active", "timestamp": 1_795_760_000_000_i64,
+            "webhookEventId": "01HEVENT0000000000000000M3", "deliveryContext": {"isRedelivery": false},
+            "source": {"type": "user", "userId": "Unew"}, "replyToken": "rt-m3"
+        });
+        let body = webhook_body(vec![
+            image_event("01HEVENT0000000000000000M1", "9201", "rt-m1", None),
+            join_event(
+                "01HEVENT0000000000000000M2",
+                "rt-m2",
+                "C99999999999999999999999999999999",
+            ),
+            follow,
+        ]);
+        // Refused calls count nothing.
+        assert_eq!(deliver(&t, &ten, &body, Some("wrong")).await, 401);
+        assert_eq!(deliver(&t, &ten, &body, Some(SECRET)).await, 200);
+        let _ = calls(&line, "reply", 2).await;
+        line_jobs_settled(&t).await;
+        let m = crate::metrics::scrape(&t).await;
+        let events = |ty: &str, source: &str| {
+            m.get(
+                "slipverify_line_events_total",
+                &[("type", ty), ("source", source)],
+            )
+        };
+        assert_eq!(events("message", "user"), 1.0);
+        assert_eq!(events("join", "group"), 1.0);
+        assert_eq!(events("follow", "user"), 1.0);
+        assert_eq!(m.sum("slipverify_line_events_total", &[]), 3.0);
+        assert_eq!(
+            m.get(
+                "slipverify_line_messages_total",
+                &[("call", "reply"), ("outcome", "sent")]
+            ),
+            2.0
+        );
+        assert_eq!(
+            m.get(
+                "slipverify_verifications_total",
+                &[
+                    ("kind", "bank"),
+                    ("input", "image"),
+                    ("outcome", "verified")
+                ]
+            ),
+            1.0
+        );
         t.stop().await;
     }
 );
