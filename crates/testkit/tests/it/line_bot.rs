@@ -794,3 +794,215 @@ both!(
         t.stop().await;
     }
 );
+
+/// The pinned `@line/bot-sdk` (`crates/testkit/line-sdk`), installed with `npm ci` under the
+/// target directory when missing or when the lock file changed; its `validate.js` directory.
+/// Fails, never skips, when Node or npm cannot be had (Debian's `nodejs` and `npm`).
+fn line_sdk() -> std::path::PathBuf {
+    use std::process::{Command, Stdio};
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("line-sdk");
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("line-bot-sdk");
+    let lock = std::fs::read(src.join("package-lock.json")).unwrap();
+    let installed = dir
+        .join("node_modules/@line/bot-sdk/package.json")
+        .is_file()
+        && std::fs::read(dir.join("package-lock.json")).ok().as_ref() == Some(&lock);
+    if !installed {
+        let have = |p: &str| {
+            Command::new(p)
+                .arg("--version")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        if !have("node") || !have("npm") {
+            let _ = Command::new("sh")
+                .arg("-c")
+                .arg("apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        }
+        // Installed beside, then moved in: a run cut short leaves no half-installed SDK.
+        let tmp = dir.with_file_name(format!("line-bot-sdk-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&tmp).unwrap();
+        for f in ["package.json", "package-lock.json", "validate.js"] {
+            std::fs::copy(src.join(f), tmp.join(f)).unwrap();
+        }
+        let out = Command::new("npm")
+            .args(["ci", "--ignore-scripts", "--no-audit", "--no-fund"])
+            .current_dir(&tmp)
+            .output()
+            .expect("npm is needed for the @line/bot-sdk cross-check (apt-get install nodejs npm)");
+        assert!(
+            out.status.success(),
+            "npm ci of @line/bot-sdk failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::rename(&tmp, &dir).unwrap();
+    }
+    // The script may have changed without the lock.
+    std::fs::copy(src.join("validate.js"), dir.join("validate.js")).unwrap();
+    dir
+}
+
+/// `@line/bot-sdk`'s `validateSignature` on each (secret, body, signature).
+fn sdk_validates(cases: &[(String, Vec<u8>, String)]) -> Vec<bool> {
+    use base64::Engine;
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let dir = line_sdk();
+    let input: Vec<_> = cases
+        .iter()
+        .map(|(secret, body, sig)| {
+            json!({
+                "secret": secret,
+                "body": base64::engine::general_purpose::STANDARD.encode(body),
+                "signature": sig,
+            })
+        })
+        .collect();
+    let mut child = Command::new("node")
+        .arg("validate.js")
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start node");
+    let mut stdin = child.stdin.take().unwrap();
+    let text = serde_json::to_vec(&input).unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(&text));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    assert!(
+        out.status.success(),
+        "validate.js: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// splitmix64: the generated bodies, the same on every run.
+struct Gen(u64);
+
+impl Gen {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next() as u8).collect()
+    }
+
+    fn hex(&mut self, n: usize) -> String {
+        (0..n)
+            .map(|_| char::from(b"0123456789abcdef"[(self.next() % 16) as usize]))
+            .collect()
+    }
+}
+
+// Our `X-Line-Signature` check against LINE's official Node SDK on generated bodies: random
+// bytes, Thai text, bodies at the 1 MB cap. Good signatures, changed bodies, other secrets and
+// other bodies' signatures are judged alike; on malformed Base64 (which LINE never sends) ours
+// is the stricter: it never accepts what the SDK refuses.
+#[test]
+fn the_signature_check_agrees_with_lines_node_sdk() {
+    use domain::line::{signature, signature_ok};
+    let mut g = Gen(0x5119_7e21_0000_0032);
+    let thai = "โอนเงินแล้วค่ะ สลิปตามนี้ 1,250.50 บาท ✅ ";
+    let mut bodies: Vec<Vec<u8>> = vec![Vec::new(), b"{}".to_vec()];
+    for _ in 0..12 {
+        let n = (g.next() % 3000) as usize;
+        bodies.push(g.bytes(n));
+    }
+    for i in 0..6 {
+        let text = thai.repeat(1 + (g.next() % 40) as usize);
+        bodies.push(
+            json!({"destination": "U1", "events": [{"type": "message", "webhookEventId": format!("e{i}"),
+                   "message": {"type": "text", "id": "1", "text": text}}]})
+            .to_string()
+            .into_bytes(),
+        );
+    }
+    // The webhook's cap, and a body of many Thai characters near it.
+    bodies.push(g.bytes(1024 * 1024));
+    bodies.push(thai.repeat(1024 * 1024 / thai.len()).into_bytes());
+    let mut secrets = vec!["".to_string(), "รหัสลับของช่อง".to_string()];
+    secrets.extend((0..4).map(|_| g.hex(32)));
+
+    // (secret, body, signature, what the answer must be; None: malformed Base64)
+    let mut cases: Vec<(String, Vec<u8>, String, Option<bool>)> = Vec::new();
+    for (i, body) in bodies.iter().enumerate() {
+        let secret = secrets[i % secrets.len()].clone();
+        let other = secrets[(i + 1) % secrets.len()].clone();
+        let sig = signature(&secret, body);
+        cases.push((secret.clone(), body.clone(), sig.clone(), Some(true)));
+        cases.push((
+            secret.clone(),
+            body.clone(),
+            signature(&other, body),
+            Some(false),
+        ));
+        if !body.is_empty() {
+            let mut changed = body.clone();
+            let at = (g.next() as usize) % changed.len();
+            changed[at] ^= 1 << (g.next() % 8);
+            cases.push((secret.clone(), changed, sig.clone(), Some(false)));
+            let mut longer = body.clone();
+            longer.push(b' ');
+            cases.push((secret.clone(), longer, sig.clone(), Some(false)));
+        }
+        let elsewhere = &bodies[(i + 1) % bodies.len()];
+        if elsewhere != body {
+            cases.push((
+                secret.clone(),
+                body.clone(),
+                signature(&secret, elsewhere),
+                Some(false),
+            ));
+        }
+        cases.push((secret.clone(), body.clone(), String::new(), Some(false)));
+        // Malformed forms of the good signature.
+        for bad in [
+            sig.trim_end_matches('=').to_string(),
+            sig.replace('+', "-").replace('/', "_"),
+            format!("{}{}", &sig[..20], &sig[20..].replace('A', " A")),
+            sig[..sig.len() - 4].to_string(),
+            format!("{sig}!!"),
+        ] {
+            if bad != sig {
+                cases.push((secret.clone(), body.clone(), bad, None));
+            }
+        }
+    }
+    let judged: Vec<_> = cases
+        .iter()
+        .map(|(s, b, sig, _)| (s.clone(), b.clone(), sig.clone()))
+        .collect();
+    let sdk = sdk_validates(&judged);
+    assert_eq!(sdk.len(), cases.len());
+    let mut agreed = 0;
+    for ((secret, body, sig, want), sdk_says) in cases.iter().zip(&sdk) {
+        let ours = signature_ok(secret, body, sig);
+        let what = format!("secret {secret:?}, {} bytes, signature {sig:?}", body.len());
+        match want {
+            Some(want) => {
+                assert_eq!(*sdk_says, *want, "SDK: {what}");
+                assert_eq!(ours, *want, "ours: {what}");
+                agreed += 1;
+            }
+            None => assert!(
+                !ours || *sdk_says,
+                "ours accepts what the SDK refuses: {what}"
+            ),
+        }
+    }
+    assert!(agreed > 100, "{agreed} cases");
+}
