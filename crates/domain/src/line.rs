@@ -562,6 +562,32 @@ pub fn text_message(t: &str) -> Value {
     json!({"type": "text", "text": truncate(t, 5000)})
 }
 
+/// The answer to `join`: the chat's id, so staff can set `--line-notify-to`.
+pub fn join_text(chat_id: &str) -> String {
+    format!("slipverify: this chat's id is {chat_id}")
+}
+
+/// The answer to `สรุป` / `summary` in the staff chat: today's verified slips and their total.
+pub fn summary_text(count: usize, total: Satang, lang: Lang) -> String {
+    match lang {
+        Lang::Th => format!("สรุปวันนี้: {count} รายการ {} บาท", amount_text(total)),
+        Lang::En => format!("Today: {count} slips, THB {}", amount_text(total)),
+    }
+}
+
+/// The staff notice of a verified payment (to `notifyTo`).
+pub fn notice_paid(amount: Satang, lang: Lang) -> String {
+    match lang {
+        Lang::Th => format!("✅ {} บาท", amount_text(amount)),
+        Lang::En => format!("✅ {} THB", amount_text(amount)),
+    }
+}
+
+/// The staff notice of a slip the customer was told staff will confirm; `code` says why.
+pub fn notice_unchecked(code: &str) -> String {
+    format!("slipverify: a slip could not be checked ({code}); please confirm it by hand")
+}
+
 /// The messages answering a verdict. LINE lets only text and sticker messages quote
 /// (`quoteToken`; a Flex message has no such field in messaging-api.yml), so with the
 /// customer's image's quote token the card is preceded by a text quoting the image: the

@@ -143,7 +143,7 @@ impl Bot<'_> {
             ("join", _) => {
                 // The group's id, so staff can set `--line-notify-to`.
                 if let Some(id) = e.source.as_ref().and_then(|s| s.chat_id()) {
-                    let text = format!("slipverify: this chat's id is {id}");
+                    let text = domain::line::join_text(id);
                     self.answer(&[text_message(&text)], data, "join").await;
                 }
                 Step::Done
@@ -294,11 +294,7 @@ impl Bot<'_> {
                 Outcome::NoQr | Outcome::InvalidQr | Outcome::Error => Verdict::NoQr,
                 Outcome::NotFound | Outcome::Pending => Verdict::NotFound,
                 _ => {
-                    self.notice(&format!(
-                        "slipverify: a slip could not be checked ({}); please confirm it by hand",
-                        e.code()
-                    ))
-                    .await;
+                    self.notice(&domain::line::notice_unchecked(e.code())).await;
                     Verdict::StaffWillConfirm
                 }
             },
@@ -310,16 +306,8 @@ impl Bot<'_> {
         };
         self.answer_verdict(&v, data, what).await;
         if let Verdict::Verified(c) = &v {
-            self.notice(&format!(
-                "✅ {} {}",
-                domain::line::amount_text(c.amount),
-                if self.settings.language == domain::line::Lang::Th {
-                    "บาท"
-                } else {
-                    "THB"
-                }
-            ))
-            .await;
+            self.notice(&domain::line::notice_paid(c.amount, self.settings.language))
+                .await;
         }
         Step::Done
     }
@@ -450,30 +438,35 @@ impl Bot<'_> {
         }
         let now = domain::clock::bangkok(self.svc.now());
         let from = now.date().midnight().assume_offset(now.offset());
-        let q = domain::attempt::AttemptQuery {
+        let mut q = domain::attempt::AttemptQuery {
             branch_id: Some(branch.id.clone()),
             outcome: Some(Outcome::Verified),
             from: Some(from),
             limit: domain::attempt::MAX_ROWS_PER_QUERY,
             ..Default::default()
         };
-        let rows = self.svc.search_attempts(q).await.unwrap_or_default();
-        let total: i64 = rows
-            .iter()
-            .filter_map(|r| r.attempt.amount.map(|a| a.0))
-            .sum();
-        let text = match self.settings.language {
-            domain::line::Lang::Th => format!(
-                "สรุปวันนี้: {} รายการ {} บาท",
-                rows.len(),
-                domain::line::amount_text(domain::Satang(total))
-            ),
-            domain::line::Lang::En => format!(
-                "Today: {} slips, THB {}",
-                rows.len(),
-                domain::line::amount_text(domain::Satang(total))
-            ),
-        };
+        // Page by page: a busy day has more records than one query returns.
+        let (mut count, mut total) = (0usize, 0i64);
+        loop {
+            let Ok(rows) = self.svc.search_attempts(q.clone()).await else {
+                return; // no total rather than a wrong one
+            };
+            count += rows.len();
+            total += rows
+                .iter()
+                .filter_map(|r| r.attempt.amount.map(|a| a.0))
+                .sum::<i64>();
+            match rows.last() {
+                Some(last) if rows.len() as u32 == q.limit => {
+                    q.after = Some(domain::attempt::Cursor {
+                        at_ms: domain::clock::to_millis(last.attempt.at),
+                        id: last.id,
+                    });
+                }
+                _ => break,
+            }
+        }
+        let text = domain::line::summary_text(count, domain::Satang(total), self.settings.language);
         self.answer(&[text_message(&text)], data, "summary").await;
     }
 }
