@@ -645,6 +645,103 @@ both!(
     }
 );
 
+// A payment QR (what the customer should pay, not a slip): asked for the slip in private,
+// silence in a group.
+both!(a_payment_qr_is_not_a_slip, |b: Backend| async move {
+    let (line, t, ten) = bot(b).await;
+    let payment = slip_qr::generate_payment_qr(&slip_qr::PaymentRequest {
+        target: slip_qr::PaymentTarget::Msisdn("0812345678".into()),
+        amount_satang: Some(50_000),
+        merchant_name: None,
+    })
+    .unwrap();
+    line.put_content("9301", png(&payment));
+    line.put_content("9302", png(&payment));
+    let body = webhook_body(vec![
+        image_event("01HEVENT0000000000000000N1", "9301", "rt-n1", None),
+        image_event(
+            "01HEVENT0000000000000000N2",
+            "9302",
+            "rt-n2",
+            Some("C0123456789abcdef0123456789abcdef"),
+        ),
+    ]);
+    assert_eq!(deliver(&t, &ten, &body, Some(SECRET)).await, 200);
+    let records = line_records(&t, 2).await;
+    assert!(
+        records.iter().all(|a| a.outcome == Outcome::InvalidQr),
+        "{records:?}"
+    );
+    line_jobs_settled(&t).await;
+    let replies = line.calls("reply");
+    assert_eq!(replies.len(), 1, "silence in the group");
+    assert_eq!(replies[0].body["replyToken"], "rt-n1");
+    assert!(alt(&replies[0]).starts_with("📷"), "{}", alt(&replies[0]));
+    t.stop().await;
+});
+
+// A refusal the customer must not see (the branch is inactive): a neutral "staff will
+// confirm" answer, and the reason pushed to the staff chat; with the branch active again, a
+// verified payment is also pushed there.
+both!(
+    a_hidden_refusal_tells_the_customer_staff_will_confirm_and_notifies_staff,
+    |b: Backend| async move {
+        let (line, t, ten) = bot(b).await;
+        let staff = "C0123456789abcdef0123456789abcdef";
+        set_line(
+            &t,
+            &ten,
+            domain::line::LinePatch {
+                notify_to: Some(staff.into()),
+                push: Some(true),
+                ..Default::default()
+            },
+        )
+        .await;
+        let tr = t.transfer("004", "014", 8_800).await;
+        line.put_content("9401", png(&tr.payload));
+        t.set_branch_active(&ten.branch_id, false).await;
+        let ev = image_event("01HEVENT0000000000000000P1", "9401", "rt-p1", None);
+        assert_eq!(
+            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
+            200
+        );
+        let replies = calls(&line, "reply", 1).await;
+        assert!(
+            alt(&replies[0]).starts_with("ได้รับสลิปแล้ว"),
+            "{}",
+            alt(&replies[0])
+        );
+        let pushes = calls(&line, "push", 1).await;
+        assert_eq!(pushes[0].body["to"], staff);
+        assert_eq!(
+            pushes[0].body["messages"][0]["text"],
+            domain::line::notice_unchecked("BRANCH_INACTIVE")
+        );
+        // The staff chat is not the customer's: no quote there.
+        assert!(pushes[0].body["messages"][0].get("quoteToken").is_none());
+
+        t.set_branch_active(&ten.branch_id, true).await;
+        line.put_content("9402", png(&tr.payload));
+        let ev = image_event("01HEVENT0000000000000000P2", "9402", "rt-p2", None);
+        assert_eq!(
+            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
+            200
+        );
+        let pushes = calls(&line, "push", 2).await;
+        assert_eq!(pushes[1].body["to"], staff);
+        assert_eq!(pushes[1].body["messages"][0]["text"], "✅ 88.00 บาท");
+        let replies = calls(&line, "reply", 2).await;
+        assert_eq!(alt(&replies[1]), "✅ สลิปถูกต้อง 88.00 บาท");
+        assert_eq!(
+            t.used(&ten.api_key).await,
+            1,
+            "the refused slip was not charged"
+        );
+        t.stop().await;
+    }
+);
+
 /// A node with a worker on `t`'s database, talking to the simulator; `drain`: how long its
 /// shutdown waits for jobs in hand before cutting them off (and handing them back).
 async fn worker_node(t: &TestApp, line: &LineSim, drain: std::time::Duration) -> TestApp {
