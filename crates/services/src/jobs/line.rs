@@ -353,7 +353,10 @@ impl Bot<'_> {
                         now - REPLY_MARK_KEPT,
                     )
                     .await
-                    .unwrap_or(false);
+                    .unwrap_or_else(|e| {
+                        tracing::warn!(job = self.job_id, error = %e, "cannot mark a LINE reply");
+                        false
+                    });
                 match self.client.reply(self.token(), token, messages).await {
                     Ok(()) => {
                         svc.metrics.line_message("reply", "sent");

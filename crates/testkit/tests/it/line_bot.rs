@@ -1103,3 +1103,37 @@ fn the_signature_check_agrees_with_lines_node_sdk() {
     }
     assert!(agreed > 100, "{agreed} cases");
 }
+
+// The reply marks (`line_events`) are forgotten after 24 h by the periodic job `line-replies`
+// (run here by hand: the runner's periods follow the test clock, which the test moves).
+both!(reply_marks_are_swept_after_a_day, |b: Backend| async move {
+    use services::jobs::periodic::{builtin, PeriodicJob, Periods, SweepLineReplies};
+    let (line, t, ten) = bot(b).await;
+    let tr = t.transfer("004", "014", 1_500).await;
+    line.put_content("9501", png(&tr.payload));
+    let ev = image_event("01HEVENT0000000000000000Q1", "9501", "rt-q1", None);
+    assert_eq!(
+        deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
+        200
+    );
+    let _ = calls(&line, "reply", 1).await;
+    line_jobs_settled(&t).await;
+    let sweep = SweepLineReplies {
+        every: std::time::Duration::from_secs(600),
+    };
+    let svc = &t.app.services;
+    t.clock.advance(time::Duration::hours(23));
+    assert_eq!(
+        sweep.run(svc).await.unwrap(),
+        "deleted 0",
+        "kept within the day"
+    );
+    t.clock.advance(time::Duration::hours(2));
+    assert_eq!(sweep.run(svc).await.unwrap(), "deleted 1");
+    assert_eq!(sweep.run(svc).await.unwrap(), "deleted 0");
+    // Registered with the other periodic jobs.
+    assert!(builtin(&Periods::default())
+        .iter()
+        .any(|j| j.name() == "line-replies"));
+    t.stop().await;
+});
