@@ -264,7 +264,7 @@ async fn push(State((sh, released)): State<Sim>, h: HeaderMap, body: Bytes) -> R
 
 fn push_call(sh: &Shared, h: &HeaderMap, body: &Bytes) -> Response {
     let mut s = sh.lock().expect("lock");
-    if !authorized(&s, &h) {
+    if !authorized(&s, h) {
         return error(StatusCode::UNAUTHORIZED, "Authentication failed");
     }
     if let Some(status) = s.push_faults.pop_front() {
