@@ -742,6 +742,73 @@ both!(
     }
 );
 
+// A typed slip payload is verified like a picture (and quoted); other chat is ignored. An image
+// LINE says is hosted elsewhere (`contentProvider.type = external`) goes through the image-URL
+// guard: a loopback address is not fetched.
+both!(
+    a_typed_payload_is_verified_and_an_external_image_is_guarded,
+    |b: Backend| async move {
+        let (line, t, ten) = bot(b).await;
+        let tr = t.transfer("004", "014", 77_700).await;
+        let body = webhook_body(vec![
+            text_event("01HEVENT0000000000000000R1", &tr.payload, "rt-r1", None),
+            text_event(
+                "01HEVENT0000000000000000R2",
+                "สวัสดีค่ะ โอนแล้วนะคะ",
+                "rt-r2",
+                None,
+            ),
+        ]);
+        assert_eq!(deliver(&t, &ten, &body, Some(SECRET)).await, 200);
+        let replies = calls(&line, "reply", 1).await;
+        assert_eq!(replies[0].body["replyToken"], "rt-r1");
+        assert_eq!(alt(&replies[0]), "✅ สลิปถูกต้อง 777.00 บาท");
+        assert_eq!(
+            replies[0].body["messages"][0]["quoteToken"],
+            "q-t-01HEVENT0000000000000000R1"
+        );
+
+        // A loopback host that would serve a good slip, and counts who asks.
+        let other = t.transfer("004", "014", 1_200).await;
+        let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = asked.clone();
+        let picture = png(&other.payload);
+        let host = axum::Router::new().route(
+            "/slip.png",
+            axum::routing::get(move || {
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let picture = picture.clone();
+                async move { ([("content-type", "image/png")], picture) }
+            }),
+        );
+        let url = format!("http://{}/slip.png", testkit::serve_on_loopback(host).await);
+        let mut ev = image_event("01HEVENT0000000000000000R3", "9601", "rt-r3", None);
+        ev["message"]["contentProvider"] = json!({"type": "external", "originalContentUrl": url});
+        assert_eq!(
+            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
+            200
+        );
+        let records = line_records(&t, 2).await;
+        assert_eq!(records[1].outcome, Outcome::Verified);
+        assert_eq!(records[0].outcome, Outcome::Error, "{records:?}");
+        line_jobs_settled(&t).await;
+        let replies = line.calls("reply");
+        assert_eq!(replies.len(), 2, "chat is not answered");
+        assert_eq!(replies[1].body["replyToken"], "rt-r3");
+        assert!(alt(&replies[1]).starts_with("📷"), "{}", alt(&replies[1]));
+        assert!(
+            line.calls("content").is_empty(),
+            "nothing downloaded from LINE"
+        );
+        assert_eq!(
+            asked.load(std::sync::atomic::Ordering::SeqCst),
+            0,
+            "the guard refused the address before any request"
+        );
+        t.stop().await;
+    }
+);
+
 /// A node with a worker on `t`'s database, talking to the simulator; `drain`: how long its
 /// shutdown waits for jobs in hand before cutting them off (and handing them back).
 async fn worker_node(t: &TestApp, line: &LineSim, drain: std::time::Duration) -> TestApp {
