@@ -62,6 +62,7 @@ pub const KEYS: &[Key] = &[
     k("jobs.periodic_lease_secs", "How long a periodic run is held without renewal (a run renews every third of it) before another node takes it over, 5 to 86400 s."),
     k("jobs.expire_every_secs", "Period of `expire-jobs`, which deletes finished jobs past their 7-day retention, 1 to 86400 s."),
     k("jobs.idempotency_sweep_every_secs", "Period of `idempotency-keys`, which forgets `Idempotency-Key`s past their 24 h, 1 to 86400 s."),
+    k("jobs.line_sweep_every_secs", "Period of `line-replies`, which forgets the LINE bot's reply marks (which events' reply tokens were handed to LINE) past their 24 h, 1 to 86400 s."),
     k("webhooks.retry_schedule", "Webhook retries after the first attempt, seconds."),
     k("webhooks.timeout_ms", "One webhook attempt, 50 to 60000 ms."),
     d("billing.url", "none (credit ledger)", "The operator's billing endpoint; https unless the host is loopback; through `outbound.proxy`."),

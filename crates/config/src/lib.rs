@@ -195,6 +195,8 @@ pub struct JobsConfig {
     pub expire_every_secs: u64,
     /// Period of `idempotency-keys` (forgets keys past their 24 h).
     pub idempotency_sweep_every_secs: u64,
+    /// Period of `line-replies` (forgets the LINE bot's reply marks past their 24 h).
+    pub line_sweep_every_secs: u64,
 }
 
 impl Default for JobsConfig {
@@ -211,6 +213,7 @@ impl Default for JobsConfig {
             periodic_lease_secs: 300,
             expire_every_secs: 60,
             idempotency_sweep_every_secs: 600,
+            line_sweep_every_secs: 600,
         }
     }
 }

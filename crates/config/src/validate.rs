@@ -154,6 +154,12 @@ impl Config {
             j.idempotency_sweep_every_secs,
             1..=86_400,
         );
+        range(
+            &mut out,
+            "jobs.line_sweep_every_secs",
+            j.line_sweep_every_secs,
+            1..=86_400,
+        );
         schedule(
             &mut out,
             "jobs.verify_retry_schedule",

@@ -562,6 +562,92 @@ pub fn text_message(t: &str) -> Value {
     json!({"type": "text", "text": truncate(t, 5000)})
 }
 
+/// The answer to `join`: the chat's id, so staff can set `--line-notify-to`.
+pub fn join_text(chat_id: &str) -> String {
+    format!("slipverify: this chat's id is {chat_id}")
+}
+
+/// The answer to `สรุป` / `summary` in the staff chat: today's verified slips and their total.
+pub fn summary_text(count: usize, total: Satang, lang: Lang) -> String {
+    match lang {
+        Lang::Th => format!("สรุปวันนี้: {count} รายการ {} บาท", amount_text(total)),
+        Lang::En => format!("Today: {count} slips, THB {}", amount_text(total)),
+    }
+}
+
+/// The staff notice of a verified payment (to `notifyTo`).
+pub fn notice_paid(amount: Satang, lang: Lang) -> String {
+    match lang {
+        Lang::Th => format!("✅ {} บาท", amount_text(amount)),
+        Lang::En => format!("✅ {} THB", amount_text(amount)),
+    }
+}
+
+/// The staff notice of a slip the customer was told staff will confirm; `code` says why.
+pub fn notice_unchecked(code: &str) -> String {
+    format!("slipverify: a slip could not be checked ({code}); please confirm it by hand")
+}
+
+/// The messages answering a verdict. LINE lets only text and sticker messages quote
+/// (`quoteToken`; a Flex message has no such field in messaging-api.yml), so with the
+/// customer's image's quote token the card is preceded by a text quoting the image: the
+/// verdict and the amount, the notification's first line. Without a token: the card alone.
+pub fn verdict_messages(v: &Verdict, lang: Lang, quote_token: Option<&str>) -> Vec<Value> {
+    let card = reply(v, lang);
+    match quote_token.filter(|q| !q.is_empty()) {
+        Some(q) => {
+            let alt = card["altText"].as_str().unwrap_or_default();
+            // The verdict and the amount: the `altText` up to its note.
+            let head = alt.split(" · ").next().unwrap_or(alt);
+            let mut quoted = text_message(head);
+            quoted["quoteToken"] = json!(q);
+            vec![quoted, card]
+        }
+        None => vec![card],
+    }
+}
+
+/// LINE's webhook event types, the label values of `slipverify_line_events_total{type}`;
+/// another type counts as `other` (labels come from a closed set).
+pub const EVENT_TYPES: [&str; 14] = [
+    "message",
+    "follow",
+    "unfollow",
+    "join",
+    "leave",
+    "memberJoined",
+    "memberLeft",
+    "postback",
+    "unsend",
+    "videoPlayComplete",
+    "beacon",
+    "accountLink",
+    "membership",
+    "other",
+];
+
+impl Event {
+    /// The event's type as a metric label: one of [`EVENT_TYPES`].
+    pub fn type_label(&self) -> &'static str {
+        EVENT_TYPES
+            .iter()
+            .find(|t| **t == self.kind)
+            .copied()
+            .unwrap_or("other")
+    }
+
+    /// Where the event came from as a metric label: `user`, `group`, `room`, or `none`
+    /// (no source, or one of another type).
+    pub fn source_label(&self) -> &'static str {
+        match self.source.as_ref().map(|s| s.kind.as_str()) {
+            Some("user") => "user",
+            Some("group") => "group",
+            Some("room") => "room",
+            _ => "none",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -644,6 +730,48 @@ mod tests {
                     <= 400
             );
         }
+    }
+
+    #[test]
+    fn a_quote_token_puts_a_quoting_text_before_the_card() {
+        let v = Verdict::Duplicate(card(), time::macros::datetime!(2026-11-26 03:00 UTC));
+        let m = verdict_messages(&v, Lang::Th, Some("q-1"));
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[0]["type"], "text");
+        assert_eq!(m[0]["quoteToken"], "q-1");
+        assert_eq!(m[0]["text"], "⛔ สลิปซ้ำ 1,250.50 บาท");
+        assert_eq!(m[1], reply(&v, Lang::Th));
+        // No token (or an empty one): the card alone, which cannot quote.
+        assert_eq!(
+            verdict_messages(&v, Lang::Th, None),
+            vec![reply(&v, Lang::Th)]
+        );
+        assert_eq!(verdict_messages(&v, Lang::Th, Some("")).len(), 1);
+        assert!(m[1].get("quoteToken").is_none());
+    }
+
+    #[test]
+    fn metric_labels_come_from_closed_sets() {
+        let ev = |kind: &str, source: Option<&str>| Event {
+            kind: kind.into(),
+            webhook_event_id: String::new(),
+            delivery_context: DeliveryContext::default(),
+            timestamp: 0,
+            mode: String::new(),
+            source: source.map(|k| Source {
+                kind: k.into(),
+                user_id: None,
+                group_id: None,
+                room_id: None,
+            }),
+            reply_token: None,
+            message: None,
+        };
+        assert_eq!(ev("message", Some("group")).type_label(), "message");
+        assert_eq!(ev("memberJoined", Some("room")).source_label(), "room");
+        assert_eq!(ev("somethingNew\"", Some("user")).type_label(), "other");
+        assert_eq!(ev("join", Some("channel")).source_label(), "none");
+        assert_eq!(ev("join", None).source_label(), "none");
     }
 
     proptest::proptest! {

@@ -95,6 +95,18 @@ struct CodeLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LineEventLabels {
+    r#type: &'static str,
+    source: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LineMessageLabels {
+    call: &'static str,
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct VersionLabels {
     version: String,
 }
@@ -177,6 +189,8 @@ struct Inner {
     auth_refusals: Family<CodeLabels, Counter>,
     rate_limit_refusals: Family<CodeLabels, Counter>,
     quota_low: Counter,
+    line_events: Family<LineEventLabels, Counter>,
+    line_messages: Family<LineMessageLabels, Counter>,
     edge: Edge,
     /// One scrape at a time: the scrape-time values are set, then encoded.
     scrape: Mutex<()>,
@@ -317,6 +331,18 @@ impl Metrics {
             "Verification requests that came in when their service's or branch's quota had less than 10 % left (exhausted ones included): some service is about to run out",
             quota_low.clone(),
         );
+        let line_events = Family::<LineEventLabels, Counter>::default();
+        r.register(
+            "slipverify_line_events",
+            "LINE webhook events accepted (signed, answered 200), by type (LINE's event type; other for one not listed) and source (user, group, room, none); a redelivery counts again only when LINE did not see our 200",
+            line_events.clone(),
+        );
+        let line_messages = Family::<LineMessageLabels, Counter>::default();
+        r.register(
+            "slipverify_line_messages",
+            "The LINE bot's calls to send messages, by call (reply: free; push: billed) and outcome (sent; failed; over_limit: a push not sent, the branch's daily allowance used up)",
+            line_messages.clone(),
+        );
         let edge = Edge {
             accepted: Counter::default(),
             open: Gauge::default(),
@@ -390,6 +416,8 @@ impl Metrics {
             auth_refusals,
             rate_limit_refusals,
             quota_low,
+            line_events,
+            line_messages,
             edge,
             scrape: Mutex::new(()),
         }))
@@ -478,6 +506,23 @@ impl Metrics {
         self.0
             .rate_limit_refusals
             .get_or_create(&CodeLabels { code })
+            .inc();
+    }
+
+    /// One LINE webhook event accepted; `ty` and `source` from closed sets
+    /// (`domain::line::EVENT_TYPES`; user, group, room, none).
+    pub fn line_event(&self, ty: &'static str, source: &'static str) {
+        self.0
+            .line_events
+            .get_or_create(&LineEventLabels { r#type: ty, source })
+            .inc();
+    }
+
+    /// One reply or push of the LINE bot: `sent`, `failed`, or `over_limit` (a push not sent).
+    pub fn line_message(&self, call: &'static str, outcome: &'static str) {
+        self.0
+            .line_messages
+            .get_or_create(&LineMessageLabels { call, outcome })
             .inc();
     }
 
@@ -570,6 +615,10 @@ mod tests {
         m.http_request("v2", "/v2/verify/bank", 200, Duration::from_millis(30));
         m.connector_call("kbank", "found", Some(Duration::from_millis(400)));
         m.connector_call("kbank", "breaker_open", None);
+        m.line_event("message", "group");
+        m.line_event("message", "group");
+        m.line_event("join", "room");
+        m.line_message("push", "over_limit");
         let text = m.render(&Scraped {
             edge: EdgeCounts {
                 shed: 5,
@@ -609,6 +658,12 @@ mod tests {
         assert!(text.contains("slipverify_database_up 1"));
         assert!(text.contains(r#"slipverify_edge_connections_shed_total{reason="idle"} 2"#));
         assert!(text.contains(r#"slipverify_build_info{version="9.9.9"} 1"#));
+        assert!(text.contains("# TYPE slipverify_line_events_total counter"));
+        assert!(text.contains(r#"slipverify_line_events_total{type="message",source="group"} 2"#));
+        assert!(text.contains(r#"slipverify_line_events_total{type="join",source="room"} 1"#));
+        assert!(
+            text.contains(r#"slipverify_line_messages_total{call="push",outcome="over_limit"} 1"#)
+        );
     }
 
     #[test]

@@ -149,6 +149,7 @@ impl App {
         let periods = services::jobs::periodic::Periods {
             expire_jobs: Duration::from_secs(cfg.jobs.expire_every_secs),
             idempotency_keys: Duration::from_secs(cfg.jobs.idempotency_sweep_every_secs),
+            line_replies: Duration::from_secs(cfg.jobs.line_sweep_every_secs),
             retention: Duration::from_secs(cfg.retention.purge_interval_secs),
             attempts_days: cfg.retention.attempts_days,
             personal_data_days: cfg.retention.personal_data_days,

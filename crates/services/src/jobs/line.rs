@@ -7,7 +7,9 @@
 //!
 //! A step may run again after a crash: the verification is charged once per job, a reply
 //! token is single-use (LINE refuses a second reply), and a push carries a retry key derived
-//! from the job, so LINE accepts it once.
+//! from the job, so LINE accepts it once. Before a reply token is handed to LINE the job
+//! marks it in the database (`line_events`, `reply <job id>`, kept 24 h): a later run that
+//! finds the mark reads LINE's 400 as "an earlier run replied", not as "too old, push".
 
 use super::{JobContext, JobKind, Owner};
 use crate::attempts::Trace;
@@ -18,13 +20,18 @@ use crate::verify::VerifyRequest;
 use crate::Services;
 use domain::attempt::{Channel, Outcome, SlipKind};
 use domain::job::{Job, LineJob, LINE};
-use domain::line::{reply, text_message, Event, GroupMode, LineSettings, SlipCard, Verdict};
+use domain::line::{
+    text_message, verdict_messages, Event, GroupMode, LineSettings, SlipCard, Verdict,
+};
 use domain::Error;
 use serde_json::Value;
 
 /// A pending slip is checked again this often, this many times, then answered "not found".
 const PENDING_EVERY_SECS: u64 = 120;
 const PENDING_CHECKS: u32 = 5;
+
+/// How long a reply mark is kept (`periodic::SweepLineReplies`); a reply token lives a minute.
+pub const REPLY_MARK_KEPT: time::Duration = time::Duration::hours(24);
 
 pub struct Line;
 
@@ -73,7 +80,6 @@ impl JobKind for Line {
             job_id: job.id.as_str(),
             branch_id: job.branch_id.clone(),
             received_at_ms: data.received_at_ms,
-            first_run: job.attempts == 0,
         };
         match bot.work(branch, service, &mut data).await {
             Step::Done => job.done_quietly(now),
@@ -111,8 +117,6 @@ struct Bot<'a> {
     job_id: &'a str,
     branch_id: domain::BranchId,
     received_at_ms: i64,
-    /// No earlier run of this job (a crashed one may have replied already).
-    first_run: bool,
 }
 
 impl Bot<'_> {
@@ -139,7 +143,7 @@ impl Bot<'_> {
             ("join", _) => {
                 // The group's id, so staff can set `--line-notify-to`.
                 if let Some(id) = e.source.as_ref().and_then(|s| s.chat_id()) {
-                    let text = format!("slipverify: this chat's id is {id}");
+                    let text = domain::line::join_text(id);
                     self.answer(&[text_message(&text)], data, "join").await;
                 }
                 Step::Done
@@ -290,11 +294,7 @@ impl Bot<'_> {
                 Outcome::NoQr | Outcome::InvalidQr | Outcome::Error => Verdict::NoQr,
                 Outcome::NotFound | Outcome::Pending => Verdict::NotFound,
                 _ => {
-                    self.notice(&format!(
-                        "slipverify: a slip could not be checked ({}); please confirm it by hand",
-                        e.code()
-                    ))
-                    .await;
+                    self.notice(&domain::line::notice_unchecked(e.code())).await;
                     Verdict::StaffWillConfirm
                 }
             },
@@ -306,16 +306,8 @@ impl Bot<'_> {
         };
         self.answer_verdict(&v, data, what).await;
         if let Verdict::Verified(c) = &v {
-            self.notice(&format!(
-                "✅ {} {}",
-                domain::line::amount_text(c.amount),
-                if self.settings.language == domain::line::Lang::Th {
-                    "บาท"
-                } else {
-                    "THB"
-                }
-            ))
-            .await;
+            self.notice(&domain::line::notice_paid(c.amount, self.settings.language))
+                .await;
         }
         Step::Done
     }
@@ -329,8 +321,15 @@ impl Bot<'_> {
                 return;
             }
         }
-        self.answer(&[reply(v, self.settings.language)], data, what)
-            .await;
+        // The customer's image is quoted in the chat it came from (quote tokens work only
+        // there; a push to the same chat may use it too).
+        let quote = self
+            .event
+            .message
+            .as_ref()
+            .and_then(|m| m.quote_token.as_deref());
+        let messages = verdict_messages(v, self.settings.language, quote);
+        self.answer(&messages, data, what).await;
     }
 
     /// Reply while the token is fresh (free); otherwise push, if allowed and within today's
@@ -341,18 +340,39 @@ impl Bot<'_> {
         let fresh = age_ms < (svc.line_reply_window().as_millis() as i64);
         if fresh && !data.answered {
             if let Some(token) = self.event.reply_token.as_deref() {
+                // Marked before the call, so a run after a crash knows the token may be spent.
+                // A mark that cannot be written counts as found: a lost push is better than a
+                // verdict sent twice.
+                let now = svc.now();
+                let first = svc
+                    .store
+                    .claim_line_event(
+                        &self.branch_id,
+                        &format!("reply {}", self.job_id),
+                        now,
+                        now - REPLY_MARK_KEPT,
+                    )
+                    .await
+                    .unwrap_or_else(|e| {
+                        tracing::warn!(job = self.job_id, error = %e, "cannot mark a LINE reply");
+                        false
+                    });
                 match self.client.reply(self.token(), token, messages).await {
                     Ok(()) => {
+                        svc.metrics.line_message("reply", "sent");
                         data.answered = true;
                         return;
                     }
-                    // A run of this step before (it replied, then crashed) used the token:
-                    // done. On a first run the token was too old: push instead.
-                    Err(LineError::Status(400)) if !self.first_run => {
+                    // An earlier run of this job (it replied, then died before saving) used
+                    // the token: answered. Without its mark, the token was too old: push.
+                    Err(LineError::Status(400)) if !first => {
                         data.answered = true;
                         return;
                     }
-                    Err(e) => tracing::warn!(job = self.job_id, error = ?e, "LINE reply failed"),
+                    Err(e) => {
+                        svc.metrics.line_message("reply", "failed");
+                        tracing::warn!(job = self.job_id, error = ?e, "LINE reply failed")
+                    }
                 }
             }
         }
@@ -378,6 +398,7 @@ impl Bot<'_> {
         {
             Ok(true) => {}
             _ => {
+                svc.metrics.line_message("push", "over_limit");
                 tracing::info!(job = self.job_id, "LINE push allowance used up for today");
                 return false;
             }
@@ -388,14 +409,19 @@ impl Bot<'_> {
                 tokio::time::sleep(std::time::Duration::from_millis(wait_ms)).await;
             }
             match self.client.push(self.token(), to, messages, &key).await {
-                Ok(()) => return true,
+                Ok(()) => {
+                    svc.metrics.line_message("push", "sent");
+                    return true;
+                }
                 Err(e) if e.is_transient() => continue,
                 Err(e) => {
+                    svc.metrics.line_message("push", "failed");
                     tracing::warn!(job = self.job_id, error = ?e, "LINE push refused");
                     return false;
                 }
             }
         }
+        svc.metrics.line_message("push", "failed");
         false
     }
 
@@ -415,30 +441,35 @@ impl Bot<'_> {
         }
         let now = domain::clock::bangkok(self.svc.now());
         let from = now.date().midnight().assume_offset(now.offset());
-        let q = domain::attempt::AttemptQuery {
+        let mut q = domain::attempt::AttemptQuery {
             branch_id: Some(branch.id.clone()),
             outcome: Some(Outcome::Verified),
             from: Some(from),
             limit: domain::attempt::MAX_ROWS_PER_QUERY,
             ..Default::default()
         };
-        let rows = self.svc.search_attempts(q).await.unwrap_or_default();
-        let total: i64 = rows
-            .iter()
-            .filter_map(|r| r.attempt.amount.map(|a| a.0))
-            .sum();
-        let text = match self.settings.language {
-            domain::line::Lang::Th => format!(
-                "สรุปวันนี้: {} รายการ {} บาท",
-                rows.len(),
-                domain::line::amount_text(domain::Satang(total))
-            ),
-            domain::line::Lang::En => format!(
-                "Today: {} slips, THB {}",
-                rows.len(),
-                domain::line::amount_text(domain::Satang(total))
-            ),
-        };
+        // Page by page: a busy day has more records than one query returns.
+        let (mut count, mut total) = (0usize, 0i64);
+        loop {
+            let Ok(rows) = self.svc.search_attempts(q.clone()).await else {
+                return; // no total rather than a wrong one
+            };
+            count += rows.len();
+            total += rows
+                .iter()
+                .filter_map(|r| r.attempt.amount.map(|a| a.0))
+                .sum::<i64>();
+            match rows.last() {
+                Some(last) if rows.len() as u32 == q.limit => {
+                    q.after = Some(domain::attempt::Cursor {
+                        at_ms: domain::clock::to_millis(last.attempt.at),
+                        id: last.id,
+                    });
+                }
+                _ => break,
+            }
+        }
+        let text = domain::line::summary_text(count, domain::Satang(total), self.settings.language);
         self.answer(&[text_message(&text)], data, "summary").await;
     }
 }

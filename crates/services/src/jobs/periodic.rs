@@ -80,11 +80,35 @@ impl PeriodicJob for SweepIdempotencyKeys {
     }
 }
 
+/// Forgets the LINE bot's reply marks past their 24 h (`jobs/line.rs`: a mark says an
+/// event's reply token was handed to LINE; a reply token is long dead by then).
+pub struct SweepLineReplies {
+    pub every: Duration,
+}
+
+#[async_trait::async_trait]
+impl PeriodicJob for SweepLineReplies {
+    fn name(&self) -> &'static str {
+        "line-replies"
+    }
+
+    fn every(&self) -> Duration {
+        self.every
+    }
+
+    async fn run(&self, svc: &Services) -> Result<String, Error> {
+        let before = svc.now() - crate::jobs::line::REPLY_MARK_KEPT;
+        let n = svc.store.sweep_line_events(before).await?;
+        Ok(format!("deleted {n}"))
+    }
+}
+
 /// The periods of the built-in periodic jobs (`[jobs]` of the configuration).
 #[derive(Debug, Clone)]
 pub struct Periods {
     pub expire_jobs: Duration,
     pub idempotency_keys: Duration,
+    pub line_replies: Duration,
     /// `[retention]`: how often, and how long attempts and personal data are kept.
     pub retention: Duration,
     pub attempts_days: u32,
@@ -96,6 +120,7 @@ impl Default for Periods {
         Self {
             expire_jobs: Duration::from_secs(60),
             idempotency_keys: Duration::from_secs(600),
+            line_replies: Duration::from_secs(600),
             retention: Duration::from_secs(3600),
             attempts_days: 180,
             personal_data_days: 180,
@@ -111,6 +136,9 @@ pub fn builtin(p: &Periods) -> Vec<Arc<dyn PeriodicJob>> {
         }),
         Arc::new(SweepIdempotencyKeys {
             every: p.idempotency_keys,
+        }),
+        Arc::new(SweepLineReplies {
+            every: p.line_replies,
         }),
         Arc::new(RetentionPurge {
             every: p.retention,

@@ -85,6 +85,12 @@ impl Services {
         if n > 0 {
             self.enqueue(&jobs).await?;
         }
+        // Counted once the call is accepted: LINE redelivers only what it did not see
+        // answered 200, so each event counts once (twice only if our 200 was lost).
+        for event in &callback.events {
+            self.metrics
+                .line_event(event.type_label(), event.source_label());
+        }
         Ok(n)
     }
 }

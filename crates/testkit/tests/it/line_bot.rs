@@ -1,24 +1,40 @@
-//! The LINE slip bot (issue 32, part one) against a LINE platform simulator on loopback
-//! (`sim::line`): signature, de-duplication, image → verdict reply, group silence, the
-//! attempts log. On SQLite and PostgreSQL.
+//! The LINE slip bot (issue 32) against a LINE platform simulator on loopback (`sim::line`):
+//! signature (also against LINE's own Node SDK), de-duplication, image → verdict reply quoting
+//! the image, group silence, push and its allowance, a node stopped mid-event, `imageSet`,
+//! `join`, `สรุป`, metrics, the attempts log. On SQLite and PostgreSQL.
 
 use crate::common::{blank_png, png};
 use domain::attempt::{AttemptQuery, Outcome};
 use serde_json::json;
-use sim::line::{image_event, webhook_body, LineSim};
+use sim::line::{image_event, image_set_event, join_event, text_event, webhook_body, LineSim};
 use testkit::{both, Backend, Tenant, TestApp};
 
 const SECRET: &str = "line-channel-secret-0123456789";
 const TOKEN: &str = "line-channel-token-abcdef";
 
-async fn bot(b: Backend) -> (LineSim, TestApp, Tenant) {
-    let line = LineSim::start(TOKEN).await;
-    let cfg = format!(
+/// `[line]` pointing at the simulator.
+fn line_cfg(line: &LineSim) -> String {
+    format!(
         "[line]\napi_base = \"{0}\"\ndata_api_base = \"{0}\"\n",
         line.base_url()
-    );
-    let t = TestApp::spawn_with_config(b, &cfg).await;
+    )
+}
+
+async fn bot(b: Backend) -> (LineSim, TestApp, Tenant) {
+    bot_with(b, "").await
+}
+
+/// `bot` with more configuration text.
+async fn bot_with(b: Backend, more: &str) -> (LineSim, TestApp, Tenant) {
+    let line = LineSim::start(TOKEN).await;
+    let t = TestApp::spawn_with_config(b, &format!("{}{more}", line_cfg(&line))).await;
     let ten = t.tenant(100).await;
+    set_line(&t, &ten, domain::line::LinePatch::default()).await;
+    (line, t, ten)
+}
+
+/// The branch's LINE channel (secret and token) with `patch` on top.
+async fn set_line(t: &TestApp, ten: &Tenant, patch: domain::line::LinePatch) {
     t.app
         .services
         .update_branch(
@@ -27,14 +43,13 @@ async fn bot(b: Backend) -> (LineSim, TestApp, Tenant) {
                 line: domain::line::LinePatch {
                     channel_secret: Some(SECRET.into()),
                     channel_token: Some(TOKEN.into()),
-                    ..Default::default()
+                    ..patch
                 },
                 ..Default::default()
             },
         )
         .await
         .unwrap();
-    (line, t, ten)
 }
 
 /// POSTs a webhook body signed with `secret` (`None`: no signature header).
@@ -90,11 +105,30 @@ async fn calls(line: &LineSim, kind: &str, n: usize) -> Vec<sim::line::LineCall>
     panic!("fewer than {n} LINE {kind} calls");
 }
 
+/// The `altText` of the call's Flex card (after the quoting text, when there is one).
 fn alt(call: &sim::line::LineCall) -> String {
-    call.body["messages"][0]["altText"]
-        .as_str()
+    call.body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["type"] == "flex"))
+        .and_then(|m| m["altText"].as_str())
         .unwrap_or_default()
         .to_string()
+}
+
+/// Waits until the store holds no `line` job that is not finished.
+async fn line_jobs_settled(t: &TestApp) {
+    use store::Store;
+    for _ in 0..200 {
+        let counts = t.app.store.job_counts().await.unwrap();
+        let open = counts
+            .iter()
+            .any(|(kind, state, n)| kind == "line" && state != "done" && *n > 0);
+        if !open && counts.iter().any(|(kind, _, _)| kind == "line") {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("LINE jobs still open");
 }
 
 both!(
@@ -115,7 +149,17 @@ both!(
             format!("Bearer {TOKEN}")
         );
         assert_eq!(alt(&replies[0]), "✅ สลิปถูกต้อง 1,250.50 บาท");
-        assert_eq!(replies[0].body["messages"][0]["type"], "flex");
+        // The customer's image is quoted by a text (a Flex message cannot quote), then the card.
+        let messages = &replies[0].body["messages"];
+        assert_eq!(messages[0]["type"], "text");
+        assert_eq!(messages[0]["quoteToken"], "q-1001");
+        assert_eq!(messages[0]["text"], "✅ สลิปถูกต้อง 1,250.50 บาท");
+        assert_eq!(messages[1]["type"], "flex");
+        assert!(
+            line.calls("refused").is_empty(),
+            "{:?}",
+            line.calls("refused")
+        );
         // The loading indicator in a one-to-one chat.
         assert_eq!(line.calls("loading").len(), 1);
 
@@ -396,3 +440,767 @@ both!(
         t.stop().await;
     }
 );
+
+both!(
+    an_image_set_of_two_slips_gets_two_verdicts,
+    |b: Backend| async move {
+        let (line, t, ten) = bot(b).await;
+        let first = t.transfer("004", "014", 10_000).await;
+        let second = t.transfer("004", "014", 25_075).await;
+        line.put_content("7001", png(&first.payload));
+        line.put_content("7002", png(&second.payload));
+        // Two pictures sent at once: two events of one `imageSet`, each with its reply token.
+        let body = webhook_body(vec![
+            image_set_event("01HEVENT0000000000000000G1", "7001", "rt-g1", "set-1", 1, 2),
+            image_set_event("01HEVENT0000000000000000G2", "7002", "rt-g2", "set-1", 2, 2),
+        ]);
+        assert_eq!(deliver(&t, &ten, &body, Some(SECRET)).await, 200);
+        let replies = calls(&line, "reply", 2).await;
+        let mut got: Vec<(String, String, String)> = replies
+            .iter()
+            .map(|r| {
+                (
+                    r.body["replyToken"].as_str().unwrap().to_string(),
+                    r.body["messages"][0]["quoteToken"]
+                        .as_str()
+                        .unwrap()
+                        .to_string(),
+                    alt(r),
+                )
+            })
+            .collect();
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                (
+                    "rt-g1".to_string(),
+                    "q-7001".to_string(),
+                    "✅ สลิปถูกต้อง 100.00 บาท".to_string()
+                ),
+                (
+                    "rt-g2".to_string(),
+                    "q-7002".to_string(),
+                    "✅ สลิปถูกต้อง 250.75 บาท".to_string()
+                ),
+            ]
+        );
+        let records = line_records(&t, 2).await;
+        assert!(records.iter().all(|a| a.outcome == Outcome::Verified));
+        line_jobs_settled(&t).await;
+        assert_eq!(line.calls("reply").len(), 2);
+        t.stop().await;
+    }
+);
+
+both!(
+    joining_a_group_answers_its_id_once,
+    |b: Backend| async move {
+        let (line, t, ten) = bot(b).await;
+        let group = "Cfeedfacefeedfacefeedfacefeedface";
+        let join = join_event("01HEVENT0000000000000000H1", "rt-h1", group);
+        assert_eq!(
+            deliver(&t, &ten, &webhook_body(vec![join.clone()]), Some(SECRET)).await,
+            200
+        );
+        let replies = calls(&line, "reply", 1).await;
+        assert_eq!(replies[0].body["replyToken"], "rt-h1");
+        let text = replies[0].body["messages"][0]["text"].as_str().unwrap();
+        assert!(text.contains(group), "{text}");
+        // Redelivered: answered once.
+        let mut again = join;
+        again["deliveryContext"]["isRedelivery"] = json!(true);
+        assert_eq!(
+            deliver(&t, &ten, &webhook_body(vec![again]), Some(SECRET)).await,
+            200
+        );
+        line_jobs_settled(&t).await;
+        assert_eq!(line.calls("reply").len(), 1);
+        assert!(line.calls("push").is_empty());
+        t.stop().await;
+    }
+);
+
+both!(
+    summary_in_the_staff_group_answers_the_days_total,
+    |b: Backend| async move {
+        let (line, t, ten) = bot(b).await;
+        let staff = "C0123456789abcdef0123456789abcdef";
+        set_line(
+            &t,
+            &ten,
+            domain::line::LinePatch {
+                notify_to: Some(staff.into()),
+                ..Default::default()
+            },
+        )
+        .await;
+        for (i, amount) in [(1, 120_000), (2, 5_050)] {
+            let tr = t.transfer("004", "014", amount).await;
+            let msg = format!("800{i}");
+            line.put_content(&msg, png(&tr.payload));
+            let ev = image_event(
+                &format!("01HEVENT0000000000000000J{i}"),
+                &msg,
+                &format!("rt-j{i}"),
+                None,
+            );
+            assert_eq!(
+                deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
+                200
+            );
+        }
+        // A slip that is not found does not count.
+        line.put_content(
+            "8003",
+            png(&slip_qr::encode_bank_slip("004", "NOSUCHREF00000000001")),
+        );
+        let ev = image_event("01HEVENT0000000000000000J3", "8003", "rt-j3", None);
+        assert_eq!(
+            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
+            200
+        );
+        let _ = line_records(&t, 3).await;
+        // `สรุป` in another group: not the staff's, no answer.
+        let elsewhere = text_event(
+            "01HEVENT0000000000000000J4",
+            "สรุป",
+            "rt-j4",
+            Some("Cabcdefabcdefabcdefabcdefabcdef01"),
+        );
+        assert_eq!(
+            deliver(&t, &ten, &webhook_body(vec![elsewhere]), Some(SECRET)).await,
+            200
+        );
+        let ask = text_event("01HEVENT0000000000000000J5", "สรุป", "rt-j5", Some(staff));
+        assert_eq!(
+            deliver(&t, &ten, &webhook_body(vec![ask]), Some(SECRET)).await,
+            200
+        );
+        line_jobs_settled(&t).await;
+        let replies = line.calls("reply");
+        let summary: Vec<_> = replies
+            .iter()
+            .filter(|r| r.body["replyToken"] == "rt-j5")
+            .collect();
+        assert_eq!(summary.len(), 1);
+        assert_eq!(
+            summary[0].body["messages"][0]["text"],
+            "สรุปวันนี้: 2 รายการ 1,250.50 บาท"
+        );
+        assert!(replies.iter().all(|r| r.body["replyToken"] != "rt-j4"));
+        t.stop().await;
+    }
+);
+
+// LINE refuses the reply token (used up or expired on its side, within our window): the
+// verdict is pushed with a retry key when pushes are on — a 429 retried under the same key —
+// and nothing is sent when they are off.
+both!(
+    a_refused_reply_token_falls_back_to_one_push_only_when_pushes_are_on,
+    |b: Backend| async move {
+        let (line, t, ten) = bot(b).await;
+        let tr = t.transfer("004", "014", 3_300).await;
+        line.put_content("9001", png(&tr.payload));
+        line.expire_reply_token("rt-k1");
+        let ev = image_event("01HEVENT0000000000000000K1", "9001", "rt-k1", None);
+        assert_eq!(
+            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
+            200
+        );
+        let _ = line_records(&t, 1).await;
+        line_jobs_settled(&t).await;
+        assert!(line.calls("reply").is_empty());
+        assert!(line.calls("push").is_empty(), "pushes are off");
+
+        set_line(
+            &t,
+            &ten,
+            domain::line::LinePatch {
+                push: Some(true),
+                ..Default::default()
+            },
+        )
+        .await;
+        let tr = t.transfer("004", "014", 4_400).await;
+        line.put_content("9002", png(&tr.payload));
+        line.expire_reply_token("rt-k2");
+        line.fail_next_pushes(&[429]);
+        let ev = image_event("01HEVENT0000000000000000K2", "9002", "rt-k2", None);
+        assert_eq!(
+            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
+            200
+        );
+        let pushes = calls(&line, "push", 1).await;
+        line_jobs_settled(&t).await;
+        let pushes_now = line.calls("push");
+        assert_eq!(pushes_now.len(), 1, "one push");
+        assert_eq!(pushes[0].body["to"], "Ucustomer");
+        let key = &pushes[0].headers["x-line-retry-key"];
+        assert!(uuid::Uuid::parse_str(key).is_ok(), "{key}");
+        assert!(alt(&pushes[0]).contains("44.00"), "{}", alt(&pushes[0]));
+        // The push quotes the image too (the same chat).
+        assert_eq!(pushes[0].body["messages"][0]["quoteToken"], "q-9002");
+        t.stop().await;
+    }
+);
+
+// A payment QR (what the customer should pay, not a slip): asked for the slip in private,
+// silence in a group.
+both!(a_payment_qr_is_not_a_slip, |b: Backend| async move {
+    let (line, t, ten) = bot(b).await;
+    let payment = slip_qr::generate_payment_qr(&slip_qr::PaymentRequest {
+        target: slip_qr::PaymentTarget::Msisdn("0812345678".into()),
+        amount_satang: Some(50_000),
+        merchant_name: None,
+    })
+    .unwrap();
+    line.put_content("9301", png(&payment));
+    line.put_content("9302", png(&payment));
+    let body = webhook_body(vec![
+        image_event("01HEVENT0000000000000000N1", "9301", "rt-n1", None),
+        image_event(
+            "01HEVENT0000000000000000N2",
+            "9302",
+            "rt-n2",
+            Some("C0123456789abcdef0123456789abcdef"),
+        ),
+    ]);
+    assert_eq!(deliver(&t, &ten, &body, Some(SECRET)).await, 200);
+    let records = line_records(&t, 2).await;
+    assert!(
+        records.iter().all(|a| a.outcome == Outcome::InvalidQr),
+        "{records:?}"
+    );
+    line_jobs_settled(&t).await;
+    let replies = line.calls("reply");
+    assert_eq!(replies.len(), 1, "silence in the group");
+    assert_eq!(replies[0].body["replyToken"], "rt-n1");
+    assert!(alt(&replies[0]).starts_with("📷"), "{}", alt(&replies[0]));
+    t.stop().await;
+});
+
+// A refusal the customer must not see (the branch is inactive): a neutral "staff will
+// confirm" answer, and the reason pushed to the staff chat; with the branch active again, a
+// verified payment is also pushed there.
+both!(
+    a_hidden_refusal_tells_the_customer_staff_will_confirm_and_notifies_staff,
+    |b: Backend| async move {
+        let (line, t, ten) = bot(b).await;
+        let staff = "C0123456789abcdef0123456789abcdef";
+        set_line(
+            &t,
+            &ten,
+            domain::line::LinePatch {
+                notify_to: Some(staff.into()),
+                push: Some(true),
+                ..Default::default()
+            },
+        )
+        .await;
+        let tr = t.transfer("004", "014", 8_800).await;
+        line.put_content("9401", png(&tr.payload));
+        t.set_branch_active(&ten.branch_id, false).await;
+        let ev = image_event("01HEVENT0000000000000000P1", "9401", "rt-p1", None);
+        assert_eq!(
+            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
+            200
+        );
+        let replies = calls(&line, "reply", 1).await;
+        assert!(
+            alt(&replies[0]).starts_with("ได้รับสลิปแล้ว"),
+            "{}",
+            alt(&replies[0])
+        );
+        let pushes = calls(&line, "push", 1).await;
+        assert_eq!(pushes[0].body["to"], staff);
+        assert_eq!(
+            pushes[0].body["messages"][0]["text"],
+            domain::line::notice_unchecked("BRANCH_INACTIVE")
+        );
+        // The staff chat is not the customer's: no quote there.
+        assert!(pushes[0].body["messages"][0].get("quoteToken").is_none());
+
+        t.set_branch_active(&ten.branch_id, true).await;
+        line.put_content("9402", png(&tr.payload));
+        let ev = image_event("01HEVENT0000000000000000P2", "9402", "rt-p2", None);
+        assert_eq!(
+            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
+            200
+        );
+        let pushes = calls(&line, "push", 2).await;
+        assert_eq!(pushes[1].body["to"], staff);
+        assert_eq!(pushes[1].body["messages"][0]["text"], "✅ 88.00 บาท");
+        let replies = calls(&line, "reply", 2).await;
+        assert_eq!(alt(&replies[1]), "✅ สลิปถูกต้อง 88.00 บาท");
+        assert_eq!(
+            t.used(&ten.api_key).await,
+            1,
+            "the refused slip was not charged"
+        );
+        t.stop().await;
+    }
+);
+
+// A typed slip payload is verified like a picture (and quoted); other chat is ignored. An image
+// LINE says is hosted elsewhere (`contentProvider.type = external`) goes through the image-URL
+// guard: a loopback address is not fetched.
+both!(
+    a_typed_payload_is_verified_and_an_external_image_is_guarded,
+    |b: Backend| async move {
+        let (line, t, ten) = bot(b).await;
+        let tr = t.transfer("004", "014", 77_700).await;
+        let body = webhook_body(vec![
+            text_event("01HEVENT0000000000000000R1", &tr.payload, "rt-r1", None),
+            text_event(
+                "01HEVENT0000000000000000R2",
+                "สวัสดีค่ะ โอนแล้วนะคะ",
+                "rt-r2",
+                None,
+            ),
+        ]);
+        assert_eq!(deliver(&t, &ten, &body, Some(SECRET)).await, 200);
+        let replies = calls(&line, "reply", 1).await;
+        assert_eq!(replies[0].body["replyToken"], "rt-r1");
+        assert_eq!(alt(&replies[0]), "✅ สลิปถูกต้อง 777.00 บาท");
+        assert_eq!(
+            replies[0].body["messages"][0]["quoteToken"],
+            "q-t-01HEVENT0000000000000000R1"
+        );
+
+        // A loopback host that would serve a good slip, and counts who asks.
+        let other = t.transfer("004", "014", 1_200).await;
+        let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = asked.clone();
+        let picture = png(&other.payload);
+        let host = axum::Router::new().route(
+            "/slip.png",
+            axum::routing::get(move || {
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let picture = picture.clone();
+                async move { ([("content-type", "image/png")], picture) }
+            }),
+        );
+        let url = format!("http://{}/slip.png", testkit::serve_on_loopback(host).await);
+        let mut ev = image_event("01HEVENT0000000000000000R3", "9601", "rt-r3", None);
+        ev["message"]["contentProvider"] = json!({"type": "external", "originalContentUrl": url});
+        assert_eq!(
+            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
+            200
+        );
+        let records = line_records(&t, 2).await;
+        assert_eq!(records[1].outcome, Outcome::Verified);
+        assert_eq!(records[0].outcome, Outcome::Error, "{records:?}");
+        line_jobs_settled(&t).await;
+        let replies = line.calls("reply");
+        assert_eq!(replies.len(), 2, "chat is not answered");
+        assert_eq!(replies[1].body["replyToken"], "rt-r3");
+        assert!(alt(&replies[1]).starts_with("📷"), "{}", alt(&replies[1]));
+        assert!(
+            line.calls("content").is_empty(),
+            "nothing downloaded from LINE"
+        );
+        assert_eq!(
+            asked.load(std::sync::atomic::Ordering::SeqCst),
+            0,
+            "the guard refused the address before any request"
+        );
+        t.stop().await;
+    }
+);
+
+/// A node with a worker on `t`'s database, talking to the simulator; `drain`: how long its
+/// shutdown waits for jobs in hand before cutting them off (and handing them back).
+async fn worker_node(t: &TestApp, line: &LineSim, drain: std::time::Duration) -> TestApp {
+    let client = services::line::client::LineClient::new(
+        &line.base_url(),
+        &line.base_url(),
+        &egress::operator::OutboundSettings::default(),
+        std::time::Duration::from_secs(5),
+    )
+    .unwrap();
+    t.another_node_with_app(move |a| {
+        a.services
+            .set_line(client, std::time::Duration::from_secs(50));
+        a.worker.drain = drain;
+    })
+    .await
+}
+
+// A node stopped in the middle of an event — after the webhook's 200, while LINE's content
+// host or reply call has not answered — leaves the event to the next node: the customer gets
+// exactly one answer, and the slip is charged once.
+both!(
+    a_node_stopped_mid_event_leaves_one_answer_to_the_next_node,
+    |b: Backend| async move {
+        let line = LineSim::start(TOKEN).await;
+        // This node takes webhooks only; the worker nodes come and go.
+        let t =
+            TestApp::spawn_with_config(b, &format!("{}[jobs]\nconcurrency = 0\n", line_cfg(&line)))
+                .await;
+        let ten = t.tenant(100).await;
+        // Pushes on: a wrong reading of the spent token would show as a push.
+        set_line(
+            &t,
+            &ten,
+            domain::line::LinePatch {
+                push: Some(true),
+                ..Default::default()
+            },
+        )
+        .await;
+        let cut = std::time::Duration::from_millis(50);
+
+        // 1. Stopped while downloading the picture.
+        let tr = t.transfer("004", "014", 11_100).await;
+        line.put_content("9101", png(&tr.payload));
+        line.hold("content");
+        let n1 = worker_node(&t, &line, cut).await;
+        let ev = image_event("01HEVENT0000000000000000L1", "9101", "rt-l1", None);
+        assert_eq!(
+            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
+            200
+        );
+        let _ = calls(&line, "content", 1).await;
+        n1.stop().await;
+        line.release();
+        let n2 = worker_node(&t, &line, cut).await;
+        let replies = calls(&line, "reply", 1).await;
+        assert_eq!(replies[0].body["replyToken"], "rt-l1");
+        assert_eq!(alt(&replies[0]), "✅ สลิปถูกต้อง 111.00 บาท");
+        line_jobs_settled(&t).await;
+        n2.stop().await;
+        assert_eq!(line.calls("content").len(), 2, "downloaded again");
+        assert_eq!(line.calls("reply").len(), 1);
+
+        // 2. Stopped after LINE took the reply (its token is spent) but before it answered.
+        let tr = t.transfer("004", "014", 22_200).await;
+        line.put_content("9102", png(&tr.payload));
+        line.hold("reply");
+        let n1 = worker_node(&t, &line, cut).await;
+        let ev = image_event("01HEVENT0000000000000000L2", "9102", "rt-l2", None);
+        assert_eq!(
+            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
+            200
+        );
+        let _ = calls(&line, "reply", 2).await;
+        n1.stop().await;
+        line.release();
+        let n2 = worker_node(&t, &line, cut).await;
+        line_jobs_settled(&t).await;
+        // The next node ran the event again and found the reply mark: LINE's 400 on the spent
+        // token means "answered", not "too old, push".
+        assert_eq!(line.calls("content").len(), 4, "downloaded again");
+        let replies = line.calls("reply");
+        assert_eq!(replies.len(), 2, "one reply per event");
+        assert_eq!(alt(&replies[1]), "✅ สลิปถูกต้อง 222.00 บาท");
+        assert!(line.calls("push").is_empty(), "{:?}", line.calls("push"));
+        assert_eq!(t.used(&ten.api_key).await, 2, "each slip charged once");
+        n2.stop().await;
+        t.stop().await;
+    }
+);
+
+both!(
+    line_events_and_sends_are_counted_in_the_metrics,
+    |b: Backend| async move {
+        let (line, t, ten) = bot_with(b, "[metrics]\nlisten = \"127.0.0.1:0\"\n").await;
+        let tr = t.transfer("004", "014", 1_000).await;
+        line.put_content("9201", png(&tr.payload));
+        let follow = json!({
+            "type": "follow", "mode": "active", "timestamp": 1_795_760_000_000_i64,
+            "webhookEventId": "01HEVENT0000000000000000M3", "deliveryContext": {"isRedelivery": false},
+            "source": {"type": "user", "userId": "Unew"}, "replyToken": "rt-m3"
+        });
+        let body = webhook_body(vec![
+            image_event("01HEVENT0000000000000000M1", "9201", "rt-m1", None),
+            join_event(
+                "01HEVENT0000000000000000M2",
+                "rt-m2",
+                "C99999999999999999999999999999999",
+            ),
+            follow,
+        ]);
+        // Refused calls count nothing.
+        assert_eq!(deliver(&t, &ten, &body, Some("wrong")).await, 401);
+        assert_eq!(deliver(&t, &ten, &body, Some(SECRET)).await, 200);
+        let _ = calls(&line, "reply", 2).await;
+        line_jobs_settled(&t).await;
+        let m = crate::metrics::scrape(&t).await;
+        let events = |ty: &str, source: &str| {
+            m.get(
+                "slipverify_line_events_total",
+                &[("type", ty), ("source", source)],
+            )
+        };
+        assert_eq!(events("message", "user"), 1.0);
+        assert_eq!(events("join", "group"), 1.0);
+        assert_eq!(events("follow", "user"), 1.0);
+        assert_eq!(m.sum("slipverify_line_events_total", &[]), 3.0);
+        assert_eq!(
+            m.get(
+                "slipverify_line_messages_total",
+                &[("call", "reply"), ("outcome", "sent")]
+            ),
+            2.0
+        );
+        assert_eq!(
+            m.get(
+                "slipverify_verifications_total",
+                &[
+                    ("kind", "bank"),
+                    ("input", "image"),
+                    ("outcome", "verified")
+                ]
+            ),
+            1.0
+        );
+        t.stop().await;
+    }
+);
+
+/// The pinned `@line/bot-sdk` (`crates/testkit/line-sdk`), installed with `npm ci` under the
+/// target directory when missing or when the lock file changed; its `validate.js` directory.
+/// Fails, never skips, when Node or npm cannot be had (Debian's `nodejs` and `npm`).
+fn line_sdk() -> std::path::PathBuf {
+    use std::process::{Command, Stdio};
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("line-sdk");
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("line-bot-sdk");
+    let lock = std::fs::read(src.join("package-lock.json")).unwrap();
+    let installed = dir
+        .join("node_modules/@line/bot-sdk/package.json")
+        .is_file()
+        && std::fs::read(dir.join("package-lock.json")).ok().as_ref() == Some(&lock);
+    if !installed {
+        let have = |p: &str| {
+            Command::new(p)
+                .arg("--version")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        if !have("node") || !have("npm") {
+            let _ = Command::new("sh")
+                .arg("-c")
+                .arg("apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        }
+        // Installed beside, then moved in: a run cut short leaves no half-installed SDK.
+        let tmp = dir.with_file_name(format!("line-bot-sdk-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&tmp).unwrap();
+        for f in ["package.json", "package-lock.json", "validate.js"] {
+            std::fs::copy(src.join(f), tmp.join(f)).unwrap();
+        }
+        let out = Command::new("npm")
+            .args(["ci", "--ignore-scripts", "--no-audit", "--no-fund"])
+            .current_dir(&tmp)
+            .output()
+            .expect("npm is needed for the @line/bot-sdk cross-check (apt-get install nodejs npm)");
+        assert!(
+            out.status.success(),
+            "npm ci of @line/bot-sdk failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::rename(&tmp, &dir).unwrap();
+    }
+    // The script may have changed without the lock.
+    std::fs::copy(src.join("validate.js"), dir.join("validate.js")).unwrap();
+    dir
+}
+
+/// `@line/bot-sdk`'s `validateSignature` on each (secret, body, signature).
+fn sdk_validates(cases: &[(String, Vec<u8>, String)]) -> Vec<bool> {
+    use base64::Engine;
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let dir = line_sdk();
+    let input: Vec<_> = cases
+        .iter()
+        .map(|(secret, body, sig)| {
+            json!({
+                "secret": secret,
+                "body": base64::engine::general_purpose::STANDARD.encode(body),
+                "signature": sig,
+            })
+        })
+        .collect();
+    let mut child = Command::new("node")
+        .arg("validate.js")
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start node");
+    let mut stdin = child.stdin.take().unwrap();
+    let text = serde_json::to_vec(&input).unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(&text));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    assert!(
+        out.status.success(),
+        "validate.js: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// splitmix64: the generated bodies, the same on every run.
+struct Gen(u64);
+
+impl Gen {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next() as u8).collect()
+    }
+
+    fn hex(&mut self, n: usize) -> String {
+        (0..n)
+            .map(|_| char::from(b"0123456789abcdef"[(self.next() % 16) as usize]))
+            .collect()
+    }
+}
+
+// Our `X-Line-Signature` check against LINE's official Node SDK on generated bodies: random
+// bytes, Thai text, bodies at the 1 MB cap. Good signatures, changed bodies, other secrets and
+// other bodies' signatures are judged alike; on malformed Base64 (which LINE never sends) ours
+// is the stricter: it never accepts what the SDK refuses.
+#[test]
+fn the_signature_check_agrees_with_lines_node_sdk() {
+    use domain::line::{signature, signature_ok};
+    let mut g = Gen(0x5119_7e21_0000_0032);
+    let thai = "โอนเงินแล้วค่ะ สลิปตามนี้ 1,250.50 บาท ✅ ";
+    let mut bodies: Vec<Vec<u8>> = vec![Vec::new(), b"{}".to_vec()];
+    for _ in 0..12 {
+        let n = (g.next() % 3000) as usize;
+        bodies.push(g.bytes(n));
+    }
+    for i in 0..6 {
+        let text = thai.repeat(1 + (g.next() % 40) as usize);
+        bodies.push(
+            json!({"destination": "U1", "events": [{"type": "message", "webhookEventId": format!("e{i}"),
+                   "message": {"type": "text", "id": "1", "text": text}}]})
+            .to_string()
+            .into_bytes(),
+        );
+    }
+    // The webhook's cap, and a body of many Thai characters near it.
+    bodies.push(g.bytes(1024 * 1024));
+    bodies.push(thai.repeat(1024 * 1024 / thai.len()).into_bytes());
+    let mut secrets = vec!["".to_string(), "รหัสลับของช่อง".to_string()];
+    secrets.extend((0..4).map(|_| g.hex(32)));
+
+    // (secret, body, signature, what the answer must be; None: malformed Base64)
+    let mut cases: Vec<(String, Vec<u8>, String, Option<bool>)> = Vec::new();
+    for (i, body) in bodies.iter().enumerate() {
+        let secret = secrets[i % secrets.len()].clone();
+        let other = secrets[(i + 1) % secrets.len()].clone();
+        let sig = signature(&secret, body);
+        cases.push((secret.clone(), body.clone(), sig.clone(), Some(true)));
+        cases.push((
+            secret.clone(),
+            body.clone(),
+            signature(&other, body),
+            Some(false),
+        ));
+        if !body.is_empty() {
+            let mut changed = body.clone();
+            let at = (g.next() as usize) % changed.len();
+            changed[at] ^= 1 << (g.next() % 8);
+            cases.push((secret.clone(), changed, sig.clone(), Some(false)));
+            let mut longer = body.clone();
+            longer.push(b' ');
+            cases.push((secret.clone(), longer, sig.clone(), Some(false)));
+        }
+        let elsewhere = &bodies[(i + 1) % bodies.len()];
+        if elsewhere != body {
+            cases.push((
+                secret.clone(),
+                body.clone(),
+                signature(&secret, elsewhere),
+                Some(false),
+            ));
+        }
+        cases.push((secret.clone(), body.clone(), String::new(), Some(false)));
+        // Malformed forms of the good signature.
+        for bad in [
+            sig.trim_end_matches('=').to_string(),
+            sig.replace('+', "-").replace('/', "_"),
+            format!("{}{}", &sig[..20], &sig[20..].replace('A', " A")),
+            sig[..sig.len() - 4].to_string(),
+            format!("{sig}!!"),
+        ] {
+            if bad != sig {
+                cases.push((secret.clone(), body.clone(), bad, None));
+            }
+        }
+    }
+    let judged: Vec<_> = cases
+        .iter()
+        .map(|(s, b, sig, _)| (s.clone(), b.clone(), sig.clone()))
+        .collect();
+    let sdk = sdk_validates(&judged);
+    assert_eq!(sdk.len(), cases.len());
+    let mut agreed = 0;
+    for ((secret, body, sig, want), sdk_says) in cases.iter().zip(&sdk) {
+        let ours = signature_ok(secret, body, sig);
+        let what = format!("secret {secret:?}, {} bytes, signature {sig:?}", body.len());
+        match want {
+            Some(want) => {
+                assert_eq!(*sdk_says, *want, "SDK: {what}");
+                assert_eq!(ours, *want, "ours: {what}");
+                agreed += 1;
+            }
+            None => assert!(
+                !ours || *sdk_says,
+                "ours accepts what the SDK refuses: {what}"
+            ),
+        }
+    }
+    assert!(agreed > 100, "{agreed} cases");
+}
+
+// The reply marks (`line_events`) are forgotten after 24 h by the periodic job `line-replies`
+// (run here by hand: the runner's periods follow the test clock, which the test moves).
+both!(reply_marks_are_swept_after_a_day, |b: Backend| async move {
+    use services::jobs::periodic::{builtin, PeriodicJob, Periods, SweepLineReplies};
+    let (line, t, ten) = bot(b).await;
+    let tr = t.transfer("004", "014", 1_500).await;
+    line.put_content("9501", png(&tr.payload));
+    let ev = image_event("01HEVENT0000000000000000Q1", "9501", "rt-q1", None);
+    assert_eq!(
+        deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
+        200
+    );
+    let _ = calls(&line, "reply", 1).await;
+    line_jobs_settled(&t).await;
+    let sweep = SweepLineReplies {
+        every: std::time::Duration::from_secs(600),
+    };
+    let svc = &t.app.services;
+    t.clock.advance(time::Duration::hours(23));
+    assert_eq!(
+        sweep.run(svc).await.unwrap(),
+        "deleted 0",
+        "kept within the day"
+    );
+    t.clock.advance(time::Duration::hours(2));
+    assert_eq!(sweep.run(svc).await.unwrap(), "deleted 1");
+    assert_eq!(sweep.run(svc).await.unwrap(), "deleted 0");
+    // Registered with the other periodic jobs.
+    assert!(builtin(&Periods::default())
+        .iter()
+        .any(|j| j.name() == "line-replies"));
+    t.stop().await;
+});

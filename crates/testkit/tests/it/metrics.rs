@@ -14,7 +14,7 @@ const LISTEN: &str = "[metrics]\nlisten = \"127.0.0.1:0\"\n";
 /// One sample: its name and labels (sorted), and its value.
 type Samples = BTreeMap<(String, Vec<(String, String)>), f64>;
 
-struct Scrape {
+pub(crate) struct Scrape {
     text: String,
     samples: Samples,
 }
@@ -22,7 +22,7 @@ struct Scrape {
 impl Scrape {
     /// The value of `name` with exactly these labels (0 when absent: a series appears at its
     /// first event).
-    fn get(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
+    pub(crate) fn get(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
         let mut l: Vec<(String, String)> = labels
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -35,7 +35,7 @@ impl Scrape {
     }
 
     /// Every sample of `name` whose labels include `having`.
-    fn sum(&self, name: &str, having: &[(&str, &str)]) -> f64 {
+    pub(crate) fn sum(&self, name: &str, having: &[(&str, &str)]) -> f64 {
         self.samples
             .iter()
             .filter(|((n, l), _)| {
@@ -117,7 +117,7 @@ fn parse_labels(body: &str) -> Vec<(String, String)> {
     out
 }
 
-async fn scrape(t: &TestApp) -> Scrape {
+pub(crate) async fn scrape(t: &TestApp) -> Scrape {
     let addr = t.metrics_addr.expect("metrics listener configured");
     let resp = t
         .http
