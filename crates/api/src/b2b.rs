@@ -25,7 +25,7 @@ use domain::clock::format_bangkok;
 use domain::model::{Branch, Partner, Service};
 use domain::partner::Permission;
 use domain::quota::QuotaOp;
-use domain::{BankAccountId, Error, Validation};
+use domain::{BankAccountId, Error};
 use serde_json::{Map, Value};
 use services::partner::{BranchRef, PartnerCaller, PartnerHeaders, SignedRequest};
 use services::Services;
@@ -114,36 +114,6 @@ async fn partner_at(
     Ok((caller, bytes))
 }
 
-/// A required whole number; with `nullable`, `null` is a value (`None`).
-fn whole(map: &Map<String, Value>, name: &str, nullable: bool) -> Result<Option<i64>, Error> {
-    let mut v = Validation::new();
-    let out = match map.get(name) {
-        None => {
-            v.fail(name, "is required");
-            None
-        }
-        Some(Value::Null) if nullable => None,
-        // `3.0` is the whole number 3, as in every other whole-number field.
-        Some(Value::Number(n)) => match n.as_i64().or_else(|| crate::request::whole_float(n)) {
-            Some(i) => Some(i),
-            None => {
-                v.fail(name, "must be a whole number");
-                None
-            }
-        },
-        Some(_) if nullable => {
-            v.fail(name, "must be a whole number or null");
-            None
-        }
-        Some(_) => {
-            v.fail(name, "must be a whole number");
-            None
-        }
-    };
-    v.into_result()?;
-    Ok(out)
-}
-
 /// Counters as they stand in the current cycle.
 fn flat_branch(svc: &Services, s: &Service, b: &Branch) -> PartnerBranch {
     let q = b.quota_in(s.current_cycle(svc.now()));
@@ -193,10 +163,7 @@ async fn set_quota(State(svc): State<Services>, req: Request) -> Reply<PartnerBr
 }
 
 async fn set(svc: &Services, c: &PartnerCaller, bytes: &[u8]) -> Reply<PartnerBranch> {
-    let limit = whole(&parse_object(bytes)?, "limitQuota", true)?;
-    if matches!(limit, Some(l) if l < 0) {
-        return Err(Error::invalid("limitQuota", "must not be negative").into());
-    }
+    let limit = parse::<SetQuota>(&parse_object(bytes)?)?;
     apply(svc, c, QuotaOp::Set(limit)).await
 }
 
@@ -212,10 +179,7 @@ async fn adjust_quota(State(svc): State<Services>, req: Request) -> Reply<Partne
 }
 
 async fn adjust(svc: &Services, c: &PartnerCaller, bytes: &[u8]) -> Reply<PartnerBranch> {
-    let amount = whole(&parse_object(bytes)?, "amount", false)?.unwrap_or(0);
-    if amount == 0 {
-        return Err(Error::invalid("amount", "must not be 0").into());
-    }
+    let amount = parse::<AdjustQuota>(&parse_object(bytes)?)?;
     apply(svc, c, QuotaOp::Adjust(amount)).await
 }
 
