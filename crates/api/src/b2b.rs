@@ -153,6 +153,7 @@ async fn apply(svc: &Services, c: &PartnerCaller, op: QuotaOp) -> Reply<PartnerB
 
 #[utoipa::path(put, path = "/b2b/branch/quota", tag = "partner",
     summary = "Set the branch limit (permission quota:write; audited)",
+    description = "A limit below the branch's used quota of this cycle is refused with `VALIDATION_ERROR` (spec 4.2), as is any request that is not of the documented shape.",
     request_body(content((SetQuota = "application/json"))),
     responses(
         (status = 200, description = "The branch's counters", body = Plain<PartnerBranch>),
@@ -169,6 +170,7 @@ async fn set(svc: &Services, c: &PartnerCaller, bytes: &[u8]) -> Reply<PartnerBr
 
 #[utoipa::path(post, path = "/b2b/branch/quota/adjust", tag = "partner",
     summary = "Add to (or take from) the branch limit (permission quota:write; audited)",
+    description = "What the branch's state does not allow is refused with `VALIDATION_ERROR` on `amount` too: a branch with no limit of its own (set one with PUT first), or a new limit out of range; a new limit below the used quota is `QUOTA_BELOW_USAGE`.",
     request_body(content((AdjustQuota = "application/json"))),
     responses(
         (status = 200, description = "The branch's counters", body = Plain<PartnerBranch>),
@@ -208,6 +210,7 @@ async fn read_quota_at(
 
 #[utoipa::path(put, path = "/b2b/branches/{branchId}/quota", tag = "partner",
     summary = "Set the branch limit, branch in the path (permission quota:write; audited)",
+    description = "A limit below the branch's used quota of this cycle is refused with `VALIDATION_ERROR` (spec 4.2), as is any request that is not of the documented shape.",
     params(("branchId" = String, Path, description = "Branch id (UUID)")),
     request_body(content((SetQuota = "application/json"))),
     responses(
@@ -224,6 +227,7 @@ async fn set_quota_at(
 
 #[utoipa::path(post, path = "/b2b/branches/{branchId}/quota/adjust", tag = "partner",
     summary = "Add to (or take from) the branch limit, branch in the path (permission quota:write; audited)",
+    description = "What the branch's state does not allow is refused with `VALIDATION_ERROR` on `amount` too: a branch with no limit of its own (set one with PUT first), or a new limit out of range; a new limit below the used quota is `QUOTA_BELOW_USAGE`.",
     params(("branchId" = String, Path, description = "Branch id (UUID)")),
     request_body(content((AdjustQuota = "application/json"))),
     responses(

@@ -481,4 +481,29 @@ mod tests {
             .expect("refused");
         assert_eq!(msg.public_message(), "payload: must be 1 to 128 characters");
     }
+
+    #[test]
+    fn documented_line_values_are_the_domain_ones() {
+        let p = &super::schema_of("BranchChange")["properties"];
+        let values = |name: &str| -> Vec<String> {
+            let r = p[name]["oneOf"][1]["$ref"].as_str().unwrap_or_default();
+            let s = super::schema_of(r.rsplit('/').next().unwrap_or_default());
+            s["enum"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let langs = values("lineLanguage");
+        assert_eq!(langs, ["th", "en"], "{p}");
+        assert!(langs.iter().all(|l| domain::line::Lang::parse(l).is_some()));
+        let modes = values("lineGroupMode");
+        assert_eq!(modes, ["silent", "verbose"], "{p}");
+        assert!(modes
+            .iter()
+            .all(|m| domain::line::GroupMode::parse(m).is_some()));
+    }
 }

@@ -174,20 +174,30 @@ pub struct V1QrRequest {
     #[serde(rename = "type")]
     pub kind: QrType,
     /// PROMPTPAY: exactly one of `msisdn`, `natId`, `eWalletId`. `msisdn`: 10 digits starting with 0.
+    #[schema(pattern = "^0[0-9]{9}$")]
     pub msisdn: Option<String>,
     /// 13 digits with a valid check digit.
+    #[schema(pattern = "^[0-9]{13}$")]
     pub nat_id: Option<String>,
+    #[schema(pattern = "^[0-9]{15}$")]
     pub e_wallet_id: Option<String>,
     /// Merchant types: 1–20 upper-case letters or digits.
+    #[schema(pattern = "^[A-Z0-9]{1,20}$")]
     pub ref1: Option<String>,
+    #[schema(pattern = "^[A-Z0-9]{1,20}$")]
     pub ref2: Option<String>,
     /// Merchant types: 15 digits (the branch's when absent).
+    #[schema(pattern = "^[0-9]{15}$")]
     pub biller_id: Option<String>,
     /// > 0, ≤ 9,999,999.99, at most 2 decimals (number or text).
     #[schema(exclusive_minimum = 0, maximum = 9999999.99)]
     pub amount: Option<f64>,
     /// 1–25 printable ASCII characters.
-    #[schema(min_length = 1, max_length = 25)]
+    #[schema(
+        min_length = 1,
+        max_length = 25,
+        pattern = "^[!-~]([ -~]{0,23}[!-~])?$"
+    )]
     pub merchant_name: Option<String>,
 }
 
