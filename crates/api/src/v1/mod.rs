@@ -11,7 +11,6 @@ mod wallet;
 pub(crate) use error::v1_error;
 
 use crate::authed::AuthedV1;
-use crate::request::Fields;
 use crate::responses::{V1UploadErrors, V1VerifyErrors};
 use crate::routing::Routes;
 use crate::v2::Submitted;
@@ -24,7 +23,7 @@ use domain::clock::format_bangkok;
 use domain::model::{RawSlip, RawWalletSlip, VerifiedTransfer};
 use domain::Error;
 pub(crate) use error::V1Error;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use services::auth::Caller;
 use services::input::SlipInput;
 use services::verify::VerifyRequest;
@@ -74,16 +73,7 @@ async fn verify_get(
     for (name, value) in &pairs {
         crate::body::no_nul(name, value)?;
     }
-    // Each name's first value.
-    let mut map = Map::new();
-    for (name, value) in pairs {
-        map.entry(name).or_insert(Value::String(value));
-    }
-    let mut f = Fields::of::<V1VerifyRequest>(&map);
-    f.first_only = true;
-    let read = crate::wire::v1::read_query(&mut f);
-    f.finish()?;
-    let req = read?.decoded()?;
+    let req = crate::wire::v1::read_query(pairs)??.decoded()?;
     verify(&svc, &c, req, ()).await
 }
 

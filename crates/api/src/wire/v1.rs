@@ -113,32 +113,47 @@ impl Request for V1VerifyRequest {
 
 /// `GET /api/v1/verify`'s query (each name's first value): `checkDuplicate`, then `payload`,
 /// read as the JSON body's field of that name.
-pub(crate) fn read_query(f: &mut Fields<'_>) -> V1Read {
-    let check_duplicate = check_duplicate(f)?;
-    f.require(&["payload"]);
-    let input = f.text("payload").map(SlipText::Payload);
-    Ok(slip(input, check_duplicate))
+pub(crate) fn read_query(pairs: Vec<(String, String)>) -> Result<V1Read, domain::Error> {
+    let mut map = serde_json::Map::new();
+    for (name, value) in pairs {
+        map.entry(name).or_insert(Value::String(value));
+    }
+    first_failure::<V1VerifyRequest>(&map, |f| {
+        let check_duplicate = check_duplicate(f)?;
+        f.require(&["payload"]);
+        let input = f.text("payload").map(SlipText::Payload);
+        Ok(slip(input, check_duplicate))
+    })
 }
 
 /// A form read as `V1VerifyForm`: `checkDuplicate`, then exactly one of the file and the text
 /// inputs, then that input.
 pub(crate) fn read_form(mut form: Form) -> Result<V1Read, domain::Error> {
     let file = form.files.pop();
-    let mut f = Fields::of::<V1VerifyForm>(&form.text);
-    f.first_only = true;
-    let read = (|| {
-        let check_duplicate = check_duplicate(&f)?;
+    first_failure::<V1VerifyForm>(&form.text, |f| {
+        let check_duplicate = check_duplicate(f)?;
         let texts: Vec<&str> = TEXT_INPUTS.into_iter().filter(|n| f.present(n)).collect();
         let input = match (file, texts.as_slice()) {
             (Some(bytes), []) => Some(SlipText::Image(bytes)),
-            (None, [one]) => text_input(&mut f, one)?,
+            (None, [one]) => text_input(f, one)?,
             _ => {
                 f.v.fail("file", EXACTLY_ONE);
                 None
             }
         };
         Ok(slip(input, check_duplicate))
-    })();
+    })
+}
+
+/// `read` over `map`'s fields as `T` documents them, answering only the first failure (what
+/// `request::parse` does for a `Request` type, here for the query and the form).
+fn first_failure<T: ToSchema>(
+    map: &serde_json::Map<String, Value>,
+    read: impl FnOnce(&mut Fields<'_>) -> V1Read,
+) -> Result<V1Read, domain::Error> {
+    let mut f = Fields::of::<T>(map);
+    f.first_only = true;
+    let read = read(&mut f);
     f.finish()?;
     Ok(read)
 }
