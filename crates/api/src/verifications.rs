@@ -258,3 +258,34 @@ fn csv_stream(
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::query;
+
+    fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
+        p.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn an_empty_filter_is_left_out() {
+        let empty: Vec<(&str, &str)> = super::FILTERS.iter().map(|n| (*n, " ")).collect();
+        let q = query(pairs(&empty), 50, 500).expect("empty filters are no filters");
+        assert_eq!(
+            q,
+            domain::attempt::AttemptQuery {
+                limit: 50,
+                ..Default::default()
+            }
+        );
+        // An unknown name is refused even when empty; a known one with a wrong value too.
+        let e = query(pairs(&[("nope", ""), ("outcome", "maybe")]), 50, 500).unwrap_err();
+        let msg = e.public_message();
+        assert!(
+            msg.starts_with("nope: is not a filter of this search; outcome: must be one of"),
+            "{msg}"
+        );
+    }
+}
