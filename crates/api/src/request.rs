@@ -428,6 +428,7 @@ mod tests {
         reads_only_documented_limits::<v2::SetQuota>();
         reads_only_documented_limits::<v2::AdjustQuota>();
         reads_only_documented_limits::<crate::wire::v1::V1VerifyRequest>();
+        reads_only_documented_limits::<crate::wire::v1::V1QrRequest>();
         reads_only_documented_limits::<a::NewService>();
         reads_only_documented_limits::<a::ServiceChange>();
         reads_only_documented_limits::<a::NewBranch>();
