@@ -25,7 +25,7 @@ use domain::clock::format_bangkok;
 use domain::model::{Branch, Partner, Service};
 use domain::partner::Permission;
 use domain::quota::QuotaOp;
-use domain::{BankAccountId, Error, Validation};
+use domain::{BankAccountId, Error};
 use serde_json::{Map, Value};
 use services::partner::{BranchRef, PartnerCaller, PartnerHeaders, SignedRequest};
 use services::Services;
@@ -114,36 +114,6 @@ async fn partner_at(
     Ok((caller, bytes))
 }
 
-/// A required whole number; with `nullable`, `null` is a value (`None`).
-fn whole(map: &Map<String, Value>, name: &str, nullable: bool) -> Result<Option<i64>, Error> {
-    let mut v = Validation::new();
-    let out = match map.get(name) {
-        None => {
-            v.fail(name, "is required");
-            None
-        }
-        Some(Value::Null) if nullable => None,
-        // `3.0` is the whole number 3, as in every other whole-number field.
-        Some(Value::Number(n)) => match n.as_i64().or_else(|| crate::request::whole_float(n)) {
-            Some(i) => Some(i),
-            None => {
-                v.fail(name, "must be a whole number");
-                None
-            }
-        },
-        Some(_) if nullable => {
-            v.fail(name, "must be a whole number or null");
-            None
-        }
-        Some(_) => {
-            v.fail(name, "must be a whole number");
-            None
-        }
-    };
-    v.into_result()?;
-    Ok(out)
-}
-
 /// Counters as they stand in the current cycle.
 fn flat_branch(svc: &Services, s: &Service, b: &Branch) -> PartnerBranch {
     let q = b.quota_in(s.current_cycle(svc.now()));
@@ -183,6 +153,7 @@ async fn apply(svc: &Services, c: &PartnerCaller, op: QuotaOp) -> Reply<PartnerB
 
 #[utoipa::path(put, path = "/b2b/branch/quota", tag = "partner",
     summary = "Set the branch limit (permission quota:write; audited)",
+    description = "A limit below the branch's used quota of this cycle is refused with `VALIDATION_ERROR` (spec 4.2), as is any request that is not of the documented shape.",
     request_body(content((SetQuota = "application/json"))),
     responses(
         (status = 200, description = "The branch's counters", body = Plain<PartnerBranch>),
@@ -193,15 +164,13 @@ async fn set_quota(State(svc): State<Services>, req: Request) -> Reply<PartnerBr
 }
 
 async fn set(svc: &Services, c: &PartnerCaller, bytes: &[u8]) -> Reply<PartnerBranch> {
-    let limit = whole(&parse_object(bytes)?, "limitQuota", true)?;
-    if matches!(limit, Some(l) if l < 0) {
-        return Err(Error::invalid("limitQuota", "must not be negative").into());
-    }
+    let limit = parse::<SetQuota>(&parse_object(bytes)?)?;
     apply(svc, c, QuotaOp::Set(limit)).await
 }
 
 #[utoipa::path(post, path = "/b2b/branch/quota/adjust", tag = "partner",
     summary = "Add to (or take from) the branch limit (permission quota:write; audited)",
+    description = "What the branch's state does not allow is refused with `VALIDATION_ERROR` on `amount` too: a branch with no limit of its own (set one with PUT first), or a new limit out of range; a new limit below the used quota is `QUOTA_BELOW_USAGE`.",
     request_body(content((AdjustQuota = "application/json"))),
     responses(
         (status = 200, description = "The branch's counters", body = Plain<PartnerBranch>),
@@ -212,10 +181,7 @@ async fn adjust_quota(State(svc): State<Services>, req: Request) -> Reply<Partne
 }
 
 async fn adjust(svc: &Services, c: &PartnerCaller, bytes: &[u8]) -> Reply<PartnerBranch> {
-    let amount = whole(&parse_object(bytes)?, "amount", false)?.unwrap_or(0);
-    if amount == 0 {
-        return Err(Error::invalid("amount", "must not be 0").into());
-    }
+    let amount = parse::<AdjustQuota>(&parse_object(bytes)?)?;
     apply(svc, c, QuotaOp::Adjust(amount)).await
 }
 
@@ -244,6 +210,7 @@ async fn read_quota_at(
 
 #[utoipa::path(put, path = "/b2b/branches/{branchId}/quota", tag = "partner",
     summary = "Set the branch limit, branch in the path (permission quota:write; audited)",
+    description = "A limit below the branch's used quota of this cycle is refused with `VALIDATION_ERROR` (spec 4.2), as is any request that is not of the documented shape.",
     params(("branchId" = String, Path, description = "Branch id (UUID)")),
     request_body(content((SetQuota = "application/json"))),
     responses(
@@ -260,6 +227,7 @@ async fn set_quota_at(
 
 #[utoipa::path(post, path = "/b2b/branches/{branchId}/quota/adjust", tag = "partner",
     summary = "Add to (or take from) the branch limit, branch in the path (permission quota:write; audited)",
+    description = "What the branch's state does not allow is refused with `VALIDATION_ERROR` on `amount` too: a branch with no limit of its own (set one with PUT first), or a new limit out of range; a new limit below the used quota is `QUOTA_BELOW_USAGE`.",
     params(("branchId" = String, Path, description = "Branch id (UUID)")),
     request_body(content((AdjustQuota = "application/json"))),
     responses(

@@ -52,6 +52,7 @@ pub fn document() -> &'static Value {
         }
         let mut doc = serde_json::to_value(doc).expect("the document serialises");
         request_rules::field_formats(&mut doc);
+        request_rules::parameter_formats(&mut doc);
         request_rules::request_rules(&mut doc);
         doc
     })

@@ -15,6 +15,9 @@ use services::input::MAX_IMAGE_BYTES;
 pub(crate) trait Request: utoipa::ToSchema {
     /// What the handler receives.
     type Parsed;
+    /// Only the first failure is answered (v1 stops at the first, compat.md); `read` still
+    /// reads in the order failures are reported.
+    const FIRST_FAILURE_ONLY: bool = false;
     /// Reads every field, in the order the failures are reported, never stopping at the first;
     /// cross-field rules (exactly one of, at least one of) sit here too.
     fn read(f: &mut Fields<'_>) -> Self::Parsed;
@@ -35,6 +38,7 @@ impl<T: Request, S: Send + Sync> FromRequest<S> for Valid<T> {
 /// `map` read as `T`: its value, or every failure as one `VALIDATION_ERROR`.
 pub(crate) fn parse<T: Request>(map: &Map<String, Value>) -> Result<T::Parsed, Error> {
     let mut f = Fields::of::<T>(map);
+    f.first_only = T::FIRST_FAILURE_ONLY;
     let parsed = T::read(&mut f);
     f.finish()?;
     Ok(parsed)
@@ -67,6 +71,8 @@ pub(crate) struct Fields<'a> {
     pub map: &'a Map<String, Value>,
     pub v: Validation,
     schema: &'static Value,
+    /// Answer only the first failure (`Request::FIRST_FAILURE_ONLY`).
+    pub first_only: bool,
 }
 
 impl<'a> Fields<'a> {
@@ -76,6 +82,7 @@ impl<'a> Fields<'a> {
             map,
             v: Validation::new(),
             schema: schema_of(&T::name()),
+            first_only: false,
         }
     }
 
@@ -126,28 +133,48 @@ impl<'a> Fields<'a> {
     /// A string within its documented `minLength` (1 when not given) and `maxLength`, after
     /// trimming surrounding whitespace.
     pub fn text(&mut self, name: &str) -> Option<String> {
+        let sized = self.sized_text(name)?;
+        self.noted(name, sized)
+    }
+
+    /// [`Self::text`] with a wrong length returned rather than noted (`Err(reason)`), for a
+    /// family that answers it with its own code (v1's `invalid_url`); a value of another type
+    /// is noted.
+    pub fn sized_text(&mut self, name: &str) -> Option<Result<String, String>> {
         let p = self.documented(name);
         let max = p["maxLength"].as_u64();
         debug_assert!(max.is_some(), "{name} has no documented maxLength");
         let min = p["minLength"].as_u64().unwrap_or(1);
-        self.string_within(name, min as usize, max.unwrap_or(u64::MAX) as usize)
+        self.sized(name, min as usize, max.unwrap_or(u64::MAX) as usize)
     }
 
     /// A string of `min..=max` characters (after trimming), for a field whose value the
     /// document states otherwise (an enum, an address) or whose lengths the service checks.
     pub fn string_within(&mut self, name: &str, min: usize, max: usize) -> Option<String> {
+        let sized = self.sized(name, min, max)?;
+        self.noted(name, sized)
+    }
+
+    fn sized(&mut self, name: &str, min: usize, max: usize) -> Option<Result<String, String>> {
+        let t = self.string(name)?;
+        let t = t.trim();
+        let n = t.chars().count();
+        Some(if n < min || n > max {
+            Err(format!("must be {min} to {max} characters"))
+        } else {
+            Ok(t.to_string())
+        })
+    }
+
+    /// The value, or its failure noted.
+    fn noted<T>(&mut self, name: &str, r: Result<T, String>) -> Option<T> {
+        r.map_err(|why| self.v.fail(name, why)).ok()
+    }
+
+    /// A string as sent, of any length (Base64, read further by its decoder).
+    pub fn string(&mut self, name: &str) -> Option<String> {
         match self.get(name)? {
-            Value::String(s) => {
-                let t = s.trim();
-                let n = t.chars().count();
-                if n < min || n > max {
-                    self.v
-                        .fail(name, format!("must be {min} to {max} characters"));
-                    None
-                } else {
-                    Some(t.to_string())
-                }
-            }
+            Value::String(s) => Some(s.clone()),
             _ => {
                 self.v.fail(name, "must be a string");
                 None
@@ -160,9 +187,16 @@ impl<'a> Fields<'a> {
         self.string_within(name, 0, 10_000)
     }
 
-    /// The collected failures as one `VALIDATION_ERROR`, if any.
+    /// The collected failures as one `VALIDATION_ERROR`, if any (only the first with
+    /// `first_only`).
     pub fn finish(&mut self) -> Result<(), Error> {
-        std::mem::take(&mut self.v).into_result()
+        match std::mem::take(&mut self.v).into_result() {
+            Err(Error::Validation(mut all)) if self.first_only => {
+                all.truncate(1);
+                Err(Error::Validation(all))
+            }
+            other => other,
+        }
     }
 
     /// A whole number of at least its documented `minimum`. `3.0` is the whole number 3 (JSON
@@ -174,11 +208,7 @@ impl<'a> Fields<'a> {
     }
 
     fn whole_from(&mut self, name: &str, min: i64) -> Option<i64> {
-        let n = match self.get(name)? {
-            Value::Number(n) => n.as_i64().or_else(|| whole_float(n)),
-            _ => None,
-        };
-        match n {
+        match whole(self.get(name)?) {
             Some(n) if n >= min => Some(n),
             _ => {
                 self.v
@@ -186,6 +216,16 @@ impl<'a> Fields<'a> {
                 None
             }
         }
+    }
+
+    /// A whole number of either sign, `must be a whole number` otherwise; `null` is not one
+    /// (the partner API's quota bodies, whose fields are required).
+    pub fn whole_number(&mut self, name: &str) -> Option<i64> {
+        let n = whole(self.map.get(name)?);
+        if n.is_none() {
+            self.v.fail(name, "must be a whole number");
+        }
+        n
     }
 
     /// A list of strings.
@@ -273,8 +313,16 @@ impl<'a> Fields<'a> {
 /// The one name of the callback field (a request's, a form's, a batch's).
 pub(crate) const CALLBACK_URL: &str = "callbackUrl";
 
+/// A JSON number that is whole (`3` or `3.0`).
+fn whole(v: &Value) -> Option<i64> {
+    match v {
+        Value::Number(n) => n.as_i64().or_else(|| whole_float(n)),
+        _ => None,
+    }
+}
+
 /// A float that is a whole number (`3.0`) as that number; exact below 2^53.
-pub(crate) fn whole_float(n: &serde_json::Number) -> Option<i64> {
+fn whole_float(n: &serde_json::Number) -> Option<i64> {
     n.as_f64()
         .filter(|f| f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0)
         .map(|f| f as i64)
@@ -377,6 +425,10 @@ mod tests {
         reads_only_documented_limits::<v2::BankAccountUpdate>();
         reads_only_documented_limits::<v2::PartnerNewBranch>();
         reads_only_documented_limits::<v2::PartnerBranchPatch>();
+        reads_only_documented_limits::<v2::SetQuota>();
+        reads_only_documented_limits::<v2::AdjustQuota>();
+        reads_only_documented_limits::<crate::wire::v1::V1VerifyRequest>();
+        reads_only_documented_limits::<crate::wire::v1::V1QrRequest>();
         reads_only_documented_limits::<a::NewService>();
         reads_only_documented_limits::<a::ServiceChange>();
         reads_only_documented_limits::<a::NewBranch>();
@@ -390,16 +442,69 @@ mod tests {
         reads_only_documented_limits::<a::SubscribeRequest>();
         reads_only_documented_limits::<a::AutoRenewChange>();
         reads_only_documented_limits::<a::CreditMove>();
-        // A form's text fields.
-        let mut names = Vec::new();
-        documented_names(super::schema_of("VerifyForm"), &mut names);
-        let text = names
+        // Each form's text fields, every one set.
+        let form = |schema: &str| {
+            let mut names = Vec::new();
+            documented_names(super::schema_of(schema), &mut names);
+            let text = names
+                .iter()
+                .map(|n| (n.clone(), serde_json::json!("x")))
+                .collect();
+            crate::form::Form {
+                files: Vec::new(),
+                text,
+            }
+        };
+        let _ = crate::wire::v2::read_form(form("VerifyForm"));
+        let _ = crate::wire::v1::read_form(form("V1VerifyForm"));
+    }
+
+    #[test]
+    fn first_failure_only_answers_the_first() {
+        use crate::wire::v1::V1VerifyRequest;
+        // Two inputs, then a payload too long: v1 answers the first failure alone.
+        let long = "x".repeat(200);
+        let body = format!(r#"{{"payload":"{long}","url":"https://example.com/a.png"}}"#);
+        let map = parse_object(body.as_bytes()).unwrap();
+        let e = super::parse::<V1VerifyRequest>(&map)
+            .err()
+            .expect("refused");
+        let domain::Error::Validation(all) = e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(all.len(), 1);
+        assert_eq!(all[0].field, "url");
+        // Alone, the long payload is the failure.
+        let body = format!(r#"{{"payload":"{long}"}}"#);
+        let map = parse_object(body.as_bytes()).unwrap();
+        let msg = super::parse::<V1VerifyRequest>(&map)
+            .err()
+            .expect("refused");
+        assert_eq!(msg.public_message(), "payload: must be 1 to 128 characters");
+    }
+
+    #[test]
+    fn documented_line_values_are_the_domain_ones() {
+        let p = &super::schema_of("BranchChange")["properties"];
+        let values = |name: &str| -> Vec<String> {
+            let r = p[name]["oneOf"][1]["$ref"].as_str().unwrap_or_default();
+            let s = super::schema_of(r.rsplit('/').next().unwrap_or_default());
+            s["enum"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let langs = values("lineLanguage");
+        assert_eq!(langs, ["th", "en"], "{p}");
+        assert!(langs.iter().all(|l| domain::line::Lang::parse(l).is_some()));
+        let modes = values("lineGroupMode");
+        assert_eq!(modes, ["silent", "verbose"], "{p}");
+        assert!(modes
             .iter()
-            .map(|n| (n.clone(), serde_json::json!("x")))
-            .collect();
-        let _ = crate::wire::v2::read_form(crate::form::Form {
-            files: Vec::new(),
-            text,
-        });
+            .all(|m| domain::line::GroupMode::parse(m).is_some()));
     }
 }

@@ -130,6 +130,7 @@ pub(crate) struct Submitted {
 }
 
 /// What a slip request asks besides the slip.
+#[derive(Default)]
 pub(crate) struct SlipOptions {
     pub check_duplicate: bool,
     pub match_account: bool,

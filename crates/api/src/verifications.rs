@@ -28,6 +28,11 @@ const DEFAULT_PAGE: u32 = 50;
 /// Records read per query while exporting.
 const EXPORT_PAGE: u32 = 1000;
 
+/// The query parameters of the search (the export takes them all but `cursor`).
+const FILTERS: [&str; 8] = [
+    "q", "service", "branch", "outcome", "from", "to", "limit", "cursor",
+];
+
 type Pairs = Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>;
 
 /// The filters of both endpoints, checked field by field (`max`: the largest `limit`).
@@ -50,11 +55,15 @@ fn query(
         }
         seen.push(name);
         let v = value.trim();
+        // An empty value is a filter left out, as a search form sends it.
+        if v.is_empty() && FILTERS.contains(&name.as_str()) {
+            continue;
+        }
         match name.as_str() {
             "q" if v.chars().count() > 64 => fail("q", "is longer than 64 characters"),
             "q" => q.text = TextQuery::parse(v),
-            "service" if !v.is_empty() && v.len() <= 64 => q.service_id = Some(v.into()),
-            "branch" if !v.is_empty() && v.len() <= 64 => q.branch_id = Some(v.into()),
+            "service" if v.len() <= 64 => q.service_id = Some(v.into()),
+            "branch" if v.len() <= 64 => q.branch_id = Some(v.into()),
             "service" | "branch" => fail(name, "must be an id"),
             "outcome" => match Outcome::parse(v) {
                 Some(o) => q.outcome = Some(o),
@@ -93,8 +102,8 @@ fn query(
     summary = "Search the attempts log: every verification request, newest first",
     params(
         ("q" = Option<String>, Query, description = "A transRef or a part of one (3+ characters), or an amount such as `1250.50`", max_length = 64),
-        ("service" = Option<String>, Query, description = "A service id"),
-        ("branch" = Option<String>, Query, description = "A branch id"),
+        ("service" = Option<String>, Query, description = "A service id", max_length = 64),
+        ("branch" = Option<String>, Query, description = "A branch id", max_length = 64),
         ("outcome" = Option<String>, Query, description = "`verified`, `duplicate`, `not_found`, `pending`, `no_qr`, `invalid_qr`, `refused`, `unavailable` or `error`"),
         ("from" = Option<String>, Query, description = "From this time (RFC 3339), or from the start of this day in Asia/Bangkok (`2026-11-27`)"),
         ("to" = Option<String>, Query, description = "Before this time (RFC 3339), or up to the end of this day in Asia/Bangkok"),
@@ -165,8 +174,8 @@ fn cursor_of(r: &domain::attempt::AttemptRow) -> Cursor {
     description = "The same filters as the search (`limit` up to 100,000, the default). Streamed; a last line starting with `#` says when the export was cut at the limit. Cells that start with `=`, `+`, `-` or `@` are prefixed with `'`.",
     params(
         ("q" = Option<String>, Query, description = "As in the search", max_length = 64),
-        ("service" = Option<String>, Query, description = "A service id"),
-        ("branch" = Option<String>, Query, description = "A branch id"),
+        ("service" = Option<String>, Query, description = "A service id", max_length = 64),
+        ("branch" = Option<String>, Query, description = "A branch id", max_length = 64),
         ("outcome" = Option<String>, Query, description = "As in the search"),
         ("from" = Option<String>, Query, description = "As in the search"),
         ("to" = Option<String>, Query, description = "As in the search"),
@@ -248,4 +257,35 @@ fn csv_stream(
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::query;
+
+    fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
+        p.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn an_empty_filter_is_left_out() {
+        let empty: Vec<(&str, &str)> = super::FILTERS.iter().map(|n| (*n, " ")).collect();
+        let q = query(pairs(&empty), 50, 500).expect("empty filters are no filters");
+        assert_eq!(
+            q,
+            domain::attempt::AttemptQuery {
+                limit: 50,
+                ..Default::default()
+            }
+        );
+        // An unknown name is refused even when empty; a known one with a wrong value too.
+        let e = query(pairs(&[("nope", ""), ("outcome", "maybe")]), 50, 500).unwrap_err();
+        let msg = e.public_message();
+        assert!(
+            msg.starts_with("nope: is not a filter of this search; outcome: must be one of"),
+            "{msg}"
+        );
+    }
 }

@@ -90,17 +90,6 @@ fn qr_variants(schema: &mut Value) {
     ]);
 }
 
-/// The formats of `POST /api/v1/qr/generate`'s fields.
-const QR_PATTERNS: &[(&str, &str)] = &[
-    ("msisdn", "^0[0-9]{9}$"),
-    ("natId", "^[0-9]{13}$"),
-    ("eWalletId", "^[0-9]{15}$"),
-    ("ref1", "^[A-Z0-9]{1,20}$"),
-    ("ref2", "^[A-Z0-9]{1,20}$"),
-    ("billerId", "^[0-9]{15}$"),
-    ("merchantName", "^[!-~]([ -~]{0,23}[!-~])?$"),
-];
-
 /// Request schemas with several inputs of which exactly one must be sent (`null` is absent).
 const EXACTLY_ONE: &[(&str, &[&str])] = &[
     ("VerifyBody", &["payload", "base64", "url"]),
@@ -109,16 +98,49 @@ const EXACTLY_ONE: &[(&str, &[&str])] = &[
     ("V1VerifyForm", &["file", "payload", "url", "data"]),
 ];
 
-/// Patterns of particular fields (schema, property, pattern).
-const PATTERNS: &[(&str, &str, &str)] = &[
-    ("BranchChange", "billerId", "^[0-9]{15}$"),
-    (
-        "BranchChange",
-        "webhookUrl",
-        "^https?://[a-z0-9]+(\\.[a-z0-9]+)*(:[1-9][0-9]{0,3})?(/[A-Za-z0-9._~-]*)*$",
-    ),
-    ("NewBankAccount", "bankNumber", "^[ -]*([0-9][ -]*){10,15}$"),
-];
+/// Patterns of particular fields (schema, property, pattern) that cannot sit on the field:
+/// `bankNumber`'s `maxLength` is added here too, after it (the published key order).
+const PATTERNS: &[(&str, &str, &str)] =
+    &[("NewBankAccount", "bankNumber", "^[ -]*([0-9][ -]*){10,15}$")];
+
+/// A branch id as the partner API reads it (a UUID, hyphenated as the API writes it).
+const UUID: &str = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
+
+/// Formats of path and query parameters that the attributes would state in many places or
+/// that come from the domain: the partner API's `branchId` (a UUID), and the attempts search's
+/// `outcome` (the domain's list), `from`/`to` (a day or an RFC 3339 time) and `cursor`.
+pub(super) fn parameter_formats(doc: &mut Value) {
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for (path, item) in paths.iter_mut() {
+        let search = path.starts_with("/admin/verifications");
+        let partner = path.starts_with("/v2/b2b/");
+        let ops = item
+            .as_object_mut()
+            .into_iter()
+            .flat_map(|i| i.values_mut());
+        let params = ops.filter_map(|op| op.get_mut("parameters").and_then(Value::as_array_mut));
+        for p in params.flatten() {
+            let (name, place) = (p["name"].clone(), p["in"].clone());
+            let schema = &mut p["schema"];
+            match (name.as_str().unwrap_or(""), place.as_str().unwrap_or("")) {
+                ("branchId", "path") if partner => schema["pattern"] = json!(UUID),
+                ("outcome", "query") if search => {
+                    let all = domain::attempt::Outcome::ALL.map(|o| o.as_str());
+                    schema["enum"] = json!(all);
+                }
+                ("from" | "to", "query") if search => {
+                    schema["anyOf"] = json!([{ "format": "date" }, { "format": "date-time" }]);
+                }
+                ("cursor", "query") if search => {
+                    schema["pattern"] = json!("^[0-9]{1,18}\\.[0-9]{1,18}$");
+                }
+                _ => {}
+            }
+        }
+    }
+}
 
 /// Amounts in baht: at most 2 decimals.
 const AMOUNTS: &[(&str, &str)] = &[
@@ -201,11 +223,6 @@ pub(super) fn field_formats(doc: &mut Value) {
                     {"type": "string", "format": "ipv6"},
                     {"type": "string", "pattern": "^((25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])/(3[0-2]|[12]?[0-9])$"},
                 ]});
-            }
-            if name == "V1QrRequest" {
-                if let Some((_, pattern)) = QR_PATTERNS.iter().find(|(f, _)| f == prop) {
-                    p["pattern"] = json!(pattern);
-                }
             }
         }
         let props = &mut schema["properties"];
@@ -379,6 +396,23 @@ mod tests {
             Some(2)
         );
         assert!(schema("AutoRenewChange")["anyOf"].is_array());
+        // Parameters: the partner API's branch ids, the search's outcomes from the domain.
+        let param = |path: &str, method: &str, name: &str| -> &'static Value {
+            let ps = document()["paths"][path][method]["parameters"].as_array();
+            ps.and_then(|ps| ps.iter().find(|p| p["name"] == name))
+                .map(|p| &p["schema"])
+                .unwrap_or(&Value::Null)
+        };
+        let branch = param("/v2/b2b/branches/{branchId}/quota", "put", "branchId");
+        assert!(branch["pattern"]
+            .as_str()
+            .is_some_and(|p| p.contains("{12}")));
+        assert!(param("/line/{branchId}/webhook", "post", "branchId")
+            .get("pattern")
+            .is_none());
+        let outcomes = param("/admin/verifications", "get", "outcome")["enum"].clone();
+        let all = domain::attempt::Outcome::ALL.map(|o| o.as_str());
+        assert_eq!(outcomes, serde_json::json!(all));
         // Answers are left as they are.
         assert!(schema("BranchView")["properties"]["allowIps"]["items"]
             .get("anyOf")

@@ -47,11 +47,6 @@ impl V1Error {
         self.0.outcome = outcome;
         self
     }
-
-    /// `invalid_request` with `data.errors: [{field, message}]`.
-    pub(crate) fn invalid_request(errors: &[FieldError]) -> Self {
-        Self::code(400, "invalid_request", Some(errors_data(errors)))
-    }
 }
 
 /// `{errors: [{field, message}]}`.

@@ -13,15 +13,17 @@ pub(crate) use error::v1_error;
 use crate::authed::AuthedV1;
 use crate::responses::{V1UploadErrors, V1VerifyErrors};
 use crate::routing::Routes;
-use crate::wire::v1::{V1Me, V1VerifyForm, V1VerifyRequest};
+use crate::v2::Submitted;
+use crate::wire::v1::{V1Me, V1VerifyForm, V1VerifyRequest, EXACTLY_ONE};
 use crate::wire::V1Ok;
 use axum::extract::{Query, State};
 use axum::Json;
 use domain::attempt::Outcome;
 use domain::clock::format_bangkok;
 use domain::model::{RawSlip, RawWalletSlip, VerifiedTransfer};
+use domain::Error;
 pub(crate) use error::V1Error;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use services::auth::Caller;
 use services::input::SlipInput;
 use services::verify::VerifyRequest;
@@ -48,47 +50,8 @@ pub(crate) fn routes() -> Routes {
         .fallback(error::not_found)
 }
 
-/// Longest QR payload, in characters after trimming (compat.md).
-const MAX_PAYLOAD_CHARS: usize = 128;
-/// Longest image URL, in characters.
-const MAX_URL_CHARS: usize = 2048;
 /// Longest text field of a multipart form, in bytes.
 const MAX_TEXT_FIELD_BYTES: usize = 1024;
-
-/// One slip to verify, as the client sent it.
-struct Request {
-    input: SlipInput,
-    check_duplicate: bool,
-    /// The image came as Base64 text (the attempts log tells it from an upload).
-    base64: bool,
-}
-
-fn one_error(field: &str, message: &str) -> V1Error {
-    V1Error::invalid_request(&[domain::FieldError::new(field, message)])
-}
-
-/// `payload`: 1–128 characters after trimming.
-fn payload_text(value: &str) -> Result<String, V1Error> {
-    let p = value.trim();
-    let n = p.chars().count();
-    if n == 0 || n > MAX_PAYLOAD_CHARS {
-        return Err(one_error(
-            "payload",
-            &format!("must be 1 to {MAX_PAYLOAD_CHARS} characters"),
-        ));
-    }
-    Ok(p.to_string())
-}
-
-/// `checkDuplicate` as text (query string, multipart): exactly `true` or `false`.
-fn flag_text(value: Option<&str>) -> Result<bool, V1Error> {
-    match value {
-        None => Ok(false),
-        Some("true") => Ok(true),
-        Some("false") => Ok(false),
-        Some(_) => Err(V1Error::code(400, "invalid_check_duplicate", None)),
-    }
-}
 
 #[utoipa::path(get, path = "/verify", tag = "v1",
     summary = "Verify a slip by its QR payload",
@@ -105,27 +68,12 @@ async fn verify_get(
     query: Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<V1Ok<Value>>, V1Error> {
     let Ok(Query(pairs)) = query else {
-        return Err(one_error("query", "is not a valid query string"));
+        return Err(Error::invalid("query", "is not a valid query string").into());
     };
     for (name, value) in &pairs {
         crate::body::no_nul(name, value)?;
     }
-    let first = |name: &str| {
-        pairs
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    };
-    let check_duplicate = flag_text(first("checkDuplicate"))?;
-    let payload = match first("payload") {
-        None => return Err(one_error("payload", "is required")),
-        Some(p) => payload_text(p)?,
-    };
-    let req = Request {
-        input: SlipInput::Payload(payload),
-        check_duplicate,
-        base64: false,
-    };
+    let req = crate::wire::v1::read_query(pairs)??.decoded()?;
     verify(&svc, &c, req, ()).await
 }
 
@@ -151,7 +99,7 @@ async fn verify_post(
     let key = key.map(|k| {
         let mut f = crate::idempotency::Fingerprint::new("v1.verify");
         f.input(&request.input)
-            .flag("checkDuplicate", request.check_duplicate);
+            .flag("checkDuplicate", request.options.check_duplicate);
         (k, f.finish())
     });
     let svc = &svc;
@@ -165,55 +113,11 @@ async fn verify_post(
 }
 
 /// The slip of a POST: a multipart form or a JSON body.
-async fn request_input(req: axum::extract::Request) -> Result<Request, V1Error> {
-    crate::body::multipart_or_json(req, multipart_input, json_input).await
-}
-
-/// The names a slip may arrive under; `data` and `image` both carry Base64 (older clients
-/// send `image`).
-const JSON_INPUTS: [&str; 4] = ["payload", "url", "data", "image"];
-
-fn json_input(map: &Map<String, Value>) -> Result<Request, V1Error> {
-    let present = |n: &str| map.get(n).is_some_and(|v| !v.is_null());
-    let inputs: Vec<&str> = JSON_INPUTS.into_iter().filter(|n| present(n)).collect();
-    let input_name = match inputs.as_slice() {
-        [one] => *one,
-        [] => return Err(one_error("payload", EXACTLY_ONE)),
-        _ => return Err(one_error(inputs[1], EXACTLY_ONE)),
-    };
-    let check_duplicate = match map.get("checkDuplicate") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        // Some clients send the flag as text even in JSON.
-        Some(Value::String(s)) => flag_text(Some(s))?,
-        Some(_) => return Err(V1Error::code(400, "invalid_check_duplicate", None)),
-    };
-    let Some(Value::String(text)) = map.get(input_name) else {
-        return Err(one_error(input_name, "must be a string"));
-    };
-    let input = slip_input(input_name, text)?;
-    Ok(Request {
-        base64: matches!(input, SlipInput::Image(_)),
-        input,
-        check_duplicate,
+async fn request_input(req: axum::extract::Request) -> Result<Submitted, V1Error> {
+    crate::body::multipart_or_json(req, multipart_input, |map| {
+        Ok(crate::request::parse::<V1VerifyRequest>(map)??.decoded()?)
     })
-}
-
-const EXACTLY_ONE: &str = "send exactly one of payload, url, data (Base64) or a multipart file";
-
-/// A text input by its name (`payload`, `url`, `data`/`image` as Base64).
-fn slip_input(name: &str, text: &str) -> Result<SlipInput, V1Error> {
-    match name {
-        "payload" => Ok(SlipInput::Payload(payload_text(text)?)),
-        "url" => {
-            let u = text.trim();
-            if u.is_empty() || u.chars().count() > MAX_URL_CHARS {
-                return Err(V1Error::code(400, "invalid_url", None));
-            }
-            Ok(SlipInput::Url(u.to_string()))
-        }
-        _ => Ok(SlipInput::Image(crate::request::decode_base64(text)?)),
-    }
+    .await
 }
 
 /// v1's forms: the file in `file`, Base64 in `data` or `image`, each text field as long as its
@@ -223,38 +127,20 @@ const V1_FORM: crate::form::FormRules = crate::form::FormRules {
     base64: &["data", "image"],
     cap: |name| match name {
         "data" | "image" => crate::request::MAX_BASE64_CHARS + 1024,
-        "payload" => MAX_PAYLOAD_CHARS * 4 + 256,
-        "url" => MAX_URL_CHARS * 4,
+        "payload" => 128 * 4 + 256,
+        "url" => 2048 * 4,
         _ => MAX_TEXT_FIELD_BYTES,
     },
     unique_text: true,
-    second_file: Some(|| domain::Error::invalid("file", EXACTLY_ONE)),
-    not_utf8: |name| domain::Error::invalid(name, "must be UTF-8 text"),
+    second_file: Some(|| Error::invalid("file", EXACTLY_ONE)),
+    not_utf8: |name| Error::invalid(name, "must be UTF-8 text"),
 };
 
 /// A multipart form: the file in `file` (capped at 4 MB while it streams), every other field
 /// text (`checkDuplicate` `"true"`/`"false"`; or `payload`, `url`, `data` instead of a file).
-async fn multipart_input(req: axum::extract::Request) -> Result<Request, V1Error> {
-    let mut form = crate::form::read(req, &V1_FORM).await?;
-    let file = form.files.pop();
-    let get = |n: &str| form.text.get(n).and_then(Value::as_str);
-    let texts: Vec<&str> = JSON_INPUTS
-        .into_iter()
-        .filter(|n| get(n).is_some())
-        .collect();
-    let check_duplicate = flag_text(get("checkDuplicate"))?;
-    let base64 = file.is_none();
-    let input = match (file, texts.as_slice()) {
-        (Some(bytes), []) => SlipInput::Image(bytes),
-        (None, [one]) => slip_input(one, get(one).unwrap_or_default())?,
-        (None, []) => return Err(one_error("file", EXACTLY_ONE)),
-        _ => return Err(one_error("file", EXACTLY_ONE)),
-    };
-    Ok(Request {
-        base64: base64 && matches!(input, SlipInput::Image(_)),
-        input,
-        check_duplicate,
-    })
+async fn multipart_input(req: axum::extract::Request) -> Result<Submitted, V1Error> {
+    let form = crate::form::read(req, &V1_FORM).await?;
+    Ok(crate::wire::v1::read_form(form)??.decoded()?)
 }
 
 /// Image/URL → payload → parse → earlier verification (when asked) → verify → answer.
@@ -262,7 +148,7 @@ async fn multipart_input(req: axum::extract::Request) -> Result<Request, V1Error
 async fn verify(
     svc: &Services,
     c: &Caller,
-    req: Request,
+    req: Submitted,
     upload_slot: impl Send,
 ) -> Result<Json<V1Ok<Value>>, V1Error> {
     let unreadable = unreadable(&req.input);
@@ -272,14 +158,15 @@ async fn verify(
     // A keyed retry taken over from a node that died may be charged already: its slip is
     // then recorded, and the charge (not this check) answers it as the first run would have.
     let taken_over = c.idempotency.as_ref().is_some_and(|i| i.takeover);
-    if req.check_duplicate && !taken_over {
+    let check_duplicate = req.options.check_duplicate;
+    if check_duplicate && !taken_over {
         // Before the bank and the charge: a re-sent slip costs no quota.
         if let Some(dup) = earlier(svc, c, &slip.sending_bank, &slip.trans_ref).await? {
             return Err(dup);
         }
     }
     let data = svc
-        .verify_bank(c, &plain_request(slip.clone(), req.check_duplicate))
+        .verify_bank(c, &plain_request(slip.clone(), check_duplicate))
         .await?;
     if data.is_duplicate {
         // Two requests with the same slip raced past the check above; the charge decided this

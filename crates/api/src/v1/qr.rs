@@ -1,10 +1,13 @@
 //! `POST /api/v1/qr/generate` (compat.md "v1 payment-QR generation"): a Thai QR Payment that a
 //! customer scans to pay the merchant, as its EMVCo text and a PNG. Authenticated and
-//! rate-limited like every v1 path, never charged (nothing is verified).
+//! rate-limited like every v1 path, never charged (nothing is verified). The body is read as
+//! `V1QrRequest` (its `Request` reader is here, beside the `slip_qr` rules it applies): every
+//! problem is listed in `data.errors`, under the first field-specific v1 code.
 
 use super::error::{errors_data, V1Error};
 use crate::authed::AuthedV1;
 use crate::body::json_object;
+use crate::request::{parse, Fields, Request};
 use crate::wire::v1::{V1Qr, V1QrRequest};
 use crate::wire::{V1ErrorBody, V1Ok};
 use axum::Json;
@@ -25,8 +28,12 @@ pub(super) async fn generate(
     AuthedV1(c): AuthedV1,
     req: axum::extract::Request,
 ) -> Result<Json<V1Ok<V1Qr>>, V1Error> {
-    let map = json_object(req.into_body()).await?;
-    let request = payment_request(&map, c.branch.biller_id.as_deref())?;
+    let mut map = json_object(req.into_body()).await?;
+    // A merchant QR without a `billerId` of its own takes the branch's, checked like one sent.
+    if let (None | Some(Value::Null), Some(biller)) = (map.get("billerId"), &c.branch.biller_id) {
+        map.insert("billerId".into(), Value::String(biller.clone()));
+    }
+    let request = parse::<V1QrRequest>(&map)??;
     let payload = slip_qr::generate_payment_qr(&request).map_err(|e| {
         // Every field was checked above with the same validators; kept for completeness.
         failure(vec![Problem::from(e)])
@@ -122,10 +129,16 @@ fn required_text(
     }
 }
 
-fn payment_request(
-    map: &Map<String, Value>,
-    branch_biller: Option<&str>,
-) -> Result<PaymentRequest, V1Error> {
+impl Request for V1QrRequest {
+    /// The QR to make, or v1's answer to the body.
+    type Parsed = Result<PaymentRequest, V1Error>;
+
+    fn read(f: &mut Fields<'_>) -> Self::Parsed {
+        payment_request(f.map)
+    }
+}
+
+fn payment_request(map: &Map<String, Value>) -> Result<PaymentRequest, V1Error> {
     let kind = match map.get("type") {
         None | Some(Value::Null) => return Err(failure(vec![schema("type", "is required")])),
         Some(Value::String(s)) if TYPES.contains(&s.as_str()) => s.as_str(),
@@ -144,7 +157,7 @@ fn payment_request(
     let target = if kind == "PROMPTPAY" {
         promptpay_target(map, &mut problems)
     } else {
-        biller_target(map, branch_biller, &mut problems)
+        biller_target(map, &mut problems)
     };
     let amount_satang = match map.get("amount") {
         None | Some(Value::Null) => None,
@@ -223,13 +236,10 @@ fn promptpay_target(
     }
 }
 
-/// KSHOP, MAE_MANEE, TUNGNGERN: a bill-payment QR under the merchant's biller id: the
-/// branch's (`admin branch update --biller-id`), or a `billerId` in the request.
-fn biller_target(
-    map: &Map<String, Value>,
-    branch_biller: Option<&str>,
-    problems: &mut Vec<Problem>,
-) -> Option<PaymentTarget> {
+/// KSHOP, MAE_MANEE, TUNGNGERN: a bill-payment QR under the merchant's biller id: a
+/// `billerId` in the request, or the branch's (`admin branch update --biller-id`), which the
+/// handler puts in its place.
+fn biller_target(map: &Map<String, Value>, problems: &mut Vec<Problem>) -> Option<PaymentTarget> {
     let ref1 = required_text(
         text(map, "ref1"),
         schema("ref1", "is required"),
@@ -247,7 +257,7 @@ fn biller_target(
     });
     let ref2_ok = text(map, "ref2").is_none() || ref2.is_some();
     let biller_id = required_text(
-        text(map, "billerId").or(branch_biller.map(Ok)),
+        text(map, "billerId"),
         schema("type", "this branch has no biller id configured"),
         GenerateError::InvalidBillerId,
         slip_qr::validate_biller_id,

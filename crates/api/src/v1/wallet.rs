@@ -38,14 +38,17 @@ pub(super) async fn verify_truewallet(
         .await
         .map_err(unreadable)?;
     drop(slot);
-    if request.check_duplicate {
+    if request.options.check_duplicate {
         // Before the wallet and the charge: a re-sent slip costs no quota.
         if let Some(dup) = earlier(&svc, &c, TRUEMONEY, &slip.transaction_id).await? {
             return Err(dup);
         }
     }
     let data = svc
-        .verify_truewallet(&c, &plain_request(slip.clone(), request.check_duplicate))
+        .verify_truewallet(
+            &c,
+            &plain_request(slip.clone(), request.options.check_duplicate),
+        )
         .await?;
     if data.is_duplicate {
         if let Some(dup) = earlier(&svc, &c, TRUEMONEY, &slip.transaction_id).await? {

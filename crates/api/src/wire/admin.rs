@@ -262,7 +262,8 @@ pub struct NewBranch {
     pub sandbox: Option<bool>,
 }
 
-/// Every field optional; null clears `webhookUrl`, `webhookSecret`, `billerId`, `limitQuota`.
+/// Every field optional; null clears `webhookUrl`, `webhookSecret`, `billerId`, `limitQuota`,
+/// `lineChannelSecret`, `lineChannelToken`, `lineNotifyTo`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BranchChange {
@@ -270,35 +271,60 @@ pub struct BranchChange {
     pub name: Option<String>,
     pub active: Option<bool>,
     pub allow_ips: Option<Vec<String>>,
-    #[schema(min_length = 1, max_length = 2048)]
+    #[schema(
+        min_length = 1,
+        max_length = 2048,
+        pattern = "^https?://[a-z0-9]+(\\.[a-z0-9]+)*(:[1-9][0-9]{0,3})?(/[A-Za-z0-9._~-]*)*$"
+    )]
     pub webhook_url: Option<String>,
     #[schema(min_length = 1, max_length = 256)]
     pub webhook_secret: Option<String>,
     /// The merchant biller id for v1 merchant QRs (15 digits).
-    #[schema(min_length = 1, max_length = 32)]
+    #[schema(min_length = 1, max_length = 32, pattern = "^[0-9]{15}$")]
     pub biller_id: Option<String>,
     #[schema(minimum = 0)]
     pub limit_quota: Option<i64>,
     /// Make it a test branch (`true`) or a production one (`false`).
     pub sandbox: Option<bool>,
-    /// The LINE channel secret (checks `X-Line-Signature`); `null` or `""` clears it.
-    #[schema(max_length = 256)]
+    /// The LINE channel secret (checks `X-Line-Signature`; printable ASCII, as LINE issues it);
+    /// `null` clears it.
+    #[schema(min_length = 1, max_length = 256, pattern = "^[!-~]+$")]
     pub line_channel_secret: Option<String>,
-    /// The LINE channel access token (downloads, replies, pushes); `null` or `""` clears it.
-    #[schema(max_length = 1024)]
+    /// The LINE channel access token (downloads, replies, pushes; printable ASCII); `null`
+    /// clears it.
+    #[schema(min_length = 1, max_length = 1024, pattern = "^[!-~]+$")]
     pub line_channel_token: Option<String>,
-    /// A LINE user, group or room id for staff notices and each verified payment.
-    #[schema(max_length = 64)]
+    /// A LINE user, group or room id (`U`, `C` or `R` and 32 hex digits) for staff notices
+    /// and each verified payment; `null` clears it.
+    #[schema(min_length = 1, max_length = 64, pattern = "^[UCR][0-9a-fA-F]{32}$")]
     pub line_notify_to: Option<String>,
     /// `th` (default) or `en`.
+    #[schema(value_type = Option<LineLanguage>)]
     pub line_language: Option<String>,
     /// `silent` (default: in groups, speak only on problems) or `verbose`.
+    #[schema(value_type = Option<LineGroupMode>)]
     pub line_group_mode: Option<String>,
     /// Allow push messages (they cost money); off by default.
     pub line_push: Option<bool>,
     /// Pushes per branch per Thai day (default 50).
     #[schema(minimum = 0, maximum = 10000)]
     pub line_push_daily_limit: Option<i64>,
+}
+
+/// The language of a branch's LINE replies (`domain::line::Lang`).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LineLanguage {
+    Th,
+    En,
+}
+
+/// How the LINE bot speaks in groups (`domain::line::GroupMode`).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LineGroupMode {
+    Silent,
+    Verbose,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -565,7 +591,7 @@ impl Request for NewBranch {
     }
 }
 
-/// A text a PATCH may clear: `null` (or `""`, which the service takes as "clear") → `Some("")`.
+/// A text a PATCH may clear: `null` → `Some("")`, which the service takes as "clear".
 fn clearable(f: &mut Fields<'_>, name: &str) -> Option<String> {
     f.tri(name, Fields::text).map(Option::unwrap_or_default)
 }

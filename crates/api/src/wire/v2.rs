@@ -538,14 +538,14 @@ pub struct AdjustQuota {
 
 // ---- reading the verification requests -----------------------------------------------------
 
-/// A slip request as read, its Base64 image not yet decoded.
+/// A slip request as read (v1's too), its Base64 image not yet decoded.
 pub(crate) struct SlipRequest {
-    input: Option<SlipText>,
-    options: SlipOptions,
+    pub input: Option<SlipText>,
+    pub options: SlipOptions,
 }
 
 /// The one input of a slip request.
-enum SlipText {
+pub(crate) enum SlipText {
     Payload(String),
     Url(String),
     Base64(String),
@@ -598,14 +598,7 @@ impl Request for AsyncRequest {
         }
         let payload = f.text("payload");
         let url = f.text("url");
-        let base64 = match f.map.get("base64").filter(|v| !v.is_null()) {
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(_) => {
-                f.v.fail("base64", "must be a string");
-                None
-            }
-            None => None,
-        };
+        let base64 = f.string("base64");
         let options = SlipOptions {
             check_duplicate: f.boolean("checkDuplicate").unwrap_or(false),
             match_amount: f.amount("matchAmount"),
@@ -708,7 +701,51 @@ impl Request for BankAccountUpdate {
     }
 }
 
-// ---- reading the partner API's branch requests ---------------------------------------------
+// ---- reading the partner API's requests ----------------------------------------------------
+
+/// `limitQuota` is required, and `null` is a value: no branch limit of its own.
+impl Request for SetQuota {
+    /// The new limit; `None` removes the branch's own.
+    type Parsed = Option<i64>;
+
+    fn read(f: &mut Fields<'_>) -> Option<i64> {
+        const NAME: &str = "limitQuota";
+        match f.map.get(NAME) {
+            None => {
+                f.v.fail(NAME, "is required");
+                None
+            }
+            Some(Value::Null) => None,
+            Some(Value::Number(_)) => {
+                let n = f.whole_number(NAME);
+                if n.is_some_and(|n| n < 0) {
+                    f.v.fail(NAME, "must not be negative");
+                }
+                n
+            }
+            Some(_) => {
+                f.v.fail(NAME, "must be a whole number or null");
+                None
+            }
+        }
+    }
+}
+
+impl Request for AdjustQuota {
+    /// What is added to the branch's limit (never 0).
+    type Parsed = i64;
+
+    fn read(f: &mut Fields<'_>) -> i64 {
+        if !f.map.contains_key("amount") {
+            f.v.fail("amount", "is required");
+        }
+        let amount = f.whole_number("amount");
+        if amount == Some(0) {
+            f.v.fail("amount", "must not be 0");
+        }
+        amount.unwrap_or(0)
+    }
+}
 
 impl Request for PartnerNewBranch {
     type Parsed = services::partner_branches::PartnerNewBranch;
