@@ -145,13 +145,7 @@ impl Services {
         }
         match self.renew_if_due(&caller.service).await? {
             Some(s) => {
-                let c = Caller {
-                    service: s,
-                    branch: caller.branch.clone(),
-                    idempotency: caller.idempotency.clone(),
-                    trace: caller.trace.clone(),
-                };
-                let (sq, bq) = c.quotas_at(self.clock.now());
+                let (sq, bq) = crate::auth::quotas_at(&s, &caller.branch, self.clock.now());
                 if can_charge(&sq, &bq) {
                     Ok(())
                 } else {

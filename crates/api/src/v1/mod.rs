@@ -23,6 +23,7 @@ use domain::model::{RawSlip, RawWalletSlip, VerifiedTransfer};
 pub(crate) use error::V1Error;
 use serde_json::{json, Map, Value};
 use services::auth::Caller;
+use services::idempotency::IdemClaim;
 use services::input::{SlipInput, MAX_IMAGE_BYTES};
 use services::verify::VerifyRequest;
 use services::Services;
@@ -126,7 +127,7 @@ async fn verify_get(
         check_duplicate,
         base64: false,
     };
-    verify(&svc, &c, req, ()).await
+    verify(&svc, &c, None, req, ()).await
 }
 
 #[utoipa::path(post, path = "/verify", tag = "v1",
@@ -155,13 +156,19 @@ async fn verify_post(
         (k, f.finish())
     });
     let svc = &svc;
-    Ok(crate::idempotency::once(svc, c, key, |c| async move {
-        let slot =
-            crate::body::slot_for_url(svc, &c, slot, matches!(request.input, SlipInput::Url(_)))
-                .await;
-        verify(svc, &c, request, slot).await
-    })
-    .await)
+    Ok(
+        crate::idempotency::once(svc, c, key, |c, claim| async move {
+            let slot = crate::body::slot_for_url(
+                svc,
+                &c,
+                slot,
+                matches!(request.input, SlipInput::Url(_)),
+            )
+            .await;
+            verify(svc, &c, claim, request, slot).await
+        })
+        .await,
+    )
 }
 
 /// The slip of a POST: a multipart form or a JSON body.
@@ -318,6 +325,7 @@ async fn multipart_input(req: axum::extract::Request) -> Result<Request, V1Error
 async fn verify(
     svc: &Services,
     c: &Caller,
+    claim: Option<IdemClaim>,
     req: Request,
     upload_slot: impl Send,
 ) -> Result<Json<V1Ok<Value>>, V1Error> {
@@ -327,16 +335,14 @@ async fn verify(
     drop(upload_slot);
     // A keyed retry taken over from a node that died may be charged already: its slip is
     // then recorded, and the charge (not this check) answers it as the first run would have.
-    let taken_over = c.idempotency.as_ref().is_some_and(|i| i.takeover);
-    if req.check_duplicate && !taken_over {
+    let request = plain_request(slip.clone(), req.check_duplicate).keyed(claim);
+    if req.check_duplicate && !request.taken_over() {
         // Before the bank and the charge: a re-sent slip costs no quota.
         if let Some(dup) = earlier(svc, c, &slip.sending_bank, &slip.trans_ref).await? {
             return Err(dup);
         }
     }
-    let data = svc
-        .verify_bank(c, &plain_request(slip.clone(), req.check_duplicate))
-        .await?;
+    let data = svc.verify_bank(c, &request).await?;
     if data.is_duplicate {
         // Two requests with the same slip raced past the check above; the charge decided this
         // one was second (and it was charged).
@@ -371,6 +377,7 @@ fn plain_request<S>(slip: S, check_duplicate: bool) -> VerifyRequest<S> {
         remark: None,
         match_account: false,
         job_id: None,
+        idempotency: None,
     }
 }
 

@@ -1,0 +1,278 @@
+//! The caller's space: who confirms its transfers and where its verifications are recorded.
+//! Chosen once per caller, when the caller is known (`Services::caller`, the one place that
+//! reads `Branch::sandbox`):
+//! - production: the connector router confirms; the charge writer charges and records (quota
+//!   pre-check, auto-renewal, the stored verification answers a repeat);
+//! - a test branch: the built-in ledger (the connector `sandbox`) confirms, whatever answers
+//!   production; recorded uncharged in the branch's own duplicate space (no quota pre-check,
+//!   no counters, no auto-renewal). Bans, inactive branch, IP allow-list, rate limit and
+//!   expiry still apply.
+//!
+//! The verification path (`verify.rs`, `wallet.rs`) asks the caller's space and never the
+//! branch flag again.
+
+use crate::auth::Caller;
+use crate::Services;
+use async_trait::async_trait;
+use connectors::{Connector, Outcome, Router, SlipQuery, WalletQuery};
+use domain::attempt::AttemptDraft;
+use domain::model::{Branch, Service, Transfer, VerifiedTransfer, WalletTransfer};
+use domain::{Error, ServiceId};
+use std::sync::Arc;
+use store::{ChargeOutcome, VerificationRecord};
+
+/// One space: precheck, local-first look-up, ask (bank and wallet), record. `svc` lends the
+/// store, the clock and the renewal machinery.
+#[async_trait]
+pub(crate) trait Space: Send + Sync + 'static {
+    /// `production` or `test` (logs and `Debug`).
+    fn name(&self) -> &'static str;
+
+    /// The service if it may verify now.
+    async fn usable(&self, svc: &Services, service: Service) -> Result<Service, Error>;
+
+    /// The cheap refusal before asking anyone.
+    async fn precheck(&self, svc: &Services, caller: &Caller) -> Result<(), Error>;
+
+    /// A transfer this service already confirmed in this space, and who confirmed it.
+    async fn confirmed_before(
+        &self,
+        svc: &Services,
+        service: &ServiceId,
+        slip: (&str, &str),
+    ) -> Result<Option<(VerifiedTransfer, String)>, Error>;
+
+    /// What the bank says, and who said it (`None` when nobody could).
+    async fn ask_bank(&self, q: &SlipQuery) -> (Outcome<Transfer>, Option<String>);
+
+    /// What the wallet says, and who said it (`None` when nobody could).
+    async fn ask_wallet(&self, q: &WalletQuery) -> (Outcome<WalletTransfer>, Option<String>);
+
+    /// Records a confirmed verification (production charges it, committing `draft` with the
+    /// charge when given).
+    async fn record(
+        &self,
+        svc: &Services,
+        rec: &VerificationRecord,
+        draft: Option<AttemptDraft>,
+    ) -> Result<ChargeOutcome, Error>;
+
+    /// The first verification of a slip in this space (v1 `duplicate_slip`).
+    async fn recorded(
+        &self,
+        svc: &Services,
+        service: &ServiceId,
+        slip: (&str, &str),
+    ) -> Result<Option<VerificationRecord>, Error>;
+}
+
+impl std::fmt::Debug for dyn Space {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Both spaces of a node, built at wiring.
+#[derive(Clone)]
+pub(crate) struct Spaces {
+    production: Arc<dyn Space>,
+    test: Arc<dyn Space>,
+}
+
+impl Spaces {
+    pub(crate) fn new(router: Arc<Router>, ledger: Arc<dyn Connector>) -> Self {
+        Self {
+            production: Arc::new(Production { router }),
+            test: Arc::new(TestBranch { ledger }),
+        }
+    }
+
+    /// The caller's space: the one place the test-branch flag is read.
+    pub(crate) fn of(&self, branch: &Branch) -> Arc<dyn Space> {
+        if branch.sandbox {
+            self.test.clone()
+        } else {
+            self.production.clone()
+        }
+    }
+}
+
+/// Production: the connector router, the charge writer.
+struct Production {
+    router: Arc<Router>,
+}
+
+#[async_trait]
+impl Space for Production {
+    fn name(&self) -> &'static str {
+        "production"
+    }
+
+    /// Renews an expired service when auto-renew says so.
+    async fn usable(&self, svc: &Services, service: Service) -> Result<Service, Error> {
+        svc.usable_service(service).await
+    }
+
+    async fn precheck(&self, svc: &Services, caller: &Caller) -> Result<(), Error> {
+        svc.precheck_quota(caller).await
+    }
+
+    /// The bank's answer for a confirmed transfer does not change, so a repeat costs no
+    /// connector call. Rows from before the transfer was stored (migration 0011) are asked
+    /// again.
+    async fn confirmed_before(
+        &self,
+        svc: &Services,
+        service: &ServiceId,
+        (sending_bank, trans_ref): (&str, &str),
+    ) -> Result<Option<(VerifiedTransfer, String)>, Error> {
+        let rec = svc
+            .store
+            .get_verification(service, sending_bank, trans_ref)
+            .await?;
+        // After retention blanked its personal fields the transfer still answers (with blank
+        // names): the bank may no longer keep the slip at all (docs/decisions.md).
+        Ok(rec.and_then(|r| {
+            let source = r.source.unwrap_or_else(|| "stored".into());
+            r.transfer.map(|t| (t, source))
+        }))
+    }
+
+    async fn ask_bank(&self, q: &SlipQuery) -> (Outcome<Transfer>, Option<String>) {
+        let routed = self.router.route(q).await;
+        (routed.answer, routed.source)
+    }
+
+    async fn ask_wallet(&self, q: &WalletQuery) -> (Outcome<WalletTransfer>, Option<String>) {
+        let routed = self.router.route_wallet(q).await;
+        (routed.answer, routed.source)
+    }
+
+    async fn record(
+        &self,
+        svc: &Services,
+        rec: &VerificationRecord,
+        draft: Option<AttemptDraft>,
+    ) -> Result<ChargeOutcome, Error> {
+        svc.charge_with_renewal(rec, draft).await
+    }
+
+    async fn recorded(
+        &self,
+        svc: &Services,
+        service: &ServiceId,
+        (sending_bank, trans_ref): (&str, &str),
+    ) -> Result<Option<VerificationRecord>, Error> {
+        Ok(svc
+            .store
+            .get_verification(service, sending_bank, trans_ref)
+            .await?)
+    }
+}
+
+/// A test branch: the built-in ledger, the test space.
+struct TestBranch {
+    ledger: Arc<dyn Connector>,
+}
+
+#[async_trait]
+impl Space for TestBranch {
+    fn name(&self) -> &'static str {
+        "test"
+    }
+
+    /// Never renews: expiry still refuses it (`SERVICE_EXPIRED`), but a test request must not
+    /// move money.
+    async fn usable(&self, svc: &Services, service: Service) -> Result<Service, Error> {
+        service.check_access(svc.clock.now())?;
+        Ok(service)
+    }
+
+    /// A test branch spends no quota.
+    async fn precheck(&self, _svc: &Services, _caller: &Caller) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// The ledger is local anyway: always asked.
+    async fn confirmed_before(
+        &self,
+        _svc: &Services,
+        _service: &ServiceId,
+        _slip: (&str, &str),
+    ) -> Result<Option<(VerifiedTransfer, String)>, Error> {
+        Ok(None)
+    }
+
+    async fn ask_bank(&self, q: &SlipQuery) -> (Outcome<Transfer>, Option<String>) {
+        let answer = self.ledger.lookup_bank(q).await;
+        (answer, Some(self.ledger.kind().to_string()))
+    }
+
+    /// Recorded as `<kind>-wallet` (`sandbox-wallet`), the name test verifications of wallet
+    /// slips have always carried.
+    async fn ask_wallet(&self, q: &WalletQuery) -> (Outcome<WalletTransfer>, Option<String>) {
+        let answer = self.ledger.lookup_wallet(q).await;
+        (answer, Some(format!("{}-wallet", self.ledger.kind())))
+    }
+
+    /// In `sandbox_verifications`, uncharged; the record of a test request is written apart.
+    async fn record(
+        &self,
+        svc: &Services,
+        rec: &VerificationRecord,
+        _draft: Option<AttemptDraft>,
+    ) -> Result<ChargeOutcome, Error> {
+        Ok(svc.store.record_sandbox_verification(rec).await?)
+    }
+
+    async fn recorded(
+        &self,
+        svc: &Services,
+        service: &ServiceId,
+        (sending_bank, trans_ref): (&str, &str),
+    ) -> Result<Option<VerificationRecord>, Error> {
+        Ok(svc
+            .store
+            .get_sandbox_verification(service, sending_bank, trans_ref)
+            .await?)
+    }
+}
+
+impl Services {
+    /// The caller of `branch` of `service` as read, with its space: no check made. For work
+    /// that checks on its own (the LINE webhook's rate limit).
+    pub(crate) fn caller_as_read(&self, service: Service, branch: Branch) -> Caller {
+        let space = self.spaces.of(&branch);
+        Caller::new(service, branch, space)
+    }
+
+    /// The caller of `branch` of `service` if it may verify now: the service not banned,
+    /// deleted or expired (production renews an expired one when auto-renew says so; a test
+    /// branch never does). Authentication, jobs and the LINE bot start here.
+    pub async fn caller(&self, service: Service, branch: Branch) -> Result<Caller, Error> {
+        let space = self.spaces.of(&branch);
+        let service = space.usable(self, service).await?;
+        Ok(Caller::new(service, branch, space))
+    }
+
+    /// The first verification of a slip in the caller's space (v1 `duplicate_slip`).
+    pub async fn recorded_verification(
+        &self,
+        caller: &Caller,
+        sending_bank: &str,
+        trans_ref: &str,
+    ) -> Result<Option<VerificationRecord>, Error> {
+        caller
+            .space()
+            .recorded(self, &caller.service.id, (sending_bank, trans_ref))
+            .await
+    }
+
+    /// Test verifications of the caller's service and branch (`/v2/info` `sandboxUsed`).
+    pub async fn sandbox_used(&self, caller: &Caller) -> Result<(i64, i64), Error> {
+        Ok(self
+            .store
+            .sandbox_used(&caller.service.id, &caller.branch.id)
+            .await?)
+    }
+}
