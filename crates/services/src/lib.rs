@@ -65,11 +65,9 @@ pub struct Services {
     jobs_wake: Arc<tokio::sync::Notify>,
     /// The job kinds this node's worker runs (`jobs::Kinds::builtin`).
     kinds: Arc<jobs::Kinds>,
-    /// Who approves renewals: the credit ledger (default) or an external endpoint.
-    billing: Arc<dyn billing::Billing>,
-    /// One renewal attempt per service at a time on this node (the database decides
-    /// between nodes).
-    renewals: Arc<renewal::RenewalLocks>,
+    /// The charge writer with auto-renewal (billing, renewal locks): production's space
+    /// holds it; kept here to rebuild the spaces when the wiring sets billing or metrics.
+    charger: renewal::Charger,
     /// Test hook (`set_after_charge`).
     after_charge: Option<AfterCharge>,
     /// How long a running keyed request holds its `Idempotency-Key`
@@ -124,9 +122,17 @@ impl Services {
         clock: Arc<dyn Clock>,
     ) -> Self {
         let rate = Arc::new(rate::RateLimiter::for_backend(store.backend()));
+        let charger = renewal::Charger {
+            store: store.clone(),
+            clock: clock.clone(),
+            billing: Arc::new(billing::LedgerBilling),
+            renewals: Arc::default(),
+            metrics: ::metrics::Metrics::default(),
+        };
         Self {
             store,
-            spaces: space::Spaces::new(router.clone(), ledger.clone()),
+            spaces: space::Spaces::new(router.clone(), charger.clone(), ledger.clone()),
+            charger,
             router,
             ledger,
             clock,
@@ -145,8 +151,6 @@ impl Services {
             },
             line: None,
             line_reply_window: std::time::Duration::from_secs(50),
-            billing: Arc::new(billing::LedgerBilling),
-            renewals: Arc::default(),
             after_charge: None,
             idem_lease: idempotency::LEASE,
             metrics: ::metrics::Metrics::default(),
@@ -161,8 +165,17 @@ impl Services {
     /// Another router for production (tests: a bank that is down); test branches keep the
     /// built-in ledger.
     pub fn set_router(&mut self, router: Arc<connectors::Router>) {
-        self.spaces = space::Spaces::new(router.clone(), self.ledger.clone());
         self.router = router;
+        self.respace();
+    }
+
+    /// The spaces again, after the router, billing or metrics changed.
+    fn respace(&mut self) {
+        self.spaces = space::Spaces::new(
+            self.router.clone(),
+            self.charger.clone(),
+            self.ledger.clone(),
+        );
     }
 
     /// Outbound HTTP for image URLs and webhooks (without it both are refused).
@@ -244,7 +257,8 @@ impl Services {
 
     /// Who approves renewals (the credit ledger unless set).
     pub fn set_billing(&mut self, billing: Arc<dyn billing::Billing>) {
-        self.billing = billing;
+        self.charger.billing = billing;
+        self.respace();
     }
 
     /// How long a running keyed request holds its key before a retry may take it over.

@@ -5,7 +5,6 @@
 //! exactly one of them do it; the others find it done and carry on with the new period.
 
 use crate::auth::Caller;
-use crate::Services;
 use billing::{Decision, RenewalRequest};
 use domain::billing::renewal_due;
 use domain::model::Service;
@@ -40,12 +39,27 @@ impl RenewalLocks {
 /// worst case.
 const CHARGE_TRIES: usize = 64;
 
-impl Services {
+/// The charge writer with auto-renewal: production's way of recording a verification (its
+/// space holds one). Holds only what charging and renewing use.
+#[derive(Clone)]
+pub(crate) struct Charger {
+    pub(crate) store: Arc<dyn store::Store>,
+    pub(crate) clock: Arc<dyn domain::Clock>,
+    /// Who approves renewals: the credit ledger (default) or an external endpoint.
+    pub(crate) billing: Arc<dyn billing::Billing>,
+    /// One renewal attempt per service at a time on this node (the database decides
+    /// between nodes).
+    pub(crate) renewals: Arc<RenewalLocks>,
+    /// Counts requests meeting a low quota at the pre-check.
+    pub(crate) metrics: ::metrics::Metrics,
+}
+
+impl Charger {
     /// Renews the service's package if auto-renewal is due now. `Some(service)`: the
     /// service as it now stands, renewed by this call or by another request (the caller
     /// checks it again); `None`: no renewal (not due, no credit, declined), so the caller's
     /// own refusal stands; `RenewalTemporarilyUnavailable`: billing could not answer.
-    pub async fn renew_if_due(&self, service: &Service) -> Result<Option<Service>, Error> {
+    pub(crate) async fn renew_if_due(&self, service: &Service) -> Result<Option<Service>, Error> {
         if renewal_due(service, self.clock.now()).is_none() {
             return Ok(None);
         }
@@ -116,7 +130,7 @@ impl Services {
     }
 
     /// The service if it may verify now, renewing an expired one when auto-renew says so.
-    pub async fn usable_service(&self, service: Service) -> Result<Service, Error> {
+    pub(crate) async fn usable_service(&self, service: Service) -> Result<Service, Error> {
         match service.check_access(self.clock.now()) {
             Err(Error::ServiceExpired) => match self.renew_if_due(&service).await? {
                 Some(s) => {
@@ -132,10 +146,10 @@ impl Services {
 
     /// The cheap refusal before asking the bank: room for one more verification, after
     /// renewing a used-up service quota when auto-renew says so.
-    pub async fn precheck_quota(&self, caller: &Caller) -> Result<(), Error> {
+    pub(crate) async fn precheck_quota(&self, caller: &Caller) -> Result<(), Error> {
         let (service_quota, branch_quota) = caller.quotas_at(self.clock.now());
         if [&service_quota, &branch_quota].into_iter().any(low) {
-            self.metrics().quota_low();
+            self.metrics.quota_low();
         }
         if can_charge(&service_quota, &branch_quota) {
             return Ok(());
@@ -158,7 +172,7 @@ impl Services {
 
     /// Charges and records; when the service quota ran out meanwhile (the boundary was
     /// crossed after the pre-check, or this is a job), renews if due and tries again.
-    pub async fn charge_with_renewal(
+    pub(crate) async fn charge_with_renewal(
         &self,
         rec: &VerificationRecord,
         draft: Option<domain::attempt::AttemptDraft>,

@@ -12,32 +12,32 @@
 //! branch flag again.
 
 use crate::auth::Caller;
+use crate::renewal::Charger;
 use crate::Services;
 use async_trait::async_trait;
 use connectors::{Connector, Outcome, Router, SlipQuery, WalletQuery};
 use domain::attempt::AttemptDraft;
 use domain::model::{Branch, Service, Transfer, VerifiedTransfer, WalletTransfer};
-use domain::{Error, ServiceId};
+use domain::{Clock, Error, ServiceId};
 use std::sync::Arc;
-use store::{ChargeOutcome, VerificationRecord};
+use store::{ChargeOutcome, Store, VerificationRecord};
 
-/// One space: precheck, local-first look-up, ask (bank and wallet), record. `svc` lends the
-/// store, the clock and the renewal machinery.
+/// One space: precheck, local-first look-up, ask (bank and wallet), record. Each holds only
+/// what it uses.
 #[async_trait]
 pub(crate) trait Space: Send + Sync + 'static {
     /// `production` or `test` (logs and `Debug`).
     fn name(&self) -> &'static str;
 
     /// The service if it may verify now.
-    async fn usable(&self, svc: &Services, service: Service) -> Result<Service, Error>;
+    async fn usable(&self, service: Service) -> Result<Service, Error>;
 
     /// The cheap refusal before asking anyone.
-    async fn precheck(&self, svc: &Services, caller: &Caller) -> Result<(), Error>;
+    async fn precheck(&self, caller: &Caller) -> Result<(), Error>;
 
     /// A transfer this service already confirmed in this space, and who confirmed it.
     async fn confirmed_before(
         &self,
-        svc: &Services,
         service: &ServiceId,
         slip: (&str, &str),
     ) -> Result<Option<(VerifiedTransfer, String)>, Error>;
@@ -52,7 +52,6 @@ pub(crate) trait Space: Send + Sync + 'static {
     /// charge when given).
     async fn record(
         &self,
-        svc: &Services,
         rec: &VerificationRecord,
         draft: Option<AttemptDraft>,
     ) -> Result<ChargeOutcome, Error>;
@@ -60,7 +59,6 @@ pub(crate) trait Space: Send + Sync + 'static {
     /// The first verification of a slip in this space (v1 `duplicate_slip`).
     async fn recorded(
         &self,
-        svc: &Services,
         service: &ServiceId,
         slip: (&str, &str),
     ) -> Result<Option<VerificationRecord>, Error>;
@@ -80,10 +78,15 @@ pub(crate) struct Spaces {
 }
 
 impl Spaces {
-    pub(crate) fn new(router: Arc<Router>, ledger: Arc<dyn Connector>) -> Self {
+    pub(crate) fn new(router: Arc<Router>, charger: Charger, ledger: Arc<dyn Connector>) -> Self {
+        let test = TestBranch {
+            ledger,
+            store: charger.store.clone(),
+            clock: charger.clock.clone(),
+        };
         Self {
-            production: Arc::new(Production { router }),
-            test: Arc::new(TestBranch { ledger }),
+            production: Arc::new(Production { router, charger }),
+            test: Arc::new(test),
         }
     }
 
@@ -100,6 +103,7 @@ impl Spaces {
 /// Production: the connector router, the charge writer.
 struct Production {
     router: Arc<Router>,
+    charger: Charger,
 }
 
 #[async_trait]
@@ -109,12 +113,12 @@ impl Space for Production {
     }
 
     /// Renews an expired service when auto-renew says so.
-    async fn usable(&self, svc: &Services, service: Service) -> Result<Service, Error> {
-        svc.usable_service(service).await
+    async fn usable(&self, service: Service) -> Result<Service, Error> {
+        self.charger.usable_service(service).await
     }
 
-    async fn precheck(&self, svc: &Services, caller: &Caller) -> Result<(), Error> {
-        svc.precheck_quota(caller).await
+    async fn precheck(&self, caller: &Caller) -> Result<(), Error> {
+        self.charger.precheck_quota(caller).await
     }
 
     /// The bank's answer for a confirmed transfer does not change, so a repeat costs no
@@ -122,11 +126,11 @@ impl Space for Production {
     /// again.
     async fn confirmed_before(
         &self,
-        svc: &Services,
         service: &ServiceId,
         (sending_bank, trans_ref): (&str, &str),
     ) -> Result<Option<(VerifiedTransfer, String)>, Error> {
-        let rec = svc
+        let rec = self
+            .charger
             .store
             .get_verification(service, sending_bank, trans_ref)
             .await?;
@@ -150,20 +154,19 @@ impl Space for Production {
 
     async fn record(
         &self,
-        svc: &Services,
         rec: &VerificationRecord,
         draft: Option<AttemptDraft>,
     ) -> Result<ChargeOutcome, Error> {
-        svc.charge_with_renewal(rec, draft).await
+        self.charger.charge_with_renewal(rec, draft).await
     }
 
     async fn recorded(
         &self,
-        svc: &Services,
         service: &ServiceId,
         (sending_bank, trans_ref): (&str, &str),
     ) -> Result<Option<VerificationRecord>, Error> {
-        Ok(svc
+        Ok(self
+            .charger
             .store
             .get_verification(service, sending_bank, trans_ref)
             .await?)
@@ -173,6 +176,8 @@ impl Space for Production {
 /// A test branch: the built-in ledger, the test space.
 struct TestBranch {
     ledger: Arc<dyn Connector>,
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
 }
 
 #[async_trait]
@@ -183,20 +188,19 @@ impl Space for TestBranch {
 
     /// Never renews: expiry still refuses it (`SERVICE_EXPIRED`), but a test request must not
     /// move money.
-    async fn usable(&self, svc: &Services, service: Service) -> Result<Service, Error> {
-        service.check_access(svc.clock.now())?;
+    async fn usable(&self, service: Service) -> Result<Service, Error> {
+        service.check_access(self.clock.now())?;
         Ok(service)
     }
 
     /// A test branch spends no quota.
-    async fn precheck(&self, _svc: &Services, _caller: &Caller) -> Result<(), Error> {
+    async fn precheck(&self, _caller: &Caller) -> Result<(), Error> {
         Ok(())
     }
 
     /// The ledger is local anyway: always asked.
     async fn confirmed_before(
         &self,
-        _svc: &Services,
         _service: &ServiceId,
         _slip: (&str, &str),
     ) -> Result<Option<(VerifiedTransfer, String)>, Error> {
@@ -218,20 +222,18 @@ impl Space for TestBranch {
     /// In `sandbox_verifications`, uncharged; the record of a test request is written apart.
     async fn record(
         &self,
-        svc: &Services,
         rec: &VerificationRecord,
         _draft: Option<AttemptDraft>,
     ) -> Result<ChargeOutcome, Error> {
-        Ok(svc.store.record_sandbox_verification(rec).await?)
+        Ok(self.store.record_sandbox_verification(rec).await?)
     }
 
     async fn recorded(
         &self,
-        svc: &Services,
         service: &ServiceId,
         (sending_bank, trans_ref): (&str, &str),
     ) -> Result<Option<VerificationRecord>, Error> {
-        Ok(svc
+        Ok(self
             .store
             .get_sandbox_verification(service, sending_bank, trans_ref)
             .await?)
@@ -251,7 +253,7 @@ impl Services {
     /// branch never does). Authentication, jobs and the LINE bot start here.
     pub async fn caller(&self, service: Service, branch: Branch) -> Result<Caller, Error> {
         let space = self.spaces.of(&branch);
-        let service = space.usable(self, service).await?;
+        let service = space.usable(service).await?;
         Ok(Caller::new(service, branch, space))
     }
 
@@ -264,7 +266,7 @@ impl Services {
     ) -> Result<Option<VerificationRecord>, Error> {
         caller
             .space()
-            .recorded(self, &caller.service.id, (sending_bank, trans_ref))
+            .recorded(&caller.service.id, (sending_bank, trans_ref))
             .await
     }
 

@@ -109,7 +109,7 @@ impl Services {
         // returns that recorded outcome instead of refusing it.
         // The same for a keyed request taken over from a node that died: it may be charged.
         if req.job_id.is_none() && !req.taken_over() {
-            caller.space().precheck(self, caller).await?;
+            caller.space().precheck(caller).await?;
         }
 
         // Local first: a transfer this service already confirmed is answered from its stored
@@ -118,11 +118,7 @@ impl Services {
         caller.trace.asked_amount(req.match_amount);
         let stored = caller
             .space()
-            .confirmed_before(
-                self,
-                &caller.service.id,
-                (&slip.sending_bank, &slip.trans_ref),
-            )
+            .confirmed_before(&caller.service.id, (&slip.sending_bank, &slip.trans_ref))
             .await?;
         let (transfer, source) = match stored {
             Some((VerifiedTransfer::Bank(t), source)) => {
@@ -219,7 +215,7 @@ impl Services {
         // A job's or a keyed request's charge may be one recorded before (its worker or node
         // died after it): its record is written apart, once, as before.
         let draft = draft.filter(|_| rec.job_id.is_none() && rec.idempotency_key.is_none());
-        let outcome = caller.space().record(self, &rec, draft).await?;
+        let outcome = caller.space().record(&rec, draft).await?;
         if outcome.attempt_logged {
             caller.trace.logged();
         }

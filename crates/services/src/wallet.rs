@@ -23,14 +23,14 @@ impl Services {
         let slip = &req.slip;
         // Not for a keyed request taken over from a node that died: it may be charged.
         if !req.taken_over() {
-            caller.space().precheck(self, caller).await?;
+            caller.space().precheck(caller).await?;
         }
         // Local first, as for bank slips.
         caller.trace.slip(TRUEMONEY, &slip.transaction_id);
         caller.trace.asked_amount(req.match_amount);
         let stored = caller
             .space()
-            .confirmed_before(self, &caller.service.id, (TRUEMONEY, &slip.transaction_id))
+            .confirmed_before(&caller.service.id, (TRUEMONEY, &slip.transaction_id))
             .await?;
         let (transfer, source) = match stored {
             Some((VerifiedTransfer::Wallet(t), source)) => {
