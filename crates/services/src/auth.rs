@@ -53,7 +53,7 @@ impl Caller {
         &self,
         now: time::OffsetDateTime,
     ) -> (domain::quota::Quota, domain::quota::Quota) {
-        quotas_at(&self.service, &self.branch, now)
+        crate::renewal::quotas_at(&self.service, &self.branch, now)
     }
 }
 
@@ -104,14 +104,23 @@ impl Services {
     }
 }
 
-/// Service and branch counters as they stand in the cycle containing `now`.
-pub(crate) fn quotas_at(
-    service: &Service,
-    branch: &Branch,
-    now: time::OffsetDateTime,
-) -> (domain::quota::Quota, domain::quota::Quota) {
-    let cycle = service.current_cycle(now);
-    (service.quota_at(now), branch.quota_in(cycle))
+impl Services {
+    /// The caller of `branch` of `service` as read, with its space: no check made. For work
+    /// that checks on its own (the LINE webhook's rate limit).
+    pub(crate) fn caller_as_read(&self, service: Service, branch: Branch) -> Caller {
+        let space = self.spaces.of(&branch);
+        Caller::new(service, branch, space)
+    }
+
+    /// The caller of `branch` of `service` if it may verify now: the service not banned,
+    /// deleted or expired (production renews an expired one when auto-renew says so; a test
+    /// branch never does). Authentication, jobs and the LINE bot start here; the caller's
+    /// space is chosen here, once.
+    pub async fn caller(&self, service: Service, branch: Branch) -> Result<Caller, Error> {
+        let space = self.spaces.of(&branch);
+        let service = space.usable(service).await?;
+        Ok(Caller::new(service, branch, space))
+    }
 }
 
 /// `Bearer <key>`, the scheme matched case-insensitively (RFC 7235).

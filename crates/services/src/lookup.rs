@@ -6,6 +6,8 @@ use crate::auth::Caller;
 use crate::Services;
 use connectors::{Outcome, SlipQuery, WalletQuery};
 use domain::model::{Transfer, WalletTransfer};
+use domain::Error;
+use store::VerificationRecord;
 
 impl Services {
     /// Asks the caller's space about a bank slip; the answer and who gave it.
@@ -31,6 +33,29 @@ impl Services {
         let q = WalletQuery::new(Some(payload.to_string()), transaction_id);
         let (answer, source) = caller.space().ask_wallet(&q).await;
         (answer, noted(caller, source))
+    }
+}
+
+impl Services {
+    /// The first verification of a slip in the caller's space (v1 `duplicate_slip`).
+    pub async fn recorded_verification(
+        &self,
+        caller: &Caller,
+        sending_bank: &str,
+        trans_ref: &str,
+    ) -> Result<Option<VerificationRecord>, Error> {
+        caller
+            .space()
+            .recorded(&caller.service.id, (sending_bank, trans_ref))
+            .await
+    }
+
+    /// Test verifications of the caller's service and branch (`/v2/info` `sandboxUsed`).
+    pub async fn sandbox_used(&self, caller: &Caller) -> Result<(i64, i64), Error> {
+        Ok(self
+            .store
+            .sandbox_used(&caller.service.id, &caller.branch.id)
+            .await?)
     }
 }
 

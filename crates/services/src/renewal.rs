@@ -4,10 +4,9 @@
 //! start the period "as of renewal N", and the store, with the service row locked, lets
 //! exactly one of them do it; the others find it done and carry on with the new period.
 
-use crate::auth::Caller;
 use billing::{Decision, RenewalRequest};
 use domain::billing::renewal_due;
-use domain::model::Service;
+use domain::model::{Branch, Service};
 use domain::quota::can_charge;
 use domain::Error;
 use std::collections::HashMap;
@@ -146,8 +145,12 @@ impl Charger {
 
     /// The cheap refusal before asking the bank: room for one more verification, after
     /// renewing a used-up service quota when auto-renew says so.
-    pub(crate) async fn precheck_quota(&self, caller: &Caller) -> Result<(), Error> {
-        let (service_quota, branch_quota) = caller.quotas_at(self.clock.now());
+    pub(crate) async fn precheck_quota(
+        &self,
+        service: &Service,
+        branch: &Branch,
+    ) -> Result<(), Error> {
+        let (service_quota, branch_quota) = quotas_at(service, branch, self.clock.now());
         if [&service_quota, &branch_quota].into_iter().any(low) {
             self.metrics.quota_low();
         }
@@ -157,9 +160,9 @@ impl Charger {
         if !branch_quota.has_room() {
             return Err(Error::QuotaExceeded);
         }
-        match self.renew_if_due(&caller.service).await? {
+        match self.renew_if_due(service).await? {
             Some(s) => {
-                let (sq, bq) = crate::auth::quotas_at(&s, &caller.branch, self.clock.now());
+                let (sq, bq) = quotas_at(&s, branch, self.clock.now());
                 if can_charge(&sq, &bq) {
                     Ok(())
                 } else {
@@ -198,6 +201,16 @@ impl Charger {
         }
         Err(Error::QuotaExceeded)
     }
+}
+
+/// Service and branch counters as they stand in the cycle containing `now`.
+pub(crate) fn quotas_at(
+    service: &Service,
+    branch: &Branch,
+    now: time::OffsetDateTime,
+) -> (domain::quota::Quota, domain::quota::Quota) {
+    let cycle = service.current_cycle(now);
+    (service.quota_at(now), branch.quota_in(cycle))
 }
 
 /// Less than 10 % of a limited quota left (`slipverify_quota_low_requests_total`).

@@ -1,6 +1,6 @@
 //! The caller's space: who confirms its transfers and where its verifications are recorded.
-//! Chosen once per caller, when the caller is known (`Services::caller`, the one place that
-//! reads `Branch::sandbox`):
+//! Chosen once per caller, when the caller is known (`Services::caller` in `auth.rs`, through
+//! `Spaces::of`, the one place that reads `Branch::sandbox`):
 //! - production: the connector router confirms; the charge writer charges and records (quota
 //!   pre-check, auto-renewal, the stored verification answers a repeat);
 //! - a test branch: the built-in ledger (the connector `sandbox`) confirms, whatever answers
@@ -11,9 +11,7 @@
 //! The verification path (`verify.rs`, `wallet.rs`) asks the caller's space and never the
 //! branch flag again.
 
-use crate::auth::Caller;
 use crate::renewal::Charger;
-use crate::Services;
 use async_trait::async_trait;
 use connectors::{Connector, Outcome, Router, SlipQuery, WalletQuery};
 use domain::attempt::AttemptDraft;
@@ -33,7 +31,7 @@ pub(crate) trait Space: Send + Sync + 'static {
     async fn usable(&self, service: Service) -> Result<Service, Error>;
 
     /// The cheap refusal before asking anyone.
-    async fn precheck(&self, caller: &Caller) -> Result<(), Error>;
+    async fn precheck(&self, service: &Service, branch: &Branch) -> Result<(), Error>;
 
     /// A transfer this service already confirmed in this space, and who confirmed it.
     async fn confirmed_before(
@@ -117,8 +115,8 @@ impl Space for Production {
         self.charger.usable_service(service).await
     }
 
-    async fn precheck(&self, caller: &Caller) -> Result<(), Error> {
-        self.charger.precheck_quota(caller).await
+    async fn precheck(&self, service: &Service, branch: &Branch) -> Result<(), Error> {
+        self.charger.precheck_quota(service, branch).await
     }
 
     /// The bank's answer for a confirmed transfer does not change, so a repeat costs no
@@ -194,7 +192,7 @@ impl Space for TestBranch {
     }
 
     /// A test branch spends no quota.
-    async fn precheck(&self, _caller: &Caller) -> Result<(), Error> {
+    async fn precheck(&self, _service: &Service, _branch: &Branch) -> Result<(), Error> {
         Ok(())
     }
 
@@ -236,45 +234,6 @@ impl Space for TestBranch {
         Ok(self
             .store
             .get_sandbox_verification(service, sending_bank, trans_ref)
-            .await?)
-    }
-}
-
-impl Services {
-    /// The caller of `branch` of `service` as read, with its space: no check made. For work
-    /// that checks on its own (the LINE webhook's rate limit).
-    pub(crate) fn caller_as_read(&self, service: Service, branch: Branch) -> Caller {
-        let space = self.spaces.of(&branch);
-        Caller::new(service, branch, space)
-    }
-
-    /// The caller of `branch` of `service` if it may verify now: the service not banned,
-    /// deleted or expired (production renews an expired one when auto-renew says so; a test
-    /// branch never does). Authentication, jobs and the LINE bot start here.
-    pub async fn caller(&self, service: Service, branch: Branch) -> Result<Caller, Error> {
-        let space = self.spaces.of(&branch);
-        let service = space.usable(service).await?;
-        Ok(Caller::new(service, branch, space))
-    }
-
-    /// The first verification of a slip in the caller's space (v1 `duplicate_slip`).
-    pub async fn recorded_verification(
-        &self,
-        caller: &Caller,
-        sending_bank: &str,
-        trans_ref: &str,
-    ) -> Result<Option<VerificationRecord>, Error> {
-        caller
-            .space()
-            .recorded(&caller.service.id, (sending_bank, trans_ref))
-            .await
-    }
-
-    /// Test verifications of the caller's service and branch (`/v2/info` `sandboxUsed`).
-    pub async fn sandbox_used(&self, caller: &Caller) -> Result<(i64, i64), Error> {
-        Ok(self
-            .store
-            .sandbox_used(&caller.service.id, &caller.branch.id)
             .await?)
     }
 }

@@ -109,7 +109,10 @@ impl Services {
         // returns that recorded outcome instead of refusing it.
         // The same for a keyed request taken over from a node that died: it may be charged.
         if req.job_id.is_none() && !req.taken_over() {
-            caller.space().precheck(caller).await?;
+            caller
+                .space()
+                .precheck(&caller.service, &caller.branch)
+                .await?;
         }
 
         // Local first: a transfer this service already confirmed is answered from its stored

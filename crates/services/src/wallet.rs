@@ -23,7 +23,10 @@ impl Services {
         let slip = &req.slip;
         // Not for a keyed request taken over from a node that died: it may be charged.
         if !req.taken_over() {
-            caller.space().precheck(caller).await?;
+            caller
+                .space()
+                .precheck(&caller.service, &caller.branch)
+                .await?;
         }
         // Local first, as for bank slips.
         caller.trace.slip(TRUEMONEY, &slip.transaction_id);
