@@ -230,8 +230,8 @@ impl RouterBuilder {
 
     /// The connector specs of kind `sandbox` stand for. A route naming `sandbox` with no spec
     /// of that name gets it with default limits.
-    pub fn sandbox(mut self, c: impl Connector) -> Self {
-        self.sandbox = Some(Arc::new(c));
+    pub fn sandbox(mut self, c: Arc<dyn Connector>) -> Self {
+        self.sandbox = Some(c);
         self
     }
 

@@ -2,7 +2,7 @@
 //! `connectors` specs; the built-in ledgers are the connector `sandbox`.
 
 use config::Config;
-use connectors::{ConnectorSpec, RouteSpec, Router, RoutingSpec};
+use connectors::{Connector, ConnectorSpec, RouteSpec, Router, RoutingSpec};
 use domain::Clock;
 use egress::operator::OperatorTls;
 use std::collections::HashMap;
@@ -10,10 +10,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Builds the router. Every outbound call goes through the operator client (`[outbound]`
-/// proxy, https unless loopback — checked when the configuration was validated).
+/// proxy, https unless loopback — checked when the configuration was validated); `ledger` is
+/// the connector of kind `sandbox`.
 pub fn build(
     cfg: &Config,
-    ledger: Arc<gateway::Ledger>,
+    ledger: Arc<dyn Connector>,
     clock: Arc<dyn Clock>,
     metrics: metrics::Metrics,
 ) -> Result<Router, String> {
@@ -102,7 +103,7 @@ pub fn build(
         .unwrap_or(Duration::from_secs(5));
     let client = egress::operator::operator_client(&cfg.outbound_settings()?, longest)?;
     let mut builder = Router::builder(client, clock.clone())
-        .sandbox(ledger.as_ref().clone())
+        .sandbox(ledger)
         .metrics(metrics);
     let outbound = cfg.outbound_settings()?;
     for spec in specs {

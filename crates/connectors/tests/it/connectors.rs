@@ -351,7 +351,7 @@ async fn the_ledger_is_a_connector_like_any_other() {
         ..RoutingSpec::default()
     };
     let r = Router::builder(reqwest::Client::new(), clock() as Arc<dyn Clock>)
-        .sandbox(Ledger)
+        .sandbox(Arc::new(Ledger))
         .spec(es("a", &a))
         .build(rt)
         .unwrap();
