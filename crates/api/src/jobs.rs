@@ -71,7 +71,7 @@ async fn submit_one(
             let _slot = slot;
             let callback = sub.options.callback_url.take();
             let done = svc
-                .submit_jobs(&c, claim.as_ref(), vec![slip(sub)], callback, false)
+                .submit_jobs(&c, claim, vec![slip(sub)], callback, false)
                 .await?;
             let id = done
                 .job_ids
@@ -163,28 +163,24 @@ async fn submit_batch(
     });
     let slips: Vec<SubmitSlip> = slips.into_iter().map(slip).collect();
     let svc = &svc;
-    Ok(
-        crate::idempotency::once(svc, c, key, |c, claim| async move {
-            // URLs are fetched one after another at submission: one slot for the batch.
-            let any_url = slips.iter().any(|s| matches!(s.input, SlipInput::Url(_)));
-            let _slot = crate::body::slot_for_url(svc, &c, slot, any_url).await;
-            let done = svc
-                .submit_jobs(&c, claim.as_ref(), slips, callback, true)
-                .await?;
-            Ok::<_, ApiError>((
-                StatusCode::ACCEPTED,
-                V2Ok::json(
-                    "Batch accepted",
-                    BatchAccepted {
-                        batch_id: done.batch_id.map(String::from),
-                        count: done.job_ids.len(),
-                        job_ids: done.job_ids.into_iter().map(String::from).collect(),
-                    },
-                ),
-            ))
-        })
-        .await,
-    )
+    Ok(crate::idempotency::once(svc, c, key, |c, key| async move {
+        // URLs are fetched one after another at submission: one slot for the batch.
+        let any_url = slips.iter().any(|s| matches!(s.input, SlipInput::Url(_)));
+        let _slot = crate::body::slot_for_url(svc, &c, slot, any_url).await;
+        let done = svc.submit_jobs(&c, key, slips, callback, true).await?;
+        Ok::<_, ApiError>((
+            StatusCode::ACCEPTED,
+            V2Ok::json(
+                "Batch accepted",
+                BatchAccepted {
+                    batch_id: done.batch_id.map(String::from),
+                    count: done.job_ids.len(),
+                    job_ids: done.job_ids.into_iter().map(String::from).collect(),
+                },
+            ),
+        ))
+    })
+    .await)
 }
 
 #[utoipa::path(get, path = "/verify/bank/jobs/{job_id}", tag = "v2 async",

@@ -383,12 +383,11 @@ async fn verify_bank(
         c,
         req,
         "v2.verify.bank",
-        |c, claim, sub, slot| async move {
+        |c, key, sub, slot| async move {
             let slip = svc.bank_slip(&c, sub.input).await?;
             drop(slot);
-            let data = svc
-                .verify_bank(&c, &sub.options.verify(slip).keyed(claim))
-                .await?;
+            let req = sub.options.verify(slip).keyed(key);
+            let data = svc.verify_bank(&c, &req).await?;
             Ok::<_, ApiError>(V2Ok::json("Slip verified", data))
         },
     )
@@ -415,15 +414,12 @@ where
     let sub = submitted(req).await?;
     c.trace.input(sub.input.kind(sub.base64));
     let key = key.map(|k| (k, fingerprint(route, &sub)));
-    Ok(
-        crate::idempotency::once(svc, c, key, |c, claim| async move {
-            let slot =
-                crate::body::slot_for_url(svc, &c, slot, matches!(sub.input, SlipInput::Url(_)))
-                    .await;
-            work(c, claim, sub, slot).await
-        })
-        .await,
-    )
+    Ok(crate::idempotency::once(svc, c, key, |c, key| async move {
+        let slot =
+            crate::body::slot_for_url(svc, &c, slot, matches!(sub.input, SlipInput::Url(_))).await;
+        work(c, key, sub, slot).await
+    })
+    .await)
 }
 
 /// The parsed request as the idempotency key compares it.

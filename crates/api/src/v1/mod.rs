@@ -156,19 +156,13 @@ async fn verify_post(
         (k, f.finish())
     });
     let svc = &svc;
-    Ok(
-        crate::idempotency::once(svc, c, key, |c, claim| async move {
-            let slot = crate::body::slot_for_url(
-                svc,
-                &c,
-                slot,
-                matches!(request.input, SlipInput::Url(_)),
-            )
-            .await;
-            verify(svc, &c, claim, request, slot).await
-        })
-        .await,
-    )
+    Ok(crate::idempotency::once(svc, c, key, |c, key| async move {
+        let slot =
+            crate::body::slot_for_url(svc, &c, slot, matches!(request.input, SlipInput::Url(_)))
+                .await;
+        verify(svc, &c, key, request, slot).await
+    })
+    .await)
 }
 
 /// The slip of a POST: a multipart form or a JSON body.
@@ -321,11 +315,11 @@ async fn multipart_input(req: axum::extract::Request) -> Result<Request, V1Error
 }
 
 /// Image/URL → payload → parse → earlier verification (when asked) → verify → answer.
-/// `upload_slot` is released once the image is read.
+/// `upload_slot` is released once the image is read; `key`: the `Idempotency-Key` claim.
 async fn verify(
     svc: &Services,
     c: &Caller,
-    claim: Option<IdemClaim>,
+    key: Option<IdemClaim>,
     req: Request,
     upload_slot: impl Send,
 ) -> Result<Json<V1Ok<Value>>, V1Error> {
@@ -335,7 +329,7 @@ async fn verify(
     drop(upload_slot);
     // A keyed retry taken over from a node that died may be charged already: its slip is
     // then recorded, and the charge (not this check) answers it as the first run would have.
-    let request = plain_request(slip.clone(), req.check_duplicate).keyed(claim);
+    let request = plain_request(slip.clone(), req.check_duplicate).keyed(key);
     if req.check_duplicate && !request.taken_over() {
         // Before the bank and the charge: a re-sent slip costs no quota.
         if let Some(dup) = earlier(svc, c, &slip.sending_bank, &slip.trans_ref).await? {

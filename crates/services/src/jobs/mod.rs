@@ -154,7 +154,7 @@ impl Services {
     pub async fn submit_jobs(
         &self,
         caller: &Caller,
-        claim: Option<&crate::idempotency::IdemClaim>,
+        claim: Option<crate::idempotency::IdemClaim>,
         slips: Vec<SubmitSlip>,
         callback_url: Option<String>,
         batch: bool,
@@ -180,7 +180,7 @@ impl Services {
         // Under an `Idempotency-Key` the ids derive from the key: a retry after a crash
         // between the insert and the answer inserts nothing new (`ON CONFLICT (id)`) and
         // answers with the same ids.
-        let id_for = |what: &str, i: usize| match claim {
+        let id_for = |what: &str, i: usize| match &claim {
             Some(c) => keyed_id(&caller.branch.id, &c.key, c.first_used_ms, what, i),
             None => uuid::Uuid::new_v4().to_string(),
         };
