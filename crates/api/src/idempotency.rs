@@ -77,13 +77,13 @@ impl Fingerprint {
 /// Runs `work` once per key (`key`: the key and the request's fingerprint): without a key,
 /// just runs it. With one, the key is claimed first
 /// (`IDEMPOTENCY_KEY_IN_USE`, `IDEMPOTENCY_KEY_REUSED`, or the stored answer with
-/// `Idempotent-Replayed: true`), `work` runs with the claim on its caller (its charge is
+/// `Idempotent-Replayed: true`), `work` runs with the claim beside its caller (its charge is
 /// recorded on the key), and the answer is stored (2xx, 4xx) or the key given back (5xx).
 pub(crate) async fn once<T, E, Fut>(
     svc: &Services,
-    mut caller: Caller,
+    caller: Caller,
     key: Option<(String, String)>,
-    work: impl FnOnce(Caller) -> Fut,
+    work: impl FnOnce(Caller, Option<IdemClaim>) -> Fut,
 ) -> Response
 where
     Fut: Future<Output = Result<T, E>>,
@@ -91,7 +91,7 @@ where
     E: IntoResponse + From<Error>,
 {
     let Some((key, fingerprint)) = key else {
-        return work(caller).await.into_response();
+        return work(caller, None).await.into_response();
     };
     let claim = match svc.idempotency_begin(&caller, &key, &fingerprint).await {
         Ok(Claimed::Run(c)) => c,
@@ -102,15 +102,14 @@ where
         }
         Err(e) => return E::from(e).into_response(),
     };
-    caller.idempotency = Some(claim.clone());
     // A client that hangs up cancels the work: the key is given back at once rather than
     // held until its lease ends (a charge already made stays recorded on the key).
     let mut guard = Release {
         svc: svc.clone(),
         caller: caller.clone(),
-        claim: Some(claim),
+        claim: Some(claim.clone()),
     };
-    let resp = work(caller).await.into_response();
+    let resp = work(caller, Some(claim)).await.into_response();
     let (parts, body) = resp.into_parts();
     // Our own JSON answers, already in memory.
     let bytes = axum::body::to_bytes(body, usize::MAX)

@@ -66,12 +66,12 @@ async fn submit_one(
         c,
         req,
         "v2.verify.bank.async",
-        |c, mut sub, slot| async move {
+        |c, claim, mut sub, slot| async move {
             // Held through submission: images are read and URLs fetched when the job is submitted.
             let _slot = slot;
             let callback = sub.options.callback_url.take();
             let done = svc
-                .submit_jobs(&c, vec![slip(sub)], callback, false)
+                .submit_jobs(&c, claim, vec![slip(sub)], callback, false)
                 .await?;
             let id = done
                 .job_ids
@@ -156,11 +156,11 @@ async fn submit_batch(
     });
     let slips: Vec<SubmitSlip> = slips.into_iter().map(slip).collect();
     let svc = &svc;
-    Ok(crate::idempotency::once(svc, c, key, |c| async move {
+    Ok(crate::idempotency::once(svc, c, key, |c, key| async move {
         // URLs are fetched one after another at submission: one slot for the batch.
         let any_url = slips.iter().any(|s| matches!(s.input, SlipInput::Url(_)));
         let _slot = crate::body::slot_for_url(svc, &c, slot, any_url).await;
-        let done = svc.submit_jobs(&c, slips, callback, true).await?;
+        let done = svc.submit_jobs(&c, key, slips, callback, true).await?;
         Ok::<_, ApiError>((
             StatusCode::ACCEPTED,
             V2Ok::json(

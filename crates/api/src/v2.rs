@@ -19,6 +19,7 @@ use domain::Satang;
 use serde_json::{Map, Value};
 use services::auth::Caller;
 use services::budget::UploadSlot;
+use services::idempotency::IdemClaim;
 use services::input::SlipInput;
 use services::verify::VerifyRequest;
 use services::Services;
@@ -150,6 +151,7 @@ impl SlipOptions {
             remark: self.remark,
             match_account: self.match_account,
             job_id: None,
+            idempotency: None,
         }
     }
 }
@@ -217,25 +219,32 @@ async fn verify_bank(
     req: axum::extract::Request,
 ) -> Result<axum::response::Response, ApiError> {
     let svc = &svc;
-    submit_once(svc, c, req, "v2.verify.bank", |c, sub, slot| async move {
-        let slip = svc.bank_slip(&c, sub.input).await?;
-        drop(slot);
-        let data = svc.verify_bank(&c, &sub.options.verify(slip)).await?;
-        Ok::<_, ApiError>(V2Ok::json("Slip verified", data))
-    })
+    submit_once(
+        svc,
+        c,
+        req,
+        "v2.verify.bank",
+        |c, key, sub, slot| async move {
+            let slip = svc.bank_slip(&c, sub.input).await?;
+            drop(slot);
+            let req = sub.options.verify(slip).keyed(key);
+            let data = svc.verify_bank(&c, &req).await?;
+            Ok::<_, ApiError>(V2Ok::json("Slip verified", data))
+        },
+    )
     .await
 }
 
 /// A slip submitted to a v2 route (`route` names it in the fingerprint), start to finish: the
 /// `Idempotency-Key`, an upload slot held while the request is read, the request, then `work`
-/// once per key with the caller, the request and the slot (taken now for a URL, which is
-/// fetched in `work`; `work` drops it once the slip is read).
+/// once per key with the caller, the key's claim, the request and the slot (taken now for a
+/// URL, which is fetched in `work`; `work` drops it once the slip is read).
 pub(crate) async fn submit_once<T, Fut>(
     svc: &Services,
     c: Caller,
     req: axum::extract::Request,
     route: &str,
-    work: impl FnOnce(Caller, Submitted, Option<UploadSlot>) -> Fut,
+    work: impl FnOnce(Caller, Option<IdemClaim>, Submitted, Option<UploadSlot>) -> Fut,
 ) -> Result<axum::response::Response, ApiError>
 where
     Fut: Future<Output = Result<T, ApiError>>,
@@ -246,10 +255,10 @@ where
     let sub = submitted(req).await?;
     c.trace.input(sub.input.kind(sub.base64));
     let key = key.map(|k| (k, fingerprint(route, &sub)));
-    Ok(crate::idempotency::once(svc, c, key, |c| async move {
+    Ok(crate::idempotency::once(svc, c, key, |c, key| async move {
         let slot =
             crate::body::slot_for_url(svc, &c, slot, matches!(sub.input, SlipInput::Url(_))).await;
-        work(c, sub, slot).await
+        work(c, key, sub, slot).await
     })
     .await)
 }

@@ -39,11 +39,12 @@ async fn verify_truewallet(
         c,
         req,
         "v2.verify.truewallet",
-        |c, sub, slot| async move {
+        |c, claim, sub, slot| async move {
             let slip = svc.truemoney_slip(&c, sub.input).await?;
             drop(slot);
             // `matchAccount` compares the receiver with the branch's `TRUEMONEY` accounts.
-            let data = svc.verify_truewallet(&c, &sub.options.verify(slip)).await?;
+            let req = sub.options.verify(slip).keyed(claim);
+            let data = svc.verify_truewallet(&c, &req).await?;
             Ok::<_, ApiError>(V2Ok::json("Slip verified", data))
         },
     )

@@ -340,60 +340,25 @@ pub struct SandboxConfig {
     pub delay_ms: u64,
 }
 
-/// What a connector talks to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ConnectorKind {
-    /// The built-in ledger.
-    Sandbox,
-    EasySlip,
-    KBank,
-    Scb,
-    Thunder,
+/// What a connector talks to: the connectors' own list of kinds (`connectors::Kind`), so a
+/// kind accepted here is one the router builds.
+pub use connectors::Kind as ConnectorKind;
+
+/// `kind` as written: one of [`ConnectorKind::ALL`].
+fn kind_de<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<ConnectorKind>, D::Error> {
+    let s = lenient::string(d)?;
+    ConnectorKind::parse(&s).map(Some).ok_or_else(|| {
+        serde::de::Error::custom(format!(
+            "unknown kind {s:?} (one of: {})",
+            ConnectorKind::names()
+        ))
+    })
 }
 
-impl ConnectorKind {
-    pub const ALL: [ConnectorKind; 5] = [
-        Self::Sandbox,
-        Self::EasySlip,
-        Self::KBank,
-        Self::Scb,
-        Self::Thunder,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Sandbox => "sandbox",
-            Self::EasySlip => "easyslip",
-            Self::KBank => "kbank",
-            Self::Scb => "scb",
-            Self::Thunder => "thunder",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.as_str() == s)
-    }
-
-    /// Banks' own APIs authenticate with OAuth client credentials.
-    pub fn is_bank(self) -> bool {
-        matches!(self, Self::KBank | Self::Scb)
-    }
-}
-
-impl Serialize for ConnectorKind {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for ConnectorKind {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = lenient::string(d)?;
-        Self::parse(&s).ok_or_else(|| {
-            serde::de::Error::custom(format!(
-                "unknown kind {s:?} (one of: sandbox, easyslip, kbank, scb, thunder)"
-            ))
-        })
+fn kind_ser<S: serde::Serializer>(k: &Option<ConnectorKind>, s: S) -> Result<S::Ok, S::Error> {
+    match k {
+        Some(k) => s.serialize_str(k.as_str()),
+        None => s.serialize_none(),
     }
 }
 
@@ -402,7 +367,11 @@ impl<'de> Deserialize<'de> for ConnectorKind {
 #[serde(default, deny_unknown_fields)]
 pub struct ConnectorConfig {
     /// Required; `None` only until validation reports it.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "kind_de",
+        serialize_with = "kind_ser",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub kind: Option<ConnectorKind>,
     #[serde(
         deserialize_with = "lenient::opt_string",

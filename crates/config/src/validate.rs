@@ -293,7 +293,8 @@ impl Config {
             }
             let Some(kind) = c.kind else {
                 out.push(format!(
-                    "{at}.kind: required (one of: sandbox, easyslip, kbank, scb, thunder)"
+                    "{at}.kind: required (one of: {})",
+                    ConnectorKind::names()
                 ));
                 continue;
             };
@@ -302,21 +303,16 @@ impl Config {
                     "{at}.kind: the name \"sandbox\" is the built-in ledger's"
                 ));
             }
-            let required: &[&str] = match kind {
-                ConnectorKind::Sandbox => &[],
-                ConnectorKind::EasySlip => &["base_url", "api_key"],
-                ConnectorKind::KBank => &["base_url", "client_id", "client_secret"],
-                ConnectorKind::Scb => &["base_url", "api_key", "api_secret"],
-                ConnectorKind::Thunder => &["api_key"],
-            };
-            for field in required {
+            for field in kind.required_settings() {
                 let present = match *field {
                     "base_url" => c.base_url.is_some(),
                     "api_key" => c.api_key.is_some(),
                     "client_id" => c.client_id.is_some(),
                     "client_secret" => c.client_secret.is_some(),
                     "api_secret" => c.api_secret.is_some(),
-                    _ => true,
+                    // A setting this check cannot see is reported missing: the every-kind
+                    // test in server's routing fails until it is added here.
+                    _ => false,
                 };
                 if !present {
                     out.push(format!(

@@ -2,8 +2,9 @@
 //!
 //! A connector answers "what does this source say about (sending bank, transRef)" or about a
 //! TrueMoney transaction id. The [`Router`] tries a route's connectors in order, each behind a
-//! timeout, a concurrency cap and a circuit breaker, and implements [`gateway::BankGateway`] and
-//! [`gateway::WalletGateway`] so it can stand where the sandbox ledger stands today.
+//! timeout, a concurrency cap and a circuit breaker. [`Connector`] is the one answer to "who
+//! confirms a transfer": the built-in ledger implements it where the store is (the `gateway`
+//! crate), so this crate holds no database access.
 //!
 //! Runtime types only: the configuration crate parses files into [`ConnectorSpec`] and
 //! [`RoutingSpec`].
@@ -15,7 +16,6 @@ mod http;
 mod kbank;
 mod outcome;
 mod router;
-mod sandbox;
 mod scb;
 mod spec;
 pub mod token;
@@ -29,7 +29,6 @@ pub use outcome::{Cause, Outcome, Unavailable};
 pub use router::{
     Attempt, BreakerState, ConnectorCheck, ConnectorStatus, Routed, Router, RouterBuilder,
 };
-pub use sandbox::SandboxConnector;
 pub use scb::Scb;
 pub use spec::{
     ClientAuth, ConnectorSpec, Kind, RouteSpec, RoutingSpec, Secret, TokenSpec, BODY_CAP,
@@ -57,8 +56,8 @@ impl SlipQuery {
         }
     }
 
-    /// For callers that only hold (bank, reference) — `BankGateway::lookup` — a payload in the
-    /// banks' own layout is rebuilt so payload-speaking sources can still be asked. Empty when
+    /// For callers that only hold (bank, reference), a payload in the banks' own layout is
+    /// rebuilt so payload-speaking sources can still be asked. Empty when
     /// the values cannot fit a slip QR (the encoder would panic on them).
     pub fn from_reference(sending_bank: &str, trans_ref: &str) -> Self {
         // Tag 00 holds 3 sub-fields with 4-character headers and a 6-digit API id; max 99.

@@ -5,11 +5,9 @@
 use crate::breaker::{self, Breaker, Permit};
 use crate::outcome::{Cause, Outcome, Unavailable};
 use crate::spec::{ConnectorSpec, Kind, RouteSpec, RoutingSpec};
-use crate::{Connector, EasySlip, KBank, Scb, SlipQuery, WalletQuery};
-use async_trait::async_trait;
+use crate::{Connector, SlipQuery, WalletQuery};
 use domain::model::{Transfer, WalletTransfer};
 use domain::Clock;
-use gateway::{BankAnswer, BankGateway, WalletAnswer, WalletGateway};
 use serde::Serialize;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -232,8 +230,8 @@ impl RouterBuilder {
 
     /// The connector specs of kind `sandbox` stand for. A route naming `sandbox` with no spec
     /// of that name gets it with default limits.
-    pub fn sandbox(mut self, c: impl Connector) -> Self {
-        self.sandbox = Some(Arc::new(c));
+    pub fn sandbox(mut self, c: Arc<dyn Connector>) -> Self {
+        self.sandbox = Some(c);
         self
     }
 
@@ -267,30 +265,20 @@ impl RouterBuilder {
             entries.push((ConnectorSpec::new("sandbox", Kind::Sandbox, ""), None));
         }
         for (spec, ready) in entries {
-            let connector: Arc<dyn Connector> = match (ready, spec.kind) {
-                (Some(c), _) => c,
-                (None, Kind::Sandbox) => self.sandbox.clone().ok_or_else(|| {
+            // Without a client identity: a kbank connector with mTLS is built by the caller
+            // and added with `connector` (its client differs).
+            let built = || {
+                spec.kind
+                    .connector(&spec, self.client.clone(), self.clock.clone(), false)
+            };
+            let connector: Arc<dyn Connector> = match ready.or_else(built) {
+                Some(c) => c,
+                None => self.sandbox.clone().ok_or_else(|| {
                     format!(
                         "connector {}: kind sandbox needs the built-in ledger",
                         spec.name
                     )
                 })?,
-                (None, Kind::EasySlip) => Arc::new(EasySlip::new(
-                    &spec,
-                    self.client.clone(),
-                    self.clock.clone(),
-                )),
-                (None, Kind::Scb) => {
-                    Arc::new(Scb::new(&spec, self.client.clone(), self.clock.clone()))
-                }
-                // Without a client identity: one with mTLS is built by the caller and added
-                // with `connector` (its client differs).
-                (None, Kind::KBank) => Arc::new(KBank::new(
-                    &spec,
-                    self.client.clone(),
-                    self.clock.clone(),
-                    false,
-                )),
             };
             if slots.contains_key(&spec.name) {
                 return Err(format!("connector {} is defined twice", spec.name));
@@ -340,52 +328,36 @@ impl Router {
 
     /// Ask the route of `q.sending_bank`. An answer about another reference or bank than the
     /// one asked counts as unavailable, never as a confirmation.
-    pub async fn route(&self, q: &SlipQuery) -> Routed<BankAnswer> {
+    pub async fn route(&self, q: &SlipQuery) -> Routed<Outcome<Transfer>> {
         let route = self.routing.route_for(&q.sending_bank);
-        let r = self
-            .walk(route, |slot| async move {
-                // Checked inside `ask` so a mismatch counts against the breaker.
-                let call = async {
-                    let out = slot.connector.lookup_bank(q).await;
-                    if slot.any_reference {
-                        out
-                    } else {
-                        check_bank(out, q)
-                    }
-                };
-                slot.ask(&*self.clock, call).await
-            })
-            .await;
-        Routed {
-            answer: match r.answer {
-                Outcome::Found(t) => BankAnswer::Found(Box::new(t)),
-                Outcome::NotFound => BankAnswer::NotFound,
-                Outcome::Pending => BankAnswer::Pending,
-                Outcome::Expired => BankAnswer::Expired,
-                Outcome::Unavailable(u) => BankAnswer::Unavailable(u.to_string()),
-            },
-            source: r.source,
-            attempts: r.attempts,
-        }
+        self.walk(route, |slot| async move {
+            // Checked inside `ask` so a mismatch counts against the breaker.
+            let call = async {
+                let out = slot.connector.lookup_bank(q).await;
+                if slot.any_reference {
+                    out
+                } else {
+                    check_bank(out, q)
+                }
+            };
+            slot.ask(&*self.clock, call).await
+        })
+        .await
     }
 
-    pub async fn route_wallet(&self, q: &WalletQuery) -> Routed<WalletAnswer> {
-        let r = self
+    /// Ask the TrueMoney route. The wallet has no pending window: a pending or expired answer
+    /// is "not found" for it.
+    pub async fn route_wallet(&self, q: &WalletQuery) -> Routed<Outcome<WalletTransfer>> {
+        let mut r = self
             .walk(&self.routing.truewallet, |slot| async move {
                 let call = async { check_wallet(slot.connector.lookup_wallet(q).await, q) };
                 slot.ask(&*self.clock, call).await
             })
             .await;
-        Routed {
-            answer: match r.answer {
-                Outcome::Found(t) => WalletAnswer::Found(Box::new(t)),
-                // The wallet has no pending window; an expired slip is not found for it.
-                Outcome::NotFound | Outcome::Pending | Outcome::Expired => WalletAnswer::NotFound,
-                Outcome::Unavailable(u) => WalletAnswer::Unavailable(u.to_string()),
-            },
-            source: r.source,
-            attempts: r.attempts,
+        if matches!(r.answer, Outcome::Pending | Outcome::Expired) {
+            r.answer = Outcome::NotFound;
         }
+        r
     }
 
     async fn walk<'a, T, F, Fut>(&'a self, route: &RouteSpec, ask: F) -> Routed<Outcome<T>>
@@ -501,32 +473,5 @@ fn check_wallet(out: Outcome<WalletTransfer>, q: &WalletQuery) -> Outcome<Wallet
             "answered for another transaction than asked",
         ),
         o => o,
-    }
-}
-
-/// For callers that only need the answer; the service asks `route` to learn the source too.
-#[async_trait]
-impl BankGateway for Router {
-    fn source(&self) -> &str {
-        "router"
-    }
-
-    async fn lookup(&self, sending_bank: &str, trans_ref: &str) -> BankAnswer {
-        self.route(&SlipQuery::from_reference(sending_bank, trans_ref))
-            .await
-            .answer
-    }
-}
-
-#[async_trait]
-impl WalletGateway for Router {
-    fn source(&self) -> &str {
-        "router"
-    }
-
-    async fn lookup(&self, transaction_id: &str) -> WalletAnswer {
-        self.route_wallet(&WalletQuery::new(None, transaction_id))
-            .await
-            .answer
     }
 }

@@ -1,7 +1,11 @@
-//! Plain runtime settings, filled by the configuration crate (or by tests).
+//! Plain runtime settings, filled by the configuration crate (or by tests), and the list of
+//! connector kinds.
 
+use crate::{Connector, EasySlip, KBank, Scb};
+use domain::Clock;
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Upstream bodies are read up to this many bytes; more is a malformed answer.
@@ -39,11 +43,14 @@ impl From<String> for Secret {
     }
 }
 
+/// The connector kinds: the one list. `config` parses and checks `[connectors.NAME] kind` with
+/// it, and the router builds each kind from it ([`Kind::connector`]), so a kind the
+/// configuration accepts is one that starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
     /// Any service speaking our own v2 interface (EasySlip, Thunder, another slipverify).
     EasySlip,
-    /// The built-in ledger, through [`crate::SandboxConnector`].
+    /// The built-in ledger: supplied by whoever owns it ([`crate::RouterBuilder::sandbox`]).
     Sandbox,
     /// KBank's slip verification API (verslip), OAuth client credentials, optional mTLS.
     KBank,
@@ -52,6 +59,9 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Every kind, in the order the documentation lists them.
+    pub const ALL: [Kind; 4] = [Kind::Sandbox, Kind::EasySlip, Kind::KBank, Kind::Scb];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::EasySlip => "easyslip",
@@ -62,13 +72,40 @@ impl Kind {
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "easyslip" => Some(Kind::EasySlip),
-            "sandbox" => Some(Kind::Sandbox),
-            "kbank" => Some(Kind::KBank),
-            "scb" => Some(Kind::Scb),
-            _ => None,
+        Self::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// `sandbox, easyslip, kbank, scb`: for messages that list the choices.
+    pub fn names() -> String {
+        Self::ALL.map(Kind::as_str).join(", ")
+    }
+
+    /// The settings (`[connectors.NAME]` keys) a connector of this kind cannot work without.
+    pub fn required_settings(self) -> &'static [&'static str] {
+        match self {
+            Kind::Sandbox => &[],
+            Kind::EasySlip => &["base_url", "api_key"],
+            Kind::KBank => &["base_url", "client_id", "client_secret"],
+            Kind::Scb => &["base_url", "api_key", "api_secret"],
         }
+    }
+
+    /// A connector of this kind from its spec, calling out through `client`;
+    /// `client_certificate`: `client` presents one (mTLS). `None` for `sandbox`, which its
+    /// owner supplies: this crate holds no ledger.
+    pub fn connector(
+        self,
+        spec: &ConnectorSpec,
+        client: reqwest::Client,
+        clock: Arc<dyn Clock>,
+        client_certificate: bool,
+    ) -> Option<Arc<dyn Connector>> {
+        Some(match self {
+            Kind::Sandbox => return None,
+            Kind::EasySlip => Arc::new(EasySlip::new(spec, client, clock)),
+            Kind::Scb => Arc::new(Scb::new(spec, client, clock)),
+            Kind::KBank => Arc::new(KBank::new(spec, client, clock, client_certificate)),
+        })
     }
 }
 

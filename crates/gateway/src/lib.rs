@@ -1,43 +1,51 @@
-//! The bank boundary: one trait for "ask the sending bank about (sendingBank, transRef)".
-//! The built-in sandbox bank is its first implementation; real bank connectors come later
-//! behind the same trait.
+//! The built-in ledgers: the sandbox bank and the sandbox wallet, transfers kept in the
+//! service's own database so the whole flow can be tried without a real bank. Together they
+//! are the connector `sandbox` ([`Ledger`]): a connector like any other, implemented here, where
+//! the store is, so `connectors` needs no database.
 
 mod sandbox;
 mod wallet;
 
 use async_trait::async_trait;
-use domain::model::Transfer;
+use connectors::{Connector, Outcome, SlipQuery, WalletQuery};
+use domain::model::{Transfer, WalletTransfer};
+use std::sync::Arc;
 
 pub use sandbox::{NewSandboxTransfer, SandboxBank, BBL_PENDING_WINDOW, SANDBOX_RETENTION};
-pub use wallet::{mask_phone, NewWalletTransfer, SandboxWallet, WalletGateway};
+pub use wallet::{mask_phone, NewWalletTransfer, SandboxWallet};
 
-/// What a bank says about a transfer reference.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BankAnswer {
-    Found(Box<Transfer>),
-    NotFound,
-    /// The bank knows the transfer but will not confirm it yet (Bangkok Bank, first 5 minutes).
-    Pending,
-    /// The bank could not be asked (outage, timeout). The detail is for logs only.
-    Unavailable(String),
-    /// The transfer is older than the bank keeps (v1 `slip_expired`).
-    Expired,
+/// The sandbox bank and wallet as one connector (kind `sandbox`): production routes to it by
+/// name (`[routing]`), and test branches always verify on it.
+#[derive(Clone)]
+pub struct Ledger {
+    bank: Arc<SandboxBank>,
+    wallet: Arc<SandboxWallet>,
+}
+
+impl Ledger {
+    pub fn new(bank: Arc<SandboxBank>, wallet: Arc<SandboxWallet>) -> Self {
+        Self { bank, wallet }
+    }
 }
 
 #[async_trait]
-pub trait BankGateway: Send + Sync + 'static {
-    /// A short connector name stored with each verification it confirms (`sandbox`).
-    fn source(&self) -> &str;
-    async fn lookup(&self, sending_bank: &str, trans_ref: &str) -> BankAnswer;
-}
+impl Connector for Ledger {
+    fn kind(&self) -> &'static str {
+        connectors::Kind::Sandbox.as_str()
+    }
 
-/// What the wallet says about a TrueMoney transaction id.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum WalletAnswer {
-    Found(Box<domain::model::WalletTransfer>),
-    NotFound,
-    /// The detail is for logs only.
-    Unavailable(String),
+    async fn lookup_bank(&self, q: &SlipQuery) -> Outcome<Transfer> {
+        self.bank.lookup(&q.sending_bank, &q.trans_ref).await
+    }
+
+    async fn lookup_wallet(&self, q: &WalletQuery) -> Outcome<WalletTransfer> {
+        self.wallet.lookup(&q.transaction_id).await
+    }
+
+    /// The ledger is this node's own database: nothing to reach.
+    async fn check(&self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// Makes a record with a fresh random id (`make`) and inserts it, making another while the

@@ -2,8 +2,7 @@
 //! flow can be tried and tested without a real bank. It behaves like the real ones where it
 //! matters: Bangkok Bank (002) transfers are "pending" for their first 5 minutes.
 
-use crate::{BankAnswer, BankGateway};
-use async_trait::async_trait;
+use connectors::{Cause, Outcome};
 use domain::model::{Party, Transfer};
 use domain::{Clock, Satang};
 use rand::Rng;
@@ -117,13 +116,9 @@ impl SandboxBank {
     }
 }
 
-#[async_trait]
-impl BankGateway for SandboxBank {
-    fn source(&self) -> &str {
-        "sandbox"
-    }
-
-    async fn lookup(&self, sending_bank: &str, trans_ref: &str) -> BankAnswer {
+impl SandboxBank {
+    /// What the ledger says about `(sending_bank, trans_ref)`.
+    pub async fn lookup(&self, sending_bank: &str, trans_ref: &str) -> Outcome<Transfer> {
         if let Some((delay, sleep)) = &self.delay {
             sleep(*delay).await;
         }
@@ -132,19 +127,17 @@ impl BankGateway for SandboxBank {
             .get_sandbox_transfer(sending_bank, trans_ref)
             .await
         {
-            Ok(Some(t)) if self.clock.now() - t.occurred_at > SANDBOX_RETENTION => {
-                BankAnswer::Expired
-            }
+            Ok(Some(t)) if self.clock.now() - t.occurred_at > SANDBOX_RETENTION => Outcome::Expired,
             Ok(Some(t)) => {
                 if sending_bank == BBL && self.clock.now() - t.occurred_at < BBL_PENDING_WINDOW {
-                    BankAnswer::Pending
+                    Outcome::Pending
                 } else {
-                    BankAnswer::Found(Box::new(t))
+                    Outcome::Found(t)
                 }
             }
-            Ok(None) => BankAnswer::NotFound,
+            Ok(None) => Outcome::NotFound,
             // The ledger is the sandbox bank's own backend: its failure is a bank outage.
-            Err(e) => BankAnswer::Unavailable(e.to_string()),
+            Err(e) => Outcome::unavailable(Cause::Connect, e.to_string()),
         }
     }
 }

@@ -1,21 +1,12 @@
-//! TrueMoney Wallet: the wallet boundary and the built-in sandbox wallet, a ledger in the
-//! service's own database (like the sandbox bank).
+//! The built-in sandbox wallet (TrueMoney), a ledger in the service's own database (like the
+//! sandbox bank).
 
 use crate::sandbox::random_digits;
-use crate::WalletAnswer;
-use async_trait::async_trait;
+use connectors::{Cause, Outcome};
 use domain::model::WalletTransfer;
 use domain::{Clock, Satang};
 use std::sync::Arc;
 use store::Store;
-
-/// "Ask the wallet about this transaction id."
-#[async_trait]
-pub trait WalletGateway: Send + Sync + 'static {
-    /// A short connector name stored with each verification it confirms (`sandbox-wallet`).
-    fn source(&self) -> &str;
-    async fn lookup(&self, transaction_id: &str) -> WalletAnswer;
-}
 
 pub struct SandboxWallet {
     store: Arc<dyn Store>,
@@ -93,17 +84,13 @@ impl SandboxWallet {
     }
 }
 
-#[async_trait]
-impl WalletGateway for SandboxWallet {
-    fn source(&self) -> &str {
-        "sandbox-wallet"
-    }
-
-    async fn lookup(&self, transaction_id: &str) -> WalletAnswer {
+impl SandboxWallet {
+    /// What the ledger says about a TrueMoney transaction id.
+    pub async fn lookup(&self, transaction_id: &str) -> Outcome<WalletTransfer> {
         match self.store.get_wallet_transfer(transaction_id).await {
-            Ok(Some(t)) => WalletAnswer::Found(Box::new(t)),
-            Ok(None) => WalletAnswer::NotFound,
-            Err(e) => WalletAnswer::Unavailable(e.to_string()),
+            Ok(Some(t)) => Outcome::Found(t),
+            Ok(None) => Outcome::NotFound,
+            Err(e) => Outcome::unavailable(Cause::Connect, e.to_string()),
         }
     }
 }

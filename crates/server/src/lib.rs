@@ -77,19 +77,17 @@ impl App {
         // One registry per node, counted into by the services, the connectors and the HTTP
         // layer, and served by the metrics listener.
         let metrics = metrics::Metrics::new(env!("CARGO_PKG_VERSION"));
+        // The built-in ledgers, the connector `sandbox`: routed to by name for production,
+        // always asked for test branches.
+        let ledger = Arc::new(gateway::Ledger::new(sandbox.clone(), wallet.clone()));
         let router = Arc::new(routing::build(
             cfg,
-            sandbox.clone(),
-            wallet.clone(),
+            ledger.clone(),
             clock.clone(),
             metrics.clone(),
         )?);
-        let mut services = Services::new(dyn_store, sandbox.clone(), clock);
+        let mut services = Services::new(dyn_store, router, ledger, clock);
         services.set_metrics(metrics);
-        services.set_wallet(wallet.clone());
-        services.set_router(Some(router));
-        // Test branches always verify on the built-in ledgers, whatever answers production.
-        services.set_sandbox_ledgers(sandbox.clone(), wallet.clone());
         // Image URLs are fetched only through the SSRF guard; its test-only allowances are
         // logged loudly when set.
         services.set_egress(

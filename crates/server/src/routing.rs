@@ -1,11 +1,8 @@
 //! The connector router from the configuration: `[connectors.*]` and `[routing]` become
 //! `connectors` specs; the built-in ledgers are the connector `sandbox`.
 
-use config::{Config, ConnectorKind};
-use connectors::{
-    Connector, ConnectorSpec, EasySlip, KBank, Kind, RouteSpec, Router, RoutingSpec,
-    SandboxConnector, Scb,
-};
+use config::Config;
+use connectors::{Connector, ConnectorSpec, RouteSpec, Router, RoutingSpec};
 use domain::Clock;
 use egress::operator::OperatorTls;
 use std::collections::HashMap;
@@ -13,11 +10,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Builds the router. Every outbound call goes through the operator client (`[outbound]`
-/// proxy, https unless loopback — checked when the configuration was validated).
+/// proxy, https unless loopback — checked when the configuration was validated); `ledger` is
+/// the connector of kind `sandbox`.
 pub fn build(
     cfg: &Config,
-    sandbox: Arc<gateway::SandboxBank>,
-    wallet: Arc<gateway::SandboxWallet>,
+    ledger: Arc<dyn Connector>,
     clock: Arc<dyn Clock>,
     metrics: metrics::Metrics,
 ) -> Result<Router, String> {
@@ -26,19 +23,10 @@ pub fn build(
     let mut own_tls: HashMap<String, (OperatorTls, bool)> = HashMap::new();
     for (name, c) in &cfg.connectors {
         let at = |key: &str| format!("connectors.{name}.{key}");
-        let kind = match c.kind {
-            Some(ConnectorKind::EasySlip) => Kind::EasySlip,
-            Some(ConnectorKind::Sandbox) => Kind::Sandbox,
-            Some(ConnectorKind::KBank) => Kind::KBank,
-            Some(ConnectorKind::Scb) => Kind::Scb,
-            Some(other) => {
-                return Err(format!(
-                    "{}: the {other:?} connector is not available in this version",
-                    at("kind")
-                ))
-            }
-            None => return Err(format!("{}: is required", at("kind"))),
-        };
+        // Validation refused a connector without a kind; a kind it accepts is built below.
+        let kind = c
+            .kind
+            .ok_or_else(|| format!("{}: is required", at("kind")))?;
         let mut spec =
             ConnectorSpec::new(name.clone(), kind, c.base_url.clone().unwrap_or_default());
         if let Some(k) = &c.api_key {
@@ -115,7 +103,7 @@ pub fn build(
         .unwrap_or(Duration::from_secs(5));
     let client = egress::operator::operator_client(&cfg.outbound_settings()?, longest)?;
     let mut builder = Router::builder(client, clock.clone())
-        .sandbox(SandboxConnector::new(sandbox, Some(wallet)))
+        .sandbox(ledger)
         .metrics(metrics);
     let outbound = cfg.outbound_settings()?;
     for spec in specs {
@@ -128,14 +116,10 @@ pub fn build(
                 let key = if has_cert { "client_cert" } else { "ca_file" };
                 format!("connectors.{}.{key}: {e}", spec.name)
             })?;
-        let connector: Arc<dyn Connector> = match spec.kind {
-            Kind::KBank => Arc::new(KBank::new(&spec, client, clock.clone(), has_cert)),
-            Kind::EasySlip => Arc::new(EasySlip::new(&spec, client, clock.clone())),
-            Kind::Scb => Arc::new(Scb::new(&spec, client, clock.clone())),
-            Kind::Sandbox => {
-                builder = builder.spec(spec);
-                continue;
-            }
+        // `sandbox` is not built here: its owner supplied it above.
+        let Some(connector) = spec.kind.connector(&spec, client, clock.clone(), has_cert) else {
+            builder = builder.spec(spec);
+            continue;
         };
         builder = builder.connector(spec, connector);
     }

@@ -4,7 +4,6 @@
 //! where it is learnt; the HTTP layer (or the job worker) ends the trace with the answer's
 //! outcome. Search, export and retention are here too.
 
-use crate::auth::Caller;
 use crate::Services;
 use domain::attempt::{
     Attempt, AttemptDraft, AttemptQuery, AttemptRow, Channel, InputKind, Outcome, SlipKind,
@@ -82,8 +81,9 @@ impl Trace {
         }
     }
 
-    pub(crate) fn authenticated(&self, c: &Caller) {
-        self.note(|n| n.caller = Some((c.service.id.clone(), c.branch.id.clone())));
+    /// The caller passed authentication and the rate limit: from now on it is logged.
+    pub(crate) fn authenticated(&self, service: &ServiceId, branch: &BranchId) {
+        self.note(|n| n.caller = Some((service.clone(), branch.clone())));
     }
 
     pub fn input(&self, kind: InputKind) {

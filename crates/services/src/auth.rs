@@ -3,29 +3,49 @@
 //! service not deleted → not banned → owner not banned → not expired. Quota comes last, when
 //! the verification is charged.
 
+use crate::space::Space;
 use crate::Services;
 use domain::model::{Branch, Service};
 use domain::{apikey, Error};
 use std::net::IpAddr;
+use std::sync::Arc;
 
-/// The authenticated caller: its branch and that branch's service, as read at request start.
+/// The authenticated caller: its branch and that branch's service, as read at request start,
+/// and its space (production or test branch), chosen once (`Services::caller`). Only
+/// `Services` makes one. What one request of it carries besides (its `Idempotency-Key` claim)
+/// travels beside it, on the request (`VerifyRequest::idempotency`).
 #[derive(Debug, Clone)]
 pub struct Caller {
     pub service: Service,
     pub branch: Branch,
-    /// The request's `Idempotency-Key`, once claimed: its charge is recorded on the key.
-    pub idempotency: Option<crate::idempotency::IdemClaim>,
-    /// What this verification notes for the attempts log (detached unless the route logs).
+    /// What this caller's verification notes for the attempts log (detached unless the route
+    /// logs). Kept here: it follows the caller into every step that notes something (input,
+    /// look-up, charge), and it is attached once the caller is known, which is when a request
+    /// becomes one to log.
     pub trace: crate::attempts::Trace,
+    space: Arc<dyn Space>,
 }
 
 impl Caller {
+    pub(crate) fn new(service: Service, branch: Branch, space: Arc<dyn Space>) -> Caller {
+        Caller {
+            service,
+            branch,
+            trace: Default::default(),
+            space,
+        }
+    }
+
     /// Follows this caller's verification on `trace` (the request's, from the HTTP layer):
     /// the caller passed authentication and the rate limit, so it will be logged.
     pub fn traced(mut self, trace: crate::attempts::Trace) -> Caller {
-        trace.authenticated(&self);
+        trace.authenticated(&self.service.id, &self.branch.id);
         self.trace = trace;
         self
+    }
+
+    pub(crate) fn space(&self) -> &dyn Space {
+        &*self.space
     }
 
     /// Service and branch counters as they stand in the cycle containing `now`.
@@ -33,8 +53,7 @@ impl Caller {
         &self,
         now: time::OffsetDateTime,
     ) -> (domain::quota::Quota, domain::quota::Quota) {
-        let cycle = self.service.current_cycle(now);
-        (self.service.quota_at(now), self.branch.quota_in(cycle))
+        crate::renewal::quotas_at(&self.service, &self.branch, now)
     }
 }
 
@@ -81,13 +100,26 @@ impl Services {
         }
         // An expired service with auto-renew on renews here (or says why it cannot); never
         // for a test branch.
-        let service = self.usable_service_for(service, &branch).await?;
-        Ok(Caller {
-            service,
-            branch,
-            idempotency: None,
-            trace: Default::default(),
-        })
+        self.caller(service, branch).await
+    }
+}
+
+impl Services {
+    /// The caller of `branch` of `service` as read, with its space: no check made. For work
+    /// that checks on its own (the LINE webhook's rate limit).
+    pub(crate) fn caller_as_read(&self, service: Service, branch: Branch) -> Caller {
+        let space = self.spaces.of(&branch);
+        Caller::new(service, branch, space)
+    }
+
+    /// The caller of `branch` of `service` if it may verify now: the service not banned,
+    /// deleted or expired (production renews an expired one when auto-renew says so; a test
+    /// branch never does). Authentication, jobs and the LINE bot start here; the caller's
+    /// space is chosen here, once.
+    pub async fn caller(&self, service: Service, branch: Branch) -> Result<Caller, Error> {
+        let space = self.spaces.of(&branch);
+        let service = space.usable(service).await?;
+        Ok(Caller::new(service, branch, space))
     }
 }
 

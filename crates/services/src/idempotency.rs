@@ -18,7 +18,8 @@ pub const KEEP: time::Duration = time::Duration::hours(24);
 /// fallback.
 pub const LEASE: time::Duration = time::Duration::seconds(120);
 
-/// The key a request runs under (set on the `Caller`).
+/// The key a request runs under. It travels beside the caller, on the request
+/// (`VerifyRequest::idempotency`, `Services::submit_jobs`), not inside it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdemClaim {
     pub key: String,

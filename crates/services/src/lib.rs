@@ -16,13 +16,12 @@ pub mod partner;
 pub mod partner_branches;
 pub mod rate;
 pub mod renewal;
-pub mod sandbox;
+pub mod space;
 pub mod subscriptions;
 pub mod verify;
 pub mod wallet;
 
 use domain::Clock;
-use gateway::BankGateway;
 use std::sync::Arc;
 use store::Store;
 
@@ -34,14 +33,13 @@ pub const DEFAULT_UPLOAD_SLOTS: usize = 8;
 #[derive(Clone)]
 pub struct Services {
     store: Arc<dyn Store>,
-    /// The built-in sandbox ledger; answers production only when `router` is `None` (tests
-    /// that build `Services` by hand).
-    bank: Arc<dyn BankGateway>,
     /// The connector router (`[connectors]` and `[routing]` of the configuration): answers
-    /// production branches.
-    router: Option<Arc<connectors::Router>>,
-    /// The built-in sandbox bank ledger: always answers test branches.
-    sandbox_bank: Arc<dyn BankGateway>,
+    /// production branches (`GET /admin/connectors` shows it).
+    router: Arc<connectors::Router>,
+    /// The built-in ledger (the connector `sandbox`): always answers test branches.
+    ledger: Arc<dyn connectors::Connector>,
+    /// Production's space and test branches' (`space.rs`), one chosen per caller.
+    spaces: space::Spaces,
     clock: Arc<dyn Clock>,
     rate: Arc<rate::RateLimiter>,
     /// Peers whose `X-Forwarded-For` is believed (empty: nobody's).
@@ -63,20 +61,13 @@ pub struct Services {
     line: Option<line::client::LineClient>,
     /// A reply token older than this is not used (`line.reply_window_secs`).
     line_reply_window: std::time::Duration,
-    /// TrueMoney Wallet look-ups for production branches; `None` refuses TrueMoney slips.
-    /// Ask `wallet_for(caller)`.
-    wallet: Option<Arc<dyn gateway::WalletGateway>>,
-    /// The built-in sandbox wallet ledger for test branches; `None` refuses their wallet slips.
-    sandbox_wallet: Option<Arc<dyn gateway::WalletGateway>>,
     /// Wakes this node's job worker when a job is submitted.
     jobs_wake: Arc<tokio::sync::Notify>,
     /// The job kinds this node's worker runs (`jobs::Kinds::builtin`).
     kinds: Arc<jobs::Kinds>,
-    /// Who approves renewals: the credit ledger (default) or an external endpoint.
-    billing: Arc<dyn billing::Billing>,
-    /// One renewal attempt per service at a time on this node (the database decides
-    /// between nodes).
-    renewals: Arc<renewal::RenewalLocks>,
+    /// The charge writer with auto-renewal (billing, renewal locks): production's space
+    /// holds it; kept here to rebuild the spaces when the wiring sets billing or metrics.
+    charger: renewal::Charger,
     /// Test hook (`set_after_charge`).
     after_charge: Option<AfterCharge>,
     /// How long a running keyed request holds its `Idempotency-Key`
@@ -121,16 +112,29 @@ impl Services {
         }
     }
 
-    /// A node on `store` and `clock` whose one gateway `bank` answers everyone; the rest at
-    /// its default (no router, wallet, egress or admin API) until the `set_*` calls below.
-    pub fn new(store: Arc<dyn Store>, bank: Arc<dyn BankGateway>, clock: Arc<dyn Clock>) -> Self {
+    /// A node on `store` and `clock` where `router` answers production and `ledger` (the
+    /// built-in one) test branches; the rest at its default (no egress or admin API) until the
+    /// `set_*` calls below.
+    pub fn new(
+        store: Arc<dyn Store>,
+        router: Arc<connectors::Router>,
+        ledger: Arc<dyn connectors::Connector>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
         let rate = Arc::new(rate::RateLimiter::for_backend(store.backend()));
+        let charger = renewal::Charger {
+            store: store.clone(),
+            clock: clock.clone(),
+            billing: Arc::new(billing::LedgerBilling),
+            renewals: Arc::default(),
+            metrics: ::metrics::Metrics::default(),
+        };
         Self {
             store,
-            // Until a router is configured, the one gateway given is the sandbox ledger.
-            sandbox_bank: bank.clone(),
-            bank,
-            router: None,
+            spaces: space::Spaces::new(router.clone(), charger.clone(), ledger.clone()),
+            charger,
+            router,
+            ledger,
             clock,
             rate,
             trusted_proxies: Arc::new(domain::ip::AllowList::none()),
@@ -139,8 +143,6 @@ impl Services {
             schedules: Arc::new(domain::job::Schedules::default()),
             jobs_wake: Arc::new(tokio::sync::Notify::new()),
             kinds: Arc::new(jobs::Kinds::builtin()),
-            wallet: None,
-            sandbox_wallet: None,
             uploads: Arc::default(),
             decode_budget: Arc::default(),
             image_limits: reader::Limits {
@@ -149,8 +151,6 @@ impl Services {
             },
             line: None,
             line_reply_window: std::time::Duration::from_secs(50),
-            billing: Arc::new(billing::LedgerBilling),
-            renewals: Arc::default(),
             after_charge: None,
             idem_lease: idempotency::LEASE,
             metrics: ::metrics::Metrics::default(),
@@ -162,29 +162,20 @@ impl Services {
         self.clock.now()
     }
 
-    /// Production bank look-ups go through `router`; `None` leaves them to `bank`.
-    pub fn set_router(&mut self, router: Option<Arc<connectors::Router>>) {
+    /// Another router for production (tests: a bank that is down); test branches keep the
+    /// built-in ledger.
+    pub fn set_router(&mut self, router: Arc<connectors::Router>) {
         self.router = router;
+        self.respace();
     }
 
-    /// The gateway production asks when no router is set.
-    pub fn set_bank(&mut self, bank: Arc<dyn BankGateway>) {
-        self.bank = bank;
-    }
-
-    /// TrueMoney Wallet look-ups for production branches.
-    pub fn set_wallet(&mut self, wallet: Arc<dyn gateway::WalletGateway>) {
-        self.wallet = Some(wallet);
-    }
-
-    /// The built-in ledgers test branches always verify on, whatever answers production.
-    pub fn set_sandbox_ledgers(
-        &mut self,
-        bank: Arc<dyn BankGateway>,
-        wallet: Arc<dyn gateway::WalletGateway>,
-    ) {
-        self.sandbox_bank = bank;
-        self.sandbox_wallet = Some(wallet);
+    /// The spaces again, after the router, billing or metrics changed.
+    fn respace(&mut self) {
+        self.spaces = space::Spaces::new(
+            self.router.clone(),
+            self.charger.clone(),
+            self.ledger.clone(),
+        );
     }
 
     /// Outbound HTTP for image URLs and webhooks (without it both are refused).
@@ -266,7 +257,8 @@ impl Services {
 
     /// Who approves renewals (the credit ledger unless set).
     pub fn set_billing(&mut self, billing: Arc<dyn billing::Billing>) {
-        self.billing = billing;
+        self.charger.billing = billing;
+        self.respace();
     }
 
     /// How long a running keyed request holds its key before a retry may take it over.

@@ -1,107 +1,82 @@
-//! Who is asked about a slip: the stored verification first (local first), then the
-//! connector router, or the built-in ledger when no router is configured.
+//! Who is asked about a slip: the caller's space (`space.rs`) — the connector router for
+//! production, the built-in ledger for a test branch — after the stored verification (local
+//! first, `Space::confirmed_before`). The answer's source is noted on the caller's trace.
 
 use crate::auth::Caller;
 use crate::Services;
-use domain::model::VerifiedTransfer;
+use connectors::{Outcome, SlipQuery, WalletQuery};
+use domain::model::{Transfer, WalletTransfer};
 use domain::Error;
-use gateway::{BankAnswer, WalletAnswer};
+use store::VerificationRecord;
 
 impl Services {
-    /// A transfer this service already confirmed: the bank's answer for a confirmed transfer
-    /// does not change, so a repeat costs no connector call. Rows from before the transfer was
-    /// stored (migration 0011) are asked again.
-    /// A test branch verifies on the local ledger anyway: it skips this.
-    pub(crate) async fn confirmed_before(
-        &self,
-        caller: &Caller,
-        sending_bank: &str,
-        trans_ref: &str,
-    ) -> Result<Option<(VerifiedTransfer, String)>, Error> {
-        if caller.branch.sandbox {
-            return Ok(None);
-        }
-        let rec = self
-            .store
-            .get_verification(&caller.service.id, sending_bank, trans_ref)
-            .await?;
-        // After retention blanked its personal fields the transfer still answers (with blank
-        // names): the bank may no longer keep the slip at all (docs/decisions.md).
-        Ok(rec.and_then(|r| {
-            let source = r.source.unwrap_or_else(|| "stored".into());
-            r.transfer.map(|t| (t, source))
-        }))
-    }
-
-    /// Asks the route of the slip's sending bank; the answer and who gave it.
+    /// Asks the caller's space about a bank slip; the answer and who gave it.
     pub(crate) async fn ask_bank(
         &self,
         caller: &Caller,
         payload: &str,
         sending_bank: &str,
         trans_ref: &str,
-    ) -> (BankAnswer, String) {
-        let (answer, source) = match &self.router {
-            // Test branches always verify on the built-in ledger.
-            Some(router) if !caller.branch.sandbox => {
-                let q = connectors::SlipQuery::new(payload, sending_bank, trans_ref);
-                let routed = router.route(&q).await;
-                (routed.answer, routed.source)
-            }
-            _ => {
-                let bank = self.bank_for(caller);
-                (
-                    bank.lookup(sending_bank, trans_ref).await,
-                    Some(bank.source().to_string()),
-                )
-            }
-        };
-        // Nobody answered when every connector was down: nothing to note.
-        if let Some(s) = &source {
-            caller.trace.source(s);
-        }
-        (answer, source.unwrap_or_else(|| "unknown".into()))
+    ) -> (Outcome<Transfer>, String) {
+        let q = SlipQuery::new(payload, sending_bank, trans_ref);
+        let (answer, source) = caller.space().ask_bank(&q).await;
+        (answer, noted(caller, source))
     }
 
-    /// Asks the TrueMoney route about a transaction id; the answer and who gave it.
+    /// Asks the caller's space about a TrueMoney transaction id; the answer and who gave it.
     pub(crate) async fn ask_wallet(
         &self,
         caller: &Caller,
         payload: &str,
         transaction_id: &str,
-    ) -> (WalletAnswer, String) {
-        let router = self.router.as_ref().filter(|_| !caller.branch.sandbox);
-        let (answer, source) = match (router, self.wallet_for(caller)) {
-            (Some(router), _) => {
-                let q = connectors::WalletQuery::new(Some(payload.to_string()), transaction_id);
-                let routed = router.route_wallet(&q).await;
-                (routed.answer, routed.source)
-            }
-            (None, Some(wallet)) => (
-                wallet.lookup(transaction_id).await,
-                Some(wallet.source().to_string()),
-            ),
-            (None, None) => (WalletAnswer::NotFound, None),
-        };
-        if let Some(s) = &source {
-            caller.trace.source(s);
-        }
-        (answer, source.unwrap_or_else(|| "unknown".into()))
+    ) -> (Outcome<WalletTransfer>, String) {
+        let q = WalletQuery::new(Some(payload.to_string()), transaction_id);
+        let (answer, source) = caller.space().ask_wallet(&q).await;
+        (answer, noted(caller, source))
     }
+}
+
+impl Services {
+    /// The first verification of a slip in the caller's space (v1 `duplicate_slip`).
+    pub async fn recorded_verification(
+        &self,
+        caller: &Caller,
+        sending_bank: &str,
+        trans_ref: &str,
+    ) -> Result<Option<VerificationRecord>, Error> {
+        caller
+            .space()
+            .recorded(&caller.service.id, (sending_bank, trans_ref))
+            .await
+    }
+
+    /// Test verifications of the caller's service and branch (`/v2/info` `sandboxUsed`).
+    pub async fn sandbox_used(&self, caller: &Caller) -> Result<(i64, i64), Error> {
+        Ok(self
+            .store
+            .sandbox_used(&caller.service.id, &caller.branch.id)
+            .await?)
+    }
+}
+
+/// The source noted on the caller's trace; nobody answered when every connector was down:
+/// nothing to note.
+fn noted(caller: &Caller, source: Option<String>) -> String {
+    if let Some(s) = &source {
+        caller.trace.source(s);
+    }
+    source.unwrap_or_else(|| "unknown".into())
 }
 
 impl Services {
     /// Each connector as operators see it (`GET /admin/connectors`): state, last error,
     /// counts, median latency; never a secret.
     pub fn connector_status(&self) -> Vec<connectors::ConnectorStatus> {
-        self.router.as_ref().map(|r| r.status()).unwrap_or_default()
+        self.router.status()
     }
 
     /// Reaches each connector (a token request where there is one) and verifies nothing.
     pub async fn check_connectors(&self) -> Vec<connectors::ConnectorCheck> {
-        match &self.router {
-            Some(r) => r.check_report().await,
-            None => Vec::new(),
-        }
+        self.router.check_report().await
     }
 }

@@ -22,7 +22,9 @@ impl Services {
 
     /// A registry of the wiring's (`server`, which also serves it); the default is private.
     pub fn set_metrics(&mut self, m: ::metrics::Metrics) {
+        self.charger.metrics = m.clone();
         self.metrics = m;
+        self.respace();
     }
 
     pub(crate) fn count_auth_refusal(&self, e: &Error) {

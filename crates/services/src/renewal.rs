@@ -4,11 +4,9 @@
 //! start the period "as of renewal N", and the store, with the service row locked, lets
 //! exactly one of them do it; the others find it done and carry on with the new period.
 
-use crate::auth::Caller;
-use crate::Services;
 use billing::{Decision, RenewalRequest};
 use domain::billing::renewal_due;
-use domain::model::Service;
+use domain::model::{Branch, Service};
 use domain::quota::can_charge;
 use domain::Error;
 use std::collections::HashMap;
@@ -40,12 +38,27 @@ impl RenewalLocks {
 /// worst case.
 const CHARGE_TRIES: usize = 64;
 
-impl Services {
+/// The charge writer with auto-renewal: production's way of recording a verification (its
+/// space holds one). Holds only what charging and renewing use.
+#[derive(Clone)]
+pub(crate) struct Charger {
+    pub(crate) store: Arc<dyn store::Store>,
+    pub(crate) clock: Arc<dyn domain::Clock>,
+    /// Who approves renewals: the credit ledger (default) or an external endpoint.
+    pub(crate) billing: Arc<dyn billing::Billing>,
+    /// One renewal attempt per service at a time on this node (the database decides
+    /// between nodes).
+    pub(crate) renewals: Arc<RenewalLocks>,
+    /// Counts requests meeting a low quota at the pre-check.
+    pub(crate) metrics: ::metrics::Metrics,
+}
+
+impl Charger {
     /// Renews the service's package if auto-renewal is due now. `Some(service)`: the
     /// service as it now stands, renewed by this call or by another request (the caller
     /// checks it again); `None`: no renewal (not due, no credit, declined), so the caller's
     /// own refusal stands; `RenewalTemporarilyUnavailable`: billing could not answer.
-    pub async fn renew_if_due(&self, service: &Service) -> Result<Option<Service>, Error> {
+    pub(crate) async fn renew_if_due(&self, service: &Service) -> Result<Option<Service>, Error> {
         if renewal_due(service, self.clock.now()).is_none() {
             return Ok(None);
         }
@@ -116,7 +129,7 @@ impl Services {
     }
 
     /// The service if it may verify now, renewing an expired one when auto-renew says so.
-    pub async fn usable_service(&self, service: Service) -> Result<Service, Error> {
+    pub(crate) async fn usable_service(&self, service: Service) -> Result<Service, Error> {
         match service.check_access(self.clock.now()) {
             Err(Error::ServiceExpired) => match self.renew_if_due(&service).await? {
                 Some(s) => {
@@ -132,10 +145,14 @@ impl Services {
 
     /// The cheap refusal before asking the bank: room for one more verification, after
     /// renewing a used-up service quota when auto-renew says so.
-    pub async fn precheck_quota(&self, caller: &Caller) -> Result<(), Error> {
-        let (service_quota, branch_quota) = caller.quotas_at(self.clock.now());
+    pub(crate) async fn precheck_quota(
+        &self,
+        service: &Service,
+        branch: &Branch,
+    ) -> Result<(), Error> {
+        let (service_quota, branch_quota) = quotas_at(service, branch, self.clock.now());
         if [&service_quota, &branch_quota].into_iter().any(low) {
-            self.metrics().quota_low();
+            self.metrics.quota_low();
         }
         if can_charge(&service_quota, &branch_quota) {
             return Ok(());
@@ -143,15 +160,9 @@ impl Services {
         if !branch_quota.has_room() {
             return Err(Error::QuotaExceeded);
         }
-        match self.renew_if_due(&caller.service).await? {
+        match self.renew_if_due(service).await? {
             Some(s) => {
-                let c = Caller {
-                    service: s,
-                    branch: caller.branch.clone(),
-                    idempotency: caller.idempotency.clone(),
-                    trace: caller.trace.clone(),
-                };
-                let (sq, bq) = c.quotas_at(self.clock.now());
+                let (sq, bq) = quotas_at(&s, branch, self.clock.now());
                 if can_charge(&sq, &bq) {
                     Ok(())
                 } else {
@@ -164,7 +175,7 @@ impl Services {
 
     /// Charges and records; when the service quota ran out meanwhile (the boundary was
     /// crossed after the pre-check, or this is a job), renews if due and tries again.
-    pub async fn charge_with_renewal(
+    pub(crate) async fn charge_with_renewal(
         &self,
         rec: &VerificationRecord,
         draft: Option<domain::attempt::AttemptDraft>,
@@ -190,6 +201,16 @@ impl Services {
         }
         Err(Error::QuotaExceeded)
     }
+}
+
+/// Service and branch counters as they stand in the cycle containing `now`.
+pub(crate) fn quotas_at(
+    service: &Service,
+    branch: &Branch,
+    now: time::OffsetDateTime,
+) -> (domain::quota::Quota, domain::quota::Quota) {
+    let cycle = service.current_cycle(now);
+    (service.quota_at(now), branch.quota_in(cycle))
 }
 
 /// Less than 10 % of a limited quota left (`slipverify_quota_low_requests_total`).

@@ -2,11 +2,12 @@
 //! charge and record atomically → answer.
 
 use crate::auth::Caller;
+use crate::idempotency::IdemClaim;
 use crate::Services;
+use connectors::Outcome;
 use domain::attempt::AttemptDraft;
 use domain::model::{Checks, RawSlip, VerifiedTransfer, VerifyBankData};
 use domain::{Error, Satang};
-use gateway::BankAnswer;
 use slip_qr::BankSlipQr;
 use store::{ChargeOutcome, VerificationRecord};
 
@@ -22,6 +23,22 @@ pub struct VerifyRequest<S = BankSlipQr> {
     pub match_account: bool,
     /// Set for an async job: its quota is charged at most once.
     pub job_id: Option<domain::JobId>,
+    /// The request's `Idempotency-Key`, once claimed: its charge is recorded on the key.
+    pub idempotency: Option<IdemClaim>,
+}
+
+impl<S> VerifyRequest<S> {
+    /// The request under its `Idempotency-Key` claim, if it has one.
+    pub fn keyed(mut self, claim: Option<IdemClaim>) -> Self {
+        self.idempotency = claim;
+        self
+    }
+
+    /// A keyed request taken over from a node that died: it may be charged already, and the
+    /// charge (not a pre-check) answers it as the first run would have.
+    pub fn taken_over(&self) -> bool {
+        self.idempotency.as_ref().is_some_and(|c| c.takeover)
+    }
 }
 
 impl<S> VerifyRequest<S> {
@@ -91,17 +108,20 @@ impl Services {
         // a job: one that runs again after a crash may already be charged, and the charge
         // returns that recorded outcome instead of refusing it.
         // The same for a keyed request taken over from a node that died: it may be charged.
-        let maybe_charged = caller.idempotency.as_ref().is_some_and(|c| c.takeover);
-        if req.job_id.is_none() && !maybe_charged {
-            self.precheck_for(caller).await?;
+        if req.job_id.is_none() && !req.taken_over() {
+            caller
+                .space()
+                .precheck(&caller.service, &caller.branch)
+                .await?;
         }
 
         // Local first: a transfer this service already confirmed is answered from its stored
         // verification; only new slips reach a connector.
         caller.trace.slip(&slip.sending_bank, &slip.trans_ref);
         caller.trace.asked_amount(req.match_amount);
-        let stored = self
-            .confirmed_before(caller, &slip.sending_bank, &slip.trans_ref)
+        let stored = caller
+            .space()
+            .confirmed_before(&caller.service.id, (&slip.sending_bank, &slip.trans_ref))
             .await?;
         let (transfer, source) = match stored {
             Some((VerifiedTransfer::Bank(t), source)) => {
@@ -112,15 +132,15 @@ impl Services {
                 .ask_bank(caller, &slip.payload, &slip.sending_bank, &slip.trans_ref)
                 .await
             {
-                (BankAnswer::Found(t), source) => (t, source),
-                (BankAnswer::NotFound, _) => {
+                (Outcome::Found(t), source) => (Box::new(t), source),
+                (Outcome::NotFound, _) => {
                     return Err(Error::SlipNotFound(
                         "the sending bank has no transfer with this reference".into(),
                     ))
                 }
-                (BankAnswer::Pending, _) => return Err(Error::SlipPending),
-                (BankAnswer::Expired, _) => return Err(Error::SlipExpired),
-                (BankAnswer::Unavailable(detail), source) => {
+                (Outcome::Pending, _) => return Err(Error::SlipPending),
+                (Outcome::Expired, _) => return Err(Error::SlipExpired),
+                (Outcome::Unavailable(detail), source) => {
                     tracing::warn!(bank = %slip.sending_bank, %source, %detail, "bank unavailable");
                     return Err(Error::ApiServerError);
                 }
@@ -148,7 +168,7 @@ impl Services {
                 (&slip.sending_bank, &slip.trans_ref),
                 VerifiedTransfer::Bank(transfer.clone()),
                 source,
-                req.job_id.clone(),
+                (req.job_id.clone(), req.idempotency.as_ref()),
                 draft,
             )
             .await?;
@@ -171,15 +191,15 @@ impl Services {
     }
 
     /// Charges the caller for `transfer`, the slip `(sending_bank, trans_ref)` as `source`
-    /// confirmed it (a test branch records it uncharged), committing `draft`, the request's
-    /// attempts-log record, with the charge when it can.
+    /// confirmed it (a test branch records it uncharged), once per job or key (`once`),
+    /// committing `draft`, the request's attempts-log record, with the charge when it can.
     pub(crate) async fn record_verified(
         &self,
         caller: &Caller,
         (sending_bank, trans_ref): (&str, &str),
         transfer: VerifiedTransfer,
         source: String,
-        job_id: Option<domain::JobId>,
+        (job_id, claim): (Option<domain::JobId>, Option<&IdemClaim>),
         draft: Option<AttemptDraft>,
     ) -> Result<ChargeOutcome, Error> {
         let rec = VerificationRecord {
@@ -191,14 +211,14 @@ impl Services {
             transferred_at: transfer.occurred_at(),
             verified_at: self.clock.now(),
             job_id,
-            idempotency_key: caller.idempotency.as_ref().map(|c| c.key.clone()),
+            idempotency_key: claim.map(|c| c.key.clone()),
             transfer: Some(transfer),
             source: Some(source),
         };
         // A job's or a keyed request's charge may be one recorded before (its worker or node
         // died after it): its record is written apart, once, as before.
         let draft = draft.filter(|_| rec.job_id.is_none() && rec.idempotency_key.is_none());
-        let outcome = self.record_for(caller, &rec, draft).await?;
+        let outcome = caller.space().record(&rec, draft).await?;
         if outcome.attempt_logged {
             caller.trace.logged();
         }

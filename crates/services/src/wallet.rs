@@ -5,10 +5,10 @@
 use crate::auth::Caller;
 use crate::verify::VerifyRequest;
 use crate::Services;
+use connectors::Outcome;
 use domain::matching::SlipReceiver;
 use domain::model::{RawWalletSlip, VerifiedTransfer, VerifyWalletData};
 use domain::Error;
-use gateway::WalletAnswer;
 use slip_qr::TrueMoneySlipQr;
 
 /// Verifications of wallet slips are recorded under this sending "bank".
@@ -21,20 +21,19 @@ impl Services {
         req: &VerifyRequest<TrueMoneySlipQr>,
     ) -> Result<VerifyWalletData, Error> {
         let slip = &req.slip;
-        if self.wallet_for(caller).is_none() && (caller.branch.sandbox || self.router.is_none()) {
-            return Err(Error::SlipNotFound(
-                "TrueMoney slips are not enabled here".into(),
-            ));
-        }
         // Not for a keyed request taken over from a node that died: it may be charged.
-        if !caller.idempotency.as_ref().is_some_and(|c| c.takeover) {
-            self.precheck_for(caller).await?;
+        if !req.taken_over() {
+            caller
+                .space()
+                .precheck(&caller.service, &caller.branch)
+                .await?;
         }
         // Local first, as for bank slips.
         caller.trace.slip(TRUEMONEY, &slip.transaction_id);
         caller.trace.asked_amount(req.match_amount);
-        let stored = self
-            .confirmed_before(caller, TRUEMONEY, &slip.transaction_id)
+        let stored = caller
+            .space()
+            .confirmed_before(&caller.service.id, (TRUEMONEY, &slip.transaction_id))
             .await?;
         let (transfer, source) = match stored {
             Some((VerifiedTransfer::Wallet(t), source)) => {
@@ -45,13 +44,14 @@ impl Services {
                 .ask_wallet(caller, &slip.payload, &slip.transaction_id)
                 .await
             {
-                (WalletAnswer::Found(t), source) => (t, source),
-                (WalletAnswer::NotFound, _) => {
+                (Outcome::Found(t), source) => (Box::new(t), source),
+                // The router answers a wallet slip found, not found or unavailable.
+                (Outcome::NotFound | Outcome::Pending | Outcome::Expired, _) => {
                     return Err(Error::SlipNotFound(
                         "the wallet has no transfer with this transaction id".into(),
                     ))
                 }
-                (WalletAnswer::Unavailable(detail), source) => {
+                (Outcome::Unavailable(detail), source) => {
                     tracing::warn!(%source, %detail, "wallet unavailable");
                     return Err(Error::ApiServerError);
                 }
@@ -77,7 +77,7 @@ impl Services {
                 (TRUEMONEY, &transfer.transaction_id),
                 VerifiedTransfer::Wallet(transfer.clone()),
                 source,
-                None,
+                (None, req.idempotency.as_ref()),
                 draft,
             )
             .await?;

@@ -25,6 +25,7 @@ use domain::Error;
 pub(crate) use error::V1Error;
 use serde_json::{json, Value};
 use services::auth::Caller;
+use services::idempotency::IdemClaim;
 use services::input::SlipInput;
 use services::verify::VerifyRequest;
 use services::Services;
@@ -74,7 +75,7 @@ async fn verify_get(
         crate::body::no_nul(name, value)?;
     }
     let req = crate::wire::v1::read_query(pairs)??.decoded()?;
-    verify(&svc, &c, req, ()).await
+    verify(&svc, &c, None, req, ()).await
 }
 
 #[utoipa::path(post, path = "/verify", tag = "v1",
@@ -103,11 +104,11 @@ async fn verify_post(
         (k, f.finish())
     });
     let svc = &svc;
-    Ok(crate::idempotency::once(svc, c, key, |c| async move {
+    Ok(crate::idempotency::once(svc, c, key, |c, key| async move {
         let slot =
             crate::body::slot_for_url(svc, &c, slot, matches!(request.input, SlipInput::Url(_)))
                 .await;
-        verify(svc, &c, request, slot).await
+        verify(svc, &c, key, request, slot).await
     })
     .await)
 }
@@ -144,10 +145,11 @@ async fn multipart_input(req: axum::extract::Request) -> Result<Submitted, V1Err
 }
 
 /// Image/URL → payload → parse → earlier verification (when asked) → verify → answer.
-/// `upload_slot` is released once the image is read.
+/// `upload_slot` is released once the image is read; `key`: the `Idempotency-Key` claim.
 async fn verify(
     svc: &Services,
     c: &Caller,
+    key: Option<IdemClaim>,
     req: Submitted,
     upload_slot: impl Send,
 ) -> Result<Json<V1Ok<Value>>, V1Error> {
@@ -157,17 +159,15 @@ async fn verify(
     drop(upload_slot);
     // A keyed retry taken over from a node that died may be charged already: its slip is
     // then recorded, and the charge (not this check) answers it as the first run would have.
-    let taken_over = c.idempotency.as_ref().is_some_and(|i| i.takeover);
     let check_duplicate = req.options.check_duplicate;
-    if check_duplicate && !taken_over {
+    let request = plain_request(slip.clone(), check_duplicate).keyed(key);
+    if check_duplicate && !request.taken_over() {
         // Before the bank and the charge: a re-sent slip costs no quota.
         if let Some(dup) = earlier(svc, c, &slip.sending_bank, &slip.trans_ref).await? {
             return Err(dup);
         }
     }
-    let data = svc
-        .verify_bank(c, &plain_request(slip.clone(), check_duplicate))
-        .await?;
+    let data = svc.verify_bank(c, &request).await?;
     if data.is_duplicate {
         // Two requests with the same slip raced past the check above; the charge decided this
         // one was second (and it was charged).
@@ -202,6 +202,7 @@ fn plain_request<S>(slip: S, check_duplicate: bool) -> VerifyRequest<S> {
         remark: None,
         match_account: false,
         job_id: None,
+        idempotency: None,
     }
 }
 

@@ -4,11 +4,11 @@
 
 use async_trait::async_trait;
 use connectors::{
-    BreakerState, ClientAuth, ConnectorSpec, Kind, RouteSpec, Router, RoutingSpec,
-    SandboxConnector, SlipQuery, WalletQuery,
+    BreakerState, ClientAuth, Connector, ConnectorSpec, Kind, Outcome, RouteSpec, Router,
+    RoutingSpec, SlipQuery, WalletQuery,
 };
+use domain::model::{Transfer, WalletTransfer};
 use domain::{Clock, ManualClock};
-use gateway::{BankAnswer, BankGateway, WalletAnswer, WalletGateway};
 use sim::{Fault, Fixtures, Route, Sim, SimConfig};
 use std::sync::Arc;
 use std::time::Duration;
@@ -76,9 +76,9 @@ fn kbank() -> SlipQuery {
     SlipQuery::from_reference("004", KBANK_REF)
 }
 
-fn found_ref(a: &BankAnswer) -> Option<&str> {
+fn found_ref(a: &Outcome<domain::model::Transfer>) -> Option<&str> {
     match a {
-        BankAnswer::Found(t) => Some(&t.trans_ref),
+        Outcome::Found(t) => Some(&t.trans_ref),
         _ => None,
     }
 }
@@ -98,7 +98,7 @@ async fn first_connector_answers_and_the_rest_are_not_asked() {
     let out = r.route(&kbank()).await;
     assert_eq!(found_ref(&out.answer), Some(KBANK_REF));
     assert_eq!(out.source.as_deref(), Some("a"));
-    let BankAnswer::Found(t) = &out.answer else {
+    let Outcome::Found(t) = &out.answer else {
         unreachable!()
     };
     assert_eq!(t.amount, domain::Satang(150_050));
@@ -157,7 +157,7 @@ async fn not_found_stops_unless_the_route_falls_back_on_it() {
     let (a, b) = (empty_sim().await, sim().await);
     let r = a_then_b(&a, &b);
     let out = r.route(&kbank()).await;
-    assert_eq!(out.answer, BankAnswer::NotFound);
+    assert_eq!(out.answer, Outcome::NotFound);
     assert_eq!(out.source.as_deref(), Some("a"));
     assert_eq!(b.calls(Route::Bank), 0);
 
@@ -185,7 +185,7 @@ async fn not_found_then_outage_is_not_found() {
     };
     let r = router(vec![es("a", &a), es("b", &b)], rt, clock());
     let out = r.route(&kbank()).await;
-    assert_eq!(out.answer, BankAnswer::NotFound);
+    assert_eq!(out.answer, Outcome::NotFound);
     assert_eq!(out.attempts.len(), 2);
 }
 
@@ -196,7 +196,7 @@ async fn pending_is_an_answer() {
     let out = r
         .route(&SlipQuery::from_reference("002", "002PENDING0000000001"))
         .await;
-    assert_eq!(out.answer, BankAnswer::Pending);
+    assert_eq!(out.answer, Outcome::Pending);
     assert_eq!(b.calls(Route::Bank), 0);
 }
 
@@ -207,13 +207,8 @@ async fn all_down_is_unavailable() {
     b.set(Fault::Status(429));
     let r = a_then_b(&a, &b);
     let out = r.route(&kbank()).await;
-    assert!(matches!(out.answer, BankAnswer::Unavailable(_)), "{out:?}");
+    assert!(matches!(out.answer, Outcome::Unavailable(_)), "{out:?}");
     assert_eq!(out.source, None);
-    // Through the gateway trait, as the service sees it.
-    assert!(matches!(
-        BankGateway::lookup(&r, "004", KBANK_REF).await,
-        BankAnswer::Unavailable(_)
-    ));
 }
 
 #[tokio::test]
@@ -297,7 +292,7 @@ async fn wallet_route() {
     let payload = fx.truewallet[0]["payload"].as_str().unwrap().to_string();
     let q = WalletQuery::new(Some(payload), "50012345678901");
     let out = r.route_wallet(&q).await;
-    let WalletAnswer::Found(t) = &out.answer else {
+    let Outcome::Found(t) = &out.answer else {
         panic!("{out:?}")
     };
     assert_eq!(t.amount, domain::Satang(25_000));
@@ -317,61 +312,86 @@ async fn wallet_route() {
         )),
         "50099999999999",
     );
-    assert_eq!(
-        r.route_wallet(&unknown).await.answer,
-        WalletAnswer::NotFound
-    );
+    assert_eq!(r.route_wallet(&unknown).await.answer, Outcome::NotFound);
     assert_eq!(b.calls(Route::Wallet), 1);
 }
 
-/// The sandbox ledger as a connector; the gateway traits of the router.
+/// A ledger as the connector `sandbox` (the built-in one lives with the store, in `gateway`):
+/// pending for one reference, not found otherwise, and no wallet.
 struct Ledger;
 
 #[async_trait]
-impl BankGateway for Ledger {
-    fn source(&self) -> &str {
-        "ledger"
+impl Connector for Ledger {
+    fn kind(&self) -> &'static str {
+        "sandbox"
     }
 
-    async fn lookup(&self, _bank: &str, trans_ref: &str) -> BankAnswer {
-        if trans_ref == "LEDGERPENDING" {
-            BankAnswer::Pending
+    async fn lookup_bank(&self, q: &SlipQuery) -> Outcome<Transfer> {
+        if q.trans_ref == "LEDGERPENDING" {
+            Outcome::Pending
         } else {
-            BankAnswer::NotFound
+            Outcome::NotFound
         }
+    }
+
+    async fn lookup_wallet(&self, _q: &WalletQuery) -> Outcome<WalletTransfer> {
+        Outcome::unavailable(connectors::Cause::Unsupported, "no wallet ledger")
+    }
+
+    async fn check(&self) -> Result<(), String> {
+        Ok(())
     }
 }
 
 #[tokio::test]
-async fn sandbox_adapter_and_gateway_traits() {
+async fn the_ledger_is_a_connector_like_any_other() {
     let a = sim().await;
     let rt = RoutingSpec {
         default: RouteSpec::new(["sandbox", "a"]).with_fallback_on_not_found(),
         ..RoutingSpec::default()
     };
     let r = Router::builder(reqwest::Client::new(), clock() as Arc<dyn Clock>)
-        .sandbox(SandboxConnector::new(Arc::new(Ledger), None))
+        .sandbox(Arc::new(Ledger))
         .spec(es("a", &a))
         .build(rt)
         .unwrap();
     let out = r.route(&kbank()).await;
     assert_eq!(out.source.as_deref(), Some("a"));
     assert_eq!(out.attempts[0].outcome, "not_found");
-    assert_eq!(
-        found_ref(&BankGateway::lookup(&r, "004", KBANK_REF).await),
-        Some(KBANK_REF)
-    );
-    assert_eq!(
-        BankGateway::lookup(&r, "006", "LEDGERPENDING").await,
-        BankAnswer::Pending
-    );
+    assert_eq!(found_ref(&out.answer), Some(KBANK_REF));
+    let pending = r
+        .route(&SlipQuery::from_reference("006", "LEDGERPENDING"))
+        .await;
+    assert_eq!(pending.answer, Outcome::Pending);
+    assert_eq!(pending.source.as_deref(), Some("sandbox"));
     // The sandbox has no wallet here: unavailable, not "not found".
-    assert!(matches!(
-        WalletGateway::lookup(&r, "50012345678901").await,
-        WalletAnswer::Unavailable(_)
-    ));
+    let wallet = r
+        .route_wallet(&WalletQuery::new(None, "50012345678901"))
+        .await;
+    assert!(matches!(wallet.answer, Outcome::Unavailable(_)));
     let names: Vec<String> = r.status().into_iter().map(|s| s.kind).collect();
     assert_eq!(names, ["easyslip", "sandbox"]);
+}
+
+/// Every kind is built from the one list; `sandbox` only by its owner.
+#[test]
+fn every_kind_in_the_list_builds() {
+    for kind in Kind::ALL {
+        assert_eq!(Kind::parse(kind.as_str()), Some(kind));
+        let spec = ConnectorSpec::new("x", kind, "https://example.test");
+        let built = kind.connector(
+            &spec,
+            reqwest::Client::new(),
+            clock() as Arc<dyn Clock>,
+            false,
+        );
+        assert_eq!(
+            built.map(|c| c.kind()),
+            (kind != Kind::Sandbox).then_some(kind.as_str())
+        );
+    }
+    assert_eq!(Kind::parse("thunder"), None);
+    assert_eq!(Kind::names(), "sandbox, easyslip, kbank, scb");
 }
 
 #[test]
@@ -446,7 +466,7 @@ async fn a_401_causes_one_refresh_and_one_retry() {
     b.set(Fault::Status(401));
     let r = router(vec![oauth("b", &b)], routing(&["b"]), clock());
     let out = r.route(&kbank()).await;
-    assert!(matches!(out.answer, BankAnswer::Unavailable(_)));
+    assert!(matches!(out.answer, Outcome::Unavailable(_)));
     assert_eq!(out.attempts[0].outcome, "status");
     assert_eq!((b.calls(Route::Token), b.calls(Route::Bank)), (2, 2));
 }

@@ -3,12 +3,11 @@
 //! injected clock.
 
 use connectors::{
-    Connector, ConnectorSpec, KBank, Kind, RouteSpec, Router, RoutingSpec, SlipQuery,
+    Connector, ConnectorSpec, KBank, Kind, Outcome, RouteSpec, Router, RoutingSpec, SlipQuery,
 };
 use domain::model::RawSlip;
 use domain::{Clock, ManualClock};
 use egress::operator::{operator_client_with_identity, OperatorTls, OutboundSettings};
-use gateway::BankAnswer;
 use serde_json::{json, Value};
 use sim::{Fault, Fixtures, Route, Sim, SimConfig, SimPki};
 use std::sync::Arc;
@@ -110,7 +109,7 @@ fn only_kbank(s: &ConnectorSpec, pki: &SimPki, c: &Arc<ManualClock>) -> Router {
 /// Whether the router finds the documented KBank transfer (`REF_NUM`).
 async fn finds_ref_num(r: &Router) -> bool {
     let answer = r.route(&q("004", REF_NUM)).await.answer;
-    matches!(answer, BankAnswer::Found(_))
+    matches!(answer, Outcome::Found(_))
 }
 
 fn q(bank: &str, r: &str) -> SlipQuery {
@@ -122,9 +121,9 @@ fn golden(name: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).expect("golden file")).expect("json")
 }
 
-fn raw(a: &BankAnswer) -> Value {
+fn raw(a: &Outcome<domain::model::Transfer>) -> Value {
     match a {
-        BankAnswer::Found(t) => serde_json::to_value(RawSlip::from_transfer(t)).unwrap(),
+        Outcome::Found(t) => serde_json::to_value(RawSlip::from_transfer(t)).unwrap(),
         other => panic!("not found: {other:?}"),
     }
 }
@@ -138,7 +137,7 @@ async fn golden_mapping_over_mtls() {
     let mut got = raw(&a.answer);
     got["payload"] = Value::Null;
     assert_eq!(got, golden("kbank_number.json"));
-    let BankAnswer::Found(t) = &a.answer else {
+    let Outcome::Found(t) = &a.answer else {
         unreachable!()
     };
     // The proxy has no place on the wire; it is kept in the stored bank answer.
@@ -160,7 +159,7 @@ async fn not_found_code_is_not_found() {
     let (sim, pki, c, s) = kbank_sim().await;
     let r = only_kbank(&s, &pki, &c);
     let a = r.route(&q("004", "NOPE123")).await;
-    assert_eq!(a.answer, BankAnswer::NotFound);
+    assert_eq!(a.answer, Outcome::NotFound);
     assert_eq!(sim.calls(Route::KBank), 1);
 }
 
@@ -191,7 +190,7 @@ async fn unknown_code_and_faults_go_to_the_next_connector() {
         sim.set(f.clone());
         let a = r.route(&q("004", REF_NUM)).await;
         assert_eq!(a.source.as_deref(), Some("kb2"), "{f:?}: {:?}", a.attempts);
-        assert!(matches!(a.answer, BankAnswer::Found(_)), "{f:?}");
+        assert!(matches!(a.answer, Outcome::Found(_)), "{f:?}");
         assert_eq!(sim.calls(Route::KBank), 1, "{f:?}");
         assert_eq!(sim2.calls(Route::KBank), 1, "{f:?}");
         sim.release();
@@ -204,11 +203,11 @@ async fn sandbox_fixture_accepts_the_fixed_answer() {
     sim.set(Fault::KBankFixed);
     let r = only_kbank(&s, &pki, &c);
     let a = r.route(&q("004", "ANOTHER1")).await;
-    assert!(matches!(a.answer, BankAnswer::Unavailable(_)), "{a:?}");
+    assert!(matches!(a.answer, Outcome::Unavailable(_)), "{a:?}");
     s.sandbox_fixture = true;
     let r = only_kbank(&s, &pki, &c);
     let a = r.route(&q("004", "ANOTHER1")).await;
-    assert!(matches!(a.answer, BankAnswer::Found(_)), "{a:?}");
+    assert!(matches!(a.answer, Outcome::Found(_)), "{a:?}");
 }
 
 #[tokio::test]
@@ -248,7 +247,7 @@ async fn fifty_concurrent_with_an_expired_token_refresh_once() {
         })
         .collect();
     for t in tasks {
-        assert!(matches!(t.await.unwrap(), BankAnswer::Found(_)));
+        assert!(matches!(t.await.unwrap(), Outcome::Found(_)));
     }
     assert_eq!(sim.tokens_issued(), 2);
 }
@@ -268,7 +267,7 @@ async fn mtls_is_required_and_a_missing_or_foreign_certificate_is_refused() {
         ));
         let r = router(vec![(s.clone(), k as Arc<dyn Connector>)], &c);
         let a = r.route(&q("004", REF_NUM)).await;
-        assert!(matches!(a.answer, BankAnswer::Unavailable(_)), "{a:?}");
+        assert!(matches!(a.answer, Outcome::Unavailable(_)), "{a:?}");
     }
     let (accepted, refused) = sim.tls_handshakes();
     assert_eq!(accepted, 0);

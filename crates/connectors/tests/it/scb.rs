@@ -2,9 +2,8 @@
 //! the simulator counts calls and holds requests until released; token expiry follows an
 //! injected clock.
 
-use connectors::{ConnectorSpec, Kind, Router, SlipQuery};
+use connectors::{ConnectorSpec, Kind, Outcome, Router, SlipQuery};
 use domain::{Clock, ManualClock, Satang};
-use gateway::BankAnswer;
 use sim::{Fault, Fixtures, Route, ScbSim, Sim, SimConfig};
 use std::sync::Arc;
 use std::time::Duration;
@@ -87,9 +86,9 @@ fn q(r: &str) -> SlipQuery {
     SlipQuery::from_reference("014", r)
 }
 
-fn found(a: &BankAnswer) -> &domain::model::Transfer {
+fn found(a: &Outcome<domain::model::Transfer>) -> &domain::model::Transfer {
     match a {
-        BankAnswer::Found(t) => t,
+        Outcome::Found(t) => t,
         other => panic!("not found: {other:?}"),
     }
 }
@@ -153,13 +152,13 @@ async fn not_found_only_when_the_code_is_configured() {
     let r = router(vec![configured], &["a"], clock());
     assert_eq!(
         r.route(&q("20261122NOSUCHREF0000000")).await.answer,
-        BankAnswer::NotFound
+        Outcome::NotFound
     );
 
     // Default: no code is known to mean "not found", so it is unavailable.
     let r = router(vec![scb("a", &s)], &["a"], clock());
     let out = r.route(&q("20261122NOSUCHREF0000000")).await;
-    assert!(matches!(out.answer, BankAnswer::Unavailable(_)), "{out:?}");
+    assert!(matches!(out.answer, Outcome::Unavailable(_)), "{out:?}");
     assert_eq!(out.attempts[0].outcome, "status");
 }
 
@@ -355,7 +354,7 @@ async fn the_scb_kind_over_https() {
     assert_eq!(found(&out.answer).amount, Satang(150_050));
     assert_eq!(
         r.route(&q("20261122NOSUCHREF0000000")).await.answer,
-        BankAnswer::NotFound
+        Outcome::NotFound
     );
     assert_eq!(s.calls(Route::ScbToken), 1, "one token over TLS, reused");
 }

@@ -13,7 +13,6 @@
 
 use super::{JobContext, JobKind, Owner};
 use crate::attempts::Trace;
-use crate::auth::Caller;
 use crate::input::SlipInput;
 use crate::line::client::{LineClient, LineError};
 use crate::verify::VerifyRequest;
@@ -212,17 +211,10 @@ impl Bot<'_> {
             if !branch.active {
                 break 'v Err(Error::BranchInactive);
             }
-            let service = match svc.usable_service_for(service, &branch).await {
-                Ok(s) => s,
+            let caller = match svc.caller(service, branch.clone()).await {
+                Ok(c) => c.traced(trace.clone()),
                 Err(e) => break 'v Err(e),
             };
-            let caller = Caller {
-                service,
-                branch: branch.clone(),
-                idempotency: None,
-                trace: Trace::default(),
-            }
-            .traced(trace.clone());
             trace.input(input.kind(false));
             let slip = match svc.bank_slip(&caller, input).await {
                 Ok(s) => s,
@@ -239,6 +231,7 @@ impl Bot<'_> {
                 remark: None,
                 match_account: !accounts.is_empty(),
                 job_id: Some(domain::JobId::from(self.job_id)),
+                idempotency: None,
             };
             match svc.verify_bank(&caller, &req).await {
                 Ok(d) => {

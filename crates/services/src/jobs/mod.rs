@@ -150,9 +150,11 @@ impl Services {
     /// here, before any job exists: the callback target, each slip's input (an image is read
     /// now, so the job keeps only the QR text), and its QR. `batch`: the slips share a batch id,
     /// and a bad slip refuses the whole batch (`slips[i]: ...`), so a batch is all or nothing.
+    /// `claim`: the request's `Idempotency-Key`, whose ids the jobs derive from.
     pub async fn submit_jobs(
         &self,
         caller: &Caller,
+        claim: Option<crate::idempotency::IdemClaim>,
         slips: Vec<SubmitSlip>,
         callback_url: Option<String>,
         batch: bool,
@@ -178,7 +180,7 @@ impl Services {
         // Under an `Idempotency-Key` the ids derive from the key: a retry after a crash
         // between the insert and the answer inserts nothing new (`ON CONFLICT (id)`) and
         // answers with the same ids.
-        let id_for = |what: &str, i: usize| match &caller.idempotency {
+        let id_for = |what: &str, i: usize| match &claim {
             Some(c) => keyed_id(&caller.branch.id, &c.key, c.first_used_ms, what, i),
             None => uuid::Uuid::new_v4().to_string(),
         };

@@ -5,7 +5,6 @@
 
 use super::{JobContext, JobKind, Owner};
 use crate::attempts::Trace;
-use crate::auth::Caller;
 use crate::verify::VerifyRequest;
 use domain::attempt::Outcome;
 use domain::job::{Attempt, Job, Stage, VERIFY};
@@ -67,18 +66,14 @@ async fn attempt(cx: &JobContext<'_>, job: &Job, trace: &Trace) -> (Attempt, Opt
     let billing_down = |e: Error| Attempt::BillingUnavailable {
         message: e.public_message(),
     };
-    let service = match svc.usable_service_for(service, &branch).await {
-        Ok(s) => s,
+    let mut caller = match svc.caller(service, branch).await {
+        Ok(c) => c,
         Err(e @ Error::RenewalTemporarilyUnavailable) => return (billing_down(e), secret),
         Err(e @ Error::Internal(_)) => return (outage(e), secret),
         Err(e) => return (refused(e), secret),
     };
-    let caller = Caller {
-        service,
-        branch,
-        idempotency: None,
-        trace: trace.clone(),
-    };
+    // The job's trace is logged whatever happens (`Trace::for_job`).
+    caller.trace = trace.clone();
     let Some(input) = job.slip() else {
         return (
             outage(Error::internal("a verify job without a slip")),
@@ -95,6 +90,7 @@ async fn attempt(cx: &JobContext<'_>, job: &Job, trace: &Trace) -> (Attempt, Opt
                 match_amount: input.match_amount,
                 remark: input.remark,
                 job_id: Some(job.id.clone()),
+                idempotency: None,
             };
             svc.verify_bank(&caller, &req).await
         }

@@ -49,12 +49,7 @@ impl Services {
             .await?
             .ok_or(Error::InvalidSignature)?;
         // The branch's rate limit applies (one token per webhook call).
-        let caller = crate::auth::Caller {
-            service,
-            branch,
-            idempotency: None,
-            trace: Default::default(),
-        };
+        let caller = self.caller_as_read(service, branch);
         self.rate_check(&caller).await?;
         let now = self.clock.now();
         let raw: serde_json::Value =

@@ -327,3 +327,61 @@ both!(
         t.stop().await;
     }
 );
+
+// One list of connector kinds (`connectors::Kind::ALL`), which `config check` reuses: a
+// configuration with a connector of each kind, its required settings given, passes the
+// check and starts a node; an unknown kind is refused by the check, its key named.
+both!(
+    every_kind_config_check_accepts_starts,
+    |b: Backend| async move {
+        for kind in connectors::Kind::ALL {
+            let name = format!("c_{}", kind.as_str());
+            let mut toml = format!("[connectors.{name}]\nkind = \"{}\"\n", kind.as_str());
+            for setting in kind.required_settings() {
+                let value = match *setting {
+                    "base_url" => "https://upstream.example",
+                    other => other,
+                };
+                toml.push_str(&format!("{setting} = \"{value}\"\n"));
+            }
+            toml.push_str(&format!("[routing]\ndefault = [\"{name}\"]\n"));
+            let path = std::env::temp_dir().join(format!("sv-kind-{}.toml", uuid::Uuid::new_v4()));
+            std::fs::write(&path, &toml).unwrap();
+            let checked = config::load(&config::Sources::new().file(&path));
+            let _ = std::fs::remove_file(&path);
+            let cfg = checked.unwrap_or_else(|e| panic!("{kind:?} refused by config check: {e}"));
+            assert_eq!(cfg.connectors[&name].kind, Some(kind));
+            // Starts: `spawn_with_config` panics when the node does not open.
+            let t = TestApp::spawn_with_config(b, &toml).await;
+            let status = admin_status_kinds(&t).await;
+            assert!(
+                status.contains(&kind.as_str().to_string()),
+                "{kind:?}: {status:?}"
+            );
+            t.stop().await;
+        }
+        let path = std::env::temp_dir().join(format!("sv-kind-{}.toml", uuid::Uuid::new_v4()));
+        std::fs::write(
+            &path,
+            "[connectors.t]\nkind = \"thunder\"\napi_key = \"k\"\n",
+        )
+        .unwrap();
+        let refused = config::load(&config::Sources::new().file(&path));
+        let _ = std::fs::remove_file(&path);
+        let e = refused.expect_err("an unknown kind is refused").to_string();
+        assert!(
+        e.starts_with("connectors.t.kind: unknown kind \"thunder\" (one of: sandbox, easyslip, kbank, scb)"),
+        "{e}"
+    );
+    }
+);
+
+/// The kinds of the node's connectors, as `GET /admin/connectors` lists them.
+async fn admin_status_kinds(t: &TestApp) -> Vec<String> {
+    t.app
+        .services
+        .connector_status()
+        .into_iter()
+        .map(|s| s.kind)
+        .collect()
+}

@@ -62,6 +62,7 @@ fn job_request(
         remark: None,
         match_account: false,
         job_id: Some(id),
+        idempotency: None,
     }
 }
 

@@ -533,33 +533,50 @@ both!(me_rate_limit_and_unknown_paths, |b: Backend| async move {
 /// A bank that is always down.
 struct DownBank;
 
-impl gateway::BankGateway for DownBank {
-    fn source(&self) -> &str {
-        "down"
+#[async_trait::async_trait]
+impl connectors::Connector for DownBank {
+    fn kind(&self) -> &'static str {
+        "easyslip"
     }
 
-    fn lookup<'a, 'b, 'c, 'f>(
-        &'a self,
-        _bank: &'b str,
-        _trans_ref: &'c str,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = gateway::BankAnswer> + Send + 'f>>
-    where
-        'a: 'f,
-        'b: 'f,
-        'c: 'f,
-        Self: 'f,
-    {
-        Box::pin(async { gateway::BankAnswer::Unavailable("down".into()) })
+    async fn lookup_bank(
+        &self,
+        _q: &connectors::SlipQuery,
+    ) -> connectors::Outcome<domain::model::Transfer> {
+        connectors::Outcome::unavailable(connectors::Cause::Connect, "down")
+    }
+
+    async fn lookup_wallet(
+        &self,
+        _q: &connectors::WalletQuery,
+    ) -> connectors::Outcome<domain::model::WalletTransfer> {
+        connectors::Outcome::unavailable(connectors::Cause::Connect, "down")
+    }
+
+    async fn check(&self) -> Result<(), String> {
+        Err("down".into())
     }
 }
 
+/// Production routed to `DownBank` alone.
+fn down_router() -> Arc<connectors::Router> {
+    let spec = connectors::ConnectorSpec::new("down", connectors::Kind::EasySlip, "");
+    let routing = connectors::RoutingSpec {
+        default: connectors::RouteSpec::new(["down"]),
+        truewallet: connectors::RouteSpec::new(["down"]),
+        ..connectors::RoutingSpec::default()
+    };
+    let clock: Arc<dyn domain::Clock> = Arc::new(domain::SystemClock);
+    let router = connectors::Router::builder(reqwest::Client::new(), clock)
+        .connector(spec, Arc::new(DownBank))
+        .build(routing)
+        .expect("router");
+    Arc::new(router)
+}
+
 both!(server_errors, |b: Backend| async move {
-    // Without a router, production asks `bank` directly.
-    let t = TestApp::spawn_with(b, |s| {
-        s.set_bank(Arc::new(DownBank));
-        s.set_router(None);
-    })
-    .await;
+    // Production's one connector is down.
+    let t = TestApp::spawn_with(b, |s| s.set_router(down_router())).await;
     let ten = t.tenant(100).await;
     let p = slip_qr::encode_bank_slip("004", "0123456789ABCDEFGHIJ");
     let got = verify_get(&t, &ten.api_key, &p, None).await;
