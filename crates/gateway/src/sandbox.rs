@@ -11,7 +11,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
-use store::Store;
+use store::SqlStore;
 
 pub const BBL_PENDING_WINDOW: time::Duration = time::Duration::minutes(5);
 /// How long the sandbox bank keeps transfers: older ones are "expired" (v1 `slip_expired`).
@@ -20,7 +20,7 @@ pub const SANDBOX_RETENTION: time::Duration = time::Duration::days(180);
 const BBL: &str = "002";
 
 pub struct SandboxBank {
-    store: Arc<dyn Store>,
+    store: Arc<SqlStore>,
     clock: Arc<dyn Clock>,
     /// Artificial latency added to every look-up (benchmarks and crash tests only), and the
     /// runtime's timer that waits it out (this crate does not depend on a runtime).
@@ -45,7 +45,7 @@ pub struct NewSandboxTransfer {
 }
 
 impl SandboxBank {
-    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Self {
+    pub fn new(store: Arc<SqlStore>, clock: Arc<dyn Clock>) -> Self {
         Self {
             store,
             clock,

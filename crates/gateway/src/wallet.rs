@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use domain::model::WalletTransfer;
 use domain::{Clock, Satang};
 use std::sync::Arc;
-use store::Store;
+use store::SqlStore;
 
 /// "Ask the wallet about this transaction id."
 #[async_trait]
@@ -18,7 +18,7 @@ pub trait WalletGateway: Send + Sync + 'static {
 }
 
 pub struct SandboxWallet {
-    store: Arc<dyn Store>,
+    store: Arc<SqlStore>,
     clock: Arc<dyn Clock>,
 }
 
@@ -40,7 +40,7 @@ pub fn mask_phone(phone: &str) -> String {
 }
 
 impl SandboxWallet {
-    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Self {
+    pub fn new(store: Arc<SqlStore>, clock: Arc<dyn Clock>) -> Self {
         Self { store, clock }
     }
 

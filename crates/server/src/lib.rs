@@ -12,7 +12,7 @@ use gateway::SandboxBank;
 use services::Services;
 use std::sync::Arc;
 use std::time::Duration;
-use store::{SqlStore, Store};
+use store::SqlStore;
 use tokio::net::TcpListener;
 
 /// Default database: a SQLite file in the working directory.
@@ -57,8 +57,7 @@ impl App {
                 .await
                 .map_err(|e| format!("cannot open database: {e}"))?,
         );
-        let dyn_store: Arc<dyn Store> = store.clone();
-        let mut sandbox = SandboxBank::new(dyn_store.clone(), clock.clone());
+        let mut sandbox = SandboxBank::new(store.clone(), clock.clone());
         if cfg.sandbox.delay_ms > 0 {
             tracing::warn!(
                 ms = cfg.sandbox.delay_ms,
@@ -70,10 +69,7 @@ impl App {
             );
         }
         let sandbox = Arc::new(sandbox);
-        let wallet = Arc::new(gateway::SandboxWallet::new(
-            dyn_store.clone(),
-            clock.clone(),
-        ));
+        let wallet = Arc::new(gateway::SandboxWallet::new(store.clone(), clock.clone()));
         // One registry per node, counted into by the services, the connectors and the HTTP
         // layer, and served by the metrics listener.
         let metrics = metrics::Metrics::new(env!("CARGO_PKG_VERSION"));
@@ -84,7 +80,7 @@ impl App {
             clock.clone(),
             metrics.clone(),
         )?);
-        let mut services = Services::new(dyn_store, sandbox.clone(), clock);
+        let mut services = Services::new(store.clone(), sandbox.clone(), clock);
         services.set_metrics(metrics);
         services.set_wallet(wallet.clone());
         services.set_router(Some(router));

@@ -24,7 +24,7 @@ pub mod wallet;
 use domain::Clock;
 use gateway::BankGateway;
 use std::sync::Arc;
-use store::Store;
+use store::SqlStore;
 
 /// Image-carrying requests read and decoded at once (`server.max_uploads`).
 pub const DEFAULT_UPLOAD_SLOTS: usize = 8;
@@ -33,7 +33,7 @@ pub const DEFAULT_UPLOAD_SLOTS: usize = 8;
 /// private: `api` and the CLI reach the store, gateways and clock only through methods.
 #[derive(Clone)]
 pub struct Services {
-    store: Arc<dyn Store>,
+    store: Arc<SqlStore>,
     /// The built-in sandbox ledger; answers production only when `router` is `None` (tests
     /// that build `Services` by hand).
     bank: Arc<dyn BankGateway>,
@@ -123,7 +123,7 @@ impl Services {
 
     /// A node on `store` and `clock` whose one gateway `bank` answers everyone; the rest at
     /// its default (no router, wallet, egress or admin API) until the `set_*` calls below.
-    pub fn new(store: Arc<dyn Store>, bank: Arc<dyn BankGateway>, clock: Arc<dyn Clock>) -> Self {
+    pub fn new(store: Arc<SqlStore>, bank: Arc<dyn BankGateway>, clock: Arc<dyn Clock>) -> Self {
         let rate = Arc::new(rate::RateLimiter::for_backend(store.backend()));
         Self {
             store,
