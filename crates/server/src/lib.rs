@@ -42,20 +42,19 @@ pub struct App {
 impl App {
     /// [`App::open_with`] on this process's configuration (`SLIPVERIFY_CONFIG` and the
     /// environment) with `database_url` as `database.url`: what tests use.
-    pub async fn open(database_url: &str, clock: Arc<dyn Clock>) -> Result<Self, String> {
+    pub async fn open(database_url: &str, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
         let cfg =
-            config::load(&config::Sources::from_process(None).set("database.url", database_url))
-                .map_err(|e| e.to_string())?;
+            config::load(&config::Sources::from_process(None).set("database.url", database_url))?;
         Self::open_with(&cfg, clock).await
     }
 
     /// Opens the database (applying migrations) and wires the built-in sandbox bank, the
     /// SSRF guard, billing and the job worker from a validated configuration.
-    pub async fn open_with(cfg: &config::Config, clock: Arc<dyn Clock>) -> Result<Self, String> {
+    pub async fn open_with(cfg: &config::Config, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
         let store = Arc::new(
             store::connect_with_pool(cfg.database.url.expose(), cfg.database.pool)
                 .await
-                .map_err(|e| format!("cannot open database: {e}"))?,
+                .map_err(|e| anyhow::anyhow!("cannot open database: {e}"))?,
         );
         let mut sandbox = SandboxBank::new(store.clone(), clock.clone());
         if cfg.sandbox.delay_ms > 0 {
@@ -89,8 +88,8 @@ impl App {
         // Image URLs are fetched only through the SSRF guard; its test-only allowances are
         // logged loudly when set.
         services.set_egress(
-            egress::Egress::new(cfg.egress_config()?)
-                .map_err(|e| format!("cannot set up egress: {e}"))?,
+            egress::Egress::new(cfg.egress_config().map_err(anyhow::Error::msg)?)
+                .map_err(|e| anyhow::anyhow!("cannot set up egress: {e}"))?,
         );
         let schedules = cfg.schedules();
         warn_off_spec(&schedules);
@@ -109,16 +108,17 @@ impl App {
         let line = services::line::client::LineClient::new(
             &cfg.line.api_base,
             &cfg.line.data_api_base,
-            &cfg.outbound_settings()?,
+            &cfg.outbound_settings().map_err(anyhow::Error::msg)?,
             Duration::from_millis(cfg.line.timeout_ms),
-        )?;
+        )
+        .map_err(anyhow::Error::msg)?;
         services.set_line(line, Duration::from_secs(cfg.line.reply_window_secs));
         if let Some(token) = &cfg.server.admin_token {
             services.set_admin_token(token.expose());
         }
         if !cfg.server.trusted_proxies.is_empty() {
             let list = domain::ip::AllowList::parse(&cfg.server.trusted_proxies)
-                .map_err(|e| format!("server.trusted_proxies: {e}"))?;
+                .map_err(|e| anyhow::anyhow!("server.trusted_proxies: {e}"))?;
             services.set_trusted_proxies(list);
         }
         // Renewals are approved by the credit ledger unless an external billing endpoint is
@@ -128,13 +128,14 @@ impl App {
                 .billing
                 .secret
                 .as_ref()
-                .ok_or("billing.secret: required with billing.url")?;
+                .ok_or_else(|| anyhow::anyhow!("billing.secret: required with billing.url"))?;
             let http = billing::HttpBilling::with_outbound(
                 url,
                 secret.expose(),
                 Duration::from_millis(cfg.billing.timeout_ms),
-                &cfg.outbound_settings()?,
-            )?;
+                &cfg.outbound_settings().map_err(anyhow::Error::msg)?,
+            )
+            .map_err(anyhow::Error::msg)?;
             services.set_billing(Arc::new(http));
         }
         let worker = services::jobs::WorkerConfig {

@@ -20,7 +20,7 @@ pub fn build(
     wallet: Arc<gateway::SandboxWallet>,
     clock: Arc<dyn Clock>,
     metrics: metrics::Metrics,
-) -> Result<Router, String> {
+) -> anyhow::Result<Router> {
     let mut specs = Vec::new();
     // Connectors with their own TLS settings (mTLS, an extra root) get their own client.
     let mut own_tls: HashMap<String, (OperatorTls, bool)> = HashMap::new();
@@ -32,12 +32,12 @@ pub fn build(
             Some(ConnectorKind::KBank) => Kind::KBank,
             Some(ConnectorKind::Scb) => Kind::Scb,
             Some(other) => {
-                return Err(format!(
+                anyhow::bail!(
                     "{}: the {other:?} connector is not available in this version",
                     at("kind")
-                ))
+                )
             }
-            None => return Err(format!("{}: is required", at("kind"))),
+            None => anyhow::bail!("{}: is required", at("kind")),
         };
         let mut spec =
             ConnectorSpec::new(name.clone(), kind, c.base_url.clone().unwrap_or_default());
@@ -73,7 +73,7 @@ pub fn build(
         let mut tls = OperatorTls::default();
         if let (Some(cert), Some(key)) = (&c.client_cert, &c.client_key) {
             let mut pem = std::fs::read(cert)
-                .map_err(|e| format!("{}: cannot read {cert}: {e}", at("client_cert")))?;
+                .map_err(|e| anyhow::anyhow!("{}: cannot read {cert}: {e}", at("client_cert")))?;
             if !pem.ends_with(b"\n") {
                 pem.push(b'\n');
             }
@@ -83,7 +83,7 @@ pub fn build(
         }
         if let Some(ca) = &c.ca_file {
             let pem = std::fs::read(ca)
-                .map_err(|e| format!("{}: cannot read {ca}: {e}", at("ca_file")))?;
+                .map_err(|e| anyhow::anyhow!("{}: cannot read {ca}: {e}", at("ca_file")))?;
             tls.extra_roots_pem = Some(pem);
         }
         if tls.identity_pem.is_some() || tls.extra_roots_pem.is_some() {
@@ -113,11 +113,15 @@ pub fn build(
         .map(|s| s.timeout)
         .max()
         .unwrap_or(Duration::from_secs(5));
-    let client = egress::operator::operator_client(&cfg.outbound_settings()?, longest)?;
+    let client = egress::operator::operator_client(
+        &cfg.outbound_settings().map_err(anyhow::Error::msg)?,
+        longest,
+    )
+    .map_err(anyhow::Error::msg)?;
     let mut builder = Router::builder(client, clock.clone())
         .sandbox(SandboxConnector::new(sandbox, Some(wallet)))
         .metrics(metrics);
-    let outbound = cfg.outbound_settings()?;
+    let outbound = cfg.outbound_settings().map_err(anyhow::Error::msg)?;
     for spec in specs {
         let Some((tls, has_cert)) = own_tls.remove(&spec.name) else {
             builder = builder.spec(spec);
@@ -126,7 +130,7 @@ pub fn build(
         let client = egress::operator::operator_client_with_identity(&outbound, longest, &tls)
             .map_err(|e| {
                 let key = if has_cert { "client_cert" } else { "ca_file" };
-                format!("connectors.{}.{key}: {e}", spec.name)
+                anyhow::anyhow!("connectors.{}.{key}: {e}", spec.name)
             })?;
         let connector: Arc<dyn Connector> = match spec.kind {
             Kind::KBank => Arc::new(KBank::new(&spec, client, clock.clone(), has_cert)),
@@ -139,5 +143,5 @@ pub fn build(
         };
         builder = builder.connector(spec, connector);
     }
-    builder.build(routing)
+    builder.build(routing).map_err(anyhow::Error::msg)
 }

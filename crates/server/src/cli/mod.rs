@@ -106,7 +106,7 @@ pub(crate) fn print(v: impl serde::Serialize) {
     );
 }
 
-pub(crate) async fn run(cli: Cli) -> Result<ExitCode, String> {
+pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     // Pure commands first: no configuration or database needed.
     if let Command::Qr { payload } = &cli.command {
         return qr::run(payload);
@@ -138,7 +138,7 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode, String> {
     {
         sources = sources.set("limits.scan_exhaustive", true);
     }
-    let cfg = config::load(&sources).map_err(|e| format!("invalid configuration:\n{e}"))?;
+    let cfg = config::load(&sources).map_err(|e| anyhow::anyhow!("invalid configuration:\n{e}"))?;
     if let Command::Config(cmd) = &cli.command {
         return config_cmd::run(&cfg, cmd);
     }
@@ -157,7 +157,9 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Command::Serve { demo, .. } => serve::run(&app, &cfg, demo).await,
         Command::Connectors(cmd) => connectors::run(&app, cmd).await,
-        Command::Admin(cmd) => admin::run(&app.services, cmd).await,
+        Command::Admin(cmd) => admin::run(&app.services, cmd)
+            .await
+            .map(|()| ExitCode::SUCCESS),
         Command::Sandbox(cmd) => sandbox::run(&app, cmd).await,
     }
 }

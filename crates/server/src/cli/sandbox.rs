@@ -61,7 +61,7 @@ pub(crate) struct SlipArgs {
 
 impl SlipArgs {
     /// Writes the slip image when `--image` was given; its path as printed.
-    fn write_image(&self, payload: &str, bank: &str) -> Result<Option<String>, String> {
+    fn write_image(&self, payload: &str, bank: &str) -> anyhow::Result<Option<String>> {
         let Some(path) = &self.image else {
             return Ok(None);
         };
@@ -70,7 +70,7 @@ impl SlipArgs {
     }
 }
 
-pub(crate) async fn run(app: &App, cmd: Sandbox) -> Result<ExitCode, String> {
+pub(crate) async fn run(app: &App, cmd: Sandbox) -> anyhow::Result<ExitCode> {
     match cmd {
         Sandbox::Transfer {
             from,
@@ -80,9 +80,9 @@ pub(crate) async fn run(app: &App, cmd: Sandbox) -> Result<ExitCode, String> {
             receiver_account,
             count,
         } => {
-            let amount = Satang::parse(&amount).map_err(|r| format!("--amount {r}"))?;
+            let amount = Satang::parse(&amount).map_err(|r| anyhow::anyhow!("--amount {r}"))?;
             if count > 1 && slip.image.is_some() {
-                return Err("--image takes a single transfer (no --count)".into());
+                anyhow::bail!("--image takes a single transfer (no --count)");
             }
             let req = NewSandboxTransfer {
                 from_bank: from,
@@ -95,7 +95,11 @@ pub(crate) async fn run(app: &App, cmd: Sandbox) -> Result<ExitCode, String> {
                 receiver_account,
             };
             for _ in 0..count {
-                let t = app.sandbox.create_transfer(&req).await?;
+                let t = app
+                    .sandbox
+                    .create_transfer(&req)
+                    .await
+                    .map_err(anyhow::Error::msg)?;
                 let image = slip.write_image(&t.payload, &t.sender.bank_code)?;
                 let v = json!({
                     "payload": t.payload,
@@ -118,7 +122,7 @@ pub(crate) async fn run(app: &App, cmd: Sandbox) -> Result<ExitCode, String> {
             slip,
             receiver_phone,
         } => {
-            let amount = Satang::parse(&amount).map_err(|r| format!("--amount {r}"))?;
+            let amount = Satang::parse(&amount).map_err(|r| anyhow::anyhow!("--amount {r}"))?;
             let t = app
                 .wallet
                 .create_transfer(&gateway::NewWalletTransfer {
@@ -127,7 +131,8 @@ pub(crate) async fn run(app: &App, cmd: Sandbox) -> Result<ExitCode, String> {
                     receiver_name: slip.receiver_name.clone(),
                     receiver_phone,
                 })
-                .await?;
+                .await
+                .map_err(anyhow::Error::msg)?;
             let image = slip.write_image(&t.payload, "TRUEMONEY")?;
             print(json!({
                 "payload": t.payload,
