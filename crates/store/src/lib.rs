@@ -57,6 +57,8 @@ pub enum StoreError {
 }
 
 impl From<StoreError> for domain::Error {
+    // The location recorded is the `?` that converted the error: where the store was called.
+    #[track_caller]
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::QuotaExceeded => domain::Error::QuotaExceeded,
@@ -151,4 +153,26 @@ pub async fn connect_with_pool(url: &str, pool: Option<u32>) -> Result<SqlStore>
     let store = SqlStore::open(url, pool).await?;
     store.migrate().await?;
     Ok(store)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StoreError;
+
+    /// A store error turned into an internal error by `?` is located at that `?`.
+    #[test]
+    fn internal_errors_point_at_the_question_mark() {
+        fn call() -> std::result::Result<(), domain::Error> {
+            Err(StoreError::Corrupt("row".into()))?;
+            Ok(())
+        }
+        let line = line!() - 3;
+        match call() {
+            Err(domain::Error::Internal(i)) => {
+                assert_eq!((i.at.file(), i.at.line()), (file!(), line));
+                assert_eq!(i.detail, "stored data is invalid: row");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }
