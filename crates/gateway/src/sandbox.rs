@@ -65,15 +65,19 @@ impl SandboxBank {
         self
     }
 
-    pub async fn create_transfer(&self, req: &NewSandboxTransfer) -> Result<Transfer, String> {
+    pub async fn create_transfer(
+        &self,
+        req: &NewSandboxTransfer,
+    ) -> Result<Transfer, crate::CreateError> {
+        use crate::CreateError;
         if !banks::is_slip_bank(&req.from_bank) {
-            return Err(format!("unknown sending bank code {}", req.from_bank));
+            return Err(CreateError::UnknownSendingBank(req.from_bank.clone()));
         }
         if !banks::is_slip_bank(&req.to_bank) {
-            return Err(format!("unknown receiving bank code {}", req.to_bank));
+            return Err(CreateError::UnknownReceivingBank(req.to_bank.clone()));
         }
         if req.amount.0 <= 0 {
-            return Err("amount must be positive".into());
+            return Err(CreateError::AmountNotPositive);
         }
         // A random reference can collide in theory; retry a few times on the primary key.
         crate::insert_with_fresh_id(

@@ -44,9 +44,12 @@ impl SandboxWallet {
         Self { store, clock }
     }
 
-    pub async fn create_transfer(&self, req: &NewWalletTransfer) -> Result<WalletTransfer, String> {
+    pub async fn create_transfer(
+        &self,
+        req: &NewWalletTransfer,
+    ) -> Result<WalletTransfer, crate::CreateError> {
         if req.amount.0 <= 0 {
-            return Err("the amount must be positive".into());
+            return Err(crate::CreateError::WalletAmountNotPositive);
         }
         let now = self.clock.now();
         let date = format!(

@@ -69,8 +69,7 @@ pub async fn prepare(app: &App) -> anyhow::Result<Demo> {
                 receiver_name_en: None,
                 receiver_account: None,
             })
-            .await
-            .map_err(anyhow::Error::msg)?;
+            .await?;
         transfers.push((from.to_string(), t.amount, t.payload));
     }
     Ok(Demo { api_key, transfers })

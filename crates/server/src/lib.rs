@@ -88,7 +88,7 @@ impl App {
         // Image URLs are fetched only through the SSRF guard; its test-only allowances are
         // logged loudly when set.
         services.set_egress(
-            egress::Egress::new(cfg.egress_config().map_err(anyhow::Error::msg)?)
+            egress::Egress::new(cfg.egress_config()?)
                 .map_err(|e| anyhow::anyhow!("cannot set up egress: {e}"))?,
         );
         let schedules = cfg.schedules();
@@ -108,10 +108,9 @@ impl App {
         let line = services::line::client::LineClient::new(
             &cfg.line.api_base,
             &cfg.line.data_api_base,
-            &cfg.outbound_settings().map_err(anyhow::Error::msg)?,
+            &cfg.outbound_settings()?,
             Duration::from_millis(cfg.line.timeout_ms),
-        )
-        .map_err(anyhow::Error::msg)?;
+        )?;
         services.set_line(line, Duration::from_secs(cfg.line.reply_window_secs));
         if let Some(token) = &cfg.server.admin_token {
             services.set_admin_token(token.expose());
@@ -133,9 +132,8 @@ impl App {
                 url,
                 secret.expose(),
                 Duration::from_millis(cfg.billing.timeout_ms),
-                &cfg.outbound_settings().map_err(anyhow::Error::msg)?,
-            )
-            .map_err(anyhow::Error::msg)?;
+                &cfg.outbound_settings()?,
+            )?;
             services.set_billing(Arc::new(http));
         }
         let worker = services::jobs::WorkerConfig {

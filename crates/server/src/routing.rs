@@ -113,15 +113,11 @@ pub fn build(
         .map(|s| s.timeout)
         .max()
         .unwrap_or(Duration::from_secs(5));
-    let client = egress::operator::operator_client(
-        &cfg.outbound_settings().map_err(anyhow::Error::msg)?,
-        longest,
-    )
-    .map_err(anyhow::Error::msg)?;
+    let client = egress::operator::operator_client(&cfg.outbound_settings()?, longest)?;
     let mut builder = Router::builder(client, clock.clone())
         .sandbox(SandboxConnector::new(sandbox, Some(wallet)))
         .metrics(metrics);
-    let outbound = cfg.outbound_settings().map_err(anyhow::Error::msg)?;
+    let outbound = cfg.outbound_settings()?;
     for spec in specs {
         let Some((tls, has_cert)) = own_tls.remove(&spec.name) else {
             builder = builder.spec(spec);

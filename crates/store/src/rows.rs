@@ -157,7 +157,7 @@ pub(crate) fn encode_ips(l: &AllowList) -> String {
 
 pub(crate) fn decode_ips(s: &str) -> Result<AllowList> {
     let parts: Vec<&str> = s.split(',').filter(|p| !p.is_empty()).collect();
-    AllowList::parse(&parts).map_err(StoreError::Corrupt)
+    AllowList::parse(&parts).map_err(|e| StoreError::Corrupt(e.into()))
 }
 
 /// `Option<Option<T>>` patch field → (whether to set it, the new value).

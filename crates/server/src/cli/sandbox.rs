@@ -95,11 +95,7 @@ pub(crate) async fn run(app: &App, cmd: Sandbox) -> anyhow::Result<ExitCode> {
                 receiver_account,
             };
             for _ in 0..count {
-                let t = app
-                    .sandbox
-                    .create_transfer(&req)
-                    .await
-                    .map_err(anyhow::Error::msg)?;
+                let t = app.sandbox.create_transfer(&req).await?;
                 let image = slip.write_image(&t.payload, &t.sender.bank_code)?;
                 let v = json!({
                     "payload": t.payload,
@@ -131,8 +127,7 @@ pub(crate) async fn run(app: &App, cmd: Sandbox) -> anyhow::Result<ExitCode> {
                     receiver_name: slip.receiver_name.clone(),
                     receiver_phone,
                 })
-                .await
-                .map_err(anyhow::Error::msg)?;
+                .await?;
             let image = slip.write_image(&t.payload, "TRUEMONEY")?;
             print(json!({
                 "payload": t.payload,
