@@ -111,34 +111,8 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Qr { payload } = &cli.command {
         return qr::run(payload);
     }
-    // Flags win over the environment, which wins over the file.
-    let mut sources = config::Sources::from_process(cli.config.clone());
-    if let Some(url) = &cli.database_url {
-        sources = sources.set("database.url", url);
-    }
-    if let Command::Serve {
-        listen,
-        metrics_listen,
-        trusted_proxy,
-        admin_token,
-        ..
-    } = &cli.command
-    {
-        sources = serve::override_sources(
-            sources,
-            listen.as_deref(),
-            metrics_listen.as_deref(),
-            trusted_proxy,
-            admin_token.as_deref(),
-        );
-    }
-    if let Command::Read {
-        exhaustive: true, ..
-    } = &cli.command
-    {
-        sources = sources.set("limits.scan_exhaustive", true);
-    }
-    let cfg = config::load(&sources).map_err(|e| anyhow::anyhow!("invalid configuration:\n{e}"))?;
+    let cfg =
+        config::load(&sources(&cli)).map_err(|e| anyhow::anyhow!("invalid configuration:\n{e}"))?;
     if let Command::Config(cmd) = &cli.command {
         return config_cmd::run(&cfg, cmd);
     }
@@ -161,6 +135,34 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             .await
             .map(|()| ExitCode::SUCCESS),
         Command::Sandbox(cmd) => sandbox::run(&app, cmd).await,
+    }
+}
+
+/// The configuration's sources with this command's flags on top: flags win over the
+/// environment, which wins over the file.
+fn sources(cli: &Cli) -> config::Sources {
+    let mut sources = config::Sources::from_process(cli.config.clone());
+    if let Some(url) = &cli.database_url {
+        sources = sources.set("database.url", url);
+    }
+    match &cli.command {
+        Command::Serve {
+            listen,
+            metrics_listen,
+            trusted_proxy,
+            admin_token,
+            ..
+        } => serve::override_sources(
+            sources,
+            listen.as_deref(),
+            metrics_listen.as_deref(),
+            trusted_proxy,
+            admin_token.as_deref(),
+        ),
+        Command::Read {
+            exhaustive: true, ..
+        } => sources.set("limits.scan_exhaustive", true),
+        _ => sources,
     }
 }
 
