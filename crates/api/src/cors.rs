@@ -16,13 +16,26 @@ fn browser_path(path: &str) -> bool {
     (path.starts_with("/v2/") && !path.starts_with("/v2/b2b")) || path.starts_with("/api/v1/")
 }
 
+/// A listed origin that cannot be a header value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("server.cors_origins: {origin:?}: {reason}")]
+pub struct BadOrigin {
+    pub origin: String,
+    pub reason: String,
+}
+
 /// The layer for exact origins. tower-http answers any preflight with the allowed methods
 /// and headers, but `Access-Control-Allow-Origin` only ever names a listed origin (never `*`),
 /// so another origin's page cannot read an answer.
-fn layer(origins: &[String]) -> Result<CorsLayer, String> {
+fn layer(origins: &[String]) -> Result<CorsLayer, BadOrigin> {
     let list = origins
         .iter()
-        .map(|o| HeaderValue::from_str(o).map_err(|e| format!("server.cors_origins: {o:?}: {e}")))
+        .map(|o| {
+            HeaderValue::from_str(o).map_err(|e| BadOrigin {
+                origin: o.clone(),
+                reason: e.to_string(),
+            })
+        })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(CorsLayer::new()
         .allow_origin(AllowOrigin::list(list))
@@ -46,7 +59,7 @@ fn layer(origins: &[String]) -> Result<CorsLayer, String> {
 
 /// `router` as it is when `origins` is empty (not even wrapped); otherwise the browser paths
 /// go through a copy of it behind the CORS layer and every other path through it unchanged.
-pub(crate) fn with_cors(router: Router, origins: &[String]) -> Result<Router, String> {
+pub(crate) fn with_cors(router: Router, origins: &[String]) -> Result<Router, BadOrigin> {
     if origins.is_empty() {
         return Ok(router);
     }

@@ -17,9 +17,9 @@ impl From<Error> for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let e = self.0;
-        if let Error::Internal(detail) = &e {
+        if let Error::Internal(i) = &e {
             // Logged for the operator; the client only sees the generic message.
-            tracing::error!(%detail, "internal error");
+            tracing::error!(detail = %i.detail, at = %i.at, "internal error");
         }
         let status =
             StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);

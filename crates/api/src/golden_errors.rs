@@ -62,7 +62,7 @@ fn every_error() -> Vec<Error> {
             retry_after_secs: 120,
         },
         Error::IdempotencyKeyReused,
-        Error::Internal("database is down: secret detail".into()),
+        Error::internal("database is down: secret detail"),
         Error::Unknown(vec![
             domain::FieldError::new("plan", "no plan named 'gold'"),
             domain::FieldError::new("owner", "no such user"),

@@ -39,6 +39,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
+pub use cors::BadOrigin;
 pub use error::ApiError;
 pub use openapi::document;
 pub use routing::Registered;
@@ -49,7 +50,7 @@ pub const MAX_BODY_BYTES: usize = 6 * 1024 * 1024;
 
 /// [`router`] with browser access for `cors_origins` (`[server] cors_origins`; empty: exactly
 /// [`router`]). Fails on an origin that is not a header value.
-pub fn router_with_cors(services: Services, cors_origins: &[String]) -> Result<Router, String> {
+pub fn router_with_cors(services: Services, cors_origins: &[String]) -> Result<Router, BadOrigin> {
     cors::with_cors(router(services), cors_origins)
 }
 

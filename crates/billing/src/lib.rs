@@ -79,9 +79,20 @@ impl std::fmt::Debug for HttpBilling {
     }
 }
 
+/// Why an external billing endpoint cannot be set up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SetupError {
+    #[error("billing URL: {0}")]
+    Url(egress::SetupError),
+    #[error("billing secret must be at least 16 characters")]
+    ShortSecret,
+    #[error("billing client: {0}")]
+    Client(egress::SetupError),
+}
+
 impl HttpBilling {
     /// [`HttpBilling::with_outbound`] without an outbound proxy.
-    pub fn new(url: &str, secret: &str, timeout: Duration) -> Result<Self, String> {
+    pub fn new(url: &str, secret: &str, timeout: Duration) -> Result<Self, SetupError> {
         Self::with_outbound(
             url,
             secret,
@@ -99,14 +110,13 @@ impl HttpBilling {
         secret: &str,
         timeout: Duration,
         outbound: &egress::operator::OutboundSettings,
-    ) -> Result<Self, String> {
-        let parsed =
-            egress::operator::check_operator_url(url).map_err(|e| format!("billing URL: {e}"))?;
+    ) -> Result<Self, SetupError> {
+        let parsed = egress::operator::check_operator_url(url).map_err(SetupError::Url)?;
         if secret.len() < 16 {
-            return Err("billing secret must be at least 16 characters".into());
+            return Err(SetupError::ShortSecret);
         }
-        let client = egress::operator::operator_client(outbound, timeout)
-            .map_err(|e| format!("billing client: {e}"))?;
+        let client =
+            egress::operator::operator_client(outbound, timeout).map_err(SetupError::Client)?;
         Ok(Self {
             url: parsed.to_string(),
             secret: secret.to_string(),

@@ -588,23 +588,26 @@ impl Config {
     }
 
     /// The SSRF guard's settings (the allow-list is validated by [`Config::validate`]).
-    pub fn egress_config(&self) -> Result<egress::EgressConfig, String> {
+    pub fn egress_config(&self) -> Result<egress::EgressConfig, SettingError> {
         let nets = self
             .egress
             .allow_cidrs
             .iter()
-            .map(|s| egress::parse_cidr(s).map_err(|e| format!("egress.allow_cidrs: {e}")))
+            .map(|s| egress::parse_cidr(s).map_err(SettingError::at("egress.allow_cidrs")))
             .collect::<Result<Vec<_>, _>>()?;
-        egress::EgressConfig::with_allowances(&nets, self.egress.ca_file.as_deref())
+        Ok(egress::EgressConfig::with_allowances(
+            &nets,
+            self.egress.ca_file.as_deref(),
+        )?)
     }
 
     /// How operator-configured calls leave this node.
-    pub fn outbound_settings(&self) -> Result<egress::operator::OutboundSettings, String> {
+    pub fn outbound_settings(&self) -> Result<egress::operator::OutboundSettings, SettingError> {
         let proxy = match &self.outbound.proxy {
             None => None,
             Some(p) => Some(
                 egress::operator::check_proxy_url(p.expose())
-                    .map_err(|e| format!("outbound.proxy: {e}"))?,
+                    .map_err(SettingError::at("outbound.proxy"))?,
             ),
         };
         Ok(egress::operator::OutboundSettings { proxy })
@@ -630,5 +633,26 @@ impl Config {
     /// The effective configuration as JSON, every secret redacted.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+}
+
+/// A checked setting that still could not be built into what it configures (a CA file gone
+/// since the check, a proxy the HTTP client refuses).
+#[derive(Debug, thiserror::Error)]
+pub enum SettingError {
+    /// `key: why`.
+    #[error("{key}: {source}")]
+    Key {
+        key: &'static str,
+        source: egress::SetupError,
+    },
+    /// The error names its key already (`egress.ca_file PATH: why`).
+    #[error(transparent)]
+    Egress(#[from] egress::SetupError),
+}
+
+impl SettingError {
+    fn at(key: &'static str) -> impl Fn(egress::SetupError) -> Self {
+        move |source| SettingError::Key { key, source }
     }
 }

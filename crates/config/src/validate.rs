@@ -32,8 +32,8 @@ impl Config {
     pub fn validate(&self) -> Result<(), Vec<String>> {
         let mut out = Vec::new();
         let s = &self.server;
-        if let Err(e) = listen_address(&s.listen) {
-            out.push(format!("server.listen: {e}"));
+        if !is_listen_address(&s.listen) {
+            out.push(format!("server.listen: {:?} is not HOST:PORT", s.listen));
         }
         if let Err(e) = domain::ip::AllowList::parse(&s.trusted_proxies) {
             out.push(format!("server.trusted_proxies: {e}"));
@@ -235,12 +235,10 @@ impl Config {
             5..=60,
         );
         if let Some(l) = &self.metrics.listen {
-            match listen_address(l) {
-                Err(e) => out.push(format!("metrics.listen: {e}")),
-                Ok(()) if *l == s.listen => {
-                    out.push("metrics.listen: must differ from server.listen".into())
-                }
-                Ok(()) => {}
+            if !is_listen_address(l) {
+                out.push(format!("metrics.listen: {l:?} is not HOST:PORT"));
+            } else if *l == s.listen {
+                out.push("metrics.listen: must differ from server.listen".into());
             }
         }
         let r = &self.retention;
@@ -394,14 +392,9 @@ impl Config {
 }
 
 /// `host:port`, as `serve` binds it.
-fn listen_address(s: &str) -> Result<(), String> {
-    let (host, port) = s
-        .rsplit_once(':')
-        .ok_or_else(|| format!("{s:?} is not HOST:PORT"))?;
-    if host.is_empty() || port.parse::<u16>().is_err() {
-        return Err(format!("{s:?} is not HOST:PORT"));
-    }
-    Ok(())
+fn is_listen_address(s: &str) -> bool {
+    s.rsplit_once(':')
+        .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok())
 }
 
 /// An origin as a browser sends it in `Origin`: compared byte for byte, so anything else

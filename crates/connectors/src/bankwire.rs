@@ -27,29 +27,30 @@ use time::{Date, Month, OffsetDateTime, PrimitiveDateTime, Time};
 /// Everything else defaults to empty. The whole `data` object is kept in
 /// [`Transfer::bank_data`], so what our wire shape has no place for (proxies, `language`,
 /// `paidLocalAmount`) stays in the stored verification.
-pub fn transfer_from_bank_data(data: &Value, payload: &str) -> Result<Transfer, String> {
+pub fn transfer_from_bank_data(data: &Value, payload: &str) -> Result<Transfer, BankDataError> {
+    use BankDataError::Missing;
     if !data.is_object() {
-        return Err("data is not an object".into());
+        return Err(BankDataError::NotAnObject);
     }
-    let trans_ref = text(data, "transRef").ok_or("no transRef")?;
-    let sending = text(data, "sendingBank").ok_or("no sendingBank")?;
-    let receiving = text(data, "receivingBank").ok_or("no receivingBank")?;
-    let date = text(data, "transDate").ok_or("no transDate")?;
-    let time = text(data, "transTime").ok_or("no transTime")?;
-    let occurred_at = parse_thai_datetime(&date, &time)?;
+    let trans_ref = text(data, "transRef").ok_or(Missing("transRef"))?;
+    let sending = text(data, "sendingBank").ok_or(Missing("sendingBank"))?;
+    let receiving = text(data, "receivingBank").ok_or(Missing("receivingBank"))?;
+    let date = text(data, "transDate").ok_or(Missing("transDate"))?;
+    let time = text(data, "transTime").ok_or(Missing("transTime"))?;
+    let occurred_at = parse_thai_datetime(&date, &time).map_err(BankDataError::DateTime)?;
     let amount = parse_amount(data.get("amount").unwrap_or(&Value::Null))
-        .map_err(|e| format!("amount {e}"))?;
+        .map_err(|why| BankDataError::Amount("amount", why))?;
     if let Some(cur) = text(data, "paidLocalCurrency") {
         // A transfer in another currency would be stored in baht at the wrong value: refuse it
         // rather than guess (the router asks the next connector).
         if currency_code(&cur) != Some("THB") {
-            return Err("paidLocalCurrency is not THB (764)".into());
+            return Err(BankDataError::NotBaht);
         }
     }
     let fee = match data.get("transFeeAmount") {
         None | Some(Value::Null) => Satang(0),
         Some(Value::String(s)) if s.trim().is_empty() => Satang(0),
-        Some(v) => parse_amount(v).map_err(|e| format!("transFeeAmount {e}"))?,
+        Some(v) => parse_amount(v).map_err(|why| BankDataError::Amount("transFeeAmount", why))?,
     };
     Ok(Transfer {
         trans_ref,
@@ -70,16 +71,37 @@ pub fn transfer_from_bank_data(data: &Value, payload: &str) -> Result<Transfer, 
 
 /// An amount in baht sent as a JSON number (`499.95`) or a decimal string (`"499.95"`,
 /// SCB's documented type). Refuses negatives, more than 2 decimals, null and anything else.
-pub fn parse_amount(v: &Value) -> Result<Satang, String> {
+pub fn parse_amount(v: &Value) -> Result<Satang, &'static str> {
     match v {
-        Value::Number(n) => {
-            let f = n.as_f64().ok_or("is not a number")?;
-            Satang::from_baht_f64(f).map_err(str::to_string)
-        }
+        Value::Number(n) => Satang::from_baht_f64(n.as_f64().ok_or("is not a number")?),
         // Thousands separators appear in bank-rendered strings; they carry no value.
-        Value::String(s) => Satang::parse(&s.replace(',', "")).map_err(str::to_string),
-        Value::Null => Err("is missing".into()),
-        _ => Err("is not a number".into()),
+        Value::String(s) => Satang::parse(&s.replace(',', "")),
+        Value::Null => Err("is missing"),
+        _ => Err("is not a number"),
+    }
+}
+
+/// Why a bank's `data` object is not a transfer we can answer with (the connector reports
+/// it as malformed and the router asks the next one).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BankDataError {
+    #[error("data is not an object")]
+    NotAnObject,
+    #[error("no {0}")]
+    Missing(&'static str),
+    /// The field, and why its amount is refused.
+    #[error("{0} {1}")]
+    Amount(&'static str, &'static str),
+    #[error("paidLocalCurrency is not THB (764)")]
+    NotBaht,
+    #[error("{0}")]
+    DateTime(&'static str),
+}
+
+// An unavailable outcome carries its detail as text.
+impl From<BankDataError> for String {
+    fn from(e: BankDataError) -> Self {
+        e.to_string()
     }
 }
 
@@ -109,10 +131,10 @@ fn has_thai(s: &str) -> bool {
 
 /// `transDate` (`yyyyMMdd`, or `yyyy-MM-dd`) and `transTime` (`HH:mm:ss`, or `HH:mm`), Thai
 /// local time (+07:00, banks.md 1.4 [C]; SCB's formats are assumed the same, [U]).
-pub fn parse_thai_datetime(date: &str, time: &str) -> Result<OffsetDateTime, String> {
+pub fn parse_thai_datetime(date: &str, time: &str) -> Result<OffsetDateTime, &'static str> {
     let d: String = date.trim().chars().filter(|c| *c != '-').collect();
     if d.len() != 8 || !d.bytes().all(|b| b.is_ascii_digit()) {
-        return Err("transDate is not yyyyMMdd".into());
+        return Err("transDate is not yyyyMMdd");
     }
     let num = |s: &str| s.parse::<u32>().unwrap_or(u32::MAX);
     let year = i32::try_from(num(&d[0..4])).map_err(|_| "transDate year")?;
@@ -124,17 +146,17 @@ pub fn parse_thai_datetime(date: &str, time: &str) -> Result<OffsetDateTime, Str
     let date = Date::from_calendar_date(year, month, day).map_err(|_| "transDate is no date")?;
 
     let parts: Vec<&str> = time.trim().split(':').collect();
-    let field = |i: usize| -> Result<u8, String> {
+    let field = |i: usize| -> Result<u8, &'static str> {
         match parts.get(i) {
             None if i == 2 => Ok(0),
             Some(p) if p.len() == 2 && p.bytes().all(|b| b.is_ascii_digit()) => {
-                p.parse::<u8>().map_err(|_| "transTime".to_string())
+                p.parse::<u8>().map_err(|_| "transTime")
             }
-            _ => Err("transTime is not HH:mm:ss".to_string()),
+            _ => Err("transTime is not HH:mm:ss"),
         }
     };
     if parts.len() < 2 || parts.len() > 3 {
-        return Err("transTime is not HH:mm:ss".into());
+        return Err("transTime is not HH:mm:ss");
     }
     let t = Time::from_hms(field(0)?, field(1)?, field(2)?)
         .map_err(|_| "transTime is no time of day")?;

@@ -123,9 +123,25 @@ pub enum Error {
     /// `Idempotency-Key`: this key was used for a different request (fields or image).
     #[error("this Idempotency-Key was used for a different request")]
     IdempotencyKeyReused,
-    /// The inner text is for the log only; the client sees a generic message.
+    /// What went wrong and where, for the operator's log only; the client sees a generic
+    /// message. Built with [`Error::internal`], which records the caller's location.
     #[error("internal server error")]
-    Internal(String),
+    Internal(Internal),
+}
+
+/// The detail of an internal error: the text and the source location it arose at (the
+/// caller of [`Error::internal`], or the `?` that converted a store error), so the log line
+/// names the place without a backtrace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Internal {
+    pub detail: String,
+    pub at: &'static std::panic::Location<'static>,
+}
+
+impl fmt::Display for Internal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (at {})", self.detail, self.at)
+    }
 }
 
 impl Error {
@@ -227,8 +243,15 @@ impl Error {
         self.to_string()
     }
 
+    /// An internal error that remembers where it was made: called through a closure
+    /// (`.map_err(|e| Error::internal(e))`), not as a path (`.map_err(Error::internal)`), which
+    /// would record the inside of `map_err` instead.
+    #[track_caller]
     pub fn internal(detail: impl fmt::Display) -> Self {
-        Error::Internal(detail.to_string())
+        Error::Internal(Internal {
+            detail: detail.to_string(),
+            at: std::panic::Location::caller(),
+        })
     }
 
     /// A `NOT_FOUND` naming what the request referred to.
@@ -347,5 +370,21 @@ mod tests {
         assert_eq!(e.public_message(), "internal server error");
         assert_eq!(e.code(), "INTERNAL_SERVER_ERROR");
         assert_eq!(e.http_status(), 500);
+    }
+
+    #[test]
+    fn internal_errors_know_where_they_arose() {
+        let line = line!() + 1;
+        let e = Error::internal("disk full");
+        let Error::Internal(i) = &e else {
+            panic!("{e:?}")
+        };
+        assert_eq!((i.at.file(), i.at.line()), (file!(), line));
+        assert_eq!(
+            i.to_string(),
+            format!("disk full (at {}:{line}:17)", file!())
+        );
+        // The client's text does not change.
+        assert_eq!(e.to_string(), "internal server error");
     }
 }

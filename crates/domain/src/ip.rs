@@ -12,9 +12,21 @@ pub enum AllowEntry {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AllowList(Vec<AllowEntry>);
 
+/// An allow-list entry that is not `*`, an address or a CIDR block.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not *, an IP address or a CIDR block")]
+pub struct BadEntry(pub String);
+
+// Validation failures are collected as text (`Validation::fail(field, reason)`).
+impl From<BadEntry> for String {
+    fn from(e: BadEntry) -> Self {
+        e.to_string()
+    }
+}
+
 impl AllowList {
     /// Parses entries; the error names the first bad one.
-    pub fn parse<S: AsRef<str>>(entries: &[S]) -> Result<Self, String> {
+    pub fn parse<S: AsRef<str>>(entries: &[S]) -> Result<Self, BadEntry> {
         let mut out = Vec::with_capacity(entries.len());
         for e in entries {
             let e = e.as_ref().trim();
@@ -25,7 +37,7 @@ impl AllowList {
             } else if let Ok(ip) = e.parse::<IpAddr>() {
                 out.push(AllowEntry::Net(IpNet::from(ip)));
             } else {
-                return Err(format!("'{e}' is not *, an IP address or a CIDR block"));
+                return Err(BadEntry(e.to_string()));
             }
         }
         Ok(Self(out))

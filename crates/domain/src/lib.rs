@@ -19,6 +19,6 @@ pub mod quota;
 pub mod rate;
 
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use error::{Error, FieldError, Validation};
+pub use error::{Error, FieldError, Internal, Validation};
 pub use ids::{BankAccountId, BatchId, BranchId, JobId, PackageId, PartnerId, ServiceId, UserId};
 pub use money::Satang;

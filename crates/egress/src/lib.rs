@@ -112,7 +112,10 @@ impl Default for EgressConfig {
 impl EgressConfig {
     /// Defaults, plus the dev/test escape hatches (`egress.allow_cidrs` and `egress.ca_file`
     /// in the configuration), each logged with `tracing::warn!` when set.
-    pub fn with_allowances(allow_cidrs: &[IpNet], ca_file: Option<&Path>) -> Result<Self, String> {
+    pub fn with_allowances(
+        allow_cidrs: &[IpNet],
+        ca_file: Option<&Path>,
+    ) -> Result<Self, SetupError> {
         let mut cfg = Self::default();
         if !allow_cidrs.is_empty() {
             cfg.allow_cidrs = allow_cidrs.to_vec();
@@ -124,8 +127,12 @@ impl EgressConfig {
         }
         if let Some(path) = ca_file {
             let shown = path.display();
-            let pem = std::fs::read(path).map_err(|e| format!("egress.ca_file {shown}: {e}"))?;
-            parse_ca_pem(&pem).map_err(|e| format!("egress.ca_file {shown}: {e}"))?;
+            let ca_file = |reason: String| SetupError::CaFile {
+                path: shown.to_string(),
+                reason,
+            };
+            let pem = std::fs::read(path).map_err(|e| ca_file(e.to_string()))?;
+            parse_ca_pem(&pem).map_err(ca_file)?;
             tracing::warn!(
                 path = %shown,
                 "egress.ca_file is set: trusting an extra root CA for outbound HTTPS; \
@@ -148,11 +155,44 @@ fn parse_ca_pem(pem: &[u8]) -> Result<Vec<reqwest::Certificate>, String> {
 }
 
 /// One entry of `egress.allow_cidrs`: a CIDR, or a single address.
-pub fn parse_cidr(s: &str) -> Result<IpNet, String> {
+pub fn parse_cidr(s: &str) -> Result<IpNet, SetupError> {
     let s = s.trim();
     s.parse::<IpNet>()
         .or_else(|_| s.parse::<IpAddr>().map(IpNet::from))
-        .map_err(|_| format!("not a CIDR or IP: {s:?}"))
+        .map_err(|_| SetupError::Cidr(s.to_string()))
+}
+
+/// Why an operator's outbound setting (a URL, the proxy, a CIDR, a CA file, a client
+/// certificate) cannot be used. Messages name the part, never a key's or secret's contents;
+/// the caller prefixes the configuration key.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SetupError {
+    #[error("not a URL ({0})")]
+    NotAUrl(String),
+    #[error("must not carry a user name or password")]
+    Credentials,
+    #[error("must have a host")]
+    NoHost,
+    #[error("must be https unless the host is loopback")]
+    PlainHttp,
+    #[error("must be https unless the host is loopback (not {0}:)")]
+    Scheme(String),
+    #[error("must be an http:// or https:// proxy URL with a host")]
+    ProxyUrl,
+    #[error("not a CIDR or IP: {0:?}")]
+    Cidr(String),
+    #[error("egress.ca_file {path}: {reason}")]
+    CaFile { path: String, reason: String },
+    #[error("outbound proxy {proxy}: {reason}")]
+    Proxy { proxy: String, reason: String },
+    #[error("client certificate and key: not a PEM certificate and private key")]
+    Identity,
+    #[error("extra root CA: not a PEM certificate")]
+    ExtraRoot,
+    #[error("extra root CA: no certificate in the file")]
+    NoExtraRoot,
+    #[error("outbound client: {0}")]
+    Client(String),
 }
 
 /// Why an outbound request was refused or failed. See the crate docs for the

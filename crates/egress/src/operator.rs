@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use url::{Host, Url};
 
+use crate::SetupError;
+
 /// How operator-configured calls leave this node (`[outbound]` in the configuration).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OutboundSettings {
@@ -18,21 +20,19 @@ pub struct OutboundSettings {
 /// Checks an operator-configured URL: http or https, with a host and no userinfo; plain http
 /// only to a loopback host (127.0.0.0/8, ::1, `localhost`), since anything else would carry
 /// credentials and verification answers in clear text.
-pub fn check_operator_url(raw: &str) -> Result<Url, String> {
-    let url = Url::parse(raw.trim()).map_err(|e| format!("not a URL ({e})"))?;
+pub fn check_operator_url(raw: &str) -> Result<Url, SetupError> {
+    let url = Url::parse(raw.trim()).map_err(|e| SetupError::NotAUrl(e.to_string()))?;
     if !url.username().is_empty() || url.password().is_some() {
-        return Err("must not carry a user name or password".into());
+        return Err(SetupError::Credentials);
     }
     let Some(host) = url.host() else {
-        return Err("must have a host".into());
+        return Err(SetupError::NoHost);
     };
     match url.scheme() {
         "https" => Ok(url),
         "http" if is_loopback(&host) => Ok(url),
-        "http" => Err("must be https unless the host is loopback".into()),
-        other => Err(format!(
-            "must be https unless the host is loopback (not {other}:)"
-        )),
+        "http" => Err(SetupError::PlainHttp),
+        other => Err(SetupError::Scheme(other.to_string())),
     }
 }
 
@@ -51,7 +51,7 @@ fn is_loopback(host: &Host<&str>) -> bool {
 pub fn operator_client(
     settings: &OutboundSettings,
     timeout: Duration,
-) -> Result<reqwest::Client, String> {
+) -> Result<reqwest::Client, SetupError> {
     operator_client_with_identity(settings, timeout, &OperatorTls::default())
 }
 
@@ -84,40 +84,43 @@ pub fn operator_client_with_identity(
     settings: &OutboundSettings,
     timeout: Duration,
     tls: &OperatorTls,
-) -> Result<reqwest::Client, String> {
+) -> Result<reqwest::Client, SetupError> {
     let mut builder = reqwest::Client::builder()
         .no_proxy()
         .timeout(timeout)
         .connect_timeout(timeout)
         .redirect(reqwest::redirect::Policy::none());
     if let Some(proxy) = &settings.proxy {
-        let proxy = reqwest::Proxy::all(proxy.as_str())
-            .map_err(|e| format!("outbound proxy {proxy}: {e}"))?;
+        let proxy = reqwest::Proxy::all(proxy.as_str()).map_err(|e| SetupError::Proxy {
+            proxy: proxy.to_string(),
+            reason: e.to_string(),
+        })?;
         builder = builder.proxy(proxy);
     }
     if let Some(pem) = &tls.identity_pem {
-        let id = reqwest::Identity::from_pem(pem)
-            .map_err(|_| "client certificate and key: not a PEM certificate and private key")?;
+        let id = reqwest::Identity::from_pem(pem).map_err(|_| SetupError::Identity)?;
         builder = builder.identity(id);
     }
     if let Some(pem) = &tls.extra_roots_pem {
-        let roots = reqwest::Certificate::from_pem_bundle(pem)
-            .map_err(|_| "extra root CA: not a PEM certificate")?;
+        let roots =
+            reqwest::Certificate::from_pem_bundle(pem).map_err(|_| SetupError::ExtraRoot)?;
         if roots.is_empty() {
-            return Err("extra root CA: no certificate in the file".into());
+            return Err(SetupError::NoExtraRoot);
         }
         for r in roots {
             builder = builder.add_root_certificate(r);
         }
     }
-    builder.build().map_err(|e| format!("outbound client: {e}"))
+    builder
+        .build()
+        .map_err(|e| SetupError::Client(e.to_string()))
 }
 
 /// Checks a proxy URL for `[outbound] proxy`: http or https with a host.
-pub fn check_proxy_url(raw: &str) -> Result<Url, String> {
-    let url = Url::parse(raw.trim()).map_err(|e| format!("not a URL ({e})"))?;
+pub fn check_proxy_url(raw: &str) -> Result<Url, SetupError> {
+    let url = Url::parse(raw.trim()).map_err(|e| SetupError::NotAUrl(e.to_string()))?;
     if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
-        return Err("must be an http:// or https:// proxy URL with a host".into());
+        return Err(SetupError::ProxyUrl);
     }
     Ok(url)
 }
@@ -150,7 +153,9 @@ mod tests {
             assert!(check_operator_url(bad).is_err(), "{bad}");
         }
         assert_eq!(
-            check_operator_url("http://example.com/").unwrap_err(),
+            check_operator_url("http://example.com/")
+                .unwrap_err()
+                .to_string(),
             "must be https unless the host is loopback"
         );
     }

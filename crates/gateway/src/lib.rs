@@ -54,15 +54,34 @@ async fn insert_with_fresh_id<T>(
     attempts: usize,
     mut make: impl FnMut() -> T,
     insert: impl AsyncFn(&T) -> Result<(), store::StoreError>,
-    what: &str,
-) -> Result<T, String> {
+    what: &'static str,
+) -> Result<T, CreateError> {
     for _ in 0..attempts {
         let t = make();
         match insert(&t).await {
             Ok(()) => return Ok(t),
             Err(store::StoreError::Conflict(_)) => continue,
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(e.into()),
         }
     }
-    Err(format!("could not allocate a {what}"))
+    Err(CreateError::NoFreshId(what))
+}
+
+/// Why a sandbox transfer (bank or wallet) was not created.
+#[derive(Debug, thiserror::Error)]
+pub enum CreateError {
+    #[error("unknown sending bank code {0}")]
+    UnknownSendingBank(String),
+    #[error("unknown receiving bank code {0}")]
+    UnknownReceivingBank(String),
+    /// A bank transfer's amount.
+    #[error("amount must be positive")]
+    AmountNotPositive,
+    /// A wallet transfer's amount.
+    #[error("the amount must be positive")]
+    WalletAmountNotPositive,
+    #[error("could not allocate a {0}")]
+    NoFreshId(&'static str),
+    #[error(transparent)]
+    Store(#[from] store::StoreError),
 }

@@ -10,7 +10,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
-use store::Store;
+use store::SqlStore;
 
 pub const BBL_PENDING_WINDOW: time::Duration = time::Duration::minutes(5);
 /// How long the sandbox bank keeps transfers: older ones are "expired" (v1 `slip_expired`).
@@ -19,7 +19,7 @@ pub const SANDBOX_RETENTION: time::Duration = time::Duration::days(180);
 const BBL: &str = "002";
 
 pub struct SandboxBank {
-    store: Arc<dyn Store>,
+    store: Arc<SqlStore>,
     clock: Arc<dyn Clock>,
     /// Artificial latency added to every look-up (benchmarks and crash tests only), and the
     /// runtime's timer that waits it out (this crate does not depend on a runtime).
@@ -44,7 +44,7 @@ pub struct NewSandboxTransfer {
 }
 
 impl SandboxBank {
-    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Self {
+    pub fn new(store: Arc<SqlStore>, clock: Arc<dyn Clock>) -> Self {
         Self {
             store,
             clock,
@@ -64,15 +64,19 @@ impl SandboxBank {
         self
     }
 
-    pub async fn create_transfer(&self, req: &NewSandboxTransfer) -> Result<Transfer, String> {
+    pub async fn create_transfer(
+        &self,
+        req: &NewSandboxTransfer,
+    ) -> Result<Transfer, crate::CreateError> {
+        use crate::CreateError;
         if !banks::is_slip_bank(&req.from_bank) {
-            return Err(format!("unknown sending bank code {}", req.from_bank));
+            return Err(CreateError::UnknownSendingBank(req.from_bank.clone()));
         }
         if !banks::is_slip_bank(&req.to_bank) {
-            return Err(format!("unknown receiving bank code {}", req.to_bank));
+            return Err(CreateError::UnknownReceivingBank(req.to_bank.clone()));
         }
         if req.amount.0 <= 0 {
-            return Err("amount must be positive".into());
+            return Err(CreateError::AmountNotPositive);
         }
         // A random reference can collide in theory; retry a few times on the primary key.
         crate::insert_with_fresh_id(

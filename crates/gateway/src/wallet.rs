@@ -6,10 +6,10 @@ use connectors::{Cause, Outcome};
 use domain::model::WalletTransfer;
 use domain::{Clock, Satang};
 use std::sync::Arc;
-use store::Store;
+use store::SqlStore;
 
 pub struct SandboxWallet {
-    store: Arc<dyn Store>,
+    store: Arc<SqlStore>,
     clock: Arc<dyn Clock>,
 }
 
@@ -31,13 +31,16 @@ pub fn mask_phone(phone: &str) -> String {
 }
 
 impl SandboxWallet {
-    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Self {
+    pub fn new(store: Arc<SqlStore>, clock: Arc<dyn Clock>) -> Self {
         Self { store, clock }
     }
 
-    pub async fn create_transfer(&self, req: &NewWalletTransfer) -> Result<WalletTransfer, String> {
+    pub async fn create_transfer(
+        &self,
+        req: &NewWalletTransfer,
+    ) -> Result<WalletTransfer, crate::CreateError> {
         if req.amount.0 <= 0 {
-            return Err("the amount must be positive".into());
+            return Err(crate::CreateError::WalletAmountNotPositive);
         }
         let now = self.clock.now();
         let date = format!(

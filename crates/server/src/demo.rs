@@ -16,23 +16,13 @@ pub struct Demo {
     pub transfers: Vec<(String, Satang, String)>,
 }
 
-pub async fn prepare(app: &App) -> Result<Demo, String> {
+pub async fn prepare(app: &App) -> anyhow::Result<Demo> {
     let svc = &app.services;
-    let service = match svc
-        .find_service_by_name(DEMO_SERVICE)
-        .await
-        .map_err(|e| e.to_string())?
-    {
+    let service = match svc.find_service_by_name(DEMO_SERVICE).await? {
         Some(s) => s,
-        None => svc
-            .create_service(DEMO_SERVICE, Some(1000))
-            .await
-            .map_err(|e| e.to_string())?,
+        None => svc.create_service(DEMO_SERVICE, Some(1000)).await?,
     };
-    let branches = svc
-        .list_branches(&service.id)
-        .await
-        .map_err(|e| e.to_string())?;
+    let branches = svc.list_branches(&service.id).await?;
     let api_key = match branches.iter().find(|b| b.is_main) {
         Some(main) => {
             // A demo database from before test branches: make its branch one now.
@@ -44,12 +34,9 @@ pub async fn prepare(app: &App) -> Result<Demo, String> {
                         ..Default::default()
                     },
                 )
-                .await
-                .map_err(|e| e.to_string())?;
+                .await?;
             }
-            svc.rotate_key(&main.id, None)
-                .await
-                .map_err(|e| e.to_string())?
+            svc.rotate_key(&main.id, None).await?
         }
         None => {
             svc.create_branch(&NewBranch {
@@ -60,8 +47,7 @@ pub async fn prepare(app: &App) -> Result<Demo, String> {
                 limit_quota: None,
                 sandbox: true,
             })
-            .await
-            .map_err(|e| e.to_string())?
+            .await?
             .1
         }
     };

@@ -12,7 +12,7 @@ use gateway::SandboxBank;
 use services::Services;
 use std::sync::Arc;
 use std::time::Duration;
-use store::{SqlStore, Store};
+use store::SqlStore;
 use tokio::net::TcpListener;
 
 /// Default database: a SQLite file in the working directory.
@@ -42,23 +42,21 @@ pub struct App {
 impl App {
     /// [`App::open_with`] on this process's configuration (`SLIPVERIFY_CONFIG` and the
     /// environment) with `database_url` as `database.url`: what tests use.
-    pub async fn open(database_url: &str, clock: Arc<dyn Clock>) -> Result<Self, String> {
+    pub async fn open(database_url: &str, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
         let cfg =
-            config::load(&config::Sources::from_process(None).set("database.url", database_url))
-                .map_err(|e| e.to_string())?;
+            config::load(&config::Sources::from_process(None).set("database.url", database_url))?;
         Self::open_with(&cfg, clock).await
     }
 
     /// Opens the database (applying migrations) and wires the built-in sandbox bank, the
     /// SSRF guard, billing and the job worker from a validated configuration.
-    pub async fn open_with(cfg: &config::Config, clock: Arc<dyn Clock>) -> Result<Self, String> {
+    pub async fn open_with(cfg: &config::Config, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
         let store = Arc::new(
             store::connect_with_pool(cfg.database.url.expose(), cfg.database.pool)
                 .await
-                .map_err(|e| format!("cannot open database: {e}"))?,
+                .map_err(|e| anyhow::anyhow!("cannot open database: {e}"))?,
         );
-        let dyn_store: Arc<dyn Store> = store.clone();
-        let mut sandbox = SandboxBank::new(dyn_store.clone(), clock.clone());
+        let mut sandbox = SandboxBank::new(store.clone(), clock.clone());
         if cfg.sandbox.delay_ms > 0 {
             tracing::warn!(
                 ms = cfg.sandbox.delay_ms,
@@ -70,10 +68,7 @@ impl App {
             );
         }
         let sandbox = Arc::new(sandbox);
-        let wallet = Arc::new(gateway::SandboxWallet::new(
-            dyn_store.clone(),
-            clock.clone(),
-        ));
+        let wallet = Arc::new(gateway::SandboxWallet::new(store.clone(), clock.clone()));
         // One registry per node, counted into by the services, the connectors and the HTTP
         // layer, and served by the metrics listener.
         let metrics = metrics::Metrics::new(env!("CARGO_PKG_VERSION"));
@@ -86,13 +81,13 @@ impl App {
             clock.clone(),
             metrics.clone(),
         )?);
-        let mut services = Services::new(dyn_store, router, ledger, clock);
+        let mut services = Services::new(store.clone(), router, ledger, clock);
         services.set_metrics(metrics);
         // Image URLs are fetched only through the SSRF guard; its test-only allowances are
         // logged loudly when set.
         services.set_egress(
             egress::Egress::new(cfg.egress_config()?)
-                .map_err(|e| format!("cannot set up egress: {e}"))?,
+                .map_err(|e| anyhow::anyhow!("cannot set up egress: {e}"))?,
         );
         let schedules = cfg.schedules();
         warn_off_spec(&schedules);
@@ -120,7 +115,7 @@ impl App {
         }
         if !cfg.server.trusted_proxies.is_empty() {
             let list = domain::ip::AllowList::parse(&cfg.server.trusted_proxies)
-                .map_err(|e| format!("server.trusted_proxies: {e}"))?;
+                .map_err(|e| anyhow::anyhow!("server.trusted_proxies: {e}"))?;
             services.set_trusted_proxies(list);
         }
         // Renewals are approved by the credit ledger unless an external billing endpoint is
@@ -130,7 +125,7 @@ impl App {
                 .billing
                 .secret
                 .as_ref()
-                .ok_or("billing.secret: required with billing.url")?;
+                .ok_or_else(|| anyhow::anyhow!("billing.secret: required with billing.url"))?;
             let http = billing::HttpBilling::with_outbound(
                 url,
                 secret.expose(),

@@ -12,11 +12,11 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 
 /// Binds `addr`, warning when it is not loopback: the listener has no authentication.
-pub async fn bind(addr: &str) -> Result<TcpListener, String> {
+pub async fn bind(addr: &str) -> anyhow::Result<TcpListener> {
     let l = TcpListener::bind(addr)
         .await
-        .map_err(|e| format!("cannot listen on {addr} (metrics.listen): {e}"))?;
-    let local = l.local_addr().map_err(|e| e.to_string())?;
+        .map_err(|e| anyhow::anyhow!("cannot listen on {addr} (metrics.listen): {e}"))?;
+    let local = l.local_addr()?;
     if local.ip().is_loopback() {
         tracing::info!(addr = %local, "metrics at /metrics");
     } else {

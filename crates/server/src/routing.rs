@@ -17,7 +17,7 @@ pub fn build(
     ledger: Arc<dyn Connector>,
     clock: Arc<dyn Clock>,
     metrics: metrics::Metrics,
-) -> Result<Router, String> {
+) -> anyhow::Result<Router> {
     let mut specs = Vec::new();
     // Connectors with their own TLS settings (mTLS, an extra root) get their own client.
     let mut own_tls: HashMap<String, (OperatorTls, bool)> = HashMap::new();
@@ -26,7 +26,7 @@ pub fn build(
         // Validation refused a connector without a kind; a kind it accepts is built below.
         let kind = c
             .kind
-            .ok_or_else(|| format!("{}: is required", at("kind")))?;
+            .ok_or_else(|| anyhow::anyhow!("{}: is required", at("kind")))?;
         let mut spec =
             ConnectorSpec::new(name.clone(), kind, c.base_url.clone().unwrap_or_default());
         if let Some(k) = &c.api_key {
@@ -61,7 +61,7 @@ pub fn build(
         let mut tls = OperatorTls::default();
         if let (Some(cert), Some(key)) = (&c.client_cert, &c.client_key) {
             let mut pem = std::fs::read(cert)
-                .map_err(|e| format!("{}: cannot read {cert}: {e}", at("client_cert")))?;
+                .map_err(|e| anyhow::anyhow!("{}: cannot read {cert}: {e}", at("client_cert")))?;
             if !pem.ends_with(b"\n") {
                 pem.push(b'\n');
             }
@@ -71,7 +71,7 @@ pub fn build(
         }
         if let Some(ca) = &c.ca_file {
             let pem = std::fs::read(ca)
-                .map_err(|e| format!("{}: cannot read {ca}: {e}", at("ca_file")))?;
+                .map_err(|e| anyhow::anyhow!("{}: cannot read {ca}: {e}", at("ca_file")))?;
             tls.extra_roots_pem = Some(pem);
         }
         if tls.identity_pem.is_some() || tls.extra_roots_pem.is_some() {
@@ -114,7 +114,7 @@ pub fn build(
         let client = egress::operator::operator_client_with_identity(&outbound, longest, &tls)
             .map_err(|e| {
                 let key = if has_cert { "client_cert" } else { "ca_file" };
-                format!("connectors.{}.{key}: {e}", spec.name)
+                anyhow::anyhow!("connectors.{}.{key}: {e}", spec.name)
             })?;
         // `sandbox` is not built here: its owner supplied it above.
         let Some(connector) = spec.kind.connector(&spec, client, clock.clone(), has_cert) else {
@@ -123,5 +123,5 @@ pub fn build(
         };
         builder = builder.connector(spec, connector);
     }
-    builder.build(routing)
+    builder.build(routing).map_err(anyhow::Error::msg)
 }

@@ -8,15 +8,15 @@ use std::path::Path;
 const SCALE: u32 = 8;
 const QUIET: u32 = 4;
 
-pub fn write_png(payload: &str, bank_code: &str, path: &Path) -> Result<(), String> {
+pub fn write_png(payload: &str, bank_code: &str, path: &Path) -> anyhow::Result<()> {
     let bytes = png_bytes(payload, bank_code)?;
-    std::fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    std::fs::write(path, bytes).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
 }
 
 /// The slip picture as PNG bytes.
-pub fn png_bytes(payload: &str, bank_code: &str) -> Result<Vec<u8>, String> {
+pub fn png_bytes(payload: &str, bank_code: &str) -> anyhow::Result<Vec<u8>> {
     let code = QrCode::with_error_correction_level(payload.as_bytes(), EcLevel::M)
-        .map_err(|e| format!("cannot encode QR: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("cannot encode QR: {e}"))?;
     let w = code.width() as u32;
     let qr_px = (w + 2 * QUIET) * SCALE;
     let (width, height) = (qr_px + 160, qr_px + 420);
@@ -53,7 +53,7 @@ pub fn png_bytes(payload: &str, bank_code: &str) -> Result<Vec<u8>, String> {
     }
     let mut out = std::io::Cursor::new(Vec::new());
     img.write_to(&mut out, image::ImageFormat::Png)
-        .map_err(|e| format!("cannot encode PNG: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("cannot encode PNG: {e}"))?;
     Ok(out.into_inner())
 }
 

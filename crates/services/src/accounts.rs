@@ -50,10 +50,14 @@ fn check_extra_verify(bank: &banks::Bank, extra: Option<&str>) -> Result<(), Err
 }
 
 /// The number's digits (separators removed), checked for the bank (and PromptPay proxy kind).
-fn normalize_number(bank_code: &str, extra: Option<&str>, raw: &str) -> Result<String, String> {
+fn normalize_number(
+    bank_code: &str,
+    extra: Option<&str>,
+    raw: &str,
+) -> Result<String, &'static str> {
     let digits: String = raw.chars().filter(|c| !matches!(c, '-' | ' ')).collect();
     if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) {
-        return Err("must be digits (dashes and spaces allowed)".into());
+        return Err("must be digits (dashes and spaces allowed)");
     }
     let ok = match (bank_code, extra) {
         ("PROMPTPAY", Some("MSISDN")) => digits.len() == 10 && digits.starts_with('0'),
@@ -67,11 +71,11 @@ fn normalize_number(bank_code: &str, extra: Option<&str>, raw: &str) -> Result<S
     if ok {
         Ok(digits)
     } else if bank_code == "TRUEMONEY" {
-        Err("must be the wallet's phone number (0 and 9 digits)".into())
+        Err("must be the wallet's phone number (0 and 9 digits)")
     } else if bank_code == "PROMPTPAY" {
-        Err("must be a phone number (0 and 9 digits) for MSISDN, 13 digits for NATID, 15 for EWALLETID".into())
+        Err("must be a phone number (0 and 9 digits) for MSISDN, 13 digits for NATID, 15 for EWALLETID")
     } else {
-        Err("must be 10 to 15 digits".into())
+        Err("must be 10 to 15 digits")
     }
 }
 

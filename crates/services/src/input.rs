@@ -138,7 +138,7 @@ impl Services {
             read
         })
         .await
-        .map_err(Error::internal)?
+        .map_err(|e| Error::internal(e))?
         .map_err(map_err)
     }
 }

@@ -23,7 +23,7 @@ pub mod wallet;
 
 use domain::Clock;
 use std::sync::Arc;
-use store::Store;
+use store::SqlStore;
 
 /// Image-carrying requests read and decoded at once (`server.max_uploads`).
 pub const DEFAULT_UPLOAD_SLOTS: usize = 8;
@@ -32,7 +32,7 @@ pub const DEFAULT_UPLOAD_SLOTS: usize = 8;
 /// private: `api` and the CLI reach the store, gateways and clock only through methods.
 #[derive(Clone)]
 pub struct Services {
-    store: Arc<dyn Store>,
+    store: Arc<SqlStore>,
     /// The connector router (`[connectors]` and `[routing]` of the configuration): answers
     /// production branches (`GET /admin/connectors` shows it).
     router: Arc<connectors::Router>,
@@ -116,7 +116,7 @@ impl Services {
     /// built-in one) test branches; the rest at its default (no egress or admin API) until the
     /// `set_*` calls below.
     pub fn new(
-        store: Arc<dyn Store>,
+        store: Arc<SqlStore>,
         router: Arc<connectors::Router>,
         ledger: Arc<dyn connectors::Connector>,
         clock: Arc<dyn Clock>,

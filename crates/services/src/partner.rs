@@ -11,6 +11,7 @@ use domain::partner::{self, Permission};
 use domain::quota::{QuotaOp, QuotaOpError};
 use domain::{apikey, Error, Validation};
 use rand::RngCore;
+use store::QuotaChange;
 
 /// The partner headers checked before the body is read.
 #[derive(Debug, Clone, Copy)]
@@ -213,9 +214,9 @@ impl Services {
             .modify_branch_quota(&caller.branch.id, op, self.clock.now(), &actor)
             .await?
         {
-            None => Err(Error::BranchAccessDenied),
-            Some(Ok(v)) => Ok(v),
-            Some(Err(e)) => Err(match (op, e) {
+            QuotaChange::NoBranch => Err(Error::BranchAccessDenied),
+            QuotaChange::Applied(s, b) => Ok((s, b)),
+            QuotaChange::Refused(e) => Err(match (op, e) {
                 (QuotaOp::Set(_), QuotaOpError::BelowUsed { used, .. }) => Error::invalid(
                     "limitQuota",
                     format!("must not be below the current used quota ({used})"),

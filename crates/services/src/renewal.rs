@@ -42,7 +42,7 @@ const CHARGE_TRIES: usize = 64;
 /// space holds one). Holds only what charging and renewing use.
 #[derive(Clone)]
 pub(crate) struct Charger {
-    pub(crate) store: Arc<dyn store::Store>,
+    pub(crate) store: Arc<store::SqlStore>,
     pub(crate) clock: Arc<dyn domain::Clock>,
     /// Who approves renewals: the credit ledger (default) or an external endpoint.
     pub(crate) billing: Arc<dyn billing::Billing>,

@@ -18,7 +18,7 @@ use domain::attempt::AttemptDraft;
 use domain::model::{Branch, Service, Transfer, VerifiedTransfer, WalletTransfer};
 use domain::{Clock, Error, ServiceId};
 use std::sync::Arc;
-use store::{ChargeOutcome, Store, VerificationRecord};
+use store::{ChargeOutcome, VerificationRecord};
 
 /// One space: precheck, local-first look-up, ask (bank and wallet), record. Each holds only
 /// what it uses.
@@ -174,7 +174,7 @@ impl Space for Production {
 /// A test branch: the built-in ledger, the test space.
 struct TestBranch {
     ledger: Arc<dyn Connector>,
-    store: Arc<dyn Store>,
+    store: Arc<store::SqlStore>,
     clock: Arc<dyn Clock>,
 }
 

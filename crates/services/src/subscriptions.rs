@@ -6,7 +6,7 @@ use crate::Services;
 use domain::billing::{AutoRenew, CreditKind, LedgerEntry, Package, Payment};
 use domain::model::Service;
 use domain::{Error, Satang, Validation};
-use store::{PeriodOutcome, PeriodStart};
+use store::{CreditMove, PeriodOutcome, PeriodStart};
 
 /// Longest package: ten years.
 const MAX_DURATION_DAYS: u32 = 3650;
@@ -169,9 +169,11 @@ impl Services {
             )
             .await?
         {
-            None => Err(no_service()),
-            Some(Err(())) => Err(Error::invalid("amount", "the balance would go below zero")),
-            Some(Ok(e)) => Ok(e),
+            CreditMove::NoService => Err(no_service()),
+            CreditMove::Insufficient => {
+                Err(Error::invalid("amount", "the balance would go below zero"))
+            }
+            CreditMove::Moved(e) => Ok(e),
         }
     }
 

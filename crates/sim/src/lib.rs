@@ -61,8 +61,8 @@ fn set_payload(slip: &mut Value, payload: String) {
 }
 
 impl Fixtures {
-    pub fn from_json(text: &str) -> Result<Self, String> {
-        let mut f: Fixtures = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    pub fn from_json(text: &str) -> Result<Self, serde_json::Error> {
+        let mut f: Fixtures = serde_json::from_str(text)?;
         for slip in &mut f.bank {
             if !text_at(slip, "/payload").is_empty() {
                 continue;
@@ -94,9 +94,10 @@ impl Fixtures {
         Ok(f)
     }
 
-    pub fn load(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        Self::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))
+    pub fn load(path: &Path) -> anyhow::Result<Self> {
+        let at = |e: &dyn std::fmt::Display| anyhow::anyhow!("{}: {e}", path.display());
+        let text = std::fs::read_to_string(path).map_err(|e| at(&e))?;
+        Self::from_json(&text).map_err(|e| at(&e))
     }
 
     /// The example shipped with the crate (`fixtures/example.json`).
@@ -194,14 +195,17 @@ impl Fault {
     /// `status=503`, `latency_ms=2000`, `token_lifetime=30`, `revoke`, `token_status=500`,
     /// `malformed`, `truncated`, `other_reference`, `other_bank`, `hold`, `kbank_code=6501`,
     /// `kbank_fixed`.
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self, BadFault> {
         let (k, v) = s.split_once('=').unwrap_or((s, ""));
-        let num = || v.parse::<u64>().map_err(|_| format!("{k} needs a number"));
+        let num = || {
+            v.parse::<u64>()
+                .map_err(|_| BadFault(format!("{k} needs a number")))
+        };
         let status = || {
             v.parse::<u16>()
                 .ok()
                 .filter(|s| (100..=999).contains(s))
-                .ok_or_else(|| format!("{k} needs an HTTP status"))
+                .ok_or_else(|| BadFault(format!("{k} needs an HTTP status")))
         };
         Ok(match k {
             "status" => Fault::Status(status()?),
@@ -216,10 +220,22 @@ impl Fault {
             "hold" => Fault::Hold,
             "kbank_code" if !v.is_empty() => Fault::KBankCode(v.to_string()),
             "kbank_fixed" => Fault::KBankFixed,
-            _ => return Err(format!("unknown fault {k}")),
+            _ => return Err(BadFault(format!("unknown fault {k}"))),
         })
     }
 }
+
+/// A `--fault` that is not one of [`Fault::parse`]'s forms: what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadFault(pub String);
+
+impl std::fmt::Display for BadFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadFault {}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Route {
@@ -509,57 +525,48 @@ mod tls {
     use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
     use std::sync::Arc;
 
-    fn ca(name: &str) -> Result<(rcgen::Certificate, KeyPair), String> {
-        let key = KeyPair::generate().map_err(|e| e.to_string())?;
-        let mut p = CertificateParams::new(Vec::<String>::new()).map_err(|e| e.to_string())?;
+    fn ca(name: &str) -> Result<(rcgen::Certificate, KeyPair), rcgen::Error> {
+        let key = KeyPair::generate()?;
+        let mut p = CertificateParams::new(Vec::<String>::new())?;
         p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         p.distinguished_name
             .push(rcgen::DnType::CommonName, name.to_string());
-        let cert = p.self_signed(&key).map_err(|e| e.to_string())?;
+        let cert = p.self_signed(&key)?;
         Ok((cert, key))
     }
 
     /// A server CA and leaf for `localhost`/`127.0.0.1`, a client CA and a client leaf, and
     /// a stranger (self-signed) client; the server config requires a client certificate.
-    pub(super) fn generate() -> Result<(SimPki, rustls::ServerConfig), String> {
-        let e = |e: rcgen::Error| e.to_string();
+    pub(super) fn generate() -> anyhow::Result<(SimPki, rustls::ServerConfig)> {
         let (server_ca, server_ca_key) = ca("sim server CA")?;
-        let leaf_key = KeyPair::generate().map_err(e)?;
-        let leaf = CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
-            .map_err(e)?
-            .signed_by(&leaf_key, &server_ca, &server_ca_key)
-            .map_err(e)?;
+        let leaf_key = KeyPair::generate()?;
+        let leaf = CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])?
+            .signed_by(&leaf_key, &server_ca, &server_ca_key)?;
         let (client_ca, client_ca_key) = ca("sim client CA")?;
-        let client_key = KeyPair::generate().map_err(e)?;
-        let client = CertificateParams::new(vec!["slipverify-client".to_owned()])
-            .map_err(e)?
-            .signed_by(&client_key, &client_ca, &client_ca_key)
-            .map_err(e)?;
-        let stranger_key = KeyPair::generate().map_err(e)?;
-        let stranger = CertificateParams::new(vec!["stranger".to_owned()])
-            .map_err(e)?
-            .self_signed(&stranger_key)
-            .map_err(e)?;
+        let client_key = KeyPair::generate()?;
+        let client = CertificateParams::new(vec!["slipverify-client".to_owned()])?.signed_by(
+            &client_key,
+            &client_ca,
+            &client_ca_key,
+        )?;
+        let stranger_key = KeyPair::generate()?;
+        let stranger =
+            CertificateParams::new(vec!["stranger".to_owned()])?.self_signed(&stranger_key)?;
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let mut roots = rustls::RootCertStore::empty();
-        roots
-            .add(CertificateDer::from(client_ca.der().to_vec()))
-            .map_err(|e| e.to_string())?;
+        roots.add(CertificateDer::from(client_ca.der().to_vec()))?;
         let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
             Arc::new(roots),
             provider.clone(),
         )
-        .build()
-        .map_err(|e| e.to_string())?;
+        .build()?;
         let config = rustls::ServerConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map_err(|e| e.to_string())?
+            .with_safe_default_protocol_versions()?
             .with_client_cert_verifier(verifier)
             .with_single_cert(
                 vec![CertificateDer::from(leaf.der().to_vec())],
                 PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf_key.serialize_der())),
-            )
-            .map_err(|e| e.to_string())?;
+            )?;
         Ok((
             SimPki {
                 ca_pem: server_ca.pem(),

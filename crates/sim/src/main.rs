@@ -43,7 +43,7 @@ struct Args {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), String> {
+async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt().with_target(false).init();
     let args = Args::parse();
     let fixtures = match &args.fixtures {
@@ -70,7 +70,7 @@ async fn main() -> Result<(), String> {
             Ok((sim, pki)) => {
                 let write = |name: &str, text: &str| {
                     std::fs::write(dir.join(name), text)
-                        .map_err(|e| format!("{}: {e}", dir.join(name).display()))
+                        .map_err(|e| anyhow::anyhow!("{}: {e}", dir.join(name).display()))
                 };
                 write("ca.pem", &pki.ca_pem)?;
                 write("client.pem", &pki.client_cert_pem)?;
@@ -80,8 +80,8 @@ async fn main() -> Result<(), String> {
             Err(e) => Err(e),
         },
     }
-    .map_err(|e| format!("bind {}: {e}", args.bind))?;
+    .map_err(|e| anyhow::anyhow!("bind {}: {e}", args.bind))?;
     println!("simulator listening on {}", sim.base_url());
-    tokio::signal::ctrl_c().await.map_err(|e| e.to_string())?;
+    tokio::signal::ctrl_c().await?;
     Ok(())
 }

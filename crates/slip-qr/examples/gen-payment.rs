@@ -9,7 +9,7 @@ use slip_qr::{generate_payment_qr, parse_amount, PaymentRequest, PaymentTarget};
 
 const USAGE: &str = "usage: gen-payment msisdn|natid|ewallet ID [--amount BAHT] [--name NAME]\n       gen-payment biller BILLER_ID REF1 [--ref2 REF2] [--amount BAHT] [--name NAME]";
 
-fn run(args: &[String]) -> Result<String, String> {
+fn run(args: &[String]) -> Result<String, Box<dyn std::error::Error>> {
     let mut positional = Vec::new();
     let (mut amount, mut name, mut ref2) = (None, None, None);
     let mut it = args.iter();
@@ -34,7 +34,7 @@ fn run(args: &[String]) -> Result<String, String> {
             ref1: ref1.clone(),
             ref2,
         },
-        _ => return Err(USAGE.to_owned()),
+        _ => return Err(USAGE.into()),
     };
     let amount_satang = amount
         .map(|a| parse_amount(&a))
@@ -45,7 +45,7 @@ fn run(args: &[String]) -> Result<String, String> {
         amount_satang,
         merchant_name: name,
     };
-    generate_payment_qr(&req).map_err(|e| format!("{}: {e}", e.field()))
+    Ok(generate_payment_qr(&req).map_err(|e| format!("{}: {e}", e.field()))?)
 }
 
 fn main() -> ExitCode {

@@ -4,10 +4,12 @@
 //! the one that took over. No transaction spans a bank or webhook call.
 
 use crate::sql::{on_pool, placeholders, Pool};
+use crate::SqlStore;
 use crate::{NewAudit, Result, StoreError};
 use domain::clock::{from_millis, to_millis};
 use domain::job::{Job, JobStatus, Stage, Webhook, WebhookState};
 use domain::BatchId;
+use domain::JobId;
 use sqlx::Row;
 use time::OffsetDateTime;
 
@@ -96,7 +98,7 @@ macro_rules! relaxed_commit {
     };
 }
 
-pub(crate) async fn insert(pool: &Pool, jobs: &[Job], audit: Option<&NewAudit<'_>>) -> Result<()> {
+async fn insert(pool: &Pool, jobs: &[Job], audit: Option<&NewAudit<'_>>) -> Result<()> {
     on_pool!(pool: pool, p => {
         let mut tx = p.begin().await?;
         for (chunk_no, chunk) in jobs.chunks(INSERT_CHUNK).enumerate() {
@@ -150,147 +152,175 @@ pub(crate) async fn insert(pool: &Pool, jobs: &[Job], audit: Option<&NewAudit<'_
     })
 }
 
-pub(crate) async fn claim(
-    pool: &Pool,
-    now: OffsetDateTime,
-    lease_until: OffsetDateTime,
-    token: &str,
-    limit: u32,
-) -> Result<Vec<Job>> {
-    // PostgreSQL: rows another node is claiming at this instant are skipped, not waited for;
-    // the CTE is materialised so the LIMIT is applied once, whatever the plan.
-    // SQLite: one writer at a time, so the sub-select and the update are already atomic.
-    let set = "due_at = $2, lease_token = $3, updated_at = $1, \
-               status = CASE WHEN stage = 'run' THEN 'processing' ELSE status END";
-    let due = "SELECT id FROM jobs WHERE stage <> 'idle' AND due_at <= $1 ORDER BY due_at LIMIT $4";
-    let sql = match pool {
-        Pool::Sqlite(_) => {
-            format!("UPDATE jobs SET {set} WHERE id IN ({due}) RETURNING {COLS}")
-        }
-        Pool::Pg(_) => {
-            let cols = COLS
-                .split(", ")
-                .map(|c| format!("jobs.{}", c.trim()))
-                .collect::<Vec<_>>()
-                .join(", ");
-            format!(
-                "WITH c AS MATERIALIZED ({due} FOR UPDATE SKIP LOCKED) \
-                 UPDATE jobs SET {set} FROM c WHERE jobs.id = c.id RETURNING {cols}"
+impl SqlStore {
+    /// Inserts submitted jobs (of any kind) in one transaction: all of a batch or none; a job
+    /// whose id exists is skipped.
+    pub async fn insert_jobs(&self, jobs: &[Job]) -> Result<()> {
+        insert(&self.pool, jobs, None).await
+    }
+
+    /// `insert_jobs` with the audit entry of the operation that made them, in one transaction.
+    pub async fn insert_jobs_audited(&self, jobs: &[Job], audit: &NewAudit<'_>) -> Result<()> {
+        insert(&self.pool, jobs, Some(audit)).await
+    }
+
+    /// Claims up to `limit` jobs due at `now` for a lease until `lease_until`, stamped with
+    /// `token`. Several nodes claiming at once never get the same job (PostgreSQL: `FOR
+    /// UPDATE SKIP LOCKED`; SQLite: one writer).
+    pub async fn claim_jobs(
+        &self,
+        now: OffsetDateTime,
+        lease_until: OffsetDateTime,
+        token: &str,
+        limit: u32,
+    ) -> Result<Vec<domain::job::Job>> {
+        let pool = &self.pool;
+        // PostgreSQL: rows another node is claiming at this instant are skipped, not waited for;
+        // the CTE is materialised so the LIMIT is applied once, whatever the plan.
+        // SQLite: one writer at a time, so the sub-select and the update are already atomic.
+        let set = "due_at = $2, lease_token = $3, updated_at = $1, \
+                   status = CASE WHEN stage = 'run' THEN 'processing' ELSE status END";
+        let due =
+            "SELECT id FROM jobs WHERE stage <> 'idle' AND due_at <= $1 ORDER BY due_at LIMIT $4";
+        let sql = match pool {
+            Pool::Sqlite(_) => {
+                format!("UPDATE jobs SET {set} WHERE id IN ({due}) RETURNING {COLS}")
+            }
+            Pool::Pg(_) => {
+                let cols = COLS
+                    .split(", ")
+                    .map(|c| format!("jobs.{}", c.trim()))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                format!(
+                    "WITH c AS MATERIALIZED ({due} FOR UPDATE SKIP LOCKED) \
+                     UPDATE jobs SET {set} FROM c WHERE jobs.id = c.id RETURNING {cols}"
+                )
+            }
+        };
+        on_pool!(pool: pool, p => {
+            let mut tx = p.begin().await?;
+            relaxed_commit!(pool, tx);
+            let rows = sqlx::query(&sql)
+                .bind(to_millis(now))
+                .bind(to_millis(lease_until))
+                .bind(token)
+                .bind(i64::from(limit))
+                .fetch_all(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            rows.iter().map(|r| Ok(job_from_row!(r))).collect()
+        })
+    }
+
+    /// Writes a claimed job back and ends its lease; false if `token` no longer holds it
+    /// (the lease ran out and another worker took the job): then nothing is written.
+    pub async fn save_job(&self, job: &domain::job::Job, token: &str) -> Result<bool> {
+        let pool = &self.pool;
+        let j = job;
+        let result = j.result.as_ref().map(|v| v.to_string());
+        on_pool!(pool: pool, p => {
+            let mut tx = p.begin().await?;
+            relaxed_commit!(pool, tx);
+            let done = sqlx::query(
+                "UPDATE jobs SET status = $3, stage = $4, due_at = $5, attempts = $6, \
+                 not_found_retries = $7, outage_retries = $8, result = $9, error_code = $10, \
+                 error_message = $11, webhook_state = $12, webhook_body = $13, \
+                 webhook_signature = $14, webhook_attempts = $15, webhook_last_status = $16, \
+                 webhook_last_error = $17, webhook_first_at = $18, webhook_last_at = $19, \
+                 updated_at = $20, finished_at = $21, billing_retries = $22, data = $23, \
+                 lease_token = NULL WHERE id = $1 AND lease_token = $2",
             )
-        }
-    };
-    on_pool!(pool: pool, p => {
-        let mut tx = p.begin().await?;
-        relaxed_commit!(pool, tx);
-        let rows = sqlx::query(&sql)
-            .bind(to_millis(now))
-            .bind(to_millis(lease_until))
+            .bind(j.id.as_str())
             .bind(token)
-            .bind(i64::from(limit))
-            .fetch_all(&mut *tx)
+            .bind(j.status.as_str())
+            .bind(j.stage.as_str())
+            .bind(to_millis(j.due_at))
+            .bind(i64::from(j.attempts))
+            .bind(i64::from(j.not_found_retries))
+            .bind(i64::from(j.outage_retries))
+            .bind(&result)
+            .bind(&j.error_code)
+            .bind(&j.error_message)
+            .bind(j.webhook.state.as_str())
+            .bind(&j.webhook.body)
+            .bind(&j.webhook.signature)
+            .bind(i64::from(j.webhook.attempts))
+            .bind(j.webhook.last_status.map(i64::from))
+            .bind(&j.webhook.last_error)
+            .bind(j.webhook.first_at.map(to_millis))
+            .bind(j.webhook.last_at.map(to_millis))
+            .bind(to_millis(j.updated_at))
+            .bind(j.finished_at.map(to_millis))
+            .bind(i64::from(j.billing_retries))
+            .bind(j.data.to_string())
+            .execute(&mut *tx)
             .await?;
-        tx.commit().await?;
-        rows.iter().map(|r| Ok(job_from_row!(r))).collect()
-    })
-}
+            tx.commit().await?;
+            Ok(done.rows_affected() == 1)
+        })
+    }
 
-pub(crate) async fn save(pool: &Pool, j: &Job, token: &str) -> Result<bool> {
-    let result = j.result.as_ref().map(|v| v.to_string());
-    on_pool!(pool: pool, p => {
-        let mut tx = p.begin().await?;
-        relaxed_commit!(pool, tx);
-        let done = sqlx::query(
-            "UPDATE jobs SET status = $3, stage = $4, due_at = $5, attempts = $6, \
-             not_found_retries = $7, outage_retries = $8, result = $9, error_code = $10, \
-             error_message = $11, webhook_state = $12, webhook_body = $13, \
-             webhook_signature = $14, webhook_attempts = $15, webhook_last_status = $16, \
-             webhook_last_error = $17, webhook_first_at = $18, webhook_last_at = $19, \
-             updated_at = $20, finished_at = $21, billing_retries = $22, data = $23, \
-             lease_token = NULL WHERE id = $1 AND lease_token = $2",
-        )
-        .bind(j.id.as_str())
-        .bind(token)
-        .bind(j.status.as_str())
-        .bind(j.stage.as_str())
-        .bind(to_millis(j.due_at))
-        .bind(i64::from(j.attempts))
-        .bind(i64::from(j.not_found_retries))
-        .bind(i64::from(j.outage_retries))
-        .bind(&result)
-        .bind(&j.error_code)
-        .bind(&j.error_message)
-        .bind(j.webhook.state.as_str())
-        .bind(&j.webhook.body)
-        .bind(&j.webhook.signature)
-        .bind(i64::from(j.webhook.attempts))
-        .bind(j.webhook.last_status.map(i64::from))
-        .bind(&j.webhook.last_error)
-        .bind(j.webhook.first_at.map(to_millis))
-        .bind(j.webhook.last_at.map(to_millis))
-        .bind(to_millis(j.updated_at))
-        .bind(j.finished_at.map(to_millis))
-        .bind(i64::from(j.billing_retries))
-        .bind(j.data.to_string())
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(done.rows_affected() == 1)
-    })
-}
-
-pub(crate) async fn release(pool: &Pool, token: &str, now: OffsetDateTime) -> Result<u64> {
-    on_pool!(pool: pool, p => {
-        let done = sqlx::query(
-            "UPDATE jobs SET due_at = $2, lease_token = NULL, \
-             status = CASE WHEN status = 'processing' THEN 'queued' ELSE status END \
-             WHERE lease_token = $1",
-        )
-        .bind(token)
-        .bind(to_millis(now))
-        .execute(p)
-        .await?;
-        Ok(done.rows_affected())
-    })
-}
-
-pub(crate) async fn get(pool: &Pool, id: &str) -> Result<Option<Job>> {
-    let sql = format!("SELECT {COLS} FROM jobs WHERE id = $1");
-    on_pool!(pool: pool, p => {
-        match sqlx::query(&sql).bind(id).fetch_optional(p).await? {
-            Some(r) => Ok(Some(job_from_row!(r))),
-            None => Ok(None),
-        }
-    })
-}
-
-/// Deletes jobs past their retention whose work is finished (an expired job still being
-/// delivered is left for its last attempt). Run by the periodic job `expire-jobs`.
-pub(crate) async fn sweep(pool: &Pool, now: OffsetDateTime) -> Result<u64> {
-    on_pool!(pool: pool, p => {
-        let done = sqlx::query("DELETE FROM jobs WHERE expires_at < $1 AND stage = 'idle'")
+    /// Hands back every job claimed with `token`, due at `now` (graceful shutdown).
+    pub async fn release_jobs(&self, token: &str, now: OffsetDateTime) -> Result<u64> {
+        let pool = &self.pool;
+        on_pool!(pool: pool, p => {
+            let done = sqlx::query(
+                "UPDATE jobs SET due_at = $2, lease_token = NULL, \
+                 status = CASE WHEN status = 'processing' THEN 'queued' ELSE status END \
+                 WHERE lease_token = $1",
+            )
+            .bind(token)
             .bind(to_millis(now))
             .execute(p)
             .await?;
-        Ok(done.rows_affected())
-    })
-}
+            Ok(done.rows_affected())
+        })
+    }
 
-/// Counts per status, for the operator (`slipverify jobs stats`) and the crash script.
-pub(crate) async fn counts(pool: &Pool) -> Result<Vec<(String, String, i64)>> {
-    on_pool!(pool: pool, p => {
-        let rows = sqlx::query(
-            "SELECT kind, status, COUNT(*) FROM jobs GROUP BY kind, status ORDER BY kind, status",
-        )
-        .fetch_all(p)
-        .await?;
-        rows.iter()
-            .map(|r| {
-                Ok((
-                    r.try_get::<String, _>(0)?,
-                    r.try_get::<String, _>(1)?,
-                    r.try_get::<i64, _>(2)?,
-                ))
-            })
-            .collect()
-    })
+    pub async fn get_job(&self, id: &JobId) -> Result<Option<domain::job::Job>> {
+        let pool = &self.pool;
+        let id = id.as_str();
+        let sql = format!("SELECT {COLS} FROM jobs WHERE id = $1");
+        on_pool!(pool: pool, p => {
+            match sqlx::query(&sql).bind(id).fetch_optional(p).await? {
+                Some(r) => Ok(Some(job_from_row!(r))),
+                None => Ok(None),
+            }
+        })
+    }
+
+    /// Deletes jobs past their retention whose work is finished (an expired job still being
+    /// delivered is left for its last attempt). Run by the periodic job `expire-jobs`.
+    pub async fn sweep_jobs(&self, now: OffsetDateTime) -> Result<u64> {
+        let pool = &self.pool;
+        on_pool!(pool: pool, p => {
+            let done = sqlx::query("DELETE FROM jobs WHERE expires_at < $1 AND stage = 'idle'")
+                .bind(to_millis(now))
+                .execute(p)
+                .await?;
+            Ok(done.rows_affected())
+        })
+    }
+
+    /// Counts per status, for the operator (`slipverify jobs stats`) and the crash script.
+    pub async fn job_counts(&self) -> Result<Vec<(String, String, i64)>> {
+        let pool = &self.pool;
+        on_pool!(pool: pool, p => {
+            let rows = sqlx::query(
+                "SELECT kind, status, COUNT(*) FROM jobs GROUP BY kind, status ORDER BY kind, status",
+            )
+            .fetch_all(p)
+            .await?;
+            rows.iter()
+                .map(|r| {
+                    Ok((
+                        r.try_get::<String, _>(0)?,
+                        r.try_get::<String, _>(1)?,
+                        r.try_get::<i64, _>(2)?,
+                    ))
+                })
+                .collect()
+        })
+    }
 }

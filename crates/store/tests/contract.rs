@@ -6,7 +6,7 @@ use domain::model::{
 };
 use domain::quota::Quota;
 use domain::Satang;
-use store::{BranchPatch, ServicePatch, SqlStore, Store, StoreError, VerificationRecord};
+use store::{BranchPatch, ServicePatch, SqlStore, StoreError, VerificationRecord};
 use testkit::{both, Backend, TestDb};
 use time::OffsetDateTime;
 
@@ -809,34 +809,35 @@ both!(
         let db = TestDb::new(b).await;
         let s = std::sync::Arc::new(open(&db).await);
         s.create_service(&service("s1", Some(10))).await.unwrap();
-        s.move_credit(
-            &"s1".into(),
-            CreditKind::TopUp,
-            10_000,
-            Some("cash"),
-            at(1),
-            "cli",
-        )
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
+        let topped = s
+            .move_credit(
+                &"s1".into(),
+                CreditKind::TopUp,
+                10_000,
+                Some("cash"),
+                at(1),
+                "cli",
+            )
+            .await
+            .unwrap();
+        assert!(matches!(topped, store::CreditMove::Moved(_)));
         // 50 draws of 10 baht at once from 100 baht: exactly 10 succeed, never below zero.
         let mut tasks = Vec::new();
         for _ in 0..50 {
             let s = s.clone();
             tasks.push(tokio::spawn(async move {
-                s.move_credit(
-                    &"s1".into(),
-                    CreditKind::Adjustment,
-                    -1_000,
-                    None,
-                    at(2),
-                    "cli",
-                )
-                .await
-                .unwrap()
-                .is_some_and(|r| r.is_ok())
+                let moved = s
+                    .move_credit(
+                        &"s1".into(),
+                        CreditKind::Adjustment,
+                        -1_000,
+                        None,
+                        at(2),
+                        "cli",
+                    )
+                    .await
+                    .unwrap();
+                matches!(moved, store::CreditMove::Moved(_))
             }));
         }
         let mut ok = 0;
@@ -855,7 +856,7 @@ both!(
             s.move_credit(&"nope".into(), CreditKind::TopUp, 1, None, at(3), "cli")
                 .await
                 .unwrap(),
-            None
+            store::CreditMove::NoService
         );
 
         // A renewal with the price unpaid does nothing; paid, it starts exactly one period.

@@ -546,7 +546,6 @@ impl TestApp {
 
     /// How many jobs are stored, in any state.
     pub async fn job_rows(&self) -> i64 {
-        use store::Store;
         let counts = self.app.store.job_counts().await.expect("job counts");
         counts.iter().map(|(_, _, n)| n).sum()
     }

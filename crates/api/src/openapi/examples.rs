@@ -65,7 +65,7 @@ fn samples() -> Vec<Error> {
         },
         Error::IdempotencyKeyReused,
         Error::JobStillRunning,
-        Error::Internal(String::new()),
+        Error::internal(""),
     ]
 }
 

@@ -21,7 +21,7 @@ struct Inner {
     /// 429 only: the rate headers (limit, retry-after seconds, reset Unix seconds).
     rate: Option<(u32, u64, i64)>,
     /// 500 `server_error` only: what the operator's log gets.
-    internal: Option<String>,
+    internal: Option<domain::Internal>,
     /// 409 `idempotency_key_in_use` only: `Retry-After` seconds.
     retry_after: Option<u64>,
     /// How the request ended, for the attempts log.
@@ -168,9 +168,9 @@ impl From<crate::error::ApiError> for V1Error {
 impl IntoResponse for V1Error {
     fn into_response(self) -> Response {
         let e = *self.0;
-        if let Some(detail) = &e.internal {
+        if let Some(i) = &e.internal {
             // Logged for the operator; the client only sees `server_error`.
-            tracing::error!(%detail, "internal error");
+            tracing::error!(detail = %i.detail, at = %i.at, "internal error");
         }
         let status = StatusCode::from_u16(e.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let mut body = Map::new();

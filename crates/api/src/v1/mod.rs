@@ -209,7 +209,7 @@ fn plain_request<S>(slip: S, check_duplicate: bool) -> VerifyRequest<S> {
 /// A bank slip as v1 shows it: v2's `rawSlip`, with `receiver.merchantId` left out when there
 /// is none (v1 clients test for the key; v2 keeps `null`, spec 2.1).
 fn v1_slip(raw: &RawSlip) -> Result<Value, V1Error> {
-    let mut v = serde_json::to_value(raw).map_err(domain::Error::internal)?;
+    let mut v = serde_json::to_value(raw).map_err(|e| domain::Error::internal(e))?;
     if let Some(r) = v.get_mut("receiver").and_then(Value::as_object_mut) {
         if r.get("merchantId").is_some_and(Value::is_null) {
             r.remove("merchantId");
@@ -235,7 +235,7 @@ async fn earlier(
     let data = match &r.transfer {
         Some(VerifiedTransfer::Bank(t)) => v1_slip(&RawSlip::from_transfer(t))?,
         Some(VerifiedTransfer::Wallet(t)) => serde_json::to_value(RawWalletSlip::from_transfer(t))
-            .map_err(domain::Error::internal)?,
+            .map_err(|e| domain::Error::internal(e))?,
         None => json!({
             "transRef": r.trans_ref,
             "date": format_bangkok(r.transferred_at),

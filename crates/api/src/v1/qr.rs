@@ -281,7 +281,7 @@ const QUIET: u32 = 4;
 fn png(payload: &str) -> Result<Vec<u8>, V1Error> {
     use qrcode::{Color, EcLevel, QrCode};
     let code = QrCode::with_error_correction_level(payload.as_bytes(), EcLevel::M)
-        .map_err(domain::Error::internal)?;
+        .map_err(|e| domain::Error::internal(e))?;
     let w = code.width() as u32;
     let side = (w + 2 * QUIET) * SCALE;
     let mut img = image::GrayImage::from_pixel(side, side, image::Luma([255]));
@@ -300,6 +300,6 @@ fn png(payload: &str) -> Result<Vec<u8>, V1Error> {
     }
     let mut out = std::io::Cursor::new(Vec::new());
     img.write_to(&mut out, image::ImageFormat::Png)
-        .map_err(domain::Error::internal)?;
+        .map_err(|e| domain::Error::internal(e))?;
     Ok(out.into_inner())
 }

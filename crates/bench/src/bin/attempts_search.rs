@@ -9,7 +9,6 @@ use domain::attempt::{
     Attempt, AttemptQuery, Channel, Cursor, InputKind, Outcome, SlipKind, TextQuery,
 };
 use std::time::Instant;
-use store::Store;
 
 #[derive(Parser)]
 struct Args {

@@ -105,19 +105,17 @@ async fn trickle(
 }
 
 /// One request on a fresh connection; the time to the whole answer, and its status.
-async fn fresh(addr: &str, request: &str) -> Result<(Duration, u16), String> {
+async fn fresh(addr: &str, request: &str) -> anyhow::Result<(Duration, u16)> {
     let start = Instant::now();
     let once = async {
-        let mut c = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
-        c.write_all(request.as_bytes())
-            .await
-            .map_err(|e| e.to_string())?;
+        let mut c = TcpStream::connect(addr).await?;
+        c.write_all(request.as_bytes()).await?;
         let mut buf = Vec::new();
         let mut chunk = [0u8; 4096];
         loop {
-            let n = c.read(&mut chunk).await.map_err(|e| e.to_string())?;
+            let n = c.read(&mut chunk).await?;
             if n == 0 {
-                return Err("closed before the answer".to_string());
+                anyhow::bail!("closed before the answer");
             }
             buf.extend_from_slice(&chunk[..n]);
             let text = String::from_utf8_lossy(&buf).to_string();
@@ -142,11 +140,11 @@ async fn fresh(addr: &str, request: &str) -> Result<(Duration, u16), String> {
     match tokio::time::timeout(Duration::from_secs(10), once).await {
         Ok(Ok(status)) => Ok((start.elapsed(), status)),
         Ok(Err(e)) => Err(e),
-        Err(_) => Err("no answer within 10 s".into()),
+        Err(_) => Err(anyhow::anyhow!("no answer within 10 s")),
     }
 }
 
-fn report(name: &str, results: &[Result<(Duration, u16), String>]) -> bool {
+fn report(name: &str, results: &[anyhow::Result<(Duration, u16)>]) -> bool {
     let mut times: Vec<Duration> = results
         .iter()
         .filter_map(|r| r.as_ref().ok())
@@ -161,7 +159,11 @@ fn report(name: &str, results: &[Result<(Duration, u16), String>]) -> bool {
         .count();
     let p50 = times.get(ok / 2).copied().unwrap_or_default();
     let max = times.last().copied().unwrap_or_default();
-    let errors: Vec<&String> = results.iter().filter_map(|r| r.as_ref().err()).collect();
+    // As text: the first error is printed quoted, as before.
+    let errors: Vec<String> = results
+        .iter()
+        .filter_map(|r| r.as_ref().err().map(|e| e.to_string()))
+        .collect();
     println!(
         "{name}: n={} ok_200={ok} within_1s={within} p50_ms={:.1} max_ms={:.1} errors={}{}",
         results.len(),

@@ -52,12 +52,12 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), String> {
+async fn main() -> anyhow::Result<()> {
     let a = Args::parse();
     if let Some(fx) = &a.make_fixtures {
         return make_fixtures(fx, &a.slips, a.n);
     }
-    let text = std::fs::read_to_string(&a.slips).map_err(|e| e.to_string())?;
+    let text = std::fs::read_to_string(&a.slips)?;
     let slips: Vec<(String, String, String)> = text
         .lines()
         .filter_map(|l| {
@@ -68,12 +68,10 @@ async fn main() -> Result<(), String> {
     // One client per side: each keeps its own connection alive.
     let direct = reqwest::Client::builder()
         .pool_max_idle_per_host(1)
-        .build()
-        .map_err(|e| e.to_string())?;
+        .build()?;
     let via = reqwest::Client::builder()
         .pool_max_idle_per_host(1)
-        .build()
-        .map_err(|e| e.to_string())?;
+        .build()?;
     let token = match a.kind.as_str() {
         "kbank" => {
             let v: Value = direct
@@ -82,11 +80,9 @@ async fn main() -> Result<(), String> {
                 .header("content-type", "application/x-www-form-urlencoded")
                 .body("grant_type=client_credentials")
                 .send()
-                .await
-                .map_err(|e| e.to_string())?
+                .await?
                 .json()
-                .await
-                .map_err(|e| e.to_string())?;
+                .await?;
             v["access_token"].as_str().unwrap_or_default().to_string()
         }
         _ => a.api_key.clone(),
@@ -155,7 +151,7 @@ async fn main() -> Result<(), String> {
         percentile(&diff, 0.99),
     );
     if failures > 0 {
-        return Err(format!("{failures} slips failed on one of the paths"));
+        anyhow::bail!("{failures} slips failed on one of the paths");
     }
     Ok(())
 }
@@ -165,7 +161,7 @@ fn make_fixtures(
     fixtures: &std::path::Path,
     slips: &std::path::Path,
     n: usize,
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     let (mut bank, mut kbank) = (Vec::new(), Vec::new());
     let mut lines = String::new();
     for i in 0..n {
@@ -196,7 +192,7 @@ fn make_fixtures(
         (data["amount"], data["paidLocalAmount"]) = (json!(100 + i % 900), json!(100 + i % 900));
         kbank.push(data);
     }
-    std::fs::write(slips, lines).map_err(|e| e.to_string())?;
-    std::fs::write(fixtures, json!({"bank": bank, "kbank": kbank}).to_string())
-        .map_err(|e| e.to_string())
+    std::fs::write(slips, lines)?;
+    std::fs::write(fixtures, json!({"bank": bank, "kbank": kbank}).to_string())?;
+    Ok(())
 }

@@ -15,7 +15,7 @@ pub(crate) enum ConfigCmd {
     },
 }
 
-pub(crate) fn run(cfg: &config::Config, cmd: &ConfigCmd) -> Result<ExitCode, String> {
+pub(crate) fn run(cfg: &config::Config, cmd: &ConfigCmd) -> anyhow::Result<ExitCode> {
     let ConfigCmd::Check { json } = cmd;
     let text = if *json { cfg.to_json() } else { cfg.to_toml() };
     let _ = writeln!(std::io::stdout(), "{}", text.trim_end());

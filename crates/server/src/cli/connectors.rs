@@ -12,7 +12,7 @@ pub(crate) enum ConnectorsCmd {
     Check,
 }
 
-pub(crate) async fn run(app: &App, cmd: ConnectorsCmd) -> Result<ExitCode, String> {
+pub(crate) async fn run(app: &App, cmd: ConnectorsCmd) -> anyhow::Result<ExitCode> {
     let svc = &app.services;
     match cmd {
         ConnectorsCmd::Check => {

@@ -106,39 +106,13 @@ pub(crate) fn print(v: impl serde::Serialize) {
     );
 }
 
-pub(crate) async fn run(cli: Cli) -> Result<ExitCode, String> {
+pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     // Pure commands first: no configuration or database needed.
     if let Command::Qr { payload } = &cli.command {
         return qr::run(payload);
     }
-    // Flags win over the environment, which wins over the file.
-    let mut sources = config::Sources::from_process(cli.config.clone());
-    if let Some(url) = &cli.database_url {
-        sources = sources.set("database.url", url);
-    }
-    if let Command::Serve {
-        listen,
-        metrics_listen,
-        trusted_proxy,
-        admin_token,
-        ..
-    } = &cli.command
-    {
-        sources = serve::override_sources(
-            sources,
-            listen.as_deref(),
-            metrics_listen.as_deref(),
-            trusted_proxy,
-            admin_token.as_deref(),
-        );
-    }
-    if let Command::Read {
-        exhaustive: true, ..
-    } = &cli.command
-    {
-        sources = sources.set("limits.scan_exhaustive", true);
-    }
-    let cfg = config::load(&sources).map_err(|e| format!("invalid configuration:\n{e}"))?;
+    let cfg =
+        config::load(&sources(&cli)).map_err(|e| anyhow::anyhow!("invalid configuration:\n{e}"))?;
     if let Command::Config(cmd) = &cli.command {
         return config_cmd::run(&cfg, cmd);
     }
@@ -157,8 +131,38 @@ pub(crate) async fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Command::Serve { demo, .. } => serve::run(&app, &cfg, demo).await,
         Command::Connectors(cmd) => connectors::run(&app, cmd).await,
-        Command::Admin(cmd) => admin::run(&app.services, cmd).await,
+        Command::Admin(cmd) => admin::run(&app.services, cmd)
+            .await
+            .map(|()| ExitCode::SUCCESS),
         Command::Sandbox(cmd) => sandbox::run(&app, cmd).await,
+    }
+}
+
+/// The configuration's sources with this command's flags on top: flags win over the
+/// environment, which wins over the file.
+fn sources(cli: &Cli) -> config::Sources {
+    let mut sources = config::Sources::from_process(cli.config.clone());
+    if let Some(url) = &cli.database_url {
+        sources = sources.set("database.url", url);
+    }
+    match &cli.command {
+        Command::Serve {
+            listen,
+            metrics_listen,
+            trusted_proxy,
+            admin_token,
+            ..
+        } => serve::override_sources(
+            sources,
+            listen.as_deref(),
+            metrics_listen.as_deref(),
+            trusted_proxy,
+            admin_token.as_deref(),
+        ),
+        Command::Read {
+            exhaustive: true, ..
+        } => sources.set("limits.scan_exhaustive", true),
+        _ => sources,
     }
 }
 

@@ -4,7 +4,7 @@ use super::print;
 use serde_json::json;
 use std::process::ExitCode;
 
-pub(crate) fn run(payload: &str) -> Result<ExitCode, String> {
+pub(crate) fn run(payload: &str) -> anyhow::Result<ExitCode> {
     // Pure: no database needed to explain a QR.
     // Payment QRs may be longer than a slip's 128 characters (EMVCo allows 512).
     let parsed = match slip_qr::classify(payload) {
@@ -16,7 +16,7 @@ pub(crate) fn run(payload: &str) -> Result<ExitCode, String> {
     Ok(match parsed {
         Ok(parsed) => {
             let is_slip = matches!(parsed, slip_qr::ParsedQr::BankSlip(_));
-            print(serde_json::to_value(parsed).map_err(|e| e.to_string())?);
+            print(serde_json::to_value(parsed)?);
             if is_slip {
                 ExitCode::SUCCESS
             } else {

@@ -61,7 +61,7 @@ pub(crate) struct SlipArgs {
 
 impl SlipArgs {
     /// Writes the slip image when `--image` was given; its path as printed.
-    fn write_image(&self, payload: &str, bank: &str) -> Result<Option<String>, String> {
+    fn write_image(&self, payload: &str, bank: &str) -> anyhow::Result<Option<String>> {
         let Some(path) = &self.image else {
             return Ok(None);
         };
@@ -70,7 +70,7 @@ impl SlipArgs {
     }
 }
 
-pub(crate) async fn run(app: &App, cmd: Sandbox) -> Result<ExitCode, String> {
+pub(crate) async fn run(app: &App, cmd: Sandbox) -> anyhow::Result<ExitCode> {
     match cmd {
         Sandbox::Transfer {
             from,
@@ -80,9 +80,9 @@ pub(crate) async fn run(app: &App, cmd: Sandbox) -> Result<ExitCode, String> {
             receiver_account,
             count,
         } => {
-            let amount = Satang::parse(&amount).map_err(|r| format!("--amount {r}"))?;
+            let amount = Satang::parse(&amount).map_err(|r| anyhow::anyhow!("--amount {r}"))?;
             if count > 1 && slip.image.is_some() {
-                return Err("--image takes a single transfer (no --count)".into());
+                anyhow::bail!("--image takes a single transfer (no --count)");
             }
             let req = NewSandboxTransfer {
                 from_bank: from,
@@ -95,22 +95,7 @@ pub(crate) async fn run(app: &App, cmd: Sandbox) -> Result<ExitCode, String> {
                 receiver_account,
             };
             for _ in 0..count {
-                let t = app.sandbox.create_transfer(&req).await?;
-                let image = slip.write_image(&t.payload, &t.sender.bank_code)?;
-                let v = json!({
-                    "payload": t.payload,
-                    "transRef": t.trans_ref,
-                    "sendingBank": t.sender.bank_code,
-                    "receivingBank": t.receiver.bank_code,
-                    "amount": t.amount.as_baht(),
-                    "date": domain::clock::format_bangkok(t.occurred_at),
-                    "image": image,
-                });
-                if count == 1 {
-                    print(v);
-                } else {
-                    let _ = writeln!(std::io::stdout(), "{v}");
-                }
+                transfer(app, &req, &slip, count == 1).await?;
             }
         }
         Sandbox::WalletTransfer {
@@ -118,25 +103,61 @@ pub(crate) async fn run(app: &App, cmd: Sandbox) -> Result<ExitCode, String> {
             slip,
             receiver_phone,
         } => {
-            let amount = Satang::parse(&amount).map_err(|r| format!("--amount {r}"))?;
-            let t = app
-                .wallet
-                .create_transfer(&gateway::NewWalletTransfer {
-                    amount,
-                    sender_name: slip.sender_name.clone(),
-                    receiver_name: slip.receiver_name.clone(),
-                    receiver_phone,
-                })
-                .await?;
-            let image = slip.write_image(&t.payload, "TRUEMONEY")?;
-            print(json!({
-                "payload": t.payload,
-                "transactionId": t.transaction_id,
-                "amount": t.amount.as_baht(),
-                "date": domain::clock::format_bangkok(t.occurred_at),
-                "image": image,
-            }));
+            let amount = Satang::parse(&amount).map_err(|r| anyhow::anyhow!("--amount {r}"))?;
+            wallet_transfer(app, amount, &slip, receiver_phone).await?;
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One bank transfer, printed pretty when it is the only one, else as one line.
+async fn transfer(
+    app: &App,
+    req: &NewSandboxTransfer,
+    slip: &SlipArgs,
+    alone: bool,
+) -> anyhow::Result<()> {
+    let t = app.sandbox.create_transfer(req).await?;
+    let image = slip.write_image(&t.payload, &t.sender.bank_code)?;
+    let v = json!({
+        "payload": t.payload,
+        "transRef": t.trans_ref,
+        "sendingBank": t.sender.bank_code,
+        "receivingBank": t.receiver.bank_code,
+        "amount": t.amount.as_baht(),
+        "date": domain::clock::format_bangkok(t.occurred_at),
+        "image": image,
+    });
+    if alone {
+        print(v);
+    } else {
+        let _ = writeln!(std::io::stdout(), "{v}");
+    }
+    Ok(())
+}
+
+async fn wallet_transfer(
+    app: &App,
+    amount: Satang,
+    slip: &SlipArgs,
+    receiver_phone: Option<String>,
+) -> anyhow::Result<()> {
+    let t = app
+        .wallet
+        .create_transfer(&gateway::NewWalletTransfer {
+            amount,
+            sender_name: slip.sender_name.clone(),
+            receiver_name: slip.receiver_name.clone(),
+            receiver_phone,
+        })
+        .await?;
+    let image = slip.write_image(&t.payload, "TRUEMONEY")?;
+    print(json!({
+        "payload": t.payload,
+        "transactionId": t.transaction_id,
+        "amount": t.amount.as_baht(),
+        "date": domain::clock::format_bangkok(t.occurred_at),
+        "image": image,
+    }));
+    Ok(())
 }

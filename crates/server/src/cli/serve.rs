@@ -26,7 +26,7 @@ pub(crate) fn override_sources(
     sources
 }
 
-pub(crate) async fn run(app: &App, cfg: &config::Config, demo: bool) -> Result<ExitCode, String> {
+pub(crate) async fn run(app: &App, cfg: &config::Config, demo: bool) -> anyhow::Result<ExitCode> {
     let listen = cfg.server.listen.clone();
     if app.services.admin_api_enabled() {
         tracing::warn!("admin API enabled at /admin");
@@ -36,8 +36,8 @@ pub(crate) async fn run(app: &App, cfg: &config::Config, demo: bool) -> Result<E
     }
     let listener = edge::listen(&listen)
         .await
-        .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
+    let addr = listener.local_addr()?;
     tracing::info!(%addr, backend = app.store_backend(), "slipverify listening");
     let metrics = match &app.metrics_listen {
         Some(a) => Some(server::metrics_listener::bind(a).await?),
@@ -56,8 +56,7 @@ pub(crate) async fn run(app: &App, cfg: &config::Config, demo: bool) -> Result<E
         std::sync::Arc::default(),
         shutdown_signal(),
     )
-    .await
-    .map_err(|e| e.to_string())?;
+    .await?;
     Ok(ExitCode::SUCCESS)
 }
 

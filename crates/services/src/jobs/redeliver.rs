@@ -80,7 +80,7 @@ impl Services {
         let data = serde_json::to_value(Redelivery {
             job_id: original.id.clone(),
         })
-        .map_err(Error::internal)?;
+        .map_err(|e| Error::internal(e))?;
         let job = Job::of_kind(
             JobId::new(uuid::Uuid::new_v4().to_string()),
             REDELIVER,

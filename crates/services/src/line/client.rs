@@ -39,21 +39,32 @@ impl LineError {
     }
 }
 
+/// Why the LINE client cannot be set up (each names its configuration key).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SetupError {
+    #[error("line.api_base: {0}")]
+    ApiBase(egress::SetupError),
+    #[error("line.data_api_base: {0}")]
+    DataApiBase(egress::SetupError),
+    #[error("{0}")]
+    Client(egress::SetupError),
+}
+
 impl LineClient {
     pub fn new(
         api_base: &str,
         data_api_base: &str,
         outbound: &egress::operator::OutboundSettings,
         timeout: Duration,
-    ) -> Result<LineClient, String> {
-        let api = egress::operator::check_operator_url(api_base)
-            .map_err(|e| format!("line.api_base: {e}"))?;
-        let data = egress::operator::check_operator_url(data_api_base)
-            .map_err(|e| format!("line.data_api_base: {e}"))?;
+    ) -> Result<LineClient, SetupError> {
+        let api = egress::operator::check_operator_url(api_base).map_err(SetupError::ApiBase)?;
+        let data =
+            egress::operator::check_operator_url(data_api_base).map_err(SetupError::DataApiBase)?;
         Ok(LineClient {
             api_base: api.as_str().trim_end_matches('/').to_string(),
             data_api_base: data.as_str().trim_end_matches('/').to_string(),
-            http: egress::operator::operator_client(outbound, timeout)?,
+            http: egress::operator::operator_client(outbound, timeout)
+                .map_err(SetupError::Client)?,
         })
     }
 

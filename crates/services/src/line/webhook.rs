@@ -68,7 +68,7 @@ impl Services {
             jobs.push(Job::of_kind(
                 event_job_id(branch_id, &event.webhook_event_id),
                 LINE,
-                serde_json::to_value(data).map_err(Error::internal)?,
+                serde_json::to_value(data).map_err(|e| Error::internal(e))?,
                 caller.service.id.clone(),
                 caller.branch.id.clone(),
                 None,

@@ -4,7 +4,6 @@
 
 use serde_json::{json, Value};
 use sim::{Fixtures, Route, Sim, SimConfig};
-use store::Store;
 use testkit::{Backend, Tenant, TestApp};
 
 const KBANK: (&str, &str, &str) = ("004", "ธนาคารกสิกรไทย", "KBANK");

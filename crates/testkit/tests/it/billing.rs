@@ -88,7 +88,6 @@ async fn ledger(t: &TestApp, ten: &Tenant) -> Vec<(String, i64, i64)> {
 }
 
 async fn renewals(t: &TestApp, ten: &Tenant) -> usize {
-    use store::Store;
     t.app
         .store
         .list_service_audit(&ten.service_id)

@@ -4,7 +4,6 @@
 
 use serde_json::{json, Value};
 use sim::{Fault, Route, Sim};
-use store::Store;
 use testkit::receiver::Receiver;
 use testkit::{both, post_concurrently, Backend, Tenant, TestApp};
 

@@ -153,7 +153,7 @@ both!(
     v1_duplicate_of_a_pre_migration_row,
     |b: Backend| async move {
         use domain::clock::Clock;
-        use store::{Store, VerificationRecord};
+        use store::VerificationRecord;
         let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let tr = t.transfer("004", "014", 15050).await;
         let verified = t.clock.now();
@@ -203,7 +203,6 @@ async fn stored(
     bank: &str,
     reference: &str,
 ) -> store::VerificationRecord {
-    use store::Store;
     let rec = t.app.store.get_verification(service, bank, reference).await;
     rec.unwrap().expect("a stored verification")
 }

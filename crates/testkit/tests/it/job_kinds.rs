@@ -10,7 +10,6 @@ use services::Services;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use store::Store;
 use testkit::receiver::Receiver;
 use testkit::{both, Backend, Tenant, TestApp};
 

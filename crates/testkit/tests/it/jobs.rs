@@ -446,7 +446,6 @@ both!(jobs_are_private_and_expire, |b: Backend| async move {
         "JOB_NOT_FOUND",
     )
     .await;
-    use store::Store;
     assert_eq!(
         t.app
             .store
@@ -482,7 +481,6 @@ both!(two_nodes_share_a_batch, |b: Backend| async move {
 both!(
     a_crashed_workers_job_is_taken_over_and_charged_once,
     |b: Backend| async move {
-        use store::Store;
         let (rx, t) = TestApp::http_only_with_receiver(b).await;
         // Quota 1: the re-run must not be refused by the quota the first run used.
         let ten = t.tenant(1).await;
@@ -577,7 +575,6 @@ both!(
         );
         // Not due for a day: no worker runs it; the test plays both runs.
         {
-            use store::Store;
             t.app.store.insert_jobs(&[job]).await.unwrap();
         }
         let req = job_request(&tr.payload, true, id);

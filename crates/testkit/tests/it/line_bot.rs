@@ -117,7 +117,6 @@ fn alt(call: &sim::line::LineCall) -> String {
 
 /// Waits until the store holds no `line` job that is not finished.
 async fn line_jobs_settled(t: &TestApp) {
-    use store::Store;
     for _ in 0..200 {
         let counts = t.app.store.job_counts().await.unwrap();
         let open = counts

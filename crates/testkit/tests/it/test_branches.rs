@@ -72,7 +72,6 @@ both!(
         assert_eq!(verify(&t, &test, &tr2.payload).await["isDuplicate"], false);
 
         // Production's record is the production branch's; the test record is kept apart.
-        use store::Store;
         let st = &t.app.store;
         let p = st
             .get_verification(&ten.service_id, "004", &tr.trans_ref)
