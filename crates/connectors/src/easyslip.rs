@@ -380,9 +380,13 @@ impl Connector for EasySlip {
         })
     }
 
-    async fn check(&self) -> Result<(), String> {
+    async fn check(&self) -> Result<(), crate::CheckFailed> {
         if let Auth::Token(src) = &self.auth {
-            return src.force().await.map(|_| ()).map_err(|u| u.to_string());
+            return src
+                .force()
+                .await
+                .map(|_| ())
+                .map_err(|u| crate::CheckFailed(u.to_string()));
         }
         let mut req = self
             .client
@@ -391,15 +395,17 @@ impl Connector for EasySlip {
         if let Auth::Key(k) = &self.auth {
             req = req.bearer_auth(k.expose());
         }
-        let ans = send(req).await.map_err(|u| u.to_string())?;
+        let ans = send(req)
+            .await
+            .map_err(|u| crate::CheckFailed(u.to_string()))?;
         match ans.status {
             200..=299 => Ok(()),
-            s => Err(format!(
+            s => Err(crate::CheckFailed(format!(
                 "status {s}{}",
                 error_code(&ans.body)
                     .map(|c| format!(" {c}"))
                     .unwrap_or_default()
-            )),
+            ))),
         }
     }
 }

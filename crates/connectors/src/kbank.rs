@@ -179,7 +179,7 @@ impl Connector for KBank {
         Outcome::unavailable(Cause::Unsupported, "kbank verifies bank slips only")
     }
 
-    async fn check(&self) -> Result<(), String> {
+    async fn check(&self) -> Result<(), crate::CheckFailed> {
         self.token.check().await
     }
 

@@ -90,6 +90,24 @@ impl WalletQuery {
     }
 }
 
+/// Why a connector could not be reached, told to the operator as it is (never a secret).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, thiserror::Error)]
+#[serde(transparent)]
+#[error("{0}")]
+pub struct CheckFailed(pub String);
+
+impl From<String> for CheckFailed {
+    fn from(s: String) -> Self {
+        CheckFailed(s)
+    }
+}
+
+impl From<&str> for CheckFailed {
+    fn from(s: &str) -> Self {
+        CheckFailed(s.to_string())
+    }
+}
+
 /// One upstream source of slip facts.
 #[async_trait]
 pub trait Connector: Send + Sync + 'static {
@@ -98,7 +116,7 @@ pub trait Connector: Send + Sync + 'static {
     async fn lookup_bank(&self, q: &SlipQuery) -> Outcome<Transfer>;
     async fn lookup_wallet(&self, q: &WalletQuery) -> Outcome<WalletTransfer>;
     /// Reach the source (a token request where there is one); verifies no slip.
-    async fn check(&self) -> Result<(), String>;
+    async fn check(&self) -> Result<(), crate::CheckFailed>;
     /// Whether calls present a client certificate (mTLS), for `connectors check`.
     fn client_certificate(&self) -> bool {
         false

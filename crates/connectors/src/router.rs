@@ -40,6 +40,11 @@ pub struct ConnectorStatus {
     pub median_latency_ms: Option<u64>,
 }
 
+/// Why the connectors and routes given cannot make a router (said to the operator as it is).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BuildError(pub String);
+
 /// One connector's `check`: reached or why not, and whether a client certificate went with it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -47,7 +52,7 @@ pub struct ConnectorCheck {
     pub name: String,
     pub kind: String,
     /// `Ok` when the source answered (a token was issued); the error never holds a secret.
-    pub result: Result<(), String>,
+    pub result: Result<(), crate::CheckFailed>,
     /// A client certificate is configured and went with the call: with a server that
     /// requires one (KBank production), a successful check proves it was accepted.
     pub client_certificate: bool,
@@ -249,7 +254,7 @@ impl RouterBuilder {
 
     /// Fails on duplicate names, unknown connectors in routes, or a sandbox spec without a
     /// sandbox.
-    pub fn build(self, routing: RoutingSpec) -> Result<Router, String> {
+    pub fn build(self, routing: RoutingSpec) -> Result<Router, BuildError> {
         let mut slots = HashMap::new();
         let mut order = Vec::new();
         let mut entries = self.entries;
@@ -274,14 +279,17 @@ impl RouterBuilder {
             let connector: Arc<dyn Connector> = match ready.or_else(built) {
                 Some(c) => c,
                 None => self.sandbox.clone().ok_or_else(|| {
-                    format!(
+                    BuildError(format!(
                         "connector {}: kind sandbox needs the built-in ledger",
                         spec.name
-                    )
+                    ))
                 })?,
             };
             if slots.contains_key(&spec.name) {
-                return Err(format!("connector {} is defined twice", spec.name));
+                return Err(BuildError(format!(
+                    "connector {} is defined twice",
+                    spec.name
+                )));
             }
             let slot = Slot {
                 name: spec.name.clone(),
@@ -309,7 +317,9 @@ impl RouterBuilder {
         }
         for name in named_in_routes {
             if !slots.contains_key(name) {
-                return Err(format!("routing names unknown connector {name}"));
+                return Err(BuildError(format!(
+                    "routing names unknown connector {name}"
+                )));
             }
         }
         Ok(Router {
@@ -421,7 +431,7 @@ impl Router {
     }
 
     /// Reach every connector (a token request where there is one); verifies no slip.
-    pub async fn check_all(&self) -> Vec<(String, Result<(), String>)> {
+    pub async fn check_all(&self) -> Vec<(String, Result<(), crate::CheckFailed>)> {
         let mut out = Vec::new();
         for name in &self.order {
             let Some(slot) = self.slots.get(name) else {

@@ -267,7 +267,7 @@ impl Connector for Scb {
         Outcome::unavailable(Cause::Unsupported, "SCB verifies bank slips only")
     }
 
-    async fn check(&self) -> Result<(), String> {
+    async fn check(&self) -> Result<(), crate::CheckFailed> {
         self.tokens.check().await
     }
 }

@@ -161,8 +161,11 @@ impl TokenSource {
     }
 
     /// A connector's health check: a fresh token ([`Self::force`]), or why there is none.
-    pub async fn check(&self) -> Result<(), String> {
-        self.force().await.map(|_| ()).map_err(|u| u.to_string())
+    pub async fn check(&self) -> Result<(), crate::CheckFailed> {
+        self.force()
+            .await
+            .map(|_| ())
+            .map_err(|u| crate::CheckFailed(u.to_string()))
     }
 
     /// A token request now, whatever is cached (the operator's `check`).

@@ -43,7 +43,7 @@ impl Connector for Ledger {
     }
 
     /// The ledger is this node's own database: nothing to reach.
-    async fn check(&self) -> Result<(), String> {
+    async fn check(&self) -> Result<(), connectors::CheckFailed> {
         Ok(())
     }
 }

@@ -15,8 +15,16 @@ use tokio::sync::{mpsc, oneshot};
 
 /// Most rows written in one transaction.
 const MAX_BATCH: usize = 256;
-/// Rows in one INSERT statement (17 parameters each: within SQLite's and PostgreSQL's limits).
-pub(crate) const ROWS_PER_STATEMENT: usize = 64;
+/// Rows in one INSERT statement (16 parameters each: within SQLite's and PostgreSQL's
+/// limits). SQLite binds by looking each `$n` up in a list (`sqlite3_bind_parameter_name`), a
+/// cost that grows with the square of a statement's parameters: there, fewer rows a statement
+/// (the profile under `scripts/bench-http` showed it at 2.5 % with 64).
+pub(crate) fn rows_per_statement(pool: &Pool) -> usize {
+    match pool {
+        Pool::Sqlite(_) => 16,
+        Pool::Pg(_) => 64,
+    }
+}
 /// Queued rows beyond this make callers wait (back-pressure instead of unbounded memory).
 const QUEUE: usize = 4096;
 /// Rows deleted or blanked per statement: a purge never holds a long transaction.
@@ -147,9 +155,9 @@ const PER_ROW: usize = 16;
 /// Inserts `rows` (`&[&Attempt]`) on `tx`, a transaction of either driver (inside `on_pool!`):
 /// the log's own writer and the charge writer, which commits a charge's record with it.
 macro_rules! insert_rows {
-    ($tx:ident, $rows:expr) => {{
+    ($pool:expr, $tx:ident, $rows:expr) => {{
         let rows: &[&domain::attempt::Attempt] = $rows;
-        for chunk in rows.chunks($crate::attempts::ROWS_PER_STATEMENT) {
+        for chunk in rows.chunks($crate::attempts::rows_per_statement($pool)) {
             let sql = $crate::attempts::insert_sql(chunk.len());
             let mut q = sqlx::query(&sql);
             for a in chunk {
@@ -207,7 +215,7 @@ pub(crate) async fn insert(pool: &Pool, rows: &[&Attempt]) -> Result<()> {
                 .execute(&mut *tx)
                 .await?;
         }
-        insert_rows!(tx, rows);
+        insert_rows!(pool, tx, rows);
         tx.commit().await?;
         Ok(())
     })

@@ -239,7 +239,7 @@ async fn apply(
             }
         }
         let logged: Vec<&Attempt> = logged.iter().collect();
-        crate::attempts::insert_rows!(tx, &logged);
+        crate::attempts::insert_rows!(pool, tx, &logged);
         for (branch, key, first) in &settled.keys {
             sqlx::query(UPDATE_KEY)
                 .bind(*branch)

@@ -309,7 +309,7 @@ async fn check_requests_a_token_and_wrong_credentials_are_refused() {
     let r = router(vec![scb("a", &s), wrong], &["a"], clock());
     let res = r.check_all().await;
     assert!(res[0].1.is_ok(), "{res:?}");
-    assert!(res[1].1.as_ref().unwrap_err().contains("401"), "{res:?}");
+    assert!(res[1].1.as_ref().unwrap_err().0.contains("401"), "{res:?}");
     assert_eq!(s.calls(Route::ScbVerify), 0);
 }
 

@@ -553,7 +553,7 @@ impl connectors::Connector for DownBank {
         connectors::Outcome::unavailable(connectors::Cause::Connect, "down")
     }
 
-    async fn check(&self) -> Result<(), String> {
+    async fn check(&self) -> Result<(), connectors::CheckFailed> {
         Err("down".into())
     }
 }
