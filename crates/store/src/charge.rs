@@ -161,6 +161,7 @@ async fn apply(
             .collect::<Vec<_>>()
             .join(" OR ")
     );
+    let one_query = matches!(pool, Pool::Sqlite(_));
     // Only the statements run on a driver's own connection type are inside `on_pool!`.
     on_pool!(pool: pool, p => {
         let mut tx = p.begin_with(begin).await?;
@@ -208,9 +209,28 @@ async fn apply(
 
         // Write. The rows are locked: writing the new absolute `used` (and the cycle it
         // counts) is safe.
-        for (sql, updates) in [(UPDATE_SERVICE, &plan.service_updates), (UPDATE_BRANCH, &plan.branch_updates)] {
-            for u in updates {
-                sqlx::query(sql)
+        let updates: Vec<_> = plan.service_updates.iter().map(|u| ("services", u))
+            .chain(plan.branch_updates.iter().map(|u| ("branches", u)))
+            .collect();
+        if one_query {
+            // SQLite: every counter in one multi-statement query, one round trip to the
+            // driver's thread (each statement would be one, inside the writer's turn).
+            if !updates.is_empty() {
+                let sql = updates
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (table, _))| update_sql(table, 4 * i))
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                let mut q = sqlx::query(&sql);
+                for (_, u) in &updates {
+                    q = q.bind(&u.id).bind(u.used).bind(u.added).bind(u.cycle);
+                }
+                q.execute(&mut *tx).await?;
+            }
+        } else {
+            for (table, u) in &updates {
+                sqlx::query(&update_sql(table, 0))
                     .bind(&u.id)
                     .bind(u.used)
                     .bind(u.added)
@@ -263,10 +283,18 @@ async fn apply(
     })
 }
 
-const UPDATE_SERVICE: &str = "UPDATE services SET used_quota = $2, \
-     total_used_quota = total_used_quota + $3, cycle_start = $4 WHERE id = $1";
-const UPDATE_BRANCH: &str = "UPDATE branches SET used_quota = $2, \
-     total_used_quota = total_used_quota + $3, cycle_start = $4 WHERE id = $1";
+/// A counter row's new `used`, the units added to its total and the cycle it counts, in
+/// `services` or `branches`; its parameters numbered from `off + 1` (id, used, added, cycle).
+fn update_sql(table: &str, off: usize) -> String {
+    format!(
+        "UPDATE {table} SET used_quota = ${}, total_used_quota = total_used_quota + ${}, \
+         cycle_start = ${} WHERE id = ${}",
+        off + 2,
+        off + 3,
+        off + 4,
+        off + 1
+    )
+}
 const UPDATE_KEY: &str =
     "UPDATE idempotency_keys SET charged_first = $3 WHERE branch_id = $1 AND idem_key = $2";
 
