@@ -1,5 +1,8 @@
-//! The LINE slip bot's rows (migration 0016): a branch's channel settings, the webhook events
-//! already taken (each `webhookEventId` once per 24 h), and the pushes counted per Thai day.
+//! The LINE slip bot's rows (migration 0016): a branch's channel settings, the reply marks in
+//! `line_events` (a job marks its reply before it spends the reply token, so a run after a crash
+//! knows the token may be spent; kept 24 h, swept by the periodic job `line-replies`; events
+//! themselves are de-duplicated by their job row, keyed by `webhookEventId`), and the pushes
+//! counted per Thai day.
 
 use crate::sql::on_pool;
 use crate::SqlStore;
@@ -75,8 +78,9 @@ impl SqlStore {
         Ok(s)
     }
 
-    /// Takes a webhook event for processing: true the first time within 24 h (`forget_before`:
-    /// an older record no longer counts); the database decides between nodes.
+    /// Sets a mark (`line_events`; today the reply mark `reply {job id}`): true the first time
+    /// within the window (`forget_before`: an older mark no longer counts); the database
+    /// decides between nodes.
     pub async fn claim_line_event(
         &self,
         branch: &BranchId,
