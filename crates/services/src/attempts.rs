@@ -43,6 +43,38 @@ struct Notes {
     started: Instant,
 }
 
+impl Notes {
+    /// The record as noted so far, ended as verified (`None` before authentication): the one
+    /// place that turns notes into a record, for `Trace::draft` and `Trace::record`.
+    fn attempt(
+        &self,
+        at: OffsetDateTime,
+        latency_ms: u32,
+        request_id: Option<String>,
+        job_id: Option<JobId>,
+    ) -> Option<Attempt> {
+        let (service_id, branch_id) = self.caller.clone()?;
+        Some(Attempt {
+            at,
+            service_id,
+            branch_id,
+            channel: self.channel,
+            kind: self.kind,
+            input: self.input,
+            sending_bank: self.sending_bank.clone(),
+            trans_ref: self.trans_ref.clone(),
+            amount: self.amount.or(self.asked_amount),
+            outcome: Outcome::Verified,
+            error_code: None,
+            mismatches: self.mismatches.clone(),
+            source: self.source.clone(),
+            latency_ms,
+            request_id,
+            job_id,
+        })
+    }
+}
+
 impl Trace {
     /// A trace that will be recorded.
     pub fn new(channel: Channel, kind: SlipKind) -> Trace {
@@ -139,26 +171,11 @@ impl Trace {
         if n.replayed || !matches!(n.channel, Channel::V1 | Channel::V2) {
             return None;
         }
-        let (service_id, branch_id) = n.caller.clone()?;
         let latency_ms = u32::try_from(n.started.elapsed().as_millis()).unwrap_or(u32::MAX);
-        let attempt = Attempt {
-            at,
-            service_id,
-            branch_id,
-            channel: n.channel,
-            kind: n.kind,
-            input: n.input,
-            sending_bank: n.sending_bank.clone(),
-            trans_ref: n.trans_ref.clone(),
-            amount: Some(amount),
-            outcome: Outcome::Verified,
-            error_code: None,
-            mismatches: mismatches.iter().map(|m| m.to_string()).collect(),
-            source: n.source.clone(),
-            latency_ms,
-            request_id: n.request_id.clone(),
-            job_id: None,
-        };
+        let mut attempt = n.attempt(at, latency_ms, n.request_id.clone(), None)?;
+        // Noted by `answered` only after the charge: known already, given here.
+        attempt.amount = Some(amount);
+        attempt.mismatches = mismatches.iter().map(|m| m.to_string()).collect();
         Some(AttemptDraft {
             attempt,
             duplicate_when_repeat: check_duplicate,
@@ -194,40 +211,24 @@ impl Trace {
         if n.replayed {
             return None;
         }
-        let (service_id, branch_id) = n.caller.clone()?;
         let (outcome, error_code) = match ended {
             Some((Outcome::Verified, code)) => (dup_or_verified(n.duplicate), code),
             Some(e) => e,
             None => (dup_or_verified(n.duplicate), None),
         };
-        let source = n.source.clone();
+        let source = n.source.as_deref();
         // Answered without asking a bank: what the metrics call a local decision.
         let local = match outcome {
-            Outcome::Verified | Outcome::Duplicate if source.as_deref() == Some("local") => {
+            Outcome::Verified | Outcome::Duplicate if source == Some("local") => {
                 Some("known_duplicate")
             }
             Outcome::InvalidQr if n.bad_crc => Some("bad_crc"),
             Outcome::InvalidQr => Some("not_a_slip"),
             _ => None,
         };
-        let attempt = Attempt {
-            at,
-            service_id,
-            branch_id,
-            channel: n.channel,
-            kind: n.kind,
-            input: n.input,
-            sending_bank: n.sending_bank.clone(),
-            trans_ref: n.trans_ref.clone(),
-            amount: n.amount.or(n.asked_amount),
-            outcome,
-            error_code,
-            mismatches: n.mismatches.clone(),
-            source,
-            latency_ms,
-            request_id,
-            job_id,
-        };
+        let mut attempt = n.attempt(at, latency_ms, request_id, job_id)?;
+        attempt.outcome = outcome;
+        attempt.error_code = error_code;
         Some(Record {
             attempt,
             local,
