@@ -31,6 +31,7 @@ STATE_ANSWERS = [
         ),
     ),
     (re.compile(r"^/admin/services/[^/]+/credit$"), re.compile(r"^amount: the balance would go below zero")),
+    (re.compile(r"^/admin/branches$"), re.compile(r"^main: the service already has a main branch$")),
 ]
 
 

@@ -77,6 +77,7 @@ async fn update_service(
 
 #[utoipa::path(post, path = "/branches", tag = "admin",
     summary = "Create a branch; its API key is shown once",
+    description = "A service has at most one main branch: a second `main: true` is refused with `VALIDATION_ERROR` on `main`, whatever the request's shape.",
     request_body(content((w::NewBranch = "application/json"))),
     responses((status = 200, description = "Done", body = Plain<w::BranchView>), AdminErrors))]
 async fn create_branch(
