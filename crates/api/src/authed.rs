@@ -4,7 +4,7 @@
 //! extractor: a bad path id is refused before the key is looked at, as it always was.
 
 use crate::error::ApiError;
-use crate::v1::V1Error;
+use crate::v1::error::V1Error;
 use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::request::Parts;
 use axum::http::HeaderMap;

@@ -25,6 +25,7 @@ mod request;
 mod responses;
 mod routing;
 mod slow;
+mod submitted;
 mod v1;
 mod v2;
 mod verifications;

@@ -7,6 +7,7 @@ use crate::idempotency::Fingerprint;
 use crate::request::MAX_BASE64_CHARS;
 use crate::responses::VerifyBankErrors;
 use crate::routing::Routes;
+use crate::submitted::Submitted;
 use crate::wire::v2::AsyncRequest;
 use crate::wire::v2::{
     Bank, Info, InfoAccount, InfoApplication, InfoAutoRenew, InfoBranch, InfoPackage, InfoProduct,
@@ -15,13 +16,11 @@ use crate::wire::v2::{
 use crate::wire::V2Ok;
 use axum::extract::State;
 use axum::Json;
-use domain::Satang;
 use serde_json::{Map, Value};
 use services::auth::Caller;
 use services::budget::UploadSlot;
 use services::idempotency::IdemClaim;
 use services::input::SlipInput;
-use services::verify::VerifyRequest;
 use services::Services;
 use std::future::Future;
 use utoipa_axum::router::UtoipaMethodRouterExt;
@@ -120,52 +119,6 @@ async fn info(
             },
         },
     ))
-}
-
-/// A verification request before the slip's payload is known.
-pub(crate) struct Submitted {
-    pub input: SlipInput,
-    pub options: SlipOptions,
-    /// The image came as Base64 text (the attempts log tells it from an upload).
-    pub base64: bool,
-}
-
-/// What a slip request asks besides the slip.
-#[derive(Default)]
-pub(crate) struct SlipOptions {
-    pub check_duplicate: bool,
-    pub match_account: bool,
-    pub match_amount: Option<Satang>,
-    pub remark: Option<String>,
-    /// Async submissions only (ignored by the synchronous endpoint).
-    pub callback_url: Option<String>,
-}
-
-impl SlipOptions {
-    /// The synchronous verification of `slip` with these options.
-    pub(crate) fn verify<S>(self, slip: S) -> VerifyRequest<S> {
-        VerifyRequest {
-            slip,
-            check_duplicate: self.check_duplicate,
-            match_amount: self.match_amount,
-            remark: self.remark,
-            match_account: self.match_account,
-            job_id: None,
-            idempotency: None,
-        }
-    }
-}
-
-impl Submitted {
-    /// The slip and its options, but the callback, as the idempotency key compares them.
-    pub(crate) fn add_to(&self, f: &mut Fingerprint) {
-        let o = &self.options;
-        f.input(&self.input)
-            .flag("checkDuplicate", o.check_duplicate)
-            .flag("matchAccount", o.match_account)
-            .amount("matchAmount", o.match_amount)
-            .opt("remark", o.remark.as_deref());
-    }
 }
 
 /// The inputs of a verification from a JSON body (`AsyncRequest`: the slip fields of

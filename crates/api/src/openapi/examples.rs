@@ -126,7 +126,7 @@ fn v1_example(code: &str, status: u16) -> Value {
             // Several domain errors share a v1 code (api_server_error is 500 or 503): the
             // one documented under this status.
             samples().iter().find_map(|e| {
-                let (st, c, data) = crate::v1::v1_error(e);
+                let (st, c, data) = crate::v1::error::v1_error(e);
                 (c == code && st == status).then_some((st, data))
             })
         })

@@ -8,12 +8,10 @@ pub(crate) mod error;
 mod qr;
 mod wallet;
 
-pub(crate) use error::v1_error;
-
 use crate::authed::AuthedV1;
 use crate::responses::{V1UploadErrors, V1VerifyErrors};
 use crate::routing::Routes;
-use crate::v2::Submitted;
+use crate::submitted::Submitted;
 use crate::wire::v1::{V1Me, V1VerifyForm, V1VerifyRequest, EXACTLY_ONE};
 use crate::wire::V1Ok;
 use axum::extract::{Query, State};
@@ -22,7 +20,7 @@ use domain::attempt::Outcome;
 use domain::clock::format_bangkok;
 use domain::model::{RawSlip, RawWalletSlip, VerifiedTransfer};
 use domain::Error;
-pub(crate) use error::V1Error;
+use error::V1Error;
 use serde_json::{json, Value};
 use services::auth::Caller;
 use services::idempotency::IdemClaim;

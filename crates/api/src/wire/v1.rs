@@ -7,8 +7,8 @@ use utoipa::ToSchema;
 use super::v2::{SlipRequest, SlipText};
 use crate::form::Form;
 use crate::request::{Fields, Request};
-use crate::v1::V1Error;
-use crate::v2::SlipOptions;
+use crate::submitted::SlipOptions;
+use crate::v1::error::V1Error;
 
 /// Exactly one of `payload`, `url`, `data` (Base64) or `image` (Base64, older clients).
 #[derive(Debug, Deserialize, ToSchema)]

@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 
 use crate::form::Form;
 use crate::request::{decode_base64, Fields, Request};
-use crate::v2::{SlipOptions, Submitted};
+use crate::submitted::{SlipOptions, Submitted};
 use domain::Error;
 use services::input::SlipInput;
 
