@@ -126,15 +126,84 @@ fn flat_branch(svc: &Services, s: &Service, b: &Branch) -> PartnerBranch {
     }
 }
 
-#[utoipa::path(get, path = "/b2b/branch/quota", tag = "partner",
-    summary = "The branch's and its service's quota (permission quota:read)",
-    responses((status = 200, description = "Counters of the current cycle", body = Plain<PartnerQuota>)))]
-async fn read_quota(State(svc): State<Services>, req: Request) -> Reply<PartnerQuota> {
-    let (c, _) = partner(&svc, req, Permission::QuotaRead).await?;
-    quota(&svc, &c)
+/// One quota operation in both forms (compat.md), documented alike: `$header_form` at
+/// `/b2b/branch/quota…` (the branch from `X-Branch-Key`) and `$path_form` at
+/// `/b2b/branches/{branchId}/quota…`, whose summary says so. `$run` does the work on the
+/// caller's branch, with the signed body.
+macro_rules! quota_operation {
+    (
+        $method:ident $tail:literal => $header_form:ident, $path_form:ident, $needs:ident,
+        summary = $what:literal $permission:literal,
+        $(description = $description:literal,)?
+        $(request_body = $body:ident,)?
+        responses($($responses:tt)*),
+        $run:ident -> $answer:ident
+    ) => {
+        #[utoipa::path($method, path = concat!("/b2b/branch/quota", $tail), tag = "partner",
+            summary = concat!($what, " ", $permission),
+            $(description = $description,)?
+            $(request_body(content(($body = "application/json"))),)?
+            responses($($responses)*))]
+        async fn $header_form(State(svc): State<Services>, req: Request) -> Reply<$answer> {
+            let (c, bytes) = partner(&svc, req, Permission::$needs).await?;
+            $run(&svc, &c, &bytes).await
+        }
+
+        #[utoipa::path($method, path = concat!("/b2b/branches/{branchId}/quota", $tail),
+            tag = "partner",
+            summary = concat!($what, ", branch in the path ", $permission),
+            $(description = $description,)?
+            params(("branchId" = String, Path, description = "Branch id (UUID)")),
+            $(request_body(content(($body = "application/json"))),)?
+            responses($($responses)*))]
+        async fn $path_form(
+            State(svc): State<Services>,
+            PathIds(ids): PathIds,
+            req: Request,
+        ) -> Reply<$answer> {
+            let (c, bytes) = partner_at(&svc, &ids, req, Permission::$needs).await?;
+            $run(&svc, &c, &bytes).await
+        }
+    };
 }
 
-fn quota(svc: &Services, c: &PartnerCaller) -> Reply<PartnerQuota> {
+quota_operation! {
+    get "" => read_quota, read_quota_at, QuotaRead,
+    summary = "The branch's and its service's quota" "(permission quota:read)",
+    responses((status = 200, description = "Counters of the current cycle", body = Plain<PartnerQuota>)),
+    quota -> PartnerQuota
+}
+
+quota_operation! {
+    put "" => set_quota, set_quota_at, QuotaWrite,
+    summary = "Set the branch limit" "(permission quota:write; audited)",
+    description = "A limit below the branch's used quota of this cycle is refused with `VALIDATION_ERROR` (spec 4.2), as is any request that is not of the documented shape.",
+    request_body = SetQuota,
+    responses(
+        (status = 200, description = "The branch's counters", body = Plain<PartnerBranch>),
+        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)),
+    set -> PartnerBranch
+}
+
+quota_operation! {
+    post "/adjust" => adjust_quota, adjust_quota_at, QuotaWrite,
+    summary = "Add to (or take from) the branch limit" "(permission quota:write; audited)",
+    description = "What the branch's state does not allow is refused with `VALIDATION_ERROR` on `amount` too: a branch with no limit of its own (set one with PUT first), or a new limit out of range; a new limit below the used quota is `QUOTA_BELOW_USAGE`.",
+    request_body = AdjustQuota,
+    responses(
+        (status = 200, description = "The branch's counters", body = Plain<PartnerBranch>),
+        (status = 400, description = "VALIDATION_ERROR, QUOTA_BELOW_USAGE", body = ErrorBody)),
+    adjust -> PartnerBranch
+}
+
+quota_operation! {
+    post "/reset" => reset_quota, reset_quota_at, QuotaWrite,
+    summary = "Reset the branch's used quota of this cycle" "(permission quota:write; audited); no body",
+    responses((status = 200, description = "The branch's counters", body = Plain<PartnerBranch>)),
+    reset -> PartnerBranch
+}
+
+async fn quota(svc: &Services, c: &PartnerCaller, _body: &[u8]) -> Reply<PartnerQuota> {
     let sq = c.service.quota_at(svc.now());
     Ok(Plain::json(PartnerQuota {
         branch: flat_branch(svc, &c.service, &c.branch),
@@ -146,113 +215,23 @@ fn quota(svc: &Services, c: &PartnerCaller) -> Reply<PartnerQuota> {
     }))
 }
 
-async fn apply(svc: &Services, c: &PartnerCaller, op: QuotaOp) -> Reply<PartnerBranch> {
-    let (s, b) = svc.partner_quota_op(c, op).await?;
-    Ok(Plain::json(flat_branch(svc, &s, &b)))
-}
-
-#[utoipa::path(put, path = "/b2b/branch/quota", tag = "partner",
-    summary = "Set the branch limit (permission quota:write; audited)",
-    description = "A limit below the branch's used quota of this cycle is refused with `VALIDATION_ERROR` (spec 4.2), as is any request that is not of the documented shape.",
-    request_body(content((SetQuota = "application/json"))),
-    responses(
-        (status = 200, description = "The branch's counters", body = Plain<PartnerBranch>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
-async fn set_quota(State(svc): State<Services>, req: Request) -> Reply<PartnerBranch> {
-    let (c, bytes) = partner(&svc, req, Permission::QuotaWrite).await?;
-    set(&svc, &c, &bytes).await
-}
-
-async fn set(svc: &Services, c: &PartnerCaller, bytes: &[u8]) -> Reply<PartnerBranch> {
-    let limit = parse::<SetQuota>(&parse_object(bytes)?)?;
+async fn set(svc: &Services, c: &PartnerCaller, body: &[u8]) -> Reply<PartnerBranch> {
+    let limit = parse::<SetQuota>(&parse_object(body)?)?;
     apply(svc, c, QuotaOp::Set(limit)).await
 }
 
-#[utoipa::path(post, path = "/b2b/branch/quota/adjust", tag = "partner",
-    summary = "Add to (or take from) the branch limit (permission quota:write; audited)",
-    description = "What the branch's state does not allow is refused with `VALIDATION_ERROR` on `amount` too: a branch with no limit of its own (set one with PUT first), or a new limit out of range; a new limit below the used quota is `QUOTA_BELOW_USAGE`.",
-    request_body(content((AdjustQuota = "application/json"))),
-    responses(
-        (status = 200, description = "The branch's counters", body = Plain<PartnerBranch>),
-        (status = 400, description = "VALIDATION_ERROR, QUOTA_BELOW_USAGE", body = ErrorBody)))]
-async fn adjust_quota(State(svc): State<Services>, req: Request) -> Reply<PartnerBranch> {
-    let (c, bytes) = partner(&svc, req, Permission::QuotaWrite).await?;
-    adjust(&svc, &c, &bytes).await
-}
-
-async fn adjust(svc: &Services, c: &PartnerCaller, bytes: &[u8]) -> Reply<PartnerBranch> {
-    let amount = parse::<AdjustQuota>(&parse_object(bytes)?)?;
+async fn adjust(svc: &Services, c: &PartnerCaller, body: &[u8]) -> Reply<PartnerBranch> {
+    let amount = parse::<AdjustQuota>(&parse_object(body)?)?;
     apply(svc, c, QuotaOp::Adjust(amount)).await
 }
 
-#[utoipa::path(post, path = "/b2b/branch/quota/reset", tag = "partner",
-    summary = "Reset the branch's used quota of this cycle (permission quota:write; audited); no body",
-    responses((status = 200, description = "The branch's counters", body = Plain<PartnerBranch>)))]
-async fn reset_quota(State(svc): State<Services>, req: Request) -> Reply<PartnerBranch> {
-    let (c, _) = partner(&svc, req, Permission::QuotaWrite).await?;
-    apply(&svc, &c, QuotaOp::Reset).await
+async fn reset(svc: &Services, c: &PartnerCaller, _body: &[u8]) -> Reply<PartnerBranch> {
+    apply(svc, c, QuotaOp::Reset).await
 }
 
-// ---- the branch-in-path form (compat.md) ----------------------------------------------------
-
-#[utoipa::path(get, path = "/b2b/branches/{branchId}/quota", tag = "partner",
-    summary = "The branch's and its service's quota, branch in the path (permission quota:read)",
-    params(("branchId" = String, Path, description = "Branch id (UUID)")),
-    responses((status = 200, description = "Counters of the current cycle", body = Plain<PartnerQuota>)))]
-async fn read_quota_at(
-    State(svc): State<Services>,
-    PathIds(ids): PathIds,
-    req: Request,
-) -> Reply<PartnerQuota> {
-    let (c, _) = partner_at(&svc, &ids, req, Permission::QuotaRead).await?;
-    quota(&svc, &c)
-}
-
-#[utoipa::path(put, path = "/b2b/branches/{branchId}/quota", tag = "partner",
-    summary = "Set the branch limit, branch in the path (permission quota:write; audited)",
-    description = "A limit below the branch's used quota of this cycle is refused with `VALIDATION_ERROR` (spec 4.2), as is any request that is not of the documented shape.",
-    params(("branchId" = String, Path, description = "Branch id (UUID)")),
-    request_body(content((SetQuota = "application/json"))),
-    responses(
-        (status = 200, description = "The branch's counters", body = Plain<PartnerBranch>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
-async fn set_quota_at(
-    State(svc): State<Services>,
-    PathIds(ids): PathIds,
-    req: Request,
-) -> Reply<PartnerBranch> {
-    let (c, bytes) = partner_at(&svc, &ids, req, Permission::QuotaWrite).await?;
-    set(&svc, &c, &bytes).await
-}
-
-#[utoipa::path(post, path = "/b2b/branches/{branchId}/quota/adjust", tag = "partner",
-    summary = "Add to (or take from) the branch limit, branch in the path (permission quota:write; audited)",
-    description = "What the branch's state does not allow is refused with `VALIDATION_ERROR` on `amount` too: a branch with no limit of its own (set one with PUT first), or a new limit out of range; a new limit below the used quota is `QUOTA_BELOW_USAGE`.",
-    params(("branchId" = String, Path, description = "Branch id (UUID)")),
-    request_body(content((AdjustQuota = "application/json"))),
-    responses(
-        (status = 200, description = "The branch's counters", body = Plain<PartnerBranch>),
-        (status = 400, description = "VALIDATION_ERROR, QUOTA_BELOW_USAGE", body = ErrorBody)))]
-async fn adjust_quota_at(
-    State(svc): State<Services>,
-    PathIds(ids): PathIds,
-    req: Request,
-) -> Reply<PartnerBranch> {
-    let (c, bytes) = partner_at(&svc, &ids, req, Permission::QuotaWrite).await?;
-    adjust(&svc, &c, &bytes).await
-}
-
-#[utoipa::path(post, path = "/b2b/branches/{branchId}/quota/reset", tag = "partner",
-    summary = "Reset the branch's used quota of this cycle, branch in the path (permission quota:write; audited); no body",
-    params(("branchId" = String, Path, description = "Branch id (UUID)")),
-    responses((status = 200, description = "The branch's counters", body = Plain<PartnerBranch>)))]
-async fn reset_quota_at(
-    State(svc): State<Services>,
-    PathIds(ids): PathIds,
-    req: Request,
-) -> Reply<PartnerBranch> {
-    let (c, _) = partner_at(&svc, &ids, req, Permission::QuotaWrite).await?;
-    apply(&svc, &c, QuotaOp::Reset).await
+async fn apply(svc: &Services, c: &PartnerCaller, op: QuotaOp) -> Reply<PartnerBranch> {
+    let (s, b) = svc.partner_quota_op(c, op).await?;
+    Ok(Plain::json(flat_branch(svc, &s, &b)))
 }
 
 /// A branch record for the answer.
