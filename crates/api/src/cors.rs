@@ -85,12 +85,16 @@ mod tests {
 
     #[test]
     fn never_admin_nor_partner() {
-        assert!(browser_path("/v2/verify/bank"));
-        assert!(browser_path("/api/v1/verify"));
-        assert!(!browser_path("/v2/b2b/branch/quota"));
-        assert!(!browser_path("/v2/b2b/branches"));
-        assert!(!browser_path("/admin/services"));
-        assert!(!browser_path("/health"));
-        assert!(!browser_path("/openapi.json"));
+        for (path, open_to_browsers) in [
+            ("/v2/verify/bank", true),
+            ("/api/v1/verify", true),
+            ("/v2/b2b/branch/quota", false),
+            ("/v2/b2b/branches", false),
+            ("/admin/services", false),
+            ("/health", false),
+            ("/openapi.json", false),
+        ] {
+            assert_eq!(browser_path(path), open_to_browsers, "{path}");
+        }
     }
 }

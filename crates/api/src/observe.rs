@@ -48,11 +48,15 @@ mod tests {
 
     #[test]
     fn families_by_prefix() {
-        assert_eq!(api_of("/v2/verify/bank"), "v2");
-        assert_eq!(api_of("/v2/b2b/branch/quota"), "partner");
-        assert_eq!(api_of("/api/v1/verify"), "v1");
-        assert_eq!(api_of("/admin/services/{id}"), "admin");
-        assert_eq!(api_of("/health"), "other");
-        assert_eq!(api_of("/v2x"), "other");
+        for (route, family) in [
+            ("/v2/verify/bank", "v2"),
+            ("/v2/b2b/branch/quota", "partner"),
+            ("/api/v1/verify", "v1"),
+            ("/admin/services/{id}", "admin"),
+            ("/health", "other"),
+            ("/v2x", "other"),
+        ] {
+            assert_eq!(api_of(route), family, "{route}");
+        }
     }
 }
