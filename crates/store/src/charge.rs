@@ -9,7 +9,7 @@
 
 mod plan;
 
-use crate::sql::{on_pool, placeholders, Pool};
+use crate::sql::{on_pool, placeholders, Held, Pool};
 use crate::{ChargeOutcome, Result, StoreError, VerificationRecord};
 use domain::attempt::{Attempt, AttemptDraft};
 use domain::quota::Quota;
@@ -58,6 +58,7 @@ impl ChargeWriter {
 
 async fn run(pool: Pool, gate: crate::sql::WriteGate, mut rx: mpsc::Receiver<Queued>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
+    let mut held = Held::default();
     let mut index = crate::attempts::RefIndex::default();
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         // One lock order for every transaction of every node: by service, then branch (a
@@ -74,7 +75,10 @@ async fn run(pool: Pool, gate: crate::sql::WriteGate, mut rx: mpsc::Receiver<Que
         let drafts: Vec<Option<&AttemptDraft>> = batch.iter().map(|(_, d, _)| d.as_ref()).collect();
         let logs = drafts.iter().any(Option::is_some);
         let turn = gate.turn(&pool).await;
-        let applied = apply(&pool, &recs, &drafts).await;
+        let applied = apply(&pool, &mut held, &recs, &drafts).await;
+        if applied.is_err() {
+            held.release();
+        }
         drop(turn);
         match applied {
             Ok(outcomes) => {
@@ -91,7 +95,11 @@ async fn run(pool: Pool, gate: crate::sql::WriteGate, mut rx: mpsc::Receiver<Que
                 // One bad charge must not fail its neighbours: retry each on its own.
                 tracing::warn!(error = %e, size = batch.len(), "charge batch failed; retrying singly");
                 for (rec, draft, reply) in batch.drain(..) {
-                    let outcome = match apply(&pool, &[&rec], &[draft.as_ref()]).await {
+                    let single = apply(&pool, &mut held, &[&rec], &[draft.as_ref()]).await;
+                    if single.is_err() {
+                        held.release();
+                    }
+                    let outcome = match single {
                         Ok(mut v) => v.pop().unwrap_or_else(|| {
                             Err(StoreError::WriteFailed("empty outcome".into()))
                         }),
@@ -114,6 +122,7 @@ async fn run(pool: Pool, gate: crate::sql::WriteGate, mut rx: mpsc::Receiver<Que
 /// records (`drafts`, one per charge). The outer error means nothing was committed.
 async fn apply(
     pool: &Pool,
+    held: &mut Held,
     recs: &[&VerificationRecord],
     drafts: &[Option<&AttemptDraft>],
 ) -> Result<Vec<Result<ChargeOutcome>>> {
@@ -164,7 +173,7 @@ async fn apply(
     let one_query = matches!(pool, Pool::Sqlite(_));
     // Only the statements run on a driver's own connection type are inside `on_pool!`.
     on_pool!(pool: pool, p => {
-        let mut tx = p.begin_with(begin).await?;
+        let mut tx = sqlx::Connection::begin_with(held.conn(p).await?, begin).await?;
 
         // Read.
         let mut snap = Snapshot::default();

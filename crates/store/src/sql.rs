@@ -45,6 +45,56 @@ macro_rules! on_pool {
 }
 pub(crate) use on_pool;
 
+/// A connection a writer task keeps between its cycles. Every connection handed back to a sqlx
+/// pool is pinged by a spawned task before it can be taken again (sqlx-core 0.8,
+/// `PoolConnection::return_to_pool`): a writer taking one per cycle waited for that ping, and
+/// for the task to be scheduled, at the start of every cycle — about a third of the cycle under
+/// load. Detached from the pool, so closing the pool does not wait for it; dropped (closed)
+/// after a failed cycle, so the next one starts on a fresh connection.
+#[derive(Default)]
+pub(crate) struct Held {
+    sqlite: Option<sqlx::SqliteConnection>,
+    pg: Option<sqlx::PgConnection>,
+}
+
+/// The slot of `Held` for one driver (so `on_pool!` bodies can call `held.conn(p)`).
+pub(crate) trait HeldSlot<DB: sqlx::Database> {
+    fn slot(&mut self) -> &mut Option<DB::Connection>;
+}
+impl HeldSlot<sqlx::Sqlite> for Held {
+    fn slot(&mut self) -> &mut Option<sqlx::SqliteConnection> {
+        &mut self.sqlite
+    }
+}
+impl HeldSlot<sqlx::Postgres> for Held {
+    fn slot(&mut self) -> &mut Option<sqlx::PgConnection> {
+        &mut self.pg
+    }
+}
+
+impl Held {
+    /// The kept connection, taken from `pool` when there is none.
+    pub(crate) async fn conn<DB: sqlx::Database>(
+        &mut self,
+        pool: &sqlx::Pool<DB>,
+    ) -> Result<&mut DB::Connection, sqlx::Error>
+    where
+        Self: HeldSlot<DB>,
+    {
+        let slot = self.slot();
+        if slot.is_none() {
+            *slot = Some(pool.acquire().await?.detach());
+        }
+        Ok(slot.as_mut().expect("just filled"))
+    }
+
+    /// Gives the connection back (after a failed cycle).
+    pub(crate) fn release(&mut self) {
+        self.sqlite = None;
+        self.pg = None;
+    }
+}
+
 /// `$from, $from+1, …` for `n` parameters of a statement built for a batch.
 pub(crate) fn placeholders(from: usize, n: usize) -> String {
     (from..from + n)

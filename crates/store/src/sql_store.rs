@@ -17,6 +17,7 @@ use time::OffsetDateTime;
 /// The store on SQLite or PostgreSQL; every statement runs on either (`on_pool!`).
 pub struct SqlStore {
     pub(crate) pool: Pool,
+    writers: Pool,
     writer: ChargeWriter,
     attempts: crate::attempts::AttemptWriter,
 }
@@ -40,9 +41,16 @@ impl SqlStore {
             let pool = SqlitePoolOptions::new()
                 .max_connections(pool.unwrap_or(8))
                 .test_before_acquire(false)
+                .connect_with(opts.clone())
+                .await?;
+            // The writers' own connections (the charge writer keeps one, detached; the attempts
+            // writer and the trigram catch-up take turns on the others): see `with_pools`.
+            let writers = SqlitePoolOptions::new()
+                .max_connections(2)
+                .test_before_acquire(false)
                 .connect_with(opts)
                 .await?;
-            Ok(Self::with_pool(Pool::Sqlite(pool)))
+            Ok(Self::with_pools(Pool::Sqlite(pool), Pool::Sqlite(writers)))
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let pool = PgPoolOptions::new()
                 .max_connections(pool.unwrap_or(16))
@@ -50,18 +58,29 @@ impl SqlStore {
                 .acquire_timeout(Duration::from_secs(10))
                 .connect(url)
                 .await?;
-            Ok(Self::with_pool(Pool::Pg(pool)))
+            // The charge writer keeps one (detached), the attempts writer takes another (opened
+            // on first use), so neither waits behind requests' reads for one.
+            let writers = PgPoolOptions::new()
+                .max_connections(2)
+                .test_before_acquire(false)
+                .acquire_timeout(Duration::from_secs(10))
+                .connect_lazy(url)?;
+            Ok(Self::with_pools(Pool::Pg(pool), Pool::Pg(writers)))
         } else {
             Err(StoreError::BadUrl)
         }
     }
 
-    fn with_pool(pool: Pool) -> Self {
+    /// `writers`: the group-committing writers' own connections. Every verification waits
+    /// for the charge writer's cycle, so that cycle is the service's throughput limit; taking
+    /// its connection from the requests' pool made it queue behind their reads on every batch.
+    fn with_pools(pool: Pool, writers: Pool) -> Self {
         let gate = WriteGate::default();
-        let writer = ChargeWriter::spawn(pool.clone(), gate.clone());
-        let attempts = crate::attempts::AttemptWriter::spawn(pool.clone(), gate);
+        let writer = ChargeWriter::spawn(writers.clone(), gate.clone());
+        let attempts = crate::attempts::AttemptWriter::spawn(writers.clone(), gate);
         Self {
             pool,
+            writers,
             writer,
             attempts,
         }
@@ -110,7 +129,8 @@ impl SqlStore {
     }
 
     pub async fn close(&self) {
-        on_pool!(self, p => p.close().await)
+        on_pool!(self, p => p.close().await);
+        on_pool!(pool: &self.writers, p => p.close().await)
     }
 }
 
