@@ -534,6 +534,39 @@ impl TestApp {
         v["data"]["application"]["quota"]["used"].as_i64().unwrap()
     }
 
+    /// The newest `limit` records of the attempts log, as the admin search lists them.
+    pub async fn attempts(&self, limit: u32) -> Vec<domain::attempt::AttemptRow> {
+        let q = domain::attempt::AttemptQuery {
+            limit,
+            ..Default::default()
+        };
+        let rows = self.app.services.search_attempts(q).await;
+        rows.expect("attempts")
+    }
+
+    /// A partner `Reseller` over `services` with one permission entry (`"quota:read,..."`);
+    /// returns it and its API key.
+    pub async fn partner(
+        &self,
+        services: &[domain::ServiceId],
+        permissions: &str,
+    ) -> (domain::model::Partner, String) {
+        let svc = &self.app.services;
+        svc.create_partner("Reseller", services, &[permissions.to_string()])
+            .await
+            .expect("partner")
+    }
+
+    /// Submits an async bank verification (`POST /v2/verify/bank/async`), asserting a 202
+    /// with the job queued; returns the job id.
+    pub async fn submit_job(&self, key: &str, body: Value) -> String {
+        let (s, v) = self.post("/v2/verify/bank/async", key, body).await;
+        assert_eq!(s, 202, "{v}");
+        assert_eq!(v["success"], true, "{v}");
+        assert_eq!(v["data"]["status"], "queued", "{v}");
+        v["data"]["jobId"].as_str().expect("jobId").to_string()
+    }
+
     /// Every byte of the decode budget, held by another service's decode until dropped.
     pub async fn hold_decode_budget(&self) -> services::budget::Admission {
         let other: domain::ServiceId = "someone-else".into();

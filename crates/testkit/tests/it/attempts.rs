@@ -3,7 +3,7 @@
 //! retention, on SQLite and PostgreSQL.
 
 use crate::common::{blank_png, code, v1_code};
-use domain::attempt::{AttemptQuery, AttemptRow, Outcome};
+use domain::attempt::{AttemptRow, Outcome};
 use serde_json::{json, Value};
 use testkit::{both, Backend, Tenant, TestApp};
 
@@ -17,14 +17,7 @@ async fn app(b: Backend) -> (TestApp, Tenant) {
 
 /// Every record, newest first.
 async fn all(t: &TestApp) -> Vec<AttemptRow> {
-    t.app
-        .services
-        .search_attempts(AttemptQuery {
-            limit: 1000,
-            ..AttemptQuery::default()
-        })
-        .await
-        .unwrap()
+    t.attempts(1000).await
 }
 
 /// The one record there must be, with `outcome`.
@@ -246,16 +239,9 @@ both!(
         let (rx, t) = TestApp::with_receiver(b).await;
         let ten = t.tenant(100).await;
         let tr = t.transfer("004", "014", 900).await;
-        let (s, v) = t
-            .post(
-                "/v2/verify/bank/async",
-                &ten.api_key,
-                json!({"payload": tr.payload, "callbackUrl": rx.url("hook")}),
-            )
-            .await;
-        assert_eq!(s, 202, "{v}");
+        let body = json!({"payload": tr.payload, "callbackUrl": rx.url("hook")});
         // The submission itself is not an outcome.
-        let id = v["data"]["jobId"].as_str().unwrap().to_string();
+        let id = t.submit_job(&ten.api_key, body).await;
         t.poll_job(&ten.api_key, &id, |j| j["status"] == "done")
             .await;
         let a = only(&t, Outcome::Verified).await;
@@ -443,15 +429,7 @@ both!(
         );
         // Found from another node (another process) on the same database.
         let other = t.another_node().await;
-        let again = other
-            .app
-            .services
-            .search_attempts(AttemptQuery {
-                limit: 10,
-                ..AttemptQuery::default()
-            })
-            .await
-            .unwrap();
+        let again = other.attempts(10).await;
         assert_eq!(again.len(), 4);
         other.stop().await;
         t.stop().await;

@@ -372,15 +372,8 @@ async fn external_billing_app(b: Backend, url: &str, rx: &Receiver) -> TestApp {
 
 async fn submit_job(t: &TestApp, key: &str, rx: &Receiver) -> String {
     let tr = t.transfer("004", "014", 10000).await;
-    let (s, v) = t
-        .post(
-            "/v2/verify/bank/async",
-            key,
-            json!({"payload": tr.payload, "callbackUrl": rx.url("hook")}),
-        )
-        .await;
-    assert_eq!(s, 202, "{v}");
-    v["data"]["jobId"].as_str().unwrap().to_string()
+    let body = json!({"payload": tr.payload, "callbackUrl": rx.url("hook")});
+    t.submit_job(key, body).await
 }
 
 both!(billing_outage_then_recovery, |b: Backend| async move {

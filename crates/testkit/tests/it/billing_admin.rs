@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 use testkit::{both, Backend, TestApp};
 
-use crate::common::{code, new_service};
+use crate::common::{code, new_service, strings};
 
 const TOKEN: &str = "billing-admin-token-0123456789abcdef0123";
 
@@ -261,12 +261,7 @@ both!(packages_subscription_and_credit, |b: Backend| async move {
     let v = t
         .call_ok("GET", &format!("/admin/services/{sid}/audit"), TOKEN, None)
         .await;
-    let actions: Vec<&str> = v["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["action"].as_str().unwrap_or(""))
-        .collect();
+    let actions = strings(&v["data"], "action");
     assert!(actions.contains(&"subscription.start"), "{actions:?}");
     assert!(actions.contains(&"subscription.auto_renew"), "{actions:?}");
     for e in v["data"].as_array().unwrap() {

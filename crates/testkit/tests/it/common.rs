@@ -90,3 +90,21 @@ pub async fn new_service(t: &TestApp, token: &str) -> String {
     let shop = json!({"name": "Shop", "quota": 5});
     id_of(&admin_create(t, token, "/admin/services", shop).await)
 }
+
+/// Whether `program --version` runs and succeeds (the program is installed and on `PATH`).
+pub fn on_path(program: &str) -> bool {
+    use std::process::{Command, Stdio};
+    Command::new(program)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// The string `field` of each record in the array `list`.
+pub fn strings<'a>(list: &'a Value, field: &str) -> Vec<&'a str> {
+    let items = list.as_array().expect("an array");
+    let text = |item: &'a Value| item[field].as_str().expect("a string");
+    items.iter().map(text).collect()
+}

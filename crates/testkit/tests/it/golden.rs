@@ -289,15 +289,8 @@ both!(
         let (rx, t) = TestApp::with_receiver(b).await;
         let ten = t.tenant(100).await;
         let tr = t.transfer("004", "014", 15050).await;
-        let (s, v) = t
-            .post(
-                "/v2/verify/bank/async",
-                &ten.api_key,
-                json!({"payload": tr.payload, "callbackUrl": rx.url("hook")}),
-            )
-            .await;
-        assert_eq!(s, 202, "{v}");
-        let id = v["data"]["jobId"].as_str().unwrap().to_string();
+        let body = json!({"payload": tr.payload, "callbackUrl": rx.url("hook")});
+        let id = t.submit_job(&ten.api_key, body).await;
         let expected = first_bank_data(&tr, 150.5);
         let got = rx.wait_for(1).await;
         assert_eq!(got[0].json()["data"], expected);

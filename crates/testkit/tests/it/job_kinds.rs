@@ -34,9 +34,7 @@ async fn setup(b: Backend) -> (Receiver, TestApp, Tenant) {
 async fn submit(t: &TestApp, ten: &Tenant, rx: &Receiver, satang: i64) -> String {
     let tr = t.transfer("004", "014", satang).await;
     let body = json!({"payload": tr.payload, "callbackUrl": rx.url("h")});
-    let (s, v) = t.post("/v2/verify/bank/async", &ten.api_key, body).await;
-    assert_eq!(s, 202, "{v}");
-    v["data"]["jobId"].as_str().unwrap().to_string()
+    t.submit_job(&ten.api_key, body).await
 }
 
 async fn redeliver(t: &TestApp, id: &str, body: Option<Value>) -> (u16, Value) {

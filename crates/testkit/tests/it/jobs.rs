@@ -17,22 +17,10 @@ async fn worker_node(t: &TestApp, rx: &Receiver) -> TestApp {
     t.another_node_with(move |s| s.set_egress(eg)).await
 }
 
-async fn submit(t: &TestApp, key: &str, body: Value) -> String {
-    let (s, v) = t.post("/v2/verify/bank/async", key, body).await;
-    assert_eq!(s, 202, "{v}");
-    assert_eq!(v["success"], true);
-    assert_eq!(v["data"]["status"], "queued");
-    v["data"]["jobId"].as_str().unwrap().to_string()
-}
-
-/// `submit` of one slip whose callback goes to `callback_url`.
+/// `submit_job` of one slip whose callback goes to `callback_url`.
 async fn submit_with_callback(t: &TestApp, key: &str, payload: &str, callback_url: &str) -> String {
-    submit(
-        t,
-        key,
-        json!({"payload": payload, "callbackUrl": callback_url}),
-    )
-    .await
+    let body = json!({"payload": payload, "callbackUrl": callback_url});
+    t.submit_job(key, body).await
 }
 
 /// Posts a batch of `n` fresh slips (slip i carries 1 baht + i satang) to `callback_url`;
@@ -78,8 +66,7 @@ both!(
         let ten = t.tenant(100).await;
         t.set_webhook_secret(&ten.branch_id, "whsec_test_1").await;
         let tr = t.transfer("004", "014", 15050).await;
-        let id = submit(
-        &t,
+        let id = t.submit_job(
         &ten.api_key,
         json!({"payload": tr.payload, "callbackUrl": rx.url("hook"), "remark": "r1", "matchAmount": 150.5}),
     )
@@ -137,7 +124,9 @@ both!(
             .await
             .unwrap();
         let tr = t.transfer("014", "004", 100).await;
-        let id = submit(&t, &ten.api_key, json!({"payload": tr.payload})).await;
+        let id = t
+            .submit_job(&ten.api_key, json!({"payload": tr.payload}))
+            .await;
         let got = rx.wait_for(1).await;
         assert_eq!(got[0].path, "/default-hook");
         assert_eq!(got[0].header("x-service-signature"), None);

@@ -3,8 +3,8 @@
 //! the image, group silence, push and its allowance, a node stopped mid-event, `imageSet`,
 //! `join`, `สรุป`, metrics, the attempts log. On SQLite and PostgreSQL.
 
-use crate::common::{blank_png, png};
-use domain::attempt::{AttemptQuery, Outcome};
+use crate::common::{blank_png, on_path, png};
+use domain::attempt::Outcome;
 use serde_json::json;
 use sim::line::{image_event, image_set_event, join_event, text_event, webhook_body, LineSim};
 use testkit::{both, Backend, Tenant, TestApp};
@@ -71,15 +71,7 @@ async fn deliver(t: &TestApp, ten: &Tenant, body: &str, secret: Option<&str>) ->
 /// Waits (real time, 20 s at most) until the attempts log holds `n` LINE records.
 async fn line_records(t: &TestApp, n: usize) -> Vec<domain::attempt::Attempt> {
     for _ in 0..200 {
-        let rows = t
-            .app
-            .services
-            .search_attempts(AttemptQuery {
-                limit: 100,
-                ..AttemptQuery::default()
-            })
-            .await
-            .unwrap();
+        let rows = t.attempts(100).await;
         let line: Vec<_> = rows
             .into_iter()
             .map(|r| r.attempt)
@@ -391,16 +383,7 @@ both!(
         assert!(alt(&replies[0]).starts_with("⏳"), "{}", alt(&replies[0]));
         // Not logged yet: the record carries the final outcome.
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-        assert!(t
-            .app
-            .services
-            .search_attempts(AttemptQuery {
-                limit: 10,
-                ..AttemptQuery::default()
-            })
-            .await
-            .unwrap()
-            .is_empty());
+        assert!(t.attempts(10).await.is_empty());
         // Six minutes on: the bank confirms; the result is pushed (the reply token is old).
         t.clock.advance(time::Duration::minutes(6));
         let records = line_records(&t, 1).await;
@@ -971,15 +954,7 @@ fn line_sdk() -> std::path::PathBuf {
         .is_file()
         && std::fs::read(dir.join("package-lock.json")).ok().as_ref() == Some(&lock);
     if !installed {
-        let have = |p: &str| {
-            Command::new(p)
-                .arg("--version")
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        };
-        if !have("node") || !have("npm") {
+        if !on_path("node") || !on_path("npm") {
             let _ = Command::new("sh")
                 .arg("-c")
                 .arg("apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm")

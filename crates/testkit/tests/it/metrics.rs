@@ -4,7 +4,6 @@
 //! rules name only exported metrics, and the listener exists only when configured.
 
 use crate::common::code;
-use domain::attempt::AttemptQuery;
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
 use testkit::{both, Backend, TestApp};
@@ -146,15 +145,7 @@ fn bad_crc(payload: &str) -> String {
 
 /// `slipverify_verifications_total` as the attempts log has it: by (kind, input, outcome).
 async fn log_counts(t: &TestApp) -> BTreeMap<(String, String, String), f64> {
-    let rows = t
-        .app
-        .services
-        .search_attempts(AttemptQuery {
-            limit: 1000,
-            ..AttemptQuery::default()
-        })
-        .await
-        .unwrap();
+    let rows = t.attempts(1000).await;
     let mut out = BTreeMap::new();
     for r in rows {
         let a = r.attempt;
@@ -205,15 +196,8 @@ both!(
         assert_eq!(s, 404);
         // An async job, delivered to the receiver.
         let job_tr = t.transfer("004", "014", 900).await;
-        let (s, v) = t
-            .post(
-                "/v2/verify/bank/async",
-                &ten.api_key,
-                json!({"payload": job_tr.payload, "callbackUrl": rx.url("hook")}),
-            )
-            .await;
-        assert_eq!(s, 202, "{v}");
-        let job_id = v["data"]["jobId"].as_str().unwrap().to_string();
+        let body = json!({"payload": job_tr.payload, "callbackUrl": rx.url("hook")});
+        let job_id = t.submit_job(&ten.api_key, body).await;
         // `done` is saved after its delivery.
         t.poll_job(&ten.api_key, &job_id, |j| j["status"] == "done")
             .await;

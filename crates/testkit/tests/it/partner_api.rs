@@ -5,7 +5,7 @@ use domain::Clock;
 use serde_json::{json, Value};
 use testkit::{both, Backend, TestApp};
 
-use crate::common::{code, partner_sign};
+use crate::common::{code, partner_sign, strings};
 
 struct P {
     key: String,
@@ -87,12 +87,7 @@ async fn send(t: &TestApp, p: &P, r: Req<'_>) -> (u16, Value) {
 }
 
 async fn partner(t: &TestApp, services: &[domain::ServiceId], perms: &str) -> P {
-    let (p, key) = t
-        .app
-        .services
-        .create_partner("Reseller", services, &[perms.to_string()])
-        .await
-        .unwrap();
+    let (p, key) = t.partner(services, perms).await;
     P {
         key,
         secret: p.secret,
@@ -609,13 +604,7 @@ both!(branch_and_account_operations, |b: Backend| async move {
     // The partner's branches only: the other service's are neither listed nor reachable.
     let (s, v) = send(&t, &p, Req::at("GET", "/b2b/branches", "")).await;
     assert_eq!(s, 200, "{v}");
-    let ids: Vec<&str> = v["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b["id"].as_str().unwrap())
-        .collect();
-    assert_eq!(ids, [ten.branch_id.as_str()]);
+    assert_eq!(strings(&v["data"], "id"), [ten.branch_id.as_str()]);
     let theirs = format!("/b2b/branches/{}", other.branch_id);
     for (method, path, body) in [
         ("GET", theirs.clone(), ""),

@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 use testkit::{both, post_concurrently, Backend, TestApp};
 
-use crate::common::{assert_error, code};
+use crate::common::{assert_error, code, strings};
 
 async fn info_used(t: &TestApp, key: &str) -> (i64, i64) {
     let v = t.get_ok("/v2/info", key).await;
@@ -381,7 +381,7 @@ both!(other_endpoints, |b: Backend| async move {
     assert_eq!((s, code(&v)), (401, "MISSING_API_KEY"));
     let v = t.get_ok("/v2/banks", &ten.api_key).await;
     let list = v["data"].as_array().unwrap();
-    let codes: Vec<&str> = list.iter().map(|b| b["code"].as_str().unwrap()).collect();
+    let codes = strings(&v["data"], "code");
     for c in [
         "002",
         "004",
@@ -399,12 +399,7 @@ both!(other_endpoints, |b: Backend| async move {
     let bbl = list.iter().find(|b| b["code"] == "002").unwrap();
     assert_eq!(bbl["shortCode"], "BBL");
     assert_eq!(bbl["swiftCode"], "BKKBTHBK");
-    let opts: Vec<&str> = bbl["extraVerify"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| o["value"].as_str().unwrap())
-        .collect();
+    let opts = strings(&bbl["extraVerify"], "value");
     assert_eq!(opts, ["NAME", "NUMBER", "NAME_NUMBER"]);
     let v = t.get_ok("/v2/info", &ten.api_key).await;
     assert_eq!(v["data"]["application"]["name"], "Test shop");
