@@ -653,6 +653,23 @@ impl TestApp {
             .await
     }
 
+    /// A POST of `path` with a bearer key and an `Idempotency-Key`, its body still to add.
+    pub fn keyed_post(&self, path: &str, api_key: &str, idem: &str) -> reqwest::RequestBuilder {
+        let req = self.http.post(format!("{}{path}", self.base));
+        req.bearer_auth(api_key).header("idempotency-key", idem)
+    }
+
+    /// POSTs JSON with a bearer key and an `Idempotency-Key`; status, replayed?, body.
+    pub async fn post_keyed(
+        &self,
+        path: &str,
+        api_key: &str,
+        idem: &str,
+        body: &Value,
+    ) -> (u16, bool, Value) {
+        read_replayed(self.keyed_post(path, api_key, idem).json(body)).await
+    }
+
     /// POSTs JSON with a bearer key and asserts a 200; returns the body.
     #[track_caller]
     pub fn post_ok<'a>(
@@ -758,11 +775,17 @@ impl TestApp {
     }
 
     pub async fn get(&self, path: &str, key: Option<&str>) -> (u16, Value) {
+        read(self.get_response(path, key).await).await
+    }
+
+    /// GETs `path` with an optional bearer key; returns the response as it came (for its
+    /// headers, or a body that is not JSON).
+    pub async fn get_response(&self, path: &str, key: Option<&str>) -> reqwest::Response {
         let mut req = self.http.get(format!("{}{path}", self.base));
         if let Some(k) = key {
             req = req.bearer_auth(k);
         }
-        read(req.send().await.expect("request")).await
+        req.send().await.expect("request")
     }
 }
 
@@ -806,6 +829,15 @@ pub async fn post_concurrently(
         out.push(t.await.expect("request task"));
     }
     out
+}
+
+/// Sends `req`; its status, whether it is a stored answer replayed (`Idempotent-Replayed`),
+/// and its JSON body.
+pub async fn read_replayed(req: reqwest::RequestBuilder) -> (u16, bool, Value) {
+    let resp = req.send().await.expect("request");
+    let replayed = resp.headers().get("idempotent-replayed").is_some();
+    let (status, v) = read(resp).await;
+    (status, replayed, v)
 }
 
 async fn read(resp: reqwest::Response) -> (u16, Value) {

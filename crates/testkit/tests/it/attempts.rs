@@ -30,13 +30,8 @@ async fn only(t: &TestApp, outcome: Outcome) -> domain::attempt::Attempt {
 }
 
 async fn admin_get(t: &TestApp, path_and_query: &str) -> (u16, String) {
-    let resp = t
-        .http
-        .get(format!("{}/admin/{path_and_query}", t.base))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap();
+    let path = format!("/admin/{path_and_query}");
+    let resp = t.get_response(&path, Some(TOKEN)).await;
     let status = resp.status().as_u16();
     (status, resp.text().await.unwrap())
 }
@@ -277,16 +272,11 @@ both!(
         assert!(all(&t).await.is_empty());
         // A replay of a stored Idempotency-Key answer was recorded when it first ran.
         for _ in 0..2 {
-            let resp = t
-                .http
-                .post(format!("{}/v2/verify/bank", t.base))
-                .bearer_auth(&ten.api_key)
-                .header("idempotency-key", "attempts-once-1")
-                .json(&json!({"payload": tr.payload}))
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(resp.status(), 200);
+            let body = json!({"payload": tr.payload});
+            let (s, _, v) = t
+                .post_keyed("/v2/verify/bank", &ten.api_key, "attempts-once-1", &body)
+                .await;
+            assert_eq!(s, 200, "{v}");
         }
         only(&t, Outcome::Verified).await;
         t.stop().await;

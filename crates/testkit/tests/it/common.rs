@@ -108,3 +108,15 @@ pub fn strings<'a>(list: &'a Value, field: &str) -> Vec<&'a str> {
     let text = |item: &'a Value| item[field].as_str().expect("a string");
     items.iter().map(text).collect()
 }
+
+/// Sends `req`, asserting `status` with `Retry-After: retry_after`; returns the JSON body.
+pub async fn refused_retry_after(
+    req: reqwest::RequestBuilder,
+    status: u16,
+    retry_after: &str,
+) -> Value {
+    let r = req.send().await.unwrap();
+    assert_eq!(r.status().as_u16(), status);
+    assert_eq!(r.headers()["retry-after"], retry_after);
+    r.json().await.unwrap()
+}

@@ -70,13 +70,7 @@ fn named<'a>(status: &'a Value, name: &str) -> &'a Value {
 }
 
 async fn admin_connectors(t: &TestApp) -> Value {
-    let resp = t
-        .http
-        .get(format!("{}/admin/connectors", t.base))
-        .bearer_auth(ADMIN)
-        .send()
-        .await
-        .unwrap();
+    let resp = t.get_response("/admin/connectors", Some(ADMIN)).await;
     assert_eq!(resp.status(), 200);
     resp.json::<Value>().await.unwrap()["data"].clone()
 }

@@ -392,16 +392,11 @@ both!(
         t.poll_job(&ten.api_key, &id, |j| j["webhook"]["state"] == "delivered")
             .await;
         let tr = t.transfer("004", "014", 300).await;
-        let keyed = t
-            .http
-            .post(format!("{}/v2/verify/bank", t.base))
-            .bearer_auth(&ten.api_key)
-            .header("idempotency-key", "k-1")
-            .json(&json!({"payload": tr.payload}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(keyed.status(), 200);
+        let body = json!({"payload": tr.payload});
+        let (s, _, v) = t
+            .post_keyed("/v2/verify/bank", &ten.api_key, "k-1", &body)
+            .await;
+        assert_eq!(s, 200, "{v}");
         assert_eq!(t.job_rows().await, 1);
         t.clock.advance(time::Duration::seconds(7 * 24 * 3600 + 61));
         let deadline = std::time::Instant::now() + Duration::from_secs(10);

@@ -505,21 +505,11 @@ both!(
         assert_eq!(t.app.metrics_listen, None);
         assert_eq!(t.metrics_addr, None);
         // Never on the API's own listener.
-        let resp = t
-            .http
-            .get(format!("{}/metrics", t.base))
-            .send()
-            .await
-            .unwrap();
+        let resp = t.get_response("/metrics", None).await;
         assert_eq!(resp.status(), 404);
         t.stop().await;
         let t = TestApp::spawn_with_config(b, LISTEN).await;
-        let resp = t
-            .http
-            .get(format!("{}/metrics", t.base))
-            .send()
-            .await
-            .unwrap();
+        let resp = t.get_response("/metrics", None).await;
         assert_eq!(
             resp.status(),
             404,

@@ -55,12 +55,7 @@ async fn fetch_doc(t: &TestApp) -> Value {
 
 /// GETs `path` without a key, asserting a 200 whose content type starts with `content_type`.
 async fn get_served(t: &TestApp, path: &str, content_type: &str) -> reqwest::Response {
-    let resp = t
-        .http
-        .get(format!("{}{path}", t.base))
-        .send()
-        .await
-        .expect("request");
+    let resp = t.get_response(path, None).await;
     assert_eq!(resp.status().as_u16(), 200, "{path}");
     let ct = resp
         .headers()

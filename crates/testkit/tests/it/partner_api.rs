@@ -195,15 +195,8 @@ both!(refused_requests, |b: Backend| async move {
     let get = || Req::new("GET", Q, "", br);
 
     // No key at all.
-    let resp = t
-        .http
-        .get(format!("{}/v2{Q}", t.base))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status().as_u16(), 401);
-    let v: Value = resp.json().await.unwrap();
-    assert_eq!(code(&v), "MISSING_API_KEY");
+    let (s, v) = t.get(&format!("/v2{Q}"), None).await;
+    assert_eq!((s, code(&v)), (401, "MISSING_API_KEY"), "{v}");
     let (unknown, wrong) = ("ab".repeat(32), "0".repeat(64));
     let now = t.clock.now().unix_timestamp();
     let nonce = uuid::Uuid::new_v4().to_string();
