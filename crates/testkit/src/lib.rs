@@ -366,15 +366,7 @@ impl TestApp {
             .expect("service");
         // The test clock stands still, so a real rate would refuse bursts; tests of the rate
         // limit set their own.
-        svc.update_service(
-            &s.id,
-            &services::admin::ServiceUpdate {
-                rate_limit_rps: Some(Some(1_000_000)),
-                ..Default::default()
-            },
-        )
-        .await
-        .expect("rate");
+        self.set_rate_limit(&s.id, Some(1_000_000)).await;
         let (b, key) = svc
             .create_branch(&NewBranch {
                 service_id: s.id.clone(),
@@ -602,14 +594,44 @@ impl TestApp {
         }
     }
 
+    /// Changes a branch (as the admin API would), asserting it worked.
+    pub async fn update_branch(
+        &self,
+        branch_id: &domain::BranchId,
+        update: &services::admin::BranchUpdate,
+    ) {
+        let svc = &self.app.services;
+        svc.update_branch(branch_id, update).await.expect("branch");
+    }
+
+    /// Changes a service (as the admin API would), asserting it worked.
+    pub async fn update_service(
+        &self,
+        service_id: &domain::ServiceId,
+        update: &services::admin::ServiceUpdate,
+    ) {
+        let svc = &self.app.services;
+        svc.update_service(service_id, update)
+            .await
+            .expect("service");
+    }
+
+    /// Sets a service's rate limit in requests a second (`None`: back to its plan's rate).
+    pub async fn set_rate_limit(&self, service_id: &domain::ServiceId, rps: Option<u32>) {
+        let update = services::admin::ServiceUpdate {
+            rate_limit_rps: Some(rps),
+            ..Default::default()
+        };
+        self.update_service(service_id, &update).await;
+    }
+
     /// Sets a branch's webhook signing secret.
     pub async fn set_webhook_secret(&self, branch_id: &domain::BranchId, secret: &str) {
         let update = services::admin::BranchUpdate {
             webhook_secret: Some(secret.into()),
             ..Default::default()
         };
-        let svc = &self.app.services;
-        svc.update_branch(branch_id, &update).await.expect("branch");
+        self.update_branch(branch_id, &update).await;
     }
 
     /// Turns a branch on or off (`active`).
@@ -618,8 +640,7 @@ impl TestApp {
             active: Some(active),
             ..Default::default()
         };
-        let svc = &self.app.services;
-        svc.update_branch(branch_id, &update).await.expect("branch");
+        self.update_branch(branch_id, &update).await;
     }
 
     /// POSTs a multipart form with a bearer key; returns status and JSON body.

@@ -112,17 +112,14 @@ both!(
     |b: Backend| async move {
         let (rx, t) = TestApp::with_receiver(b).await;
         let ten = t.tenant(100).await;
-        t.app
-            .services
-            .update_branch(
-                &ten.branch_id,
-                &BranchUpdate {
-                    webhook_url: Some(rx.url("default-hook")),
-                    ..Default::default()
-                },
-            )
-            .await
-            .unwrap();
+        t.update_branch(
+            &ten.branch_id,
+            &BranchUpdate {
+                webhook_url: Some(rx.url("default-hook")),
+                ..Default::default()
+            },
+        )
+        .await;
         let tr = t.transfer("014", "004", 100).await;
         let id = t
             .submit_job(&ten.api_key, json!({"payload": tr.payload}))

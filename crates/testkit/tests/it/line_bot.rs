@@ -35,21 +35,18 @@ async fn bot_with(b: Backend, more: &str) -> (LineSim, TestApp, Tenant) {
 
 /// The branch's LINE channel (secret and token) with `patch` on top.
 async fn set_line(t: &TestApp, ten: &Tenant, patch: domain::line::LinePatch) {
-    t.app
-        .services
-        .update_branch(
-            &ten.branch_id,
-            &services::admin::BranchUpdate {
-                line: domain::line::LinePatch {
-                    channel_secret: Some(SECRET.into()),
-                    channel_token: Some(TOKEN.into()),
-                    ..patch
-                },
-                ..Default::default()
+    t.update_branch(
+        &ten.branch_id,
+        &services::admin::BranchUpdate {
+            line: domain::line::LinePatch {
+                channel_secret: Some(SECRET.into()),
+                channel_token: Some(TOKEN.into()),
+                ..patch
             },
-        )
-        .await
-        .unwrap();
+            ..Default::default()
+        },
+    )
+    .await;
 }
 
 /// POSTs a webhook body signed with `secret` (`None`: no signature header).
@@ -293,11 +290,7 @@ both!(
             },
             ..Default::default()
         };
-        t.app
-            .services
-            .update_branch(&ten.branch_id, &setup(false))
-            .await
-            .unwrap();
+        t.update_branch(&ten.branch_id, &setup(false)).await;
         let tr = t.transfer("004", "014", 5_000).await;
         line.put_content("4001", png(&tr.payload));
         let ev = image_event("01HEVENT0000000000000000D1", "4001", "rt-d1", None);
@@ -315,11 +308,7 @@ both!(
         worker.stop().await;
 
         // With pushes on (one a day): pushed once, with a retry key; the next is over the limit.
-        t.app
-            .services
-            .update_branch(&ten.branch_id, &setup(true))
-            .await
-            .unwrap();
+        t.update_branch(&ten.branch_id, &setup(true)).await;
         for (n, (event, msg, amount)) in [
             ("01HEVENT0000000000000000D2", "4002", 6_000),
             ("01HEVENT0000000000000000D3", "4003", 7_000),
@@ -357,20 +346,17 @@ both!(
     a_pending_slip_is_answered_then_its_result_pushed_once,
     |b: Backend| async move {
         let (line, t, ten) = bot(b).await;
-        t.app
-            .services
-            .update_branch(
-                &ten.branch_id,
-                &services::admin::BranchUpdate {
-                    line: domain::line::LinePatch {
-                        push: Some(true),
-                        ..Default::default()
-                    },
+        t.update_branch(
+            &ten.branch_id,
+            &services::admin::BranchUpdate {
+                line: domain::line::LinePatch {
+                    push: Some(true),
                     ..Default::default()
                 },
-            )
-            .await
-            .unwrap();
+                ..Default::default()
+            },
+        )
+        .await;
         // Bangkok Bank: pending for five minutes on the sandbox ledger.
         let tr = t.transfer("002", "014", 12_345).await;
         line.put_content("5001", png(&tr.payload));

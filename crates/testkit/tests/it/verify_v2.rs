@@ -456,10 +456,6 @@ both!(
     }
 );
 
-async fn set_service(t: &TestApp, id: &domain::ServiceId, upd: services::admin::ServiceUpdate) {
-    t.app.services.update_service(id, &upd).await.unwrap();
-}
-
 async fn set_service_state(
     t: &TestApp,
     id: &domain::ServiceId,
@@ -469,7 +465,7 @@ async fn set_service_state(
         state: Some(state),
         ..Default::default()
     };
-    set_service(t, id, upd).await;
+    t.update_service(id, &upd).await;
 }
 
 both!(
@@ -483,10 +479,9 @@ both!(
         let verify = || t.post("/v2/verify/bank", &ten.api_key, json!({"payload": p}));
 
         let owner = svc.create_user("Owner").await.unwrap();
-        set_service(
-            &t,
+        t.update_service(
             &ten.service_id,
-            ServiceUpdate {
+            &ServiceUpdate {
                 owner_id: Some(owner.id.clone()),
                 ..Default::default()
             },
@@ -516,10 +511,9 @@ both!(
         t.set_branch_active(&ten.branch_id, true).await;
         svc.set_user_banned(&owner.id, false).await.unwrap();
         let expiry = domain::Clock::now(&*t.clock) + time::Duration::days(3);
-        set_service(
-            &t,
+        t.update_service(
             &ten.service_id,
-            ServiceUpdate {
+            &ServiceUpdate {
                 state: Some(ServiceState::Active),
                 expires_at: Some(Some(expiry)),
                 ..Default::default()
@@ -589,18 +583,9 @@ both!(quota_resets_each_billing_cycle, |b: Backend| async move {
 });
 
 both!(rate_limit_per_branch, |b: Backend| async move {
-    use services::admin::ServiceUpdate;
     let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     // 5 requests/s with bursts of 3 (half the rate, rounded up).
-    set_service(
-        &t,
-        &ten.service_id,
-        ServiceUpdate {
-            rate_limit_rps: Some(Some(5)),
-            ..Default::default()
-        },
-    )
-    .await;
+    t.set_rate_limit(&ten.service_id, Some(5)).await;
     let (_, other_key) = t.branch(&ten.service_id, "Branch 2", None).await;
     let p = t.transfer("004", "014", 100).await.payload;
     for _ in 0..3 {
