@@ -14,7 +14,10 @@ use reader::{decode_cost, decode_gray, read_qr, Limits};
 
 #[path = "support/bombs.rs"]
 mod bomb_builders;
-use bomb_builders::{jpeg_with_segments, segment, webp_with_chunks, with_png_chunk, zlib_zeros};
+use bomb_builders::{
+    big_icc_segments, jpeg_with_segments, segment, tiny_icc_segments, webp_with_chunks,
+    with_png_chunk, zlib_zeros,
+};
 
 struct Counting;
 
@@ -216,24 +219,11 @@ fn qr_jpeg_with(segments: &[u8]) -> Vec<u8> {
 #[test]
 fn jpeg_metadata_segments_are_dropped_before_decoding() {
     // A 3.5 MB ICC profile in 56 full APP2 segments.
-    let mut big = Vec::new();
-    for i in 0..56u8 {
-        let mut d = b"ICC_PROFILE\0".to_vec();
-        d.extend_from_slice(&[i + 1, 56]);
-        d.extend_from_slice(&vec![0xAB; 65_000]);
-        segment(&mut big, 0xE2, &d);
-    }
+    let big = big_icc_segments(56);
     let _ = decodes_within_cost(&qr_jpeg_with(&big), 24 * MIB, "big ICC");
     // 120,000 tiny APP2 ICC chunks (one vector each in zune-jpeg), EXIF, XMP and extended-XMP
     // pieces (re-sorted after every marker) and comments.
-    let mut many = Vec::new();
-    for i in 0..120_000u32 {
-        segment(
-            &mut many,
-            0xE2,
-            &[b"ICC_PROFILE\0".as_slice(), &[1, 255, i as u8]].concat(),
-        );
-    }
+    let mut many = tiny_icc_segments(120_000);
     for i in 0..15_000u32 {
         let mut d = b"http://ns.adobe.com/xmp/extension/\0".to_vec();
         d.extend_from_slice(&[b'G'; 32]);

@@ -35,6 +35,31 @@ pub fn segment(out: &mut Vec<u8>, marker: u8, data: &[u8]) {
     out.extend_from_slice(data);
 }
 
+/// An ICC profile of `n` APP2 segments of 65,000 bytes each: megabytes of metadata.
+pub fn big_icc_segments(n: u8) -> Vec<u8> {
+    let mut out = Vec::new();
+    for i in 0..n {
+        let mut d = b"ICC_PROFILE\0".to_vec();
+        d.extend_from_slice(&[i + 1, n]);
+        d.extend_from_slice(&vec![0xAB; 65_000]);
+        segment(&mut out, 0xE2, &d);
+    }
+    out
+}
+
+/// `n` tiny APP2 ICC chunks: one allocation each in a decoder that keeps them.
+pub fn tiny_icc_segments(n: u32) -> Vec<u8> {
+    let mut out = Vec::new();
+    for i in 0..n {
+        segment(
+            &mut out,
+            0xE2,
+            &[b"ICC_PROFILE\0".as_slice(), &[1, 255, i as u8]].concat(),
+        );
+    }
+    out
+}
+
 /// A baseline JPEG (quality 90) of `pixels`, through `image`'s encoder, with `segments`
 /// inserted after SOI.
 pub fn jpeg_with_segments(

@@ -109,6 +109,13 @@ pub fn strings<'a>(list: &'a Value, field: &str) -> Vec<&'a str> {
     items.iter().map(text).collect()
 }
 
+/// The record in the array `list` whose `field` is `value`.
+pub fn record_with<'a>(list: &'a Value, field: &str, value: &str) -> &'a Value {
+    let items = list.as_array().expect("an array");
+    let found = items.iter().find(|r| r[field] == value);
+    found.unwrap_or_else(|| panic!("no {field} {value} in {list}"))
+}
+
 /// Sends `req`, asserting `status` with `Retry-After: retry_after`; returns the JSON body.
 pub async fn refused_retry_after(
     req: reqwest::RequestBuilder,

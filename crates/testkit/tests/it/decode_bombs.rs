@@ -8,9 +8,14 @@ use std::io::Write;
 use serde_json::Value;
 use testkit::{both, Backend, TestApp};
 
+// Shared by path with the reader's own test, which uses all of it; this one leaves `segment`.
+#[allow(dead_code)]
 #[path = "../../../reader/tests/support/bombs.rs"]
 mod bomb_builders;
-use bomb_builders::{jpeg_with_segments, segment, webp_with_chunks, with_png_chunk, zlib_zeros};
+use bomb_builders::{
+    big_icc_segments, jpeg_with_segments, tiny_icc_segments, webp_with_chunks, with_png_chunk,
+    zlib_zeros,
+};
 
 /// The slip PNG as RGB pixels and its size.
 fn rgb_of(png: &[u8]) -> (Vec<u8>, (u32, u32)) {
@@ -34,21 +39,8 @@ fn webp_with(png: &[u8], iccp: &[u8], exif: &[u8]) -> Vec<u8> {
 /// Every bomb built on the slip PNG `png`: (name, bytes).
 fn bombs(png: &[u8]) -> Vec<(&'static str, Vec<u8>)> {
     let gib = zlib_zeros(1024);
-    let mut icc = Vec::new();
-    for i in 0..54u8 {
-        let mut d = b"ICC_PROFILE\0".to_vec();
-        d.extend_from_slice(&[i + 1, 54]);
-        d.extend_from_slice(&[0xAB; 65_000]);
-        segment(&mut icc, 0xE2, &d);
-    }
-    let mut tiny = Vec::new();
-    for i in 0..100_000u32 {
-        segment(
-            &mut tiny,
-            0xE2,
-            &[b"ICC_PROFILE\0".as_slice(), &[1, 255, i as u8]].concat(),
-        );
-    }
+    let icc = big_icc_segments(54);
+    let tiny = tiny_icc_segments(100_000);
     let mut text = b"Comment\0".to_vec();
     text.write_all(&[b'a'; 1 << 20]).unwrap();
     vec![

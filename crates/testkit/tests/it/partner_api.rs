@@ -94,6 +94,39 @@ async fn partner(t: &TestApp, services: &[domain::ServiceId], perms: &str) -> P 
     }
 }
 
+/// A refused (or passed) request: why, the request, the status and `error.code` expected.
+type Case<'a> = (&'static str, Req<'a>, u16, &'static str);
+
+/// What the signature headers are checked for, on `base()` (a request that passes) at `now`:
+/// the timestamp's window of ±300 s, a nonce used once, then replayed, and the secret.
+fn signing_cases<'a>(base: impl Fn() -> Req<'a>, now: i64, wrong_secret: &'a str) -> Vec<Case<'a>> {
+    let nonce = uuid::Uuid::new_v4().to_string();
+    let at = |ts: i64| Req {
+        ts: Some(ts),
+        ..base()
+    };
+    let with_nonce = |nonce: &str| Req {
+        nonce: Some(nonce.to_string()),
+        ..base()
+    };
+    vec![
+        ("stale", at(now - 301), 401, "INVALID_TIMESTAMP"),
+        ("future", at(now + 301), 401, "INVALID_TIMESTAMP"),
+        ("in time", at(now - 299), 200, "<none>"),
+        ("new nonce", with_nonce(&nonce), 200, "<none>"),
+        ("replayed nonce", with_nonce(&nonce), 401, "INVALID_NONCE"),
+        (
+            "wrong secret",
+            Req {
+                secret: Some(wrong_secret),
+                ..base()
+            },
+            401,
+            "INVALID_SIGNATURE",
+        ),
+    ]
+}
+
 const Q: &str = "/b2b/branch/quota";
 const ADJUST: &str = "/b2b/branch/quota/adjust";
 
@@ -199,11 +232,11 @@ both!(refused_requests, |b: Backend| async move {
     assert_eq!((s, code(&v)), (401, "MISSING_API_KEY"), "{v}");
     let (unknown, wrong) = ("ab".repeat(32), "0".repeat(64));
     let now = t.clock.now().unix_timestamp();
-    let nonce = uuid::Uuid::new_v4().to_string();
     let put = Req::new("PUT", Q, r#"{"limitQuota": 10}"#, br);
     let changed = r#"{"limitQuota": 99}"#;
     let other_branch = other.branch_id.as_str();
-    for (why, req, status, want) in [
+    let mut cases = signing_cases(get, now, &wrong);
+    cases.extend([
         (
             "unknown key",
             Req {
@@ -213,68 +246,12 @@ both!(refused_requests, |b: Backend| async move {
             401,
             "INVALID_API_KEY",
         ),
-        // Stale and future timestamps.
-        (
-            "stale",
-            Req {
-                ts: Some(now - 301),
-                ..get()
-            },
-            401,
-            "INVALID_TIMESTAMP",
-        ),
-        (
-            "future",
-            Req {
-                ts: Some(now + 301),
-                ..get()
-            },
-            401,
-            "INVALID_TIMESTAMP",
-        ),
-        (
-            "in time",
-            Req {
-                ts: Some(now - 299),
-                ..get()
-            },
-            200,
-            "<none>",
-        ),
-        // Replay of a nonce.
-        (
-            "new nonce",
-            Req {
-                nonce: Some(nonce.clone()),
-                ..get()
-            },
-            200,
-            "<none>",
-        ),
-        (
-            "replayed nonce",
-            Req {
-                nonce: Some(nonce),
-                ..get()
-            },
-            401,
-            "INVALID_NONCE",
-        ),
-        // Body changed after signing; wrong secret.
+        // Body changed after signing.
         (
             "body changed",
             Req {
                 sent_body: Some(changed),
                 ..put
-            },
-            401,
-            "INVALID_SIGNATURE",
-        ),
-        (
-            "wrong secret",
-            Req {
-                secret: Some(&wrong),
-                ..get()
             },
             401,
             "INVALID_SIGNATURE",
@@ -298,7 +275,8 @@ both!(refused_requests, |b: Backend| async move {
             400,
             "VALIDATION_ERROR",
         ),
-    ] {
+    ]);
+    for (why, req, status, want) in cases {
         let (s, v) = send(&t, &p, req).await;
         assert_eq!((s, code(&v)), (status, want), "{why}: {v}");
     }
@@ -410,46 +388,10 @@ both!(path_form_refusals, |b: Backend| async move {
     let with_v2 = format!("/v2{q}");
     let patch = format!("/b2b/branches/{br}");
     let now = t.clock.now().unix_timestamp();
-    let nonce = uuid::Uuid::new_v4().to_string();
     let wrong = "0".repeat(64);
     let get = || Req::at("GET", &q, "");
-    for (why, req, status, want) in [
-        (
-            "stale",
-            Req {
-                ts: Some(now - 301),
-                ..get()
-            },
-            401,
-            "INVALID_TIMESTAMP",
-        ),
-        (
-            "future",
-            Req {
-                ts: Some(now + 301),
-                ..get()
-            },
-            401,
-            "INVALID_TIMESTAMP",
-        ),
-        (
-            "first use",
-            Req {
-                nonce: Some(nonce.clone()),
-                ..get()
-            },
-            200,
-            "<none>",
-        ),
-        (
-            "replayed",
-            Req {
-                nonce: Some(nonce.clone()),
-                ..get()
-            },
-            401,
-            "INVALID_NONCE",
-        ),
+    let mut cases = signing_cases(get, now, &wrong);
+    cases.extend([
         (
             "body changed",
             Req {
@@ -479,15 +421,6 @@ both!(path_form_refusals, |b: Backend| async move {
             "INVALID_SIGNATURE",
         ),
         (
-            "wrong secret",
-            Req {
-                secret: Some(&wrong),
-                ..get()
-            },
-            401,
-            "INVALID_SIGNATURE",
-        ),
-        (
             "other service",
             Req::at("GET", &elsewhere, ""),
             403,
@@ -499,7 +432,8 @@ both!(path_form_refusals, |b: Backend| async move {
             400,
             "VALIDATION_ERROR",
         ),
-    ] {
+    ]);
+    for (why, req, status, want) in cases {
         let (s, v) = send(&t, &p, req).await;
         assert_eq!((s, code(&v)), (status, want), "{why}: {v}");
     }

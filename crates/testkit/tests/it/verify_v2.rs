@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 use testkit::{both, post_concurrently, Backend, TestApp};
 
-use crate::common::{assert_error, code, strings};
+use crate::common::{assert_error, code, record_with, strings};
 
 async fn info_used(t: &TestApp, key: &str) -> (i64, i64) {
     let v = t.get_ok("/v2/info", key).await;
@@ -380,7 +380,6 @@ both!(other_endpoints, |b: Backend| async move {
     let (s, v) = t.get("/v2/banks", None).await;
     assert_eq!((s, code(&v)), (401, "MISSING_API_KEY"));
     let v = t.get_ok("/v2/banks", &ten.api_key).await;
-    let list = v["data"].as_array().unwrap();
     let codes = strings(&v["data"], "code");
     for c in [
         "002",
@@ -396,7 +395,7 @@ both!(other_endpoints, |b: Backend| async move {
     ] {
         assert!(codes.contains(&c), "{c} missing");
     }
-    let bbl = list.iter().find(|b| b["code"] == "002").unwrap();
+    let bbl = record_with(&v["data"], "code", "002");
     assert_eq!(bbl["shortCode"], "BBL");
     assert_eq!(bbl["swiftCode"], "BKKBTHBK");
     let opts = strings(&bbl["extraVerify"], "value");

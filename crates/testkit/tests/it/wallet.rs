@@ -3,7 +3,7 @@
 use serde_json::json;
 use testkit::{both, Backend, TestApp};
 
-use crate::common::v1_code;
+use crate::common::{record_with, v1_code};
 
 both!(
     verifies_wallet_slips_by_payload_and_image,
@@ -110,13 +110,7 @@ both!(match_account_on_wallet_slips, |b: Backend| async move {
     let path = "/v2/verify/truewallet";
     // Listed among the banks like PROMPTPAY, and registered by its phone number.
     let banks = t.get_ok("/v2/banks", key).await;
-    let entry = banks["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["code"] == "TRUEMONEY")
-        .cloned()
-        .expect("TRUEMONEY in /v2/banks");
+    let entry = record_with(&banks["data"], "code", "TRUEMONEY");
     assert_eq!(entry["extraVerify"], serde_json::Value::Null);
     let account = |number: &str| {
         json!({"bankCode": "TRUEMONEY", "bankNumber": number, "nameTh": "ร้านกาแฟ ดีดี",
