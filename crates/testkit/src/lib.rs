@@ -536,13 +536,14 @@ impl TestApp {
         rows.expect("attempts")
     }
 
-    /// A partner `Reseller` over `services` with one permission entry (`"quota:read,..."`);
+    /// A partner `Reseller` over one service with one permission entry (`"quota:read,..."`);
     /// returns it and its API key.
     pub async fn partner(
         &self,
-        services: &[domain::ServiceId],
+        service_id: &domain::ServiceId,
         permissions: &str,
     ) -> (domain::model::Partner, String) {
+        let services = std::slice::from_ref(service_id);
         let svc = &self.app.services;
         svc.create_partner("Reseller", services, &[permissions.to_string()])
             .await
@@ -691,6 +692,34 @@ impl TestApp {
         read_replayed(self.keyed_post(path, api_key, idem).json(body)).await
     }
 
+    /// Verifies a bank slip: POSTs `body` (`payload` or an image, and options) to
+    /// `/v2/verify/bank` with a bearer key; returns status and JSON body.
+    pub async fn verify_bank(&self, key: &str, body: Value) -> (u16, Value) {
+        self.post(VERIFY_BANK, key, body).await
+    }
+
+    /// `verify_bank` asserting a 200; returns the body.
+    #[track_caller]
+    pub fn verify_bank_ok<'a>(
+        &'a self,
+        key: &'a str,
+        body: Value,
+    ) -> impl std::future::Future<Output = Value> + 'a {
+        self.post_ok(VERIFY_BANK, key, body)
+    }
+
+    /// `verify_bank` asserting a v2 error: this status and `error.code`; returns the body.
+    #[track_caller]
+    pub fn verify_bank_err<'a>(
+        &'a self,
+        key: &'a str,
+        body: Value,
+        status: u16,
+        code: &'a str,
+    ) -> impl std::future::Future<Output = Value> + 'a {
+        self.post_err(VERIFY_BANK, key, body, status, code)
+    }
+
     /// POSTs JSON with a bearer key and asserts a 200; returns the body.
     #[track_caller]
     pub fn post_ok<'a>(
@@ -809,6 +838,9 @@ impl TestApp {
         req.send().await.expect("request")
     }
 }
+
+/// The bank slip verification endpoint, the one most tests call.
+const VERIFY_BANK: &str = "/v2/verify/bank";
 
 /// A v2 error's code (`<none>` when the body has none).
 pub fn error_code(v: &Value) -> &str {

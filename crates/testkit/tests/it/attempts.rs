@@ -92,9 +92,8 @@ both!(
         let (t, ten) = app(b).await;
         let tr = t.transfer("004", "014", 700).await;
         let body = json!({"payload": tr.payload, "checkDuplicate": true});
-        t.post_ok("/v2/verify/bank", &ten.api_key, body.clone())
-            .await;
-        let v = t.post_ok("/v2/verify/bank", &ten.api_key, body).await;
+        t.verify_bank_ok(&ten.api_key, body.clone()).await;
+        let v = t.verify_bank_ok(&ten.api_key, body).await;
         assert_eq!(v["data"]["isDuplicate"], true);
         let rows = all(&t).await;
         let outcomes: Vec<_> = rows.iter().map(|r| r.attempt.outcome).collect();
@@ -128,7 +127,7 @@ both!(an_unknown_slip_is_not_found, |b: Backend| async move {
     let (t, ten) = app(b).await;
     let unknown = slip_qr::encode_bank_slip("004", "0123456789ABCDEFGHIJ");
     let (s, v) = t
-        .post("/v2/verify/bank", &ten.api_key, json!({"payload": unknown}))
+        .verify_bank(&ten.api_key, json!({"payload": unknown}))
         .await;
     assert_eq!((s, code(&v)), (404, "SLIP_NOT_FOUND"));
     let a = only(&t, Outcome::NotFound).await;
@@ -141,11 +140,7 @@ both!(a_bangkok_bank_slip_is_pending, |b: Backend| async move {
     let (t, ten) = app(b).await;
     let tr = t.transfer("002", "004", 5000).await;
     let (s, _) = t
-        .post(
-            "/v2/verify/bank",
-            &ten.api_key,
-            json!({"payload": tr.payload}),
-        )
+        .verify_bank(&ten.api_key, json!({"payload": tr.payload}))
         .await;
     assert_eq!(s, 404);
     only(&t, Outcome::Pending).await;
@@ -169,7 +164,7 @@ both!(
     |b: Backend| async move {
         let (t, ten) = app(b).await;
         let (s, v) = t
-            .post("/v2/verify/bank", &ten.api_key, json!({"payload": "hello"}))
+            .verify_bank(&ten.api_key, json!({"payload": "hello"}))
             .await;
         assert_eq!((s, code(&v)), (404, "SLIP_NOT_FOUND"));
         let a = only(&t, Outcome::InvalidQr).await;
@@ -183,11 +178,7 @@ both!(a_used_up_quota_is_refused, |b: Backend| async move {
     let ten = t.tenant(0).await;
     let tr = t.transfer("004", "014", 700).await;
     let (s, v) = t
-        .post(
-            "/v2/verify/bank",
-            &ten.api_key,
-            json!({"payload": tr.payload}),
-        )
+        .verify_bank(&ten.api_key, json!({"payload": tr.payload}))
         .await;
     assert_eq!((s, code(&v)), (403, "QUOTA_EXCEEDED"));
     let a = only(&t, Outcome::Refused).await;
@@ -208,7 +199,7 @@ both!(
         let ten = t.tenant(100).await;
         let payload = slip_qr::encode_bank_slip("004", "0123456789ABCDEFGHIJ");
         let (s, v) = t
-            .post("/v2/verify/bank", &ten.api_key, json!({"payload": payload}))
+            .verify_bank(&ten.api_key, json!({"payload": payload}))
             .await;
         assert_eq!((s, code(&v)), (500, "API_SERVER_ERROR"));
         let a = only(&t, Outcome::Unavailable).await;
@@ -220,7 +211,7 @@ both!(
 
 both!(a_malformed_request_is_an_error, |b: Backend| async move {
     let (t, ten) = app(b).await;
-    let (s, v) = t.post("/v2/verify/bank", &ten.api_key, json!({})).await;
+    let (s, v) = t.verify_bank(&ten.api_key, json!({})).await;
     assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"));
     let a = only(&t, Outcome::Error).await;
     assert_eq!(a.error_code.as_deref(), Some("VALIDATION_ERROR"));
@@ -262,8 +253,7 @@ both!(
             .await;
         assert_eq!(s, 401);
         let (s, _) = t
-            .post(
-                "/v2/verify/bank",
+            .verify_bank(
                 "00000000-0000-4000-8000-000000000000",
                 json!({"payload": tr.payload}),
             )
@@ -337,22 +327,14 @@ both!(
         let start = time::macros::datetime!(2026-11-27 16:30 UTC);
         t.clock.set(start);
         let first = t.transfer("004", "014", 125_050).await;
-        t.post_ok(
-            "/v2/verify/bank",
-            &ten.api_key,
-            json!({"payload": first.payload}),
-        )
-        .await;
+        t.verify_bank_ok(&ten.api_key, json!({"payload": first.payload}))
+            .await;
         t.clock.advance(time::Duration::hours(1)); // 2026-11-28 00:30 in Bangkok
         let second = t.transfer("004", "014", 9_900).await;
-        t.post_ok(
-            "/v2/verify/bank",
-            &ten.api_key,
-            json!({"payload": second.payload}),
-        )
-        .await;
+        t.verify_bank_ok(&ten.api_key, json!({"payload": second.payload}))
+            .await;
         let (s, _) = t
-            .post("/v2/verify/bank", &ten.api_key, json!({"payload": "hello"}))
+            .verify_bank(&ten.api_key, json!({"payload": "hello"}))
             .await;
         assert_eq!(s, 404);
 
@@ -405,11 +387,7 @@ both!(
         // records; a search reads the newer records directly until then).
         tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
         let (s, _) = t
-            .post(
-                "/v2/verify/bank",
-                &ten.api_key,
-                json!({"payload": "hello again"}),
-            )
+            .verify_bank(&ten.api_key, json!({"payload": "hello again"}))
             .await;
         assert_eq!(s, 404);
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
@@ -478,12 +456,8 @@ both!(the_csv_export_keeps_its_bytes, |b: Backend| async move {
     assert_eq!(whole.matches("\r\n").count(), 4, "{whole}");
     assert!(!whole.contains("# cut"));
     let tr = t.transfer("004", "014", 700).await;
-    t.post_ok(
-        "/v2/verify/bank",
-        &ten.api_key,
-        json!({"payload": tr.payload}),
-    )
-    .await;
+    t.verify_bank_ok(&ten.api_key, json!({"payload": tr.payload}))
+        .await;
     let (_, mine) = admin_get(&t, &format!("verifications.csv?branch={}", ten.branch_id)).await;
     assert!(mine.contains(&tr.trans_ref), "{mine}");
     t.stop().await;
@@ -495,11 +469,7 @@ both!(
         let (t, ten) = app(b).await;
         let tr = t.transfer("004", "014", 700).await;
         let first = t
-            .post_ok(
-                "/v2/verify/bank",
-                &ten.api_key,
-                json!({"payload": tr.payload}),
-            )
+            .verify_bank_ok(&ten.api_key, json!({"payload": tr.payload}))
             .await;
         let name = first["data"]["rawSlip"]["sender"]["account"]["name"]["th"].clone();
         assert_ne!(name, "");
@@ -510,8 +480,7 @@ both!(
         // The repeat is still a duplicate, answered from the stored transfer with blank names
         // (the bank no longer keeps a slip this old).
         let v = t
-            .post_ok(
-                "/v2/verify/bank",
+            .verify_bank_ok(
                 &ten.api_key,
                 json!({"payload": tr.payload, "checkDuplicate": true}),
             )

@@ -64,8 +64,7 @@ async fn top_up(t: &TestApp, ten: &Tenant, baht: i64) {
 /// Verifies one new slip; returns the status and body.
 async fn verify_new(t: &TestApp, key: &str) -> (u16, Value) {
     let tr = t.transfer("004", "014", 10000).await;
-    t.post("/v2/verify/bank", key, json!({"payload": tr.payload}))
-        .await
+    t.verify_bank(key, json!({"payload": tr.payload})).await
 }
 
 async fn info(t: &TestApp, key: &str) -> Value {

@@ -55,12 +55,8 @@ fn sim_payload() -> String {
 }
 
 async fn verify(t: &TestApp, key: &str, payload: &str) -> (u16, Value) {
-    t.post(
-        "/v2/verify/bank",
-        key,
-        json!({"payload": payload, "checkDuplicate": true}),
-    )
-    .await
+    t.verify_bank(key, json!({"payload": payload, "checkDuplicate": true}))
+        .await
 }
 
 async fn admin_connectors(t: &TestApp) -> Value {

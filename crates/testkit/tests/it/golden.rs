@@ -119,9 +119,7 @@ both!(v1_success_and_bank_duplicate, |b: Backend| async move {
     assert_eq!(v["data"]["amount"]["amount"], 150.5);
 
     // v2 keeps `merchantId: null` (spec 2.1).
-    let v = t
-        .post_ok("/v2/verify/bank", key, json!({"payload": tr.payload}))
-        .await;
+    let v = t.verify_bank_ok(key, json!({"payload": tr.payload})).await;
     assert_eq!(v["data"]["rawSlip"], slip(&tr, false));
     assert_eq!(v["data"]["rawSlip"]["receiver"]["merchantId"], Value::Null);
     t.stop().await;
@@ -216,7 +214,7 @@ both!(
         let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let tr = t.transfer("004", "014", 15050).await;
         let body = json!({"payload": tr.payload});
-        t.post_ok("/v2/verify/bank", &ten.api_key, body).await;
+        t.verify_bank_ok(&ten.api_key, body).await;
         let rec = stored(&t, &ten.service_id, "004", &tr.trans_ref).await;
         assert_eq!(rec.transfer, Some(VerifiedTransfer::Bank(Box::new(tr))));
         assert_eq!(rec.source.as_deref(), Some("sandbox"));
@@ -236,9 +234,7 @@ both!(v2_optional_fields, |b: Backend| async move {
     let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let key = ten.api_key.as_str();
     let tr = t.transfer("004", "014", 15050).await;
-    let v = t
-        .post_ok("/v2/verify/bank", key, json!({"payload": tr.payload}))
-        .await;
+    let v = t.verify_bank_ok(key, json!({"payload": tr.payload})).await;
     assert_eq!(v["data"], first_bank_data(&tr, 150.5));
     let body = json!({"payload": tr.payload, "matchAmount": 99});
     let data = answer_data(&t, "/v2/verify/bank", key, body).await;

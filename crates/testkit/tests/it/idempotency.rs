@@ -89,7 +89,7 @@ both!(
         assert_eq!(again, first, "the stored answer, not a duplicate's");
         assert_eq!(t.used(key).await, 1, "no new charge");
         // Without the key the same slip is a new (charged) verification.
-        let (s, v) = t.post("/v2/verify/bank", key, body.clone()).await;
+        let (s, v) = t.verify_bank(key, body.clone()).await;
         assert_eq!((s, v["data"]["isDuplicate"].as_bool()), (200, Some(true)));
         assert_eq!(t.used(key).await, 2);
 
@@ -209,13 +209,7 @@ both!(
         assert_eq!((s, replayed, &again), (200, true, &v));
         // Without a key the quota (1) is gone: the retry above really was not charged.
         other
-            .post_err(
-                "/v2/verify/bank",
-                &ten.api_key,
-                body.clone(),
-                403,
-                "QUOTA_EXCEEDED",
-            )
+            .verify_bank_err(&ten.api_key, body.clone(), 403, "QUOTA_EXCEEDED")
             .await;
         lost.abort();
         other.stop().await;

@@ -45,11 +45,7 @@ both!(
             );
             // A small JSON body (no upload slot) takes the same checks.
             let (s, v) = t
-                .post(
-                    "/v2/verify/bank",
-                    &ten.api_key,
-                    json!({ "base64": b64(&png) }),
-                )
+                .verify_bank(&ten.api_key, json!({ "base64": b64(&png) }))
                 .await;
             assert_eq!(
                 (s, code(&v)),
@@ -85,7 +81,7 @@ both!(
         let (s, v) = upload(&t, &ten.api_key, png.clone()).await;
         assert_eq!((s, code(&v)), (429, "RATE_LIMIT_EXCEEDED"), "{v}");
         drop(held);
-        t.post_ok("/v2/verify/bank", &ten.api_key, body).await;
+        t.verify_bank_ok(&ten.api_key, body).await;
         // Room given back after the decode.
         assert_eq!(t.app.services.decode_budget().available_kib(), 256 * 1024);
     }

@@ -405,7 +405,7 @@ both!(
         let payload = slip_qr::encode_bank_slip("004", "0123456789ABCDEFGHIJ");
         for _ in 0..2 {
             let (s, v) = t
-                .post("/v2/verify/bank", &ten.api_key, json!({"payload": payload}))
+                .verify_bank(&ten.api_key, json!({"payload": payload}))
                 .await;
             assert_eq!((s, code(&v)), (500, "API_SERVER_ERROR"));
         }
@@ -454,22 +454,14 @@ both!(a_quota_near_its_end_is_counted, |b: Backend| async move {
     let t = TestApp::spawn_with_config(b, LISTEN).await;
     let ten = t.tenant(1).await;
     let first = t.transfer("004", "014", 100).await;
-    t.post_ok(
-        "/v2/verify/bank",
-        &ten.api_key,
-        json!({"payload": first.payload}),
-    )
-    .await;
+    t.verify_bank_ok(&ten.api_key, json!({"payload": first.payload}))
+        .await;
     let m = scrape(&t).await;
     assert_eq!(m.get("slipverify_quota_low_requests_total", &[]), 0.0);
     // The one verification is used: the next one finds nothing left, and is refused.
     let second = t.transfer("004", "014", 200).await;
     let (s, v) = t
-        .post(
-            "/v2/verify/bank",
-            &ten.api_key,
-            json!({"payload": second.payload}),
-        )
+        .verify_bank(&ten.api_key, json!({"payload": second.payload}))
         .await;
     assert_eq!((s, code(&v)), (403, "QUOTA_EXCEEDED"));
     let m = scrape(&t).await;

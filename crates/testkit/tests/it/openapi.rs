@@ -722,8 +722,7 @@ async fn partner_answers_fit_the_document() {
     let t = TestApp::spawn(Backend::Sqlite).await;
     let doc = fetch_doc(&t).await;
     let ten = t.tenant(100).await;
-    let services = std::slice::from_ref(&ten.service_id);
-    let (p, key) = t.partner(services, "quota:read,quota:write").await;
+    let (p, key) = t.partner(&ten.service_id, "quota:read,quota:write").await;
     let mut failures = Vec::new();
     for (method, path, body, status, example) in [
         ("GET", "/b2b/branch/quota", "", 200, None),

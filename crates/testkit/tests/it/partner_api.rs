@@ -86,8 +86,8 @@ async fn send(t: &TestApp, p: &P, r: Req<'_>) -> (u16, Value) {
     (status, resp.json().await.unwrap())
 }
 
-async fn partner(t: &TestApp, services: &[domain::ServiceId], perms: &str) -> P {
-    let (p, key) = t.partner(services, perms).await;
+async fn partner(t: &TestApp, service_id: &domain::ServiceId, perms: &str) -> P {
+    let (p, key) = t.partner(service_id, perms).await;
     P {
         key,
         secret: p.secret,
@@ -132,16 +132,10 @@ const ADJUST: &str = "/b2b/branch/quota/adjust";
 
 both!(quota_operations, |b: Backend| async move {
     let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
-    let p = partner(
-        &t,
-        std::slice::from_ref(&ten.service_id),
-        "quota:read,quota:write",
-    )
-    .await;
+    let p = partner(&t, &ten.service_id, "quota:read,quota:write").await;
     for i in 0..3 {
         let pl = t.transfer("004", "014", 100 + i).await.payload;
-        t.post_ok("/v2/verify/bank", &ten.api_key, json!({"payload": pl}))
-            .await;
+        t.verify_bank_ok(&ten.api_key, json!({"payload": pl})).await;
     }
     let br = ten.branch_id.as_str();
     let (s, v) = send(&t, &p, Req::new("GET", Q, "", br)).await;
@@ -223,7 +217,7 @@ both!(quota_operations, |b: Backend| async move {
 both!(refused_requests, |b: Backend| async move {
     let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let other = t.tenant(100).await;
-    let p = partner(&t, std::slice::from_ref(&ten.service_id), "quota:read").await;
+    let p = partner(&t, &ten.service_id, "quota:read").await;
     let br = ten.branch_id.as_str();
     let get = || Req::new("GET", Q, "", br);
 
@@ -299,7 +293,7 @@ both!(
     replay_at_the_far_end_of_the_window,
     |b: Backend| async move {
         let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
-        let p = partner(&t, std::slice::from_ref(&ten.service_id), "quota:read").await;
+        let p = partner(&t, &ten.service_id, "quota:read").await;
         let br = ten.branch_id.as_str();
         let whole = t.clock.now().unix_timestamp() + 1;
         t.clock
@@ -330,15 +324,9 @@ const ALL: &str =
 // signed over the path (without `/v2`, without the query), no `X-Branch-Key`.
 both!(quota_in_the_path, |b: Backend| async move {
     let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
-    let p = partner(
-        &t,
-        std::slice::from_ref(&ten.service_id),
-        "quota:read,quota:write",
-    )
-    .await;
+    let p = partner(&t, &ten.service_id, "quota:read,quota:write").await;
     let pl = t.transfer("004", "014", 100).await.payload;
-    t.post_ok("/v2/verify/bank", &ten.api_key, json!({"payload": pl}))
-        .await;
+    t.verify_bank_ok(&ten.api_key, json!({"payload": pl})).await;
     let br = ten.branch_id.as_str();
     let q = format!("/b2b/branches/{br}/quota");
     let (s, header_form) = send(&t, &p, Req::new("GET", Q, "", br)).await;
@@ -381,7 +369,7 @@ both!(quota_in_the_path, |b: Backend| async move {
 both!(path_form_refusals, |b: Backend| async move {
     let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let other = t.tenant(100).await;
-    let p = partner(&t, std::slice::from_ref(&ten.service_id), ALL).await;
+    let p = partner(&t, &ten.service_id, ALL).await;
     let br = ten.branch_id.as_str();
     let q = format!("/b2b/branches/{br}/quota");
     let elsewhere = format!("/b2b/branches/{}/quota", other.branch_id);
@@ -444,18 +432,8 @@ both!(path_form_refusals, |b: Backend| async move {
 
 both!(scopes_are_required, |b: Backend| async move {
     let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
-    let quota_only = partner(
-        &t,
-        std::slice::from_ref(&ten.service_id),
-        "quota:read,quota:write",
-    )
-    .await;
-    let readers = partner(
-        &t,
-        std::slice::from_ref(&ten.service_id),
-        "branch:read,bank-account:read",
-    )
-    .await;
+    let quota_only = partner(&t, &ten.service_id, "quota:read,quota:write").await;
+    let readers = partner(&t, &ten.service_id, "branch:read,bank-account:read").await;
     let br = ten.branch_id.as_str();
     let one = format!("/b2b/branches/{br}");
     let accounts = format!("{one}/bank-accounts");
@@ -527,7 +505,7 @@ both!(scopes_are_required, |b: Backend| async move {
 both!(branch_and_account_operations, |b: Backend| async move {
     let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let other = t.tenant(100).await;
-    let p = partner(&t, std::slice::from_ref(&ten.service_id), ALL).await;
+    let p = partner(&t, &ten.service_id, ALL).await;
     // The partner's branches only: the other service's are neither listed nor reachable.
     let (s, v) = send(&t, &p, Req::at("GET", "/b2b/branches", "")).await;
     assert_eq!(s, 200, "{v}");

@@ -39,8 +39,7 @@ both!(
     |b| async move {
         let t = TestApp::spawn(b).await;
         let tenant = t.tenant(100).await;
-        let services = std::slice::from_ref(&tenant.service_id);
-        let (p, key) = t.partner(services, "quota:write").await;
+        let (p, key) = t.partner(&tenant.service_id, "quota:write").await;
         let now = t.clock.now().unix_timestamp();
         let branch = format!("x-branch-key: {}\r\n", tenant.branch_id);
         let good = |ts: i64, nonce: &str| {

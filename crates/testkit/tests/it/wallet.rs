@@ -66,14 +66,8 @@ both!(
             assert!(v["error"]["message"].as_str().unwrap().contains(why), "{v}");
         }
         // A wallet slip sent to the bank endpoint is explained too.
-        t.post_err(
-            "/v2/verify/bank",
-            key,
-            json!({"payload": w.payload}),
-            404,
-            "SLIP_NOT_FOUND",
-        )
-        .await;
+        t.verify_bank_err(key, json!({"payload": w.payload}), 404, "SLIP_NOT_FOUND")
+            .await;
         let (_, v) = t.get("/v2/info", Some(key)).await;
         assert_eq!(
             v["data"]["application"]["quota"]["used"], 2,
