@@ -43,6 +43,7 @@ pub async fn spawn_with_loopback_images(b: Backend) -> TestApp {
     .await
 }
 
+use domain::model::AuditEntry;
 use domain::{ManualClock, Satang};
 use gateway::NewSandboxTransfer;
 use serde_json::Value;
@@ -558,6 +559,18 @@ impl TestApp {
         assert_eq!(v["success"], true, "{v}");
         assert_eq!(v["data"]["status"], "queued", "{v}");
         v["data"]["jobId"].as_str().expect("jobId").to_string()
+    }
+
+    /// A branch's audit log, oldest first.
+    pub async fn branch_audit(&self, branch_id: &domain::BranchId) -> Vec<AuditEntry> {
+        let entries = self.app.store.list_audit(branch_id).await;
+        entries.expect("branch audit")
+    }
+
+    /// The audit log about a service as a whole (subscriptions, renewals, auto-renew).
+    pub async fn service_audit(&self, service_id: &domain::ServiceId) -> Vec<AuditEntry> {
+        let entries = self.app.store.list_service_audit(service_id).await;
+        entries.expect("service audit")
     }
 
     /// Every byte of the decode budget, held by another service's decode until dropped.

@@ -87,11 +87,8 @@ async fn ledger(t: &TestApp, ten: &Tenant) -> Vec<(String, i64, i64)> {
 }
 
 async fn renewals(t: &TestApp, ten: &Tenant) -> usize {
-    t.app
-        .store
-        .list_service_audit(&ten.service_id)
-        .await
-        .unwrap()
+    let audit = t.service_audit(&ten.service_id).await;
+    audit
         .iter()
         .filter(|a| a.action == "subscription.renew")
         .count()

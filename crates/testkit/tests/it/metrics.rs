@@ -47,6 +47,30 @@ impl Scrape {
             .sum()
     }
 
+    /// `slipverify_verifications_total` of bank slips, by input and outcome.
+    fn bank_verifications(&self, input: &str, outcome: &str) -> f64 {
+        let labels = [("kind", "bank"), ("input", input), ("outcome", outcome)];
+        self.get("slipverify_verifications_total", &labels)
+    }
+
+    /// `slipverify_connector_calls_total` of one connector, by outcome.
+    fn connector_calls(&self, connector: &str, outcome: &str) -> f64 {
+        let labels = [("connector", connector), ("outcome", outcome)];
+        self.get("slipverify_connector_calls_total", &labels)
+    }
+
+    /// `slipverify_connector_breaker_state` of one connector: 1 for the state it is in.
+    fn breaker(&self, connector: &str, state: &str) -> f64 {
+        let labels = [("connector", connector), ("state", state)];
+        self.get("slipverify_connector_breaker_state", &labels)
+    }
+
+    /// How many calls to one connector were timed (the duration histogram's count).
+    fn timed_calls(&self, connector: &str) -> f64 {
+        let labels = [("connector", connector)];
+        self.get("slipverify_connector_call_duration_seconds_count", &labels)
+    }
+
     /// Names declared by `# TYPE` lines.
     fn families(&self) -> BTreeSet<String> {
         self.text
@@ -218,18 +242,12 @@ both!(
         let logged = log_counts(&t).await;
         assert_eq!(scraped_verifications(&m), logged);
         assert_eq!(logged.values().sum::<f64>(), 6.0, "{logged:?}");
-        let ver = |input: &str, outcome: &str| {
-            m.get(
-                "slipverify_verifications_total",
-                &[("kind", "bank"), ("input", input), ("outcome", outcome)],
-            )
-        };
-        assert_eq!(ver("payload", "verified"), 1.0);
-        assert_eq!(ver("payload", "duplicate"), 1.0);
-        assert_eq!(ver("payload", "not_found"), 1.0);
-        assert_eq!(ver("payload", "invalid_qr"), 2.0);
+        assert_eq!(m.bank_verifications("payload", "verified"), 1.0);
+        assert_eq!(m.bank_verifications("payload", "duplicate"), 1.0);
+        assert_eq!(m.bank_verifications("payload", "not_found"), 1.0);
+        assert_eq!(m.bank_verifications("payload", "invalid_qr"), 2.0);
         // The job's verification: its input is not known to the worker.
-        assert_eq!(ver("none", "verified"), 1.0);
+        assert_eq!(m.bank_verifications("none", "verified"), 1.0);
         let local = |reason: &str| m.get("slipverify_local_decisions_total", &[("reason", reason)]);
         assert_eq!(
             (
@@ -241,28 +259,11 @@ both!(
         );
         // The sandbox connector: two found (sync and job), one not found; the duplicate and
         // the two bad QRs never reached it.
-        let calls = |outcome: &str| {
-            m.get(
-                "slipverify_connector_calls_total",
-                &[("connector", "sandbox"), ("outcome", outcome)],
-            )
-        };
+        let calls = |outcome: &str| m.connector_calls("sandbox", outcome);
         assert_eq!((calls("found"), calls("not_found")), (2.0, 1.0));
         assert_eq!(m.sum("slipverify_connector_calls_total", &[]), 3.0);
-        assert_eq!(
-            m.get(
-                "slipverify_connector_call_duration_seconds_count",
-                &[("connector", "sandbox")]
-            ),
-            3.0
-        );
-        assert_eq!(
-            m.get(
-                "slipverify_connector_breaker_state",
-                &[("connector", "sandbox"), ("state", "closed")]
-            ),
-            1.0
-        );
+        assert_eq!(m.timed_calls("sandbox"), 3.0);
+        assert_eq!(m.breaker("sandbox", "closed"), 1.0);
         assert_eq!(
             m.get(
                 "slipverify_webhook_deliveries_total",
@@ -373,17 +374,7 @@ both!(
         let (s, _) = t.post(v2, &ten.api_key, json!({"payload": "hello"})).await;
         assert_eq!(s, 404);
         let after = scrape(&t).await;
-        assert_eq!(
-            after.get(
-                "slipverify_verifications_total",
-                &[
-                    ("kind", "bank"),
-                    ("input", "payload"),
-                    ("outcome", "invalid_qr")
-                ]
-            ),
-            3.0
-        );
+        assert_eq!(after.bank_verifications("payload", "invalid_qr"), 3.0);
         assert_eq!(scraped_verifications(&after), log_counts(&t).await);
         t.stop().await;
     }
@@ -410,42 +401,16 @@ both!(
             assert_eq!((s, code(&v)), (500, "API_SERVER_ERROR"));
         }
         let m = scrape(&t).await;
-        let state = |s: &str| {
-            m.get(
-                "slipverify_connector_breaker_state",
-                &[("connector", "down"), ("state", s)],
-            )
-        };
+        let state = |s: &str| m.breaker("down", s);
         assert_eq!(
             (state("open"), state("closed"), state("half_open")),
             (1.0, 0.0, 0.0)
         );
-        let calls = |outcome: &str| {
-            m.get(
-                "slipverify_connector_calls_total",
-                &[("connector", "down"), ("outcome", outcome)],
-            )
-        };
+        let calls = |outcome: &str| m.connector_calls("down", outcome);
         assert_eq!((calls("connect"), calls("breaker_open")), (1.0, 1.0));
         // Only the call that was sent has a duration.
-        assert_eq!(
-            m.get(
-                "slipverify_connector_call_duration_seconds_count",
-                &[("connector", "down")]
-            ),
-            1.0
-        );
-        assert_eq!(
-            m.get(
-                "slipverify_verifications_total",
-                &[
-                    ("kind", "bank"),
-                    ("input", "payload"),
-                    ("outcome", "unavailable")
-                ]
-            ),
-            2.0
-        );
+        assert_eq!(m.timed_calls("down"), 1.0);
+        assert_eq!(m.bank_verifications("payload", "unavailable"), 2.0);
         t.stop().await;
     }
 );
@@ -466,17 +431,7 @@ both!(a_quota_near_its_end_is_counted, |b: Backend| async move {
     assert_eq!((s, code(&v)), (403, "QUOTA_EXCEEDED"));
     let m = scrape(&t).await;
     assert_eq!(m.get("slipverify_quota_low_requests_total", &[]), 1.0);
-    assert_eq!(
-        m.get(
-            "slipverify_verifications_total",
-            &[
-                ("kind", "bank"),
-                ("input", "payload"),
-                ("outcome", "refused")
-            ]
-        ),
-        1.0
-    );
+    assert_eq!(m.bank_verifications("payload", "refused"), 1.0);
     t.stop().await;
 });
 

@@ -194,8 +194,7 @@ both!(quota_operations, |b: Backend| async move {
     );
 
     // Every change is in the audit log, in order, with its actor.
-    let audit = t.app.store.as_ref();
-    let entries = audit.list_audit(&ten.branch_id).await.unwrap();
+    let entries = t.branch_audit(&ten.branch_id).await;
     let actions: Vec<&str> = entries.iter().map(|e| e.action.as_str()).collect();
     assert_eq!(
         actions,
@@ -277,13 +276,7 @@ both!(refused_requests, |b: Backend| async move {
     // Nothing changed.
     let (_, v) = send(&t, &p, get()).await;
     assert_eq!(v["data"]["branch"]["limitQuota"], Value::Null);
-    assert!(t
-        .app
-        .store
-        .list_audit(&ten.branch_id)
-        .await
-        .unwrap()
-        .is_empty());
+    assert!(t.branch_audit(&ten.branch_id).await.is_empty());
     t.stop().await;
 });
 
@@ -356,7 +349,7 @@ both!(quota_in_the_path, |b: Backend| async move {
     assert_eq!((s, v["data"]["usedQuota"].as_i64()), (200, Some(0)), "{v}");
     assert_eq!(v["data"]["totalUsedQuota"], 1);
     // Audited like the header form.
-    let entries = t.app.store.list_audit(&ten.branch_id).await.unwrap();
+    let entries = t.branch_audit(&ten.branch_id).await;
     let actions: Vec<&str> = entries.iter().map(|e| e.action.as_str()).collect();
     assert_eq!(actions, ["quota.set", "quota.adjust", "quota.reset"]);
     // The branch is the path's: a header naming another is not read.
