@@ -264,41 +264,37 @@ both!(
         assert_eq!(m.sum("slipverify_connector_calls_total", &[]), 3.0);
         assert_eq!(m.timed_calls("sandbox"), 3.0);
         assert_eq!(m.breaker("sandbox", "closed"), 1.0);
-        assert_eq!(
-            m.get(
+        // Each 1: the delivery, the stored job, the database up, the refusals by code.
+        let once: [(&str, &[(&str, &str)]); 6] = [
+            (
                 "slipverify_webhook_deliveries_total",
-                &[("outcome", "delivered")]
+                &[("outcome", "delivered")],
             ),
-            1.0
-        );
-        assert_eq!(m.sum("slipverify_webhook_deliveries_total", &[]), 1.0);
-        assert_eq!(
-            m.get("slipverify_webhook_delivery_duration_seconds_count", &[]),
-            1.0
-        );
-        assert_eq!(
-            m.get(
+            ("slipverify_webhook_delivery_duration_seconds_count", &[]),
+            (
                 "slipverify_jobs_stored",
-                &[("kind", "verify"), ("state", "done")]
+                &[("kind", "verify"), ("state", "done")],
             ),
-            1.0
-        );
-        assert_eq!(m.get("slipverify_database_up", &[]), 1.0);
-        assert_eq!(
-            m.get(
+            ("slipverify_database_up", &[]),
+            (
                 "slipverify_auth_refusals_total",
-                &[("code", "MISSING_API_KEY")]
+                &[("code", "MISSING_API_KEY")],
             ),
-            1.0
-        );
-        assert_eq!(m.sum("slipverify_auth_refusals_total", &[]), 1.0);
-        assert_eq!(
-            m.get(
+            (
                 "slipverify_rate_limit_refusals_total",
-                &[("code", "RATE_LIMIT_EXCEEDED")]
+                &[("code", "RATE_LIMIT_EXCEEDED")],
             ),
-            1.0
-        );
+        ];
+        for (name, labels) in once {
+            assert_eq!(m.get(name, labels), 1.0, "{name} {labels:?}");
+        }
+        // ... and nothing else delivered or refused by authentication.
+        for family in [
+            "slipverify_webhook_deliveries_total",
+            "slipverify_auth_refusals_total",
+        ] {
+            assert_eq!(m.sum(family, &[]), 1.0, "{family}");
+        }
         // HTTP answers by route pattern: the job's id is not in its route.
         let http = |route: &str, status: &str| {
             m.get(
