@@ -745,6 +745,19 @@ fn generate(family: &str) -> Vec<Sample> {
         .collect()
 }
 
+/// Reads `bytes` under `limits`, panicking on a slip payload other than `payload` (`what`
+/// names the image); whether `payload` was read.
+fn reads_payload(bytes: &[u8], payload: &str, limits: &Limits, what: &str) -> bool {
+    let texts = read_qr(bytes, limits).unwrap_or_default();
+    for t in &texts {
+        assert!(
+            slip_qr::parse_bank_slip(t).is_err() || t == payload,
+            "{what}: decoded to the wrong slip {t:?} (expected {payload:?})"
+        );
+    }
+    texts.iter().any(|t| t == payload)
+}
+
 /// Decode every image of `family`. Panics on a wrong payload; returns (decoded, failed files).
 fn score(family: &str) -> (usize, Vec<String>) {
     let samples = generate(family);
@@ -758,16 +771,8 @@ fn score(family: &str) -> (usize, Vec<String>) {
     };
     let (mut ok, mut failed) = (0, Vec::new());
     for s in &samples {
-        let texts = read_qr(&s.bytes, &limits).unwrap_or_default();
-        for t in &texts {
-            assert!(
-                slip_qr::parse_bank_slip(t).is_err() || *t == s.payload,
-                "{family}: {} decoded to the wrong slip {t:?} (expected {:?})",
-                s.file,
-                s.payload
-            );
-        }
-        if texts.contains(&s.payload) {
+        let what = format!("{family}: {}", s.file);
+        if reads_payload(&s.bytes, &s.payload, &limits, &what) {
             ok += 1;
         } else {
             failed.push(s.file.clone());

@@ -140,14 +140,15 @@ fn parse_labels(body: &str) -> Vec<(String, String)> {
     out
 }
 
-pub(crate) async fn scrape(t: &TestApp) -> Scrape {
+/// A `GET` of `path` on the metrics listener.
+async fn get_on_metrics_port(t: &TestApp, path: &str) -> reqwest::Response {
     let addr = t.metrics_addr.expect("metrics listener configured");
-    let resp = t
-        .http
-        .get(format!("http://{addr}/metrics"))
-        .send()
-        .await
-        .unwrap();
+    let req = t.http.get(format!("http://{addr}{path}"));
+    req.send().await.unwrap()
+}
+
+pub(crate) async fn scrape(t: &TestApp) -> Scrape {
+    let resp = get_on_metrics_port(t, "/metrics").await;
     assert_eq!(resp.status(), 200);
     assert_eq!(
         resp.headers()["content-type"],
@@ -451,13 +452,7 @@ both!(
         let m = scrape(&t).await;
         assert!(m.families().contains("slipverify_build_info"));
         // Only /metrics there.
-        let addr = t.metrics_addr.unwrap();
-        let other = t
-            .http
-            .get(format!("http://{addr}/v2/info"))
-            .send()
-            .await
-            .unwrap();
+        let other = get_on_metrics_port(&t, "/v2/info").await;
         assert_eq!(other.status(), 404);
         t.stop().await;
     }
