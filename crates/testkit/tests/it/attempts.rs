@@ -2,7 +2,7 @@
 //! limit leaves exactly one record, committed before the answer; search, CSV export and
 //! retention, on SQLite and PostgreSQL.
 
-use crate::common::{blank_png, code, v1_code};
+use crate::common::{blank_png, v1_code};
 use domain::attempt::{AttemptRow, Outcome};
 use serde_json::{json, Value};
 use testkit::{both, Backend, Tenant, TestApp};
@@ -27,6 +27,28 @@ async fn only(t: &TestApp, outcome: Outcome) -> domain::attempt::Attempt {
     let a = rows[0].attempt.clone();
     assert_eq!(a.outcome, outcome, "{a:#?}");
     a
+}
+
+/// Verifies `body`, asserting the v2 error `status` and `code`; the one record there must be,
+/// with `outcome` and that code.
+async fn refused_as(
+    t: &TestApp,
+    ten: &Tenant,
+    body: Value,
+    (status, code): (u16, &str),
+    outcome: Outcome,
+) -> domain::attempt::Attempt {
+    t.verify_bank_err(&ten.api_key, body, status, code).await;
+    let a = only(t, outcome).await;
+    assert_eq!(a.error_code.as_deref(), Some(code), "{a:#?}");
+    a
+}
+
+/// v1 answers `payload`, checked for duplicates, with `duplicate_slip`.
+async fn v1_duplicate(t: &TestApp, key: &str, payload: &str) {
+    let body = json!({"payload": payload, "checkDuplicate": true});
+    let (s, v) = t.post("/api/v1/verify", key, body).await;
+    assert_eq!((s, v1_code(&v)), (400, "duplicate_slip"), "{v}");
 }
 
 async fn admin_get(t: &TestApp, path_and_query: &str) -> (u16, String) {
@@ -101,15 +123,7 @@ both!(
         // The second was answered from the stored verification.
         assert_eq!(rows[0].attempt.source.as_deref(), Some("local"));
         // v1's duplicate_slip is a duplicate too.
-        let (s, v) = t
-            .call(
-                "POST",
-                "/api/v1/verify",
-                &ten.api_key,
-                Some(json!({"payload": tr.payload, "checkDuplicate": true})),
-            )
-            .await;
-        assert_eq!((s, v1_code(&v)), (400, "duplicate_slip"), "{v}");
+        v1_duplicate(&t, &ten.api_key, &tr.payload).await;
         let newest = &all(&t).await[0].attempt;
         assert_eq!(
             (
@@ -126,12 +140,8 @@ both!(
 both!(an_unknown_slip_is_not_found, |b: Backend| async move {
     let (t, ten) = app(b).await;
     let unknown = slip_qr::encode_bank_slip("004", "0123456789ABCDEFGHIJ");
-    let (s, v) = t
-        .verify_bank(&ten.api_key, json!({"payload": unknown}))
-        .await;
-    assert_eq!((s, code(&v)), (404, "SLIP_NOT_FOUND"));
-    let a = only(&t, Outcome::NotFound).await;
-    assert_eq!(a.error_code.as_deref(), Some("SLIP_NOT_FOUND"));
+    let body = json!({"payload": unknown});
+    let a = refused_as(&t, &ten, body, (404, "SLIP_NOT_FOUND"), Outcome::NotFound).await;
     assert_eq!(a.trans_ref.as_deref(), Some("0123456789ABCDEFGHIJ"));
     t.stop().await;
 });
@@ -163,12 +173,8 @@ both!(
     a_qr_that_is_no_slip_is_invalid_qr,
     |b: Backend| async move {
         let (t, ten) = app(b).await;
-        let (s, v) = t
-            .verify_bank(&ten.api_key, json!({"payload": "hello"}))
-            .await;
-        assert_eq!((s, code(&v)), (404, "SLIP_NOT_FOUND"));
-        let a = only(&t, Outcome::InvalidQr).await;
-        assert_eq!(a.error_code.as_deref(), Some("SLIP_NOT_FOUND"));
+        let body = json!({"payload": "hello"});
+        refused_as(&t, &ten, body, (404, "SLIP_NOT_FOUND"), Outcome::InvalidQr).await;
         t.stop().await;
     }
 );
@@ -177,12 +183,8 @@ both!(a_used_up_quota_is_refused, |b: Backend| async move {
     let t = TestApp::spawn(b).await;
     let ten = t.tenant(0).await;
     let tr = t.transfer("004", "014", 700).await;
-    let (s, v) = t
-        .verify_bank(&ten.api_key, json!({"payload": tr.payload}))
-        .await;
-    assert_eq!((s, code(&v)), (403, "QUOTA_EXCEEDED"));
-    let a = only(&t, Outcome::Refused).await;
-    assert_eq!(a.error_code.as_deref(), Some("QUOTA_EXCEEDED"));
+    let body = json!({"payload": tr.payload});
+    refused_as(&t, &ten, body, (403, "QUOTA_EXCEEDED"), Outcome::Refused).await;
     t.stop().await;
 });
 
@@ -198,10 +200,9 @@ both!(
         .await;
         let ten = t.tenant(100).await;
         let payload = slip_qr::encode_bank_slip("004", "0123456789ABCDEFGHIJ");
-        let (s, v) = t
-            .verify_bank(&ten.api_key, json!({"payload": payload}))
+        let body = json!({"payload": payload});
+        t.verify_bank_err(&ten.api_key, body, 500, "API_SERVER_ERROR")
             .await;
-        assert_eq!((s, code(&v)), (500, "API_SERVER_ERROR"));
         let a = only(&t, Outcome::Unavailable).await;
         // Nobody answered.
         assert_eq!(a.source, None);
@@ -211,10 +212,14 @@ both!(
 
 both!(a_malformed_request_is_an_error, |b: Backend| async move {
     let (t, ten) = app(b).await;
-    let (s, v) = t.verify_bank(&ten.api_key, json!({})).await;
-    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"));
-    let a = only(&t, Outcome::Error).await;
-    assert_eq!(a.error_code.as_deref(), Some("VALIDATION_ERROR"));
+    let a = refused_as(
+        &t,
+        &ten,
+        json!({}),
+        (400, "VALIDATION_ERROR"),
+        Outcome::Error,
+    )
+    .await;
     assert_eq!(a.input, None);
     t.stop().await;
 });
@@ -489,15 +494,7 @@ both!(
         assert_eq!(v["data"]["rawSlip"]["sender"]["account"]["name"]["th"], "");
         assert_eq!(v["data"]["rawSlip"]["transRef"], tr.trans_ref);
         // v1's duplicate_slip answers from the stored transfer: its names are blank now.
-        let (s, v) = t
-            .call(
-                "POST",
-                "/api/v1/verify",
-                &ten.api_key,
-                Some(json!({"payload": tr.payload, "checkDuplicate": true})),
-            )
-            .await;
-        assert_eq!((s, v1_code(&v)), (400, "duplicate_slip"), "{v}");
+        v1_duplicate(&t, &ten.api_key, &tr.payload).await;
         assert_eq!(v["data"]["sender"]["account"]["name"]["th"], "");
         assert_eq!(v["data"]["transRef"], tr.trans_ref);
         assert_eq!(v["data"]["amount"]["amount"], 7.0);
