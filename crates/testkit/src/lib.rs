@@ -205,6 +205,16 @@ impl TestApp {
         (rx, t)
     }
 
+    /// `with_receiver` and a tenant with this quota, the start of most job tests.
+    pub async fn with_receiver_and_tenant(
+        backend: Backend,
+        quota: i64,
+    ) -> (receiver::Receiver, TestApp, Tenant) {
+        let (rx, t) = Self::with_receiver(backend).await;
+        let ten = t.tenant(quota).await;
+        (rx, t, ten)
+    }
+
     /// `with_receiver`, the server's job worker off: it serves HTTP only and the test decides
     /// who runs the jobs.
     pub async fn http_only_with_receiver(backend: Backend) -> (receiver::Receiver, TestApp) {

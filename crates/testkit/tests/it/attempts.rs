@@ -227,8 +227,7 @@ both!(a_malformed_request_is_an_error, |b: Backend| async move {
 both!(
     an_async_job_records_its_final_outcome_once,
     |b: Backend| async move {
-        let (rx, t) = TestApp::with_receiver(b).await;
-        let ten = t.tenant(100).await;
+        let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
         let tr = t.transfer("004", "014", 900).await;
         let body = json!({"payload": tr.payload, "callbackUrl": rx.url("hook")});
         // The submission itself is not an outcome.

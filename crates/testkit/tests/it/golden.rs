@@ -282,8 +282,7 @@ both!(v2_optional_fields, |b: Backend| async move {
 both!(
     webhook_and_polled_job_without_match_amount,
     |b: Backend| async move {
-        let (rx, t) = TestApp::with_receiver(b).await;
-        let ten = t.tenant(100).await;
+        let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
         let tr = t.transfer("004", "014", 15050).await;
         let body = json!({"payload": tr.payload, "callbackUrl": rx.url("hook")});
         let id = t.submit_job(&ten.api_key, body).await;

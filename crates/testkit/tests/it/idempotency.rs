@@ -272,8 +272,7 @@ both!(
 both!(
     a_key_used_again_after_it_was_forgotten_starts_new_jobs,
     |b: Backend| async move {
-        let (rx, t) = TestApp::with_receiver(b).await;
-        let ten = t.tenant(100).await;
+        let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
         let key = ten.api_key.as_str();
         let done = |j: &Value| j["status"] == "done";
         let old = t.transfer("004", "014", 15050).await;

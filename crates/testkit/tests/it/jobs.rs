@@ -62,8 +62,7 @@ async fn poll(t: &TestApp, key: &str, id: &str) -> Value {
 both!(
     success_is_delivered_signed_over_the_raw_bytes,
     |b: Backend| async move {
-        let (rx, t) = TestApp::with_receiver(b).await;
-        let ten = t.tenant(100).await;
+        let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
         t.set_webhook_secret(&ten.branch_id, "whsec_test_1").await;
         let tr = t.transfer("004", "014", 15050).await;
         let id = t.submit_job(
@@ -110,8 +109,7 @@ both!(
 both!(
     unsigned_without_secret_and_branch_default_target,
     |b: Backend| async move {
-        let (rx, t) = TestApp::with_receiver(b).await;
-        let ten = t.tenant(100).await;
+        let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
         t.update_branch(
             &ten.branch_id,
             &BranchUpdate {
@@ -135,8 +133,7 @@ both!(
 both!(
     refusals_create_no_job_and_use_no_quota,
     |b: Backend| async move {
-        let (rx, t) = TestApp::with_receiver(b).await;
-        let ten = t.tenant(100).await;
+        let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
         let tr = t.transfer("004", "014", 100).await;
         let cases = [
             (json!({"payload": tr.payload}), 400, "VALIDATION_ERROR"),
@@ -213,8 +210,7 @@ both!(
 both!(
     a_refused_then_accepted_webhook_is_retried_with_the_same_body,
     |b: Backend| async move {
-        let (rx, t) = TestApp::with_receiver(b).await;
-        let ten = t.tenant(100).await;
+        let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
         rx.answer_next(&[404]);
         let tr = t.transfer("004", "014", 100).await;
         let id = submit_with_callback(&t, &ten.api_key, &tr.payload, &rx.url("h")).await;
@@ -239,9 +235,8 @@ both!(
 both!(
     every_attempt_failing_marks_the_failed_job,
     |b: Backend| async move {
-        let (rx, t) = TestApp::with_receiver(b).await;
         // No quota: the accepted job fails with QUOTA_EXCEEDED (a policy restriction).
-        let ten = t.tenant(0).await;
+        let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 0).await;
         rx.answer_always(500);
         let tr = t.transfer("004", "014", 100).await;
         let id = submit_with_callback(&t, &ten.api_key, &tr.payload, &rx.url("h")).await;
@@ -312,8 +307,7 @@ async fn redirects_are_not_followed_and_slow_receivers_time_out() {
 both!(
     batch_of_100_gives_100_callbacks_with_one_batch_id,
     |b: Backend| async move {
-        let (rx, t) = TestApp::with_receiver(b).await;
-        let ten = t.tenant(1000).await;
+        let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 1000).await;
         let v = submit_batch_of(&t, &ten.api_key, 100, &rx.url("batch")).await;
         let batch_id = v["data"]["batchId"].as_str().unwrap().to_string();
         let ids: Vec<String> = v["data"]["jobIds"]
@@ -349,8 +343,7 @@ both!(
 both!(
     bangkok_bank_pending_succeeds_after_retries,
     |b: Backend| async move {
-        let (rx, t) = TestApp::with_receiver(b).await;
-        let ten = t.tenant(100).await;
+        let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
         let tr = t.transfer("002", "014", 100).await;
         let id = submit_with_callback(&t, &ten.api_key, &tr.payload, &rx.url("h")).await;
         // Pending for 5 minutes: attempts at 0, 30, 90, 210 s stay pending, 450 s succeeds.
@@ -378,8 +371,7 @@ both!(
 both!(
     unknown_slip_is_not_found_after_four_retries,
     |b: Backend| async move {
-        let (rx, t) = TestApp::with_receiver(b).await;
-        let ten = t.tenant(100).await;
+        let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
         let payload = slip_qr::encode_bank_slip("004", "20261122UNKNOWN0001");
         let id = submit_with_callback(&t, &ten.api_key, &payload, &rx.url("h")).await;
         for (n, secs) in [(1, 30), (2, 60), (3, 120), (4, 240)] {
@@ -405,8 +397,7 @@ both!(
 );
 
 both!(jobs_are_private_and_expire, |b: Backend| async move {
-    let (rx, t) = TestApp::with_receiver(b).await;
-    let ten = t.tenant(100).await;
+    let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
     let (_, other_key) = t.branch(&ten.service_id, "Other", None).await;
     let tr = t.transfer("004", "014", 100).await;
     let id = submit_with_callback(&t, &ten.api_key, &tr.payload, &rx.url("h")).await;
@@ -538,8 +529,7 @@ both!(
 both!(
     one_job_charging_twice_at_once_is_charged_once,
     |b: Backend| async move {
-        let (_rx, t) = TestApp::with_receiver(b).await;
-        let ten = t.tenant(100).await;
+        let (_rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
         let tr = t.transfer("004", "014", 100).await;
         let caller = t.caller(&ten.api_key).await;
         let id = domain::JobId::new(uuid::Uuid::new_v4().to_string());

@@ -168,8 +168,7 @@ both!(wallet_slips_on_a_test_branch, |b: Backend| async move {
 });
 
 both!(async_jobs_of_a_test_branch, |b: Backend| async move {
-    let (rx, t) = TestApp::with_receiver(b).await;
-    let ten = t.tenant(100).await;
+    let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
     let (_, test) = t.test_branch(&ten.service_id, None).await;
     let tr = t.transfer("004", "014", 15050).await;
     verify(&t, &test, &tr.payload).await;
