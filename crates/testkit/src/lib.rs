@@ -571,6 +571,12 @@ impl TestApp {
         v["data"]["jobId"].as_str().expect("jobId").to_string()
     }
 
+    /// `submit_job` of one slip whose callback goes to `callback_url`.
+    pub async fn submit_job_to(&self, key: &str, payload: &str, callback_url: &str) -> String {
+        let body = serde_json::json!({"payload": payload, "callbackUrl": callback_url});
+        self.submit_job(key, body).await
+    }
+
     /// A branch's audit log, oldest first.
     pub async fn branch_audit(&self, branch_id: &domain::BranchId) -> Vec<AuditEntry> {
         let entries = self.app.store.list_audit(branch_id).await;

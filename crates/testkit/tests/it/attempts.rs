@@ -44,11 +44,12 @@ async fn refused_as(
     a
 }
 
-/// v1 answers `payload`, checked for duplicates, with `duplicate_slip`.
-async fn v1_duplicate(t: &TestApp, key: &str, payload: &str) {
+/// v1 answers `payload`, checked for duplicates, with `duplicate_slip`; returns the answer.
+async fn v1_duplicate(t: &TestApp, key: &str, payload: &str) -> Value {
     let body = json!({"payload": payload, "checkDuplicate": true});
     let (s, v) = t.post("/api/v1/verify", key, body).await;
     assert_eq!((s, v1_code(&v)), (400, "duplicate_slip"), "{v}");
+    v
 }
 
 async fn admin_get(t: &TestApp, path_and_query: &str) -> (u16, String) {
@@ -229,9 +230,10 @@ both!(
     |b: Backend| async move {
         let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
         let tr = t.transfer("004", "014", 900).await;
-        let body = json!({"payload": tr.payload, "callbackUrl": rx.url("hook")});
         // The submission itself is not an outcome.
-        let id = t.submit_job(&ten.api_key, body).await;
+        let id = t
+            .submit_job_to(&ten.api_key, &tr.payload, &rx.url("hook"))
+            .await;
         t.poll_job(&ten.api_key, &id, |j| j["status"] == "done")
             .await;
         let a = only(&t, Outcome::Verified).await;
@@ -493,7 +495,7 @@ both!(
         assert_eq!(v["data"]["rawSlip"]["sender"]["account"]["name"]["th"], "");
         assert_eq!(v["data"]["rawSlip"]["transRef"], tr.trans_ref);
         // v1's duplicate_slip answers from the stored transfer: its names are blank now.
-        v1_duplicate(&t, &ten.api_key, &tr.payload).await;
+        let v = v1_duplicate(&t, &ten.api_key, &tr.payload).await;
         assert_eq!(v["data"]["sender"]["account"]["name"]["th"], "");
         assert_eq!(v["data"]["transRef"], tr.trans_ref);
         assert_eq!(v["data"]["amount"]["amount"], 7.0);

@@ -368,8 +368,7 @@ async fn external_billing_app(b: Backend, url: &str, rx: &Receiver) -> TestApp {
 
 async fn submit_job(t: &TestApp, key: &str, rx: &Receiver) -> String {
     let tr = t.transfer("004", "014", 10000).await;
-    let body = json!({"payload": tr.payload, "callbackUrl": rx.url("hook")});
-    t.submit_job(key, body).await
+    t.submit_job_to(key, &tr.payload, &rx.url("hook")).await
 }
 
 both!(billing_outage_then_recovery, |b: Backend| async move {

@@ -284,8 +284,9 @@ both!(
     |b: Backend| async move {
         let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
         let tr = t.transfer("004", "014", 15050).await;
-        let body = json!({"payload": tr.payload, "callbackUrl": rx.url("hook")});
-        let id = t.submit_job(&ten.api_key, body).await;
+        let id = t
+            .submit_job_to(&ten.api_key, &tr.payload, &rx.url("hook"))
+            .await;
         let expected = first_bank_data(&tr, 150.5);
         let got = rx.wait_for(1).await;
         assert_eq!(got[0].json()["data"], expected);

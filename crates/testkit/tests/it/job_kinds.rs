@@ -33,8 +33,8 @@ async fn setup(b: Backend) -> (Receiver, TestApp, Tenant) {
 /// Submits one fresh slip whose callback goes to the receiver's `/h`; returns the job id.
 async fn submit(t: &TestApp, ten: &Tenant, rx: &Receiver, satang: i64) -> String {
     let tr = t.transfer("004", "014", satang).await;
-    let body = json!({"payload": tr.payload, "callbackUrl": rx.url("h")});
-    t.submit_job(&ten.api_key, body).await
+    t.submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
+        .await
 }
 
 async fn redeliver(t: &TestApp, id: &str, body: Option<Value>) -> (u16, Value) {

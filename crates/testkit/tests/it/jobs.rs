@@ -17,12 +17,6 @@ async fn worker_node(t: &TestApp, rx: &Receiver) -> TestApp {
     t.another_node_with(move |s| s.set_egress(eg)).await
 }
 
-/// `submit_job` of one slip whose callback goes to `callback_url`.
-async fn submit_with_callback(t: &TestApp, key: &str, payload: &str, callback_url: &str) -> String {
-    let body = json!({"payload": payload, "callbackUrl": callback_url});
-    t.submit_job(key, body).await
-}
-
 /// Posts a batch of `n` fresh slips (slip i carries 1 baht + i satang) to `callback_url`;
 /// asserts the `202` and returns its body.
 async fn submit_batch_of(t: &TestApp, key: &str, n: i64, callback_url: &str) -> Value {
@@ -213,7 +207,9 @@ both!(
         let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
         rx.answer_next(&[404]);
         let tr = t.transfer("004", "014", 100).await;
-        let id = submit_with_callback(&t, &ten.api_key, &tr.payload, &rx.url("h")).await;
+        let id = t
+            .submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
+            .await;
         rx.wait_for(1).await;
         let j = t
             .poll_job(&ten.api_key, &id, |j| j["webhook"]["attempts"] == 1)
@@ -239,7 +235,9 @@ both!(
         let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 0).await;
         rx.answer_always(500);
         let tr = t.transfer("004", "014", 100).await;
-        let id = submit_with_callback(&t, &ten.api_key, &tr.payload, &rx.url("h")).await;
+        let id = t
+            .submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
+            .await;
         rx.wait_for(1).await;
         for (n, secs) in [(2, 10), (3, 30), (4, 120)] {
             t.poll_job(&ten.api_key, &id, |j| j["webhook"]["attempts"] == n - 1)
@@ -283,7 +281,9 @@ async fn redirects_are_not_followed_and_slow_receivers_time_out() {
     let ten = t.tenant(100).await;
     rx.answer_next(&[302]);
     let tr = t.transfer("004", "014", 100).await;
-    let id = submit_with_callback(&t, &ten.api_key, &tr.payload, &rx.url("h")).await;
+    let id = t
+        .submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
+        .await;
     let j = t
         .poll_job(&ten.api_key, &id, |j| j["webhook"]["attempts"] == 1)
         .await;
@@ -345,7 +345,9 @@ both!(
     |b: Backend| async move {
         let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
         let tr = t.transfer("002", "014", 100).await;
-        let id = submit_with_callback(&t, &ten.api_key, &tr.payload, &rx.url("h")).await;
+        let id = t
+            .submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
+            .await;
         // Pending for 5 minutes: attempts at 0, 30, 90, 210 s stay pending, 450 s succeeds.
         for (n, secs) in [(1, 30), (2, 60), (3, 120), (4, 240)] {
             let j = t
@@ -373,7 +375,7 @@ both!(
     |b: Backend| async move {
         let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
         let payload = slip_qr::encode_bank_slip("004", "20261122UNKNOWN0001");
-        let id = submit_with_callback(&t, &ten.api_key, &payload, &rx.url("h")).await;
+        let id = t.submit_job_to(&ten.api_key, &payload, &rx.url("h")).await;
         for (n, secs) in [(1, 30), (2, 60), (3, 120), (4, 240)] {
             t.poll_job(&ten.api_key, &id, |j| j["attempts"] == n).await;
             t.clock.advance(time::Duration::seconds(secs));
@@ -400,7 +402,9 @@ both!(jobs_are_private_and_expire, |b: Backend| async move {
     let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
     let (_, other_key) = t.branch(&ten.service_id, "Other", None).await;
     let tr = t.transfer("004", "014", 100).await;
-    let id = submit_with_callback(&t, &ten.api_key, &tr.payload, &rx.url("h")).await;
+    let id = t
+        .submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
+        .await;
     rx.wait_for(1).await;
     t.poll_job(&ten.api_key, &id, |j| j["webhook"]["state"] == "delivered")
         .await;
@@ -462,7 +466,9 @@ both!(
         // Quota 1: the re-run must not be refused by the quota the first run used.
         let ten = t.tenant(1).await;
         let tr = t.transfer("004", "014", 4200).await;
-        let id = submit_with_callback(&t, &ten.api_key, &tr.payload, &rx.url("h")).await;
+        let id = t
+            .submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
+            .await;
         let now = domain::Clock::now(&*t.clock);
         let claimed = t
             .app
@@ -512,7 +518,9 @@ both!(
         let ten = t.tenant(100).await;
         rx.delay(Duration::from_millis(1500));
         let tr = t.transfer("004", "014", 100).await;
-        let id = submit_with_callback(&t, &ten.api_key, &tr.payload, &rx.url("h")).await;
+        let id = t
+            .submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
+            .await;
         t.poll_job(&ten.api_key, &id, |j| j["status"] == "processing")
             .await;
         worker.stop().await;

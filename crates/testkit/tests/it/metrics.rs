@@ -221,8 +221,8 @@ both!(
         assert_eq!(s, 404);
         // An async job, delivered to the receiver.
         let job_tr = t.transfer("004", "014", 900).await;
-        let body = json!({"payload": job_tr.payload, "callbackUrl": rx.url("hook")});
-        let job_id = t.submit_job(&ten.api_key, body).await;
+        let hook = rx.url("hook");
+        let job_id = t.submit_job_to(&ten.api_key, &job_tr.payload, &hook).await;
         // `done` is saved after its delivery.
         t.poll_job(&ten.api_key, &job_id, |j| j["status"] == "done")
             .await;
