@@ -12,6 +12,13 @@ use std::io::Write;
 
 use reader::{decode_cost, decode_gray, read_qr, Limits};
 
+#[path = "support/bombs.rs"]
+mod bomb_builders;
+use bomb_builders::{
+    big_icc_segments, jpeg_with_segments, segment, tiny_icc_segments, webp_with_chunks,
+    with_png_chunk, zlib_zeros,
+};
+
 struct Counting;
 
 thread_local! {
@@ -90,32 +97,6 @@ fn qr_png() -> Vec<u8> {
     let mut w = enc.write_header().expect("header");
     w.write_image_data(&px).expect("pixels");
     w.finish().expect("finish");
-    out
-}
-
-/// A zlib stream of `mib` MiB of zeros, about 1 KB per MiB: one sync-flushed deflate block
-/// sequence repeated (each copy refers only to zeros within the window), then an empty final
-/// block and the Adler-32 of the zeros.
-fn zlib_zeros(mib: usize) -> Vec<u8> {
-    let mut c = flate2::Compress::new(flate2::Compression::best(), false);
-    let mut block = Vec::with_capacity(1 << 16);
-    c.compress_vec(&vec![0u8; 1 << 20], &mut block, flate2::FlushCompress::Sync)
-        .expect("deflate");
-    let mut z = vec![0x78, 0xDA];
-    for _ in 0..mib {
-        z.extend_from_slice(&block);
-    }
-    z.extend_from_slice(&[0x03, 0x00]);
-    let b = ((mib as u64) << 20) % 65_521;
-    z.extend_from_slice(&(((b as u32) << 16) | 1).to_be_bytes());
-    z
-}
-
-/// `png` with `chunk` (`kind`, `data`) inserted right after IHDR.
-fn with_png_chunk(png: &[u8], kind: &[u8; 4], data: &[u8]) -> Vec<u8> {
-    let mut out = png[..33].to_vec();
-    reader::probe::png_chunk(&mut out, kind, data);
-    out.extend_from_slice(&png[33..]);
     out
 }
 
@@ -228,52 +209,21 @@ fn interlaced_and_16_bit_pngs_decode_without_a_full_colour_buffer() {
     );
 }
 
-/// A baseline JPEG of the QR (grey), through `image`'s encoder.
-fn qr_jpeg() -> Vec<u8> {
+/// A baseline JPEG of the QR (grey) with `segments` inserted after SOI.
+fn qr_jpeg_with(segments: &[u8]) -> Vec<u8> {
     let (side, px) = qr_pixels(6);
-    let mut out = Vec::new();
-    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 90)
-        .encode(&px, side as u32, side as u32, image::ExtendedColorType::L8)
-        .expect("jpeg");
-    out
-}
-
-/// `jpeg` with `segments` inserted after SOI.
-fn with_jpeg_segments(jpeg: &[u8], segments: &[u8]) -> Vec<u8> {
-    let mut out = jpeg[..2].to_vec();
-    out.extend_from_slice(segments);
-    out.extend_from_slice(&jpeg[2..]);
-    out
-}
-
-fn segment(out: &mut Vec<u8>, marker: u8, data: &[u8]) {
-    out.extend_from_slice(&[0xFF, marker]);
-    out.extend_from_slice(&((data.len() + 2) as u16).to_be_bytes());
-    out.extend_from_slice(data);
+    let size = (side as u32, side as u32);
+    jpeg_with_segments(&px, size, image::ExtendedColorType::L8, segments)
 }
 
 #[test]
 fn jpeg_metadata_segments_are_dropped_before_decoding() {
-    let base = qr_jpeg();
     // A 3.5 MB ICC profile in 56 full APP2 segments.
-    let mut big = Vec::new();
-    for i in 0..56u8 {
-        let mut d = b"ICC_PROFILE\0".to_vec();
-        d.extend_from_slice(&[i + 1, 56]);
-        d.extend_from_slice(&vec![0xAB; 65_000]);
-        segment(&mut big, 0xE2, &d);
-    }
-    let _ = decodes_within_cost(&with_jpeg_segments(&base, &big), 24 * MIB, "big ICC");
+    let big = big_icc_segments(56);
+    let _ = decodes_within_cost(&qr_jpeg_with(&big), 24 * MIB, "big ICC");
     // 120,000 tiny APP2 ICC chunks (one vector each in zune-jpeg), EXIF, XMP and extended-XMP
     // pieces (re-sorted after every marker) and comments.
-    let mut many = Vec::new();
-    for i in 0..120_000u32 {
-        segment(
-            &mut many,
-            0xE2,
-            &[b"ICC_PROFILE\0".as_slice(), &[1, 255, i as u8]].concat(),
-        );
-    }
+    let mut many = tiny_icc_segments(120_000);
     for i in 0..15_000u32 {
         let mut d = b"http://ns.adobe.com/xmp/extension/\0".to_vec();
         d.extend_from_slice(&[b'G'; 32]);
@@ -288,46 +238,16 @@ fn jpeg_metadata_segments_are_dropped_before_decoding() {
         &[b"Exif\0\0".as_slice(), &[0; 60_000]].concat(),
     );
     segment(&mut many, 0xFE, &[b'c'; 60_000]);
-    let jpeg = with_jpeg_segments(&base, &many);
+    let jpeg = qr_jpeg_with(&many);
     assert!(jpeg.len() < 4 * MIB);
     let _ = decodes_within_cost(&jpeg, 24 * MIB, "many APP segments");
 }
 
-/// A lossless WebP of the QR (grey as RGB), through `image`'s encoder, wrapped as an extended
-/// WebP with `iccp` and `exif` chunks around its `VP8L` chunk.
+/// A lossless WebP of the QR (grey as RGB), extended with `iccp` and `exif` chunks.
 fn qr_webp_with(iccp: &[u8], exif: &[u8]) -> Vec<u8> {
     let (side, px) = qr_pixels(6);
     let rgb: Vec<u8> = px.iter().flat_map(|&v| [v, v, v]).collect();
-    let mut plain = Vec::new();
-    image::codecs::webp::WebPEncoder::new_lossless(&mut plain)
-        .encode(
-            &rgb,
-            side as u32,
-            side as u32,
-            image::ExtendedColorType::Rgb8,
-        )
-        .expect("webp");
-    let vp8l = &plain[12..];
-    let chunk = |out: &mut Vec<u8>, fourcc: &[u8; 4], data: &[u8]| {
-        out.extend_from_slice(fourcc);
-        out.extend_from_slice(&(data.len() as u32).to_le_bytes());
-        out.extend_from_slice(data);
-        if data.len() % 2 == 1 {
-            out.push(0);
-        }
-    };
-    let mut body = b"WEBP".to_vec();
-    let mut vp8x = vec![0x20 | 0x08, 0, 0, 0];
-    vp8x.extend_from_slice(&((side - 1) as u32).to_le_bytes()[..3]);
-    vp8x.extend_from_slice(&((side - 1) as u32).to_le_bytes()[..3]);
-    chunk(&mut body, b"VP8X", &vp8x);
-    chunk(&mut body, b"ICCP", iccp);
-    body.extend_from_slice(vp8l);
-    chunk(&mut body, b"EXIF", exif);
-    let mut out = b"RIFF".to_vec();
-    out.extend_from_slice(&(body.len() as u32).to_le_bytes());
-    out.extend_from_slice(&body);
-    out
+    webp_with_chunks(&rgb, (side as u32, side as u32), iccp, exif)
 }
 
 #[test]

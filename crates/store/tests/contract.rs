@@ -1032,17 +1032,19 @@ both!(
         let db = TestDb::new(b).await;
         let s = open(&db).await;
         let p1 = 1_000_000;
+        // Node `node` asks at `now` for `period`, its lease to last until `until` (ms).
+        let claim = |period: i64, node: &'static str, now: i64, until: i64| {
+            s.claim_periodic("sweep", period, node, at(now), at(until))
+        };
+        // Node `node` ends its run at `now`: `done`, or failed and due again at `not_before`.
+        let finish =
+            |node: &'static str, done: bool, now: i64, not_before: i64, outcome: &'static str| {
+                s.finish_periodic("sweep", node, done, at(now), at(not_before), outcome)
+            };
         // Node A takes period 1; node B finds it busy until A's lease ends.
+        assert_eq!(claim(p1, "A", 0, 300).await.unwrap(), Claimed);
         assert_eq!(
-            s.claim_periodic("sweep", p1, "A", at(0), at(300))
-                .await
-                .unwrap(),
-            Claimed
-        );
-        assert_eq!(
-            s.claim_periodic("sweep", p1, "B", at(10), at(310))
-                .await
-                .unwrap(),
+            claim(p1, "B", 10, 310).await.unwrap(),
             Busy { until: at(300) }
         );
         assert!(s.renew_periodic("sweep", "A", at(400)).await.unwrap());
@@ -1050,69 +1052,28 @@ both!(
             !s.renew_periodic("sweep", "B", at(400)).await.unwrap(),
             "B holds nothing"
         );
-        assert!(s
-            .finish_periodic("sweep", "A", true, at(50), at(50), "deleted 3")
-            .await
-            .unwrap());
+        assert!(finish("A", true, 50, 50, "deleted 3").await.unwrap());
         // Done for this period, on any node, however often asked.
-        assert_eq!(
-            s.claim_periodic("sweep", p1, "B", at(60), at(360))
-                .await
-                .unwrap(),
-            Done
-        );
-        assert_eq!(
-            s.claim_periodic("sweep", p1, "A", at(60), at(360))
-                .await
-                .unwrap(),
-            Done
-        );
+        assert_eq!(claim(p1, "B", 60, 360).await.unwrap(), Done);
+        assert_eq!(claim(p1, "A", 60, 360).await.unwrap(), Done);
         // The next period: B takes it, then dies (never finishes).
         let p2 = p1 + 60_000;
-        assert_eq!(
-            s.claim_periodic("sweep", p2, "B", at(70), at(370))
-                .await
-                .unwrap(),
-            Claimed
-        );
+        assert_eq!(claim(p2, "B", 70, 370).await.unwrap(), Claimed);
         assert!(matches!(
-            s.claim_periodic("sweep", p2, "A", at(369), at(669))
-                .await
-                .unwrap(),
+            claim(p2, "A", 369, 669).await.unwrap(),
             Busy { .. }
         ));
         // B's lease ran out: A takes the run over; B's late finish is refused.
-        assert_eq!(
-            s.claim_periodic("sweep", p2, "A", at(370), at(670))
-                .await
-                .unwrap(),
-            Claimed
-        );
-        assert!(!s
-            .finish_periodic("sweep", "B", true, at(380), at(380), "late")
-            .await
-            .unwrap());
+        assert_eq!(claim(p2, "A", 370, 670).await.unwrap(), Claimed);
+        assert!(!finish("B", true, 380, 380, "late").await.unwrap());
         // A fails: the period stays due, not before the pause.
-        assert!(s
-            .finish_periodic("sweep", "A", false, at(400), at(900), "failed")
-            .await
-            .unwrap());
+        assert!(finish("A", false, 400, 900, "failed").await.unwrap());
         assert_eq!(
-            s.claim_periodic("sweep", p2, "A", at(500), at(800))
-                .await
-                .unwrap(),
+            claim(p2, "A", 500, 800).await.unwrap(),
             Busy { until: at(900) }
         );
-        assert_eq!(
-            s.claim_periodic("sweep", p2, "B", at(900), at(1200))
-                .await
-                .unwrap(),
-            Claimed
-        );
-        assert!(s
-            .finish_periodic("sweep", "B", true, at(950), at(950), "deleted 0")
-            .await
-            .unwrap());
+        assert_eq!(claim(p2, "B", 900, 1200).await.unwrap(), Claimed);
+        assert!(finish("B", true, 950, 950, "deleted 0").await.unwrap());
         let rows = s.periodic_jobs().await.unwrap();
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].name, "sweep");

@@ -43,6 +43,7 @@ pub async fn spawn_with_loopback_images(b: Backend) -> TestApp {
     .await
 }
 
+use domain::model::AuditEntry;
 use domain::{ManualClock, Satang};
 use gateway::NewSandboxTransfer;
 use serde_json::Value;
@@ -202,6 +203,16 @@ impl TestApp {
         let eg = rx.egress();
         let t = Self::spawn_with(backend, move |s| s.set_egress(eg)).await;
         (rx, t)
+    }
+
+    /// `with_receiver` and a tenant with this quota, the start of most job tests.
+    pub async fn with_receiver_and_tenant(
+        backend: Backend,
+        quota: i64,
+    ) -> (receiver::Receiver, TestApp, Tenant) {
+        let (rx, t) = Self::with_receiver(backend).await;
+        let ten = t.tenant(quota).await;
+        (rx, t, ten)
     }
 
     /// `with_receiver`, the server's job worker off: it serves HTTP only and the test decides
@@ -366,15 +377,7 @@ impl TestApp {
             .expect("service");
         // The test clock stands still, so a real rate would refuse bursts; tests of the rate
         // limit set their own.
-        svc.update_service(
-            &s.id,
-            &services::admin::ServiceUpdate {
-                rate_limit_rps: Some(Some(1_000_000)),
-                ..Default::default()
-            },
-        )
-        .await
-        .expect("rate");
+        self.set_rate_limit(&s.id, Some(1_000_000)).await;
         let (b, key) = svc
             .create_branch(&NewBranch {
                 service_id: s.id.clone(),
@@ -534,6 +537,58 @@ impl TestApp {
         v["data"]["application"]["quota"]["used"].as_i64().unwrap()
     }
 
+    /// The newest `limit` records of the attempts log, as the admin search lists them.
+    pub async fn attempts(&self, limit: u32) -> Vec<domain::attempt::AttemptRow> {
+        let q = domain::attempt::AttemptQuery {
+            limit,
+            ..Default::default()
+        };
+        let rows = self.app.services.search_attempts(q).await;
+        rows.expect("attempts")
+    }
+
+    /// A partner `Reseller` over one service with one permission entry (`"quota:read,..."`);
+    /// returns it and its API key.
+    pub async fn partner(
+        &self,
+        service_id: &domain::ServiceId,
+        permissions: &str,
+    ) -> (domain::model::Partner, String) {
+        let services = std::slice::from_ref(service_id);
+        let svc = &self.app.services;
+        svc.create_partner("Reseller", services, &[permissions.to_string()])
+            .await
+            .expect("partner")
+    }
+
+    /// Submits an async bank verification (`POST /v2/verify/bank/async`), asserting a 202
+    /// with the job queued; returns the job id.
+    pub async fn submit_job(&self, key: &str, body: Value) -> String {
+        let (s, v) = self.post("/v2/verify/bank/async", key, body).await;
+        assert_eq!(s, 202, "{v}");
+        assert_eq!(v["success"], true, "{v}");
+        assert_eq!(v["data"]["status"], "queued", "{v}");
+        v["data"]["jobId"].as_str().expect("jobId").to_string()
+    }
+
+    /// `submit_job` of one slip whose callback goes to `callback_url`.
+    pub async fn submit_job_to(&self, key: &str, payload: &str, callback_url: &str) -> String {
+        let body = serde_json::json!({"payload": payload, "callbackUrl": callback_url});
+        self.submit_job(key, body).await
+    }
+
+    /// A branch's audit log, oldest first.
+    pub async fn branch_audit(&self, branch_id: &domain::BranchId) -> Vec<AuditEntry> {
+        let entries = self.app.store.list_audit(branch_id).await;
+        entries.expect("branch audit")
+    }
+
+    /// The audit log about a service as a whole (subscriptions, renewals, auto-renew).
+    pub async fn service_audit(&self, service_id: &domain::ServiceId) -> Vec<AuditEntry> {
+        let entries = self.app.store.list_service_audit(service_id).await;
+        entries.expect("service audit")
+    }
+
     /// Every byte of the decode budget, held by another service's decode until dropped.
     pub async fn hold_decode_budget(&self) -> services::budget::Admission {
         let other: domain::ServiceId = "someone-else".into();
@@ -569,14 +624,44 @@ impl TestApp {
         }
     }
 
+    /// Changes a branch (as the admin API would), asserting it worked.
+    pub async fn update_branch(
+        &self,
+        branch_id: &domain::BranchId,
+        update: &services::admin::BranchUpdate,
+    ) {
+        let svc = &self.app.services;
+        svc.update_branch(branch_id, update).await.expect("branch");
+    }
+
+    /// Changes a service (as the admin API would), asserting it worked.
+    pub async fn update_service(
+        &self,
+        service_id: &domain::ServiceId,
+        update: &services::admin::ServiceUpdate,
+    ) {
+        let svc = &self.app.services;
+        svc.update_service(service_id, update)
+            .await
+            .expect("service");
+    }
+
+    /// Sets a service's rate limit in requests a second (`None`: back to its plan's rate).
+    pub async fn set_rate_limit(&self, service_id: &domain::ServiceId, rps: Option<u32>) {
+        let update = services::admin::ServiceUpdate {
+            rate_limit_rps: Some(rps),
+            ..Default::default()
+        };
+        self.update_service(service_id, &update).await;
+    }
+
     /// Sets a branch's webhook signing secret.
     pub async fn set_webhook_secret(&self, branch_id: &domain::BranchId, secret: &str) {
         let update = services::admin::BranchUpdate {
             webhook_secret: Some(secret.into()),
             ..Default::default()
         };
-        let svc = &self.app.services;
-        svc.update_branch(branch_id, &update).await.expect("branch");
+        self.update_branch(branch_id, &update).await;
     }
 
     /// Turns a branch on or off (`active`).
@@ -585,8 +670,7 @@ impl TestApp {
             active: Some(active),
             ..Default::default()
         };
-        let svc = &self.app.services;
-        svc.update_branch(branch_id, &update).await.expect("branch");
+        self.update_branch(branch_id, &update).await;
     }
 
     /// POSTs a multipart form with a bearer key; returns status and JSON body.
@@ -618,6 +702,51 @@ impl TestApp {
     ) -> (u16, Value) {
         self.post_form(path, key, slip_form(field, bytes, fields))
             .await
+    }
+
+    /// A POST of `path` with a bearer key and an `Idempotency-Key`, its body still to add.
+    pub fn keyed_post(&self, path: &str, api_key: &str, idem: &str) -> reqwest::RequestBuilder {
+        let req = self.http.post(format!("{}{path}", self.base));
+        req.bearer_auth(api_key).header("idempotency-key", idem)
+    }
+
+    /// POSTs JSON with a bearer key and an `Idempotency-Key`; status, replayed?, body.
+    pub async fn post_keyed(
+        &self,
+        path: &str,
+        api_key: &str,
+        idem: &str,
+        body: &Value,
+    ) -> (u16, bool, Value) {
+        read_replayed(self.keyed_post(path, api_key, idem).json(body)).await
+    }
+
+    /// Verifies a bank slip: POSTs `body` (`payload` or an image, and options) to
+    /// `/v2/verify/bank` with a bearer key; returns status and JSON body.
+    pub async fn verify_bank(&self, key: &str, body: Value) -> (u16, Value) {
+        self.post(VERIFY_BANK, key, body).await
+    }
+
+    /// `verify_bank` asserting a 200; returns the body.
+    #[track_caller]
+    pub fn verify_bank_ok<'a>(
+        &'a self,
+        key: &'a str,
+        body: Value,
+    ) -> impl std::future::Future<Output = Value> + 'a {
+        self.post_ok(VERIFY_BANK, key, body)
+    }
+
+    /// `verify_bank` asserting a v2 error: this status and `error.code`; returns the body.
+    #[track_caller]
+    pub fn verify_bank_err<'a>(
+        &'a self,
+        key: &'a str,
+        body: Value,
+        status: u16,
+        code: &'a str,
+    ) -> impl std::future::Future<Output = Value> + 'a {
+        self.post_err(VERIFY_BANK, key, body, status, code)
     }
 
     /// POSTs JSON with a bearer key and asserts a 200; returns the body.
@@ -725,13 +854,22 @@ impl TestApp {
     }
 
     pub async fn get(&self, path: &str, key: Option<&str>) -> (u16, Value) {
+        read(self.get_response(path, key).await).await
+    }
+
+    /// GETs `path` with an optional bearer key; returns the response as it came (for its
+    /// headers, or a body that is not JSON).
+    pub async fn get_response(&self, path: &str, key: Option<&str>) -> reqwest::Response {
         let mut req = self.http.get(format!("{}{path}", self.base));
         if let Some(k) = key {
             req = req.bearer_auth(k);
         }
-        read(req.send().await.expect("request")).await
+        req.send().await.expect("request")
     }
 }
+
+/// The bank slip verification endpoint, the one most tests call.
+const VERIFY_BANK: &str = "/v2/verify/bank";
 
 /// A v2 error's code (`<none>` when the body has none).
 pub fn error_code(v: &Value) -> &str {
@@ -773,6 +911,15 @@ pub async fn post_concurrently(
         out.push(t.await.expect("request task"));
     }
     out
+}
+
+/// Sends `req`; its status, whether it is a stored answer replayed (`Idempotent-Replayed`),
+/// and its JSON body.
+pub async fn read_replayed(req: reqwest::RequestBuilder) -> (u16, bool, Value) {
+    let resp = req.send().await.expect("request");
+    let replayed = resp.headers().get("idempotent-replayed").is_some();
+    let (status, v) = read(resp).await;
+    (status, replayed, v)
 }
 
 async fn read(resp: reqwest::Response) -> (u16, Value) {

@@ -1,7 +1,7 @@
 //! Raw HTTP/1.1 over a stream, for the connection tests (testkit's and edge's own, which
 //! include this file by path): one answer read by its `Content-Length`, a request sent and its
-//! answer read, connections that fill a server's cap, and a wait on the accept loop's
-//! counters. Only tokio is used here.
+//! answer read, a connection the server closed, connections that fill a server's cap, and a
+//! wait on the accept loop's counters. Only tokio is used here.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -52,6 +52,17 @@ pub async fn ask(
 ) -> (String, String) {
     c.write_all(request).await.unwrap();
     response(c).await
+}
+
+/// The server closed the connection (end of stream or a reset) without (another) answer.
+pub async fn closed(c: &mut TcpStream) {
+    let mut rest = Vec::new();
+    let read = tokio::time::timeout(GENEROUS, c.read_to_end(&mut rest))
+        .await
+        .expect("the server closes the connection");
+    if read.is_ok() {
+        assert!(rest.is_empty(), "{:?}", String::from_utf8_lossy(&rest));
+    }
 }
 
 /// Opens `idle` connections that never send anything (in the order opened), then one more

@@ -6,11 +6,11 @@ use axum::{Extension, Router};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
-use crate::raw::{ask, idle_then_one_more, response, until, GENEROUS, GET_OK};
+use crate::raw::{ask, closed, idle_then_one_more, response, until, GET_OK};
 
 const SHORT: Duration = Duration::from_millis(200);
 
@@ -96,17 +96,6 @@ async fn capped(max_connections: usize) -> Server {
         ..Default::default()
     })
     .await
-}
-
-/// The server closed the connection (end of stream or a reset), without answering.
-async fn closed(c: &mut TcpStream) {
-    let mut rest = Vec::new();
-    let read = tokio::time::timeout(GENEROUS, c.read_to_end(&mut rest))
-        .await
-        .expect("the server closes the connection");
-    if read.is_ok() {
-        assert!(rest.is_empty(), "{:?}", String::from_utf8_lossy(&rest));
-    }
 }
 
 #[tokio::test]

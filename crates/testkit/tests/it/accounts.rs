@@ -36,7 +36,7 @@ async fn register(t: &TestApp, key: &str, body: Value) -> (String, Value) {
 
 /// The `data` of a v2 verification (a 200) of `body`.
 async fn verified(t: &TestApp, key: &str, body: Value) -> Value {
-    t.post_ok("/v2/verify/bank", key, body).await["data"].clone()
+    t.verify_bank_ok(key, body).await["data"].clone()
 }
 
 async fn transfer_to(t: &TestApp, to: &str, account: &str, satang: i64) -> String {
@@ -218,19 +218,13 @@ both!(match_account_finds_the_receiver, |b: Backend| async move {
     // Same number at another bank: no match.
     let other_bank = transfer_to(&t, "004", "1234567890", 100).await;
     let (_, v) = t
-        .post(
-            "/v2/verify/bank",
-            key,
-            json!({"payload": other_bank, "matchAccount": true}),
-        )
+        .verify_bank(key, json!({"payload": other_bank, "matchAccount": true}))
         .await;
     assert_eq!(v["data"]["matchedAccount"], Value::Null);
 
     // Without matchAccount the field is still there, null (clients parse it as always present).
     let again = transfer_to(&t, "014", "1234567890", 100).await;
-    let (_, v) = t
-        .post("/v2/verify/bank", key, json!({"payload": again}))
-        .await;
+    let (_, v) = t.verify_bank(key, json!({"payload": again})).await;
     assert_eq!(v["data"]["matchedAccount"], Value::Null, "{v}");
     assert_eq!(v["data"]["mismatches"], json!([]));
     t.stop().await;

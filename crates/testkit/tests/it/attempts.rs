@@ -2,8 +2,8 @@
 //! limit leaves exactly one record, committed before the answer; search, CSV export and
 //! retention, on SQLite and PostgreSQL.
 
-use crate::common::{blank_png, code, v1_code};
-use domain::attempt::{AttemptQuery, AttemptRow, Outcome};
+use crate::common::{blank_png, v1_code};
+use domain::attempt::{AttemptRow, Outcome};
 use serde_json::{json, Value};
 use testkit::{both, Backend, Tenant, TestApp};
 
@@ -17,14 +17,7 @@ async fn app(b: Backend) -> (TestApp, Tenant) {
 
 /// Every record, newest first.
 async fn all(t: &TestApp) -> Vec<AttemptRow> {
-    t.app
-        .services
-        .search_attempts(AttemptQuery {
-            limit: 1000,
-            ..AttemptQuery::default()
-        })
-        .await
-        .unwrap()
+    t.attempts(1000).await
 }
 
 /// The one record there must be, with `outcome`.
@@ -36,14 +29,32 @@ async fn only(t: &TestApp, outcome: Outcome) -> domain::attempt::Attempt {
     a
 }
 
+/// Verifies `body`, asserting the v2 error `status` and `code`; the one record there must be,
+/// with `outcome` and that code.
+async fn refused_as(
+    t: &TestApp,
+    ten: &Tenant,
+    body: Value,
+    (status, code): (u16, &str),
+    outcome: Outcome,
+) -> domain::attempt::Attempt {
+    t.verify_bank_err(&ten.api_key, body, status, code).await;
+    let a = only(t, outcome).await;
+    assert_eq!(a.error_code.as_deref(), Some(code), "{a:#?}");
+    a
+}
+
+/// v1 answers `payload`, checked for duplicates, with `duplicate_slip`; returns the answer.
+async fn v1_duplicate(t: &TestApp, key: &str, payload: &str) -> Value {
+    let body = json!({"payload": payload, "checkDuplicate": true});
+    let (s, v) = t.post("/api/v1/verify", key, body).await;
+    assert_eq!((s, v1_code(&v)), (400, "duplicate_slip"), "{v}");
+    v
+}
+
 async fn admin_get(t: &TestApp, path_and_query: &str) -> (u16, String) {
-    let resp = t
-        .http
-        .get(format!("{}/admin/{path_and_query}", t.base))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap();
+    let path = format!("/admin/{path_and_query}");
+    let resp = t.get_response(&path, Some(TOKEN)).await;
     let status = resp.status().as_u16();
     (status, resp.text().await.unwrap())
 }
@@ -104,9 +115,8 @@ both!(
         let (t, ten) = app(b).await;
         let tr = t.transfer("004", "014", 700).await;
         let body = json!({"payload": tr.payload, "checkDuplicate": true});
-        t.post_ok("/v2/verify/bank", &ten.api_key, body.clone())
-            .await;
-        let v = t.post_ok("/v2/verify/bank", &ten.api_key, body).await;
+        t.verify_bank_ok(&ten.api_key, body.clone()).await;
+        let v = t.verify_bank_ok(&ten.api_key, body).await;
         assert_eq!(v["data"]["isDuplicate"], true);
         let rows = all(&t).await;
         let outcomes: Vec<_> = rows.iter().map(|r| r.attempt.outcome).collect();
@@ -114,15 +124,7 @@ both!(
         // The second was answered from the stored verification.
         assert_eq!(rows[0].attempt.source.as_deref(), Some("local"));
         // v1's duplicate_slip is a duplicate too.
-        let (s, v) = t
-            .call(
-                "POST",
-                "/api/v1/verify",
-                &ten.api_key,
-                Some(json!({"payload": tr.payload, "checkDuplicate": true})),
-            )
-            .await;
-        assert_eq!((s, v1_code(&v)), (400, "duplicate_slip"), "{v}");
+        v1_duplicate(&t, &ten.api_key, &tr.payload).await;
         let newest = &all(&t).await[0].attempt;
         assert_eq!(
             (
@@ -139,12 +141,8 @@ both!(
 both!(an_unknown_slip_is_not_found, |b: Backend| async move {
     let (t, ten) = app(b).await;
     let unknown = slip_qr::encode_bank_slip("004", "0123456789ABCDEFGHIJ");
-    let (s, v) = t
-        .post("/v2/verify/bank", &ten.api_key, json!({"payload": unknown}))
-        .await;
-    assert_eq!((s, code(&v)), (404, "SLIP_NOT_FOUND"));
-    let a = only(&t, Outcome::NotFound).await;
-    assert_eq!(a.error_code.as_deref(), Some("SLIP_NOT_FOUND"));
+    let body = json!({"payload": unknown});
+    let a = refused_as(&t, &ten, body, (404, "SLIP_NOT_FOUND"), Outcome::NotFound).await;
     assert_eq!(a.trans_ref.as_deref(), Some("0123456789ABCDEFGHIJ"));
     t.stop().await;
 });
@@ -153,11 +151,7 @@ both!(a_bangkok_bank_slip_is_pending, |b: Backend| async move {
     let (t, ten) = app(b).await;
     let tr = t.transfer("002", "004", 5000).await;
     let (s, _) = t
-        .post(
-            "/v2/verify/bank",
-            &ten.api_key,
-            json!({"payload": tr.payload}),
-        )
+        .verify_bank(&ten.api_key, json!({"payload": tr.payload}))
         .await;
     assert_eq!(s, 404);
     only(&t, Outcome::Pending).await;
@@ -180,12 +174,8 @@ both!(
     a_qr_that_is_no_slip_is_invalid_qr,
     |b: Backend| async move {
         let (t, ten) = app(b).await;
-        let (s, v) = t
-            .post("/v2/verify/bank", &ten.api_key, json!({"payload": "hello"}))
-            .await;
-        assert_eq!((s, code(&v)), (404, "SLIP_NOT_FOUND"));
-        let a = only(&t, Outcome::InvalidQr).await;
-        assert_eq!(a.error_code.as_deref(), Some("SLIP_NOT_FOUND"));
+        let body = json!({"payload": "hello"});
+        refused_as(&t, &ten, body, (404, "SLIP_NOT_FOUND"), Outcome::InvalidQr).await;
         t.stop().await;
     }
 );
@@ -194,16 +184,8 @@ both!(a_used_up_quota_is_refused, |b: Backend| async move {
     let t = TestApp::spawn(b).await;
     let ten = t.tenant(0).await;
     let tr = t.transfer("004", "014", 700).await;
-    let (s, v) = t
-        .post(
-            "/v2/verify/bank",
-            &ten.api_key,
-            json!({"payload": tr.payload}),
-        )
-        .await;
-    assert_eq!((s, code(&v)), (403, "QUOTA_EXCEEDED"));
-    let a = only(&t, Outcome::Refused).await;
-    assert_eq!(a.error_code.as_deref(), Some("QUOTA_EXCEEDED"));
+    let body = json!({"payload": tr.payload});
+    refused_as(&t, &ten, body, (403, "QUOTA_EXCEEDED"), Outcome::Refused).await;
     t.stop().await;
 });
 
@@ -219,10 +201,9 @@ both!(
         .await;
         let ten = t.tenant(100).await;
         let payload = slip_qr::encode_bank_slip("004", "0123456789ABCDEFGHIJ");
-        let (s, v) = t
-            .post("/v2/verify/bank", &ten.api_key, json!({"payload": payload}))
+        let body = json!({"payload": payload});
+        t.verify_bank_err(&ten.api_key, body, 500, "API_SERVER_ERROR")
             .await;
-        assert_eq!((s, code(&v)), (500, "API_SERVER_ERROR"));
         let a = only(&t, Outcome::Unavailable).await;
         // Nobody answered.
         assert_eq!(a.source, None);
@@ -232,10 +213,14 @@ both!(
 
 both!(a_malformed_request_is_an_error, |b: Backend| async move {
     let (t, ten) = app(b).await;
-    let (s, v) = t.post("/v2/verify/bank", &ten.api_key, json!({})).await;
-    assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"));
-    let a = only(&t, Outcome::Error).await;
-    assert_eq!(a.error_code.as_deref(), Some("VALIDATION_ERROR"));
+    let a = refused_as(
+        &t,
+        &ten,
+        json!({}),
+        (400, "VALIDATION_ERROR"),
+        Outcome::Error,
+    )
+    .await;
     assert_eq!(a.input, None);
     t.stop().await;
 });
@@ -243,19 +228,12 @@ both!(a_malformed_request_is_an_error, |b: Backend| async move {
 both!(
     an_async_job_records_its_final_outcome_once,
     |b: Backend| async move {
-        let (rx, t) = TestApp::with_receiver(b).await;
-        let ten = t.tenant(100).await;
+        let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
         let tr = t.transfer("004", "014", 900).await;
-        let (s, v) = t
-            .post(
-                "/v2/verify/bank/async",
-                &ten.api_key,
-                json!({"payload": tr.payload, "callbackUrl": rx.url("hook")}),
-            )
-            .await;
-        assert_eq!(s, 202, "{v}");
         // The submission itself is not an outcome.
-        let id = v["data"]["jobId"].as_str().unwrap().to_string();
+        let id = t
+            .submit_job_to(&ten.api_key, &tr.payload, &rx.url("hook"))
+            .await;
         t.poll_job(&ten.api_key, &id, |j| j["status"] == "done")
             .await;
         let a = only(&t, Outcome::Verified).await;
@@ -281,8 +259,7 @@ both!(
             .await;
         assert_eq!(s, 401);
         let (s, _) = t
-            .post(
-                "/v2/verify/bank",
+            .verify_bank(
                 "00000000-0000-4000-8000-000000000000",
                 json!({"payload": tr.payload}),
             )
@@ -291,16 +268,11 @@ both!(
         assert!(all(&t).await.is_empty());
         // A replay of a stored Idempotency-Key answer was recorded when it first ran.
         for _ in 0..2 {
-            let resp = t
-                .http
-                .post(format!("{}/v2/verify/bank", t.base))
-                .bearer_auth(&ten.api_key)
-                .header("idempotency-key", "attempts-once-1")
-                .json(&json!({"payload": tr.payload}))
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(resp.status(), 200);
+            let body = json!({"payload": tr.payload});
+            let (s, _, v) = t
+                .post_keyed("/v2/verify/bank", &ten.api_key, "attempts-once-1", &body)
+                .await;
+            assert_eq!(s, 200, "{v}");
         }
         only(&t, Outcome::Verified).await;
         t.stop().await;
@@ -361,22 +333,14 @@ both!(
         let start = time::macros::datetime!(2026-11-27 16:30 UTC);
         t.clock.set(start);
         let first = t.transfer("004", "014", 125_050).await;
-        t.post_ok(
-            "/v2/verify/bank",
-            &ten.api_key,
-            json!({"payload": first.payload}),
-        )
-        .await;
+        t.verify_bank_ok(&ten.api_key, json!({"payload": first.payload}))
+            .await;
         t.clock.advance(time::Duration::hours(1)); // 2026-11-28 00:30 in Bangkok
         let second = t.transfer("004", "014", 9_900).await;
-        t.post_ok(
-            "/v2/verify/bank",
-            &ten.api_key,
-            json!({"payload": second.payload}),
-        )
-        .await;
+        t.verify_bank_ok(&ten.api_key, json!({"payload": second.payload}))
+            .await;
         let (s, _) = t
-            .post("/v2/verify/bank", &ten.api_key, json!({"payload": "hello"}))
+            .verify_bank(&ten.api_key, json!({"payload": "hello"}))
             .await;
         assert_eq!(s, 404);
 
@@ -429,11 +393,7 @@ both!(
         // records; a search reads the newer records directly until then).
         tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
         let (s, _) = t
-            .post(
-                "/v2/verify/bank",
-                &ten.api_key,
-                json!({"payload": "hello again"}),
-            )
+            .verify_bank(&ten.api_key, json!({"payload": "hello again"}))
             .await;
         assert_eq!(s, 404);
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
@@ -443,15 +403,7 @@ both!(
         );
         // Found from another node (another process) on the same database.
         let other = t.another_node().await;
-        let again = other
-            .app
-            .services
-            .search_attempts(AttemptQuery {
-                limit: 10,
-                ..AttemptQuery::default()
-            })
-            .await
-            .unwrap();
+        let again = other.attempts(10).await;
         assert_eq!(again.len(), 4);
         other.stop().await;
         t.stop().await;
@@ -510,12 +462,8 @@ both!(the_csv_export_keeps_its_bytes, |b: Backend| async move {
     assert_eq!(whole.matches("\r\n").count(), 4, "{whole}");
     assert!(!whole.contains("# cut"));
     let tr = t.transfer("004", "014", 700).await;
-    t.post_ok(
-        "/v2/verify/bank",
-        &ten.api_key,
-        json!({"payload": tr.payload}),
-    )
-    .await;
+    t.verify_bank_ok(&ten.api_key, json!({"payload": tr.payload}))
+        .await;
     let (_, mine) = admin_get(&t, &format!("verifications.csv?branch={}", ten.branch_id)).await;
     assert!(mine.contains(&tr.trans_ref), "{mine}");
     t.stop().await;
@@ -527,11 +475,7 @@ both!(
         let (t, ten) = app(b).await;
         let tr = t.transfer("004", "014", 700).await;
         let first = t
-            .post_ok(
-                "/v2/verify/bank",
-                &ten.api_key,
-                json!({"payload": tr.payload}),
-            )
+            .verify_bank_ok(&ten.api_key, json!({"payload": tr.payload}))
             .await;
         let name = first["data"]["rawSlip"]["sender"]["account"]["name"]["th"].clone();
         assert_ne!(name, "");
@@ -542,8 +486,7 @@ both!(
         // The repeat is still a duplicate, answered from the stored transfer with blank names
         // (the bank no longer keeps a slip this old).
         let v = t
-            .post_ok(
-                "/v2/verify/bank",
+            .verify_bank_ok(
                 &ten.api_key,
                 json!({"payload": tr.payload, "checkDuplicate": true}),
             )
@@ -552,15 +495,7 @@ both!(
         assert_eq!(v["data"]["rawSlip"]["sender"]["account"]["name"]["th"], "");
         assert_eq!(v["data"]["rawSlip"]["transRef"], tr.trans_ref);
         // v1's duplicate_slip answers from the stored transfer: its names are blank now.
-        let (s, v) = t
-            .call(
-                "POST",
-                "/api/v1/verify",
-                &ten.api_key,
-                Some(json!({"payload": tr.payload, "checkDuplicate": true})),
-            )
-            .await;
-        assert_eq!((s, v1_code(&v)), (400, "duplicate_slip"), "{v}");
+        let v = v1_duplicate(&t, &ten.api_key, &tr.payload).await;
         assert_eq!(v["data"]["sender"]["account"]["name"]["th"], "");
         assert_eq!(v["data"]["transRef"], tr.trans_ref);
         assert_eq!(v["data"]["amount"]["amount"], 7.0);

@@ -58,7 +58,7 @@ async fn verify_through(
     let ten = t.tenant(100).await;
     let payload = slip_qr::encode_bank_slip(bank, trans_ref);
     let v = t
-        .post_ok("/v2/verify/bank", &ten.api_key, json!({"payload": payload}))
+        .verify_bank_ok(&ten.api_key, json!({"payload": payload}))
         .await;
     let golden = raw_slip(&payload, trans_ref, sender, receiver);
     assert_eq!(v["data"]["rawSlip"], golden);
@@ -161,9 +161,7 @@ async fn an_scb_connector_verifies_through_the_service() {
 
     // An unknown reference: SCB's 1104 is configured as not found.
     let other = slip_qr::encode_bank_slip("014", "20261122NOSUCHREF0000000");
-    let (s, v) = t
-        .post("/v2/verify/bank", &ten.api_key, json!({"payload": other}))
-        .await;
+    let (s, v) = t.verify_bank(&ten.api_key, json!({"payload": other})).await;
     assert_eq!(v["error"]["code"], "SLIP_NOT_FOUND", "{s} {v}");
     assert_eq!(sim.calls(Route::ScbToken), 1);
 

@@ -64,8 +64,7 @@ async fn top_up(t: &TestApp, ten: &Tenant, baht: i64) {
 /// Verifies one new slip; returns the status and body.
 async fn verify_new(t: &TestApp, key: &str) -> (u16, Value) {
     let tr = t.transfer("004", "014", 10000).await;
-    t.post("/v2/verify/bank", key, json!({"payload": tr.payload}))
-        .await
+    t.verify_bank(key, json!({"payload": tr.payload})).await
 }
 
 async fn info(t: &TestApp, key: &str) -> Value {
@@ -88,11 +87,8 @@ async fn ledger(t: &TestApp, ten: &Tenant) -> Vec<(String, i64, i64)> {
 }
 
 async fn renewals(t: &TestApp, ten: &Tenant) -> usize {
-    t.app
-        .store
-        .list_service_audit(&ten.service_id)
-        .await
-        .unwrap()
+    let audit = t.service_audit(&ten.service_id).await;
+    audit
         .iter()
         .filter(|a| a.action == "subscription.renew")
         .count()
@@ -372,15 +368,7 @@ async fn external_billing_app(b: Backend, url: &str, rx: &Receiver) -> TestApp {
 
 async fn submit_job(t: &TestApp, key: &str, rx: &Receiver) -> String {
     let tr = t.transfer("004", "014", 10000).await;
-    let (s, v) = t
-        .post(
-            "/v2/verify/bank/async",
-            key,
-            json!({"payload": tr.payload, "callbackUrl": rx.url("hook")}),
-        )
-        .await;
-    assert_eq!(s, 202, "{v}");
-    v["data"]["jobId"].as_str().unwrap().to_string()
+    t.submit_job_to(key, &tr.payload, &rx.url("hook")).await
 }
 
 both!(billing_outage_then_recovery, |b: Backend| async move {

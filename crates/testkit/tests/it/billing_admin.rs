@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 use testkit::{both, Backend, TestApp};
 
-use crate::common::{code, new_service};
+use crate::common::{code, new_service, record_with, strings};
 
 const TOKEN: &str = "billing-admin-token-0123456789abcdef0123";
 
@@ -76,8 +76,7 @@ both!(packages_subscription_and_credit, |b: Backend| async move {
     .await;
     assert_eq!(v["data"]["id"], pid.as_str(), "same package, new terms");
     let v = t.call_ok("GET", "/admin/packages", TOKEN, None).await;
-    let list = v["data"].as_array().unwrap();
-    let basic = list.iter().find(|p| p["name"] == "basic").expect("basic");
+    let basic = record_with(&v["data"], "name", "basic");
     assert_eq!(
         (basic["quota"].as_i64(), basic["price"].as_f64()),
         (Some(200), Some(1290.5))
@@ -261,12 +260,7 @@ both!(packages_subscription_and_credit, |b: Backend| async move {
     let v = t
         .call_ok("GET", &format!("/admin/services/{sid}/audit"), TOKEN, None)
         .await;
-    let actions: Vec<&str> = v["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["action"].as_str().unwrap_or(""))
-        .collect();
+    let actions = strings(&v["data"], "action");
     assert!(actions.contains(&"subscription.start"), "{actions:?}");
     assert!(actions.contains(&"subscription.auto_renew"), "{actions:?}");
     for e in v["data"].as_array().unwrap() {

@@ -90,3 +90,40 @@ pub async fn new_service(t: &TestApp, token: &str) -> String {
     let shop = json!({"name": "Shop", "quota": 5});
     id_of(&admin_create(t, token, "/admin/services", shop).await)
 }
+
+/// Whether `program --version` runs and succeeds (the program is installed and on `PATH`).
+pub fn on_path(program: &str) -> bool {
+    use std::process::{Command, Stdio};
+    Command::new(program)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// The string `field` of each record in the array `list`.
+pub fn strings<'a>(list: &'a Value, field: &str) -> Vec<&'a str> {
+    let items = list.as_array().expect("an array");
+    let text = |item: &'a Value| item[field].as_str().expect("a string");
+    items.iter().map(text).collect()
+}
+
+/// The record in the array `list` whose `field` is `value`.
+pub fn record_with<'a>(list: &'a Value, field: &str, value: &str) -> &'a Value {
+    let items = list.as_array().expect("an array");
+    let found = items.iter().find(|r| r[field] == value);
+    found.unwrap_or_else(|| panic!("no {field} {value} in {list}"))
+}
+
+/// Sends `req`, asserting `status` with `Retry-After: retry_after`; returns the JSON body.
+pub async fn refused_retry_after(
+    req: reqwest::RequestBuilder,
+    status: u16,
+    retry_after: &str,
+) -> Value {
+    let r = req.send().await.unwrap();
+    assert_eq!(r.status().as_u16(), status);
+    assert_eq!(r.headers()["retry-after"], retry_after);
+    r.json().await.unwrap()
+}

@@ -53,16 +53,7 @@ both!(
         let tenant = t.tenant(100).await;
         let key = bearer(&tenant.api_key);
         let admin = bearer(TOKEN);
-        let (_, partner_key) = t
-            .app
-            .services
-            .create_partner(
-                "Reseller",
-                std::slice::from_ref(&tenant.service_id),
-                &["quota:write".to_string()],
-            )
-            .await
-            .unwrap();
+        let (_, partner_key) = t.partner(&tenant.service_id, "quota:write").await;
         let partner = format!(
             "x-api-key: {partner_key}\r\nx-timestamp: {}\r\nx-nonce: nonce-0001\r\n",
             t.clock.now().unix_timestamp()

@@ -7,7 +7,7 @@ use sim::{Fault, Route, Sim};
 use testkit::receiver::Receiver;
 use testkit::{both, post_concurrently, Backend, Tenant, TestApp};
 
-use crate::common::code;
+use crate::common::{code, record_with};
 
 const ADMIN: &str = "admin-token-for-the-connector-tests-0123456789";
 
@@ -55,28 +55,12 @@ fn sim_payload() -> String {
 }
 
 async fn verify(t: &TestApp, key: &str, payload: &str) -> (u16, Value) {
-    t.post(
-        "/v2/verify/bank",
-        key,
-        json!({"payload": payload, "checkDuplicate": true}),
-    )
-    .await
-}
-
-/// The connector `name` in `GET /admin/connectors`'s list.
-fn named<'a>(status: &'a Value, name: &str) -> &'a Value {
-    let list = status.as_array().expect("a list of connectors");
-    list.iter().find(|c| c["name"] == name).expect(name)
+    t.verify_bank(key, json!({"payload": payload, "checkDuplicate": true}))
+        .await
 }
 
 async fn admin_connectors(t: &TestApp) -> Value {
-    let resp = t
-        .http
-        .get(format!("{}/admin/connectors", t.base))
-        .bearer_auth(ADMIN)
-        .send()
-        .await
-        .unwrap();
+    let resp = t.get_response("/admin/connectors", Some(ADMIN)).await;
     assert_eq!(resp.status(), 200);
     resp.json::<Value>().await.unwrap()["data"].clone()
 }
@@ -202,7 +186,7 @@ async fn the_next_connector_answers_when_one_is_down_and_operators_see_it() {
         .unwrap();
     assert_eq!(rec.source.as_deref(), Some("second"));
     let status = admin_connectors(&t).await;
-    let first = named(&status, "first");
+    let first = record_with(&status, "name", "first");
     assert_eq!(first["kind"], "easyslip");
     assert_eq!(first["calls"], 1);
     assert_eq!(first["failures"], 1);
@@ -223,7 +207,7 @@ async fn the_next_connector_answers_when_one_is_down_and_operators_see_it() {
     let calls = down.calls(Route::Bank);
     assert_eq!(calls, 2);
     let status = admin_connectors(&t).await;
-    let first = named(&status, "first");
+    let first = record_with(&status, "name", "first");
     assert_eq!(first["state"], "open", "{first}");
 
     // Everything down: API_SERVER_ERROR, nothing charged.

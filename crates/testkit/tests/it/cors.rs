@@ -33,6 +33,18 @@ async fn preflight(t: &TestApp, path: &str, origin: &str) -> reqwest::Response {
         .unwrap()
 }
 
+/// A `GET` of `path` from a page at `origin`, with `key` as the bearer when given.
+async fn get_from(t: &TestApp, path: &str, origin: &str, key: Option<&str>) -> reqwest::Response {
+    let mut req = t
+        .http
+        .get(format!("{}{path}", t.base))
+        .header("origin", origin);
+    if let Some(k) = key {
+        req = req.bearer_auth(k);
+    }
+    req.send().await.unwrap()
+}
+
 fn cors_headers(r: &reqwest::Response) -> Vec<String> {
     r.headers()
         .keys()
@@ -53,14 +65,7 @@ both!(off_by_default, |b: Backend| async move {
     let r = preflight(&t, "/v2/verify/bank", PAGE).await;
     assert_eq!(r.status(), 404);
     assert!(cors_headers(&r).is_empty(), "{:?}", r.headers());
-    let r = t
-        .http
-        .get(format!("{}/v2/info", t.base))
-        .header("origin", PAGE)
-        .bearer_auth(&ten.api_key)
-        .send()
-        .await
-        .unwrap();
+    let r = get_from(&t, "/v2/info", PAGE, Some(&ten.api_key)).await;
     assert_eq!(r.status(), 200);
     assert!(cors_headers(&r).is_empty(), "{:?}", r.headers());
     assert!(r.headers().get("vary").is_none(), "{:?}", r.headers());
@@ -86,38 +91,19 @@ both!(listed_origin_only, |b: Backend| async move {
     // Another origin: tower-http still lists methods and headers, never the origin.
     let r = preflight(&t, "/v2/verify/bank", "http://127.0.0.1:10").await;
     assert!(r.headers().get("access-control-allow-origin").is_none());
-    let other = t
-        .http
-        .get(format!("{}/v2/info", t.base))
-        .header("origin", "https://evil.example")
-        .bearer_auth(&ten.api_key)
-        .send()
-        .await
-        .unwrap();
+    let key = Some(ten.api_key.as_str());
+    let other = get_from(&t, "/v2/info", "https://evil.example", key).await;
     assert_eq!(other.status(), 200);
     assert!(other.headers().get("access-control-allow-origin").is_none());
     // A listed origin reads answers, errors included.
-    let ok = t
-        .http
-        .get(format!("{}/v2/info", t.base))
-        .header("origin", "https://shop.example")
-        .bearer_auth(&ten.api_key)
-        .send()
-        .await
-        .unwrap();
+    let ok = get_from(&t, "/v2/info", "https://shop.example", key).await;
     assert_eq!(ok.status(), 200);
     assert_eq!(
         header(&ok, "access-control-allow-origin"),
         "https://shop.example"
     );
     assert!(header(&ok, "access-control-expose-headers").contains("retry-after"));
-    let refused = t
-        .http
-        .get(format!("{}/v2/info", t.base))
-        .header("origin", PAGE)
-        .send()
-        .await
-        .unwrap();
+    let refused = get_from(&t, "/v2/info", PAGE, None).await;
     assert_eq!(refused.status(), 401);
     assert_eq!(header(&refused, "access-control-allow-origin"), PAGE);
     // Never the admin or the partner API, nor anything outside the client APIs.
@@ -129,13 +115,7 @@ both!(listed_origin_only, |b: Backend| async move {
     ] {
         let r = preflight(&t, path, PAGE).await;
         assert!(cors_headers(&r).is_empty(), "{path}: {:?}", r.headers());
-        let r = t
-            .http
-            .get(format!("{}{path}", t.base))
-            .header("origin", PAGE)
-            .send()
-            .await
-            .unwrap();
+        let r = get_from(&t, path, PAGE, None).await;
         assert!(cors_headers(&r).is_empty(), "{path}: {:?}", r.headers());
     }
 });

@@ -8,126 +8,60 @@ use std::io::Write;
 use serde_json::Value;
 use testkit::{both, Backend, TestApp};
 
-/// A zlib stream of `mib` MiB of zeros, about 1 KB a MiB (a sync-flushed deflate run of 1 MiB
-/// of zeros, repeated: each copy refers only to zeros in the window).
-fn zlib_zeros(mib: usize) -> Vec<u8> {
-    let mut c = flate2::Compress::new(flate2::Compression::best(), false);
-    let mut block = Vec::with_capacity(1 << 16);
-    c.compress_vec(&vec![0u8; 1 << 20], &mut block, flate2::FlushCompress::Sync)
-        .expect("deflate");
-    let mut z = vec![0x78, 0xDA];
-    for _ in 0..mib {
-        z.extend_from_slice(&block);
-    }
-    // An empty final block, then the Adler-32 of the zeros.
-    z.extend_from_slice(&[0x03, 0x00]);
-    let b = ((mib as u64) << 20) % 65_521;
-    z.extend_from_slice(&(((b as u32) << 16) | 1).to_be_bytes());
-    z
-}
+// Shared by path with the reader's own test, which uses all of it; this one leaves `segment`.
+#[allow(dead_code)]
+#[path = "../../../reader/tests/support/bombs.rs"]
+mod bomb_builders;
+use bomb_builders::{
+    big_icc_segments, jpeg_with_segments, tiny_icc_segments, webp_with_chunks, with_png_chunk,
+    zlib_zeros,
+};
 
-/// `png` with a `kind` chunk holding `data` right after IHDR.
-fn png_with(png: &[u8], kind: &[u8; 4], data: &[u8]) -> Vec<u8> {
-    let mut out = png[..33].to_vec();
-    reader::probe::png_chunk(&mut out, kind, data);
-    out.extend_from_slice(&png[33..]);
-    out
-}
-
-fn segment(out: &mut Vec<u8>, marker: u8, data: &[u8]) {
-    out.extend_from_slice(&[0xFF, marker]);
-    out.extend_from_slice(&((data.len() + 2) as u16).to_be_bytes());
-    out.extend_from_slice(data);
+/// The slip PNG as RGB pixels and its size.
+fn rgb_of(png: &[u8]) -> (Vec<u8>, (u32, u32)) {
+    let rgb = image::load_from_memory(png).unwrap().into_rgb8();
+    let size = rgb.dimensions();
+    (rgb.into_raw(), size)
 }
 
 /// The slip PNG as a baseline JPEG with `segments` after SOI.
 fn jpeg_with(png: &[u8], segments: &[u8]) -> Vec<u8> {
-    let rgb = image::load_from_memory(png).unwrap().into_rgb8();
-    let mut jpeg = Vec::new();
-    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut jpeg, 90)
-        .encode(
-            rgb.as_raw(),
-            rgb.width(),
-            rgb.height(),
-            image::ExtendedColorType::Rgb8,
-        )
-        .unwrap();
-    [&jpeg[..2], segments, &jpeg[2..]].concat()
+    let (rgb, size) = rgb_of(png);
+    jpeg_with_segments(&rgb, size, image::ExtendedColorType::Rgb8, segments)
 }
 
 /// The slip PNG as an extended lossless WebP with `iccp` and `exif` chunks.
 fn webp_with(png: &[u8], iccp: &[u8], exif: &[u8]) -> Vec<u8> {
-    let rgb = image::load_from_memory(png).unwrap().into_rgb8();
-    let mut plain = Vec::new();
-    image::codecs::webp::WebPEncoder::new_lossless(&mut plain)
-        .encode(
-            rgb.as_raw(),
-            rgb.width(),
-            rgb.height(),
-            image::ExtendedColorType::Rgb8,
-        )
-        .unwrap();
-    let chunk = |out: &mut Vec<u8>, fourcc: &[u8; 4], data: &[u8]| {
-        out.extend_from_slice(fourcc);
-        out.extend_from_slice(&(data.len() as u32).to_le_bytes());
-        out.extend_from_slice(data);
-        if data.len() % 2 == 1 {
-            out.push(0);
-        }
-    };
-    let mut body = b"WEBP".to_vec();
-    let mut vp8x = vec![0x28, 0, 0, 0];
-    vp8x.extend_from_slice(&(rgb.width() - 1).to_le_bytes()[..3]);
-    vp8x.extend_from_slice(&(rgb.height() - 1).to_le_bytes()[..3]);
-    chunk(&mut body, b"VP8X", &vp8x);
-    chunk(&mut body, b"ICCP", iccp);
-    body.extend_from_slice(&plain[12..]);
-    chunk(&mut body, b"EXIF", exif);
-    let mut out = b"RIFF".to_vec();
-    out.extend_from_slice(&(body.len() as u32).to_le_bytes());
-    out.extend_from_slice(&body);
-    out
+    let (rgb, size) = rgb_of(png);
+    webp_with_chunks(&rgb, size, iccp, exif)
 }
 
 /// Every bomb built on the slip PNG `png`: (name, bytes).
 fn bombs(png: &[u8]) -> Vec<(&'static str, Vec<u8>)> {
     let gib = zlib_zeros(1024);
-    let mut icc = Vec::new();
-    for i in 0..54u8 {
-        let mut d = b"ICC_PROFILE\0".to_vec();
-        d.extend_from_slice(&[i + 1, 54]);
-        d.extend_from_slice(&[0xAB; 65_000]);
-        segment(&mut icc, 0xE2, &d);
-    }
-    let mut tiny = Vec::new();
-    for i in 0..100_000u32 {
-        segment(
-            &mut tiny,
-            0xE2,
-            &[b"ICC_PROFILE\0".as_slice(), &[1, 255, i as u8]].concat(),
-        );
-    }
+    let icc = big_icc_segments(54);
+    let tiny = tiny_icc_segments(100_000);
     let mut text = b"Comment\0".to_vec();
     text.write_all(&[b'a'; 1 << 20]).unwrap();
     vec![
         (
             "iCCP",
-            png_with(png, b"iCCP", &[b"icc\0\0".as_slice(), &gib].concat()),
+            with_png_chunk(png, b"iCCP", &[b"icc\0\0".as_slice(), &gib].concat()),
         ),
         (
             "zTXt",
-            png_with(png, b"zTXt", &[b"Comment\0\0".as_slice(), &gib].concat()),
+            with_png_chunk(png, b"zTXt", &[b"Comment\0\0".as_slice(), &gib].concat()),
         ),
         (
             "iTXt",
-            png_with(
+            with_png_chunk(
                 png,
                 b"iTXt",
                 &[b"Comment\0\x01\0\0\0".as_slice(), &gib].concat(),
             ),
         ),
-        ("eXIf", png_with(png, b"eXIf", &vec![7u8; 3 << 20])),
-        ("tEXt", png_with(png, b"tEXt", &text)),
+        ("eXIf", with_png_chunk(png, b"eXIf", &vec![7u8; 3 << 20])),
+        ("tEXt", with_png_chunk(png, b"tEXt", &text)),
         ("JPEG ICC", jpeg_with(png, &icc)),
         ("JPEG APP2 x 100,000", jpeg_with(png, &tiny)),
         (

@@ -119,9 +119,7 @@ both!(v1_success_and_bank_duplicate, |b: Backend| async move {
     assert_eq!(v["data"]["amount"]["amount"], 150.5);
 
     // v2 keeps `merchantId: null` (spec 2.1).
-    let v = t
-        .post_ok("/v2/verify/bank", key, json!({"payload": tr.payload}))
-        .await;
+    let v = t.verify_bank_ok(key, json!({"payload": tr.payload})).await;
     assert_eq!(v["data"]["rawSlip"], slip(&tr, false));
     assert_eq!(v["data"]["rawSlip"]["receiver"]["merchantId"], Value::Null);
     t.stop().await;
@@ -216,7 +214,7 @@ both!(
         let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let tr = t.transfer("004", "014", 15050).await;
         let body = json!({"payload": tr.payload});
-        t.post_ok("/v2/verify/bank", &ten.api_key, body).await;
+        t.verify_bank_ok(&ten.api_key, body).await;
         let rec = stored(&t, &ten.service_id, "004", &tr.trans_ref).await;
         assert_eq!(rec.transfer, Some(VerifiedTransfer::Bank(Box::new(tr))));
         assert_eq!(rec.source.as_deref(), Some("sandbox"));
@@ -236,9 +234,7 @@ both!(v2_optional_fields, |b: Backend| async move {
     let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let key = ten.api_key.as_str();
     let tr = t.transfer("004", "014", 15050).await;
-    let v = t
-        .post_ok("/v2/verify/bank", key, json!({"payload": tr.payload}))
-        .await;
+    let v = t.verify_bank_ok(key, json!({"payload": tr.payload})).await;
     assert_eq!(v["data"], first_bank_data(&tr, 150.5));
     let body = json!({"payload": tr.payload, "matchAmount": 99});
     let data = answer_data(&t, "/v2/verify/bank", key, body).await;
@@ -286,18 +282,11 @@ both!(v2_optional_fields, |b: Backend| async move {
 both!(
     webhook_and_polled_job_without_match_amount,
     |b: Backend| async move {
-        let (rx, t) = TestApp::with_receiver(b).await;
-        let ten = t.tenant(100).await;
+        let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
         let tr = t.transfer("004", "014", 15050).await;
-        let (s, v) = t
-            .post(
-                "/v2/verify/bank/async",
-                &ten.api_key,
-                json!({"payload": tr.payload, "callbackUrl": rx.url("hook")}),
-            )
+        let id = t
+            .submit_job_to(&ten.api_key, &tr.payload, &rx.url("hook"))
             .await;
-        assert_eq!(s, 202, "{v}");
-        let id = v["data"]["jobId"].as_str().unwrap().to_string();
         let expected = first_bank_data(&tr, 150.5);
         let got = rx.wait_for(1).await;
         assert_eq!(got[0].json()["data"], expected);
@@ -387,17 +376,7 @@ async fn uploads_under_either_name_and_fake_gifs() {
 async fn default_plan_allows_a_burst_of_100() {
     let t = TestApp::spawn(Backend::Sqlite).await;
     let ten = t.tenant(100).await;
-    t.app
-        .services
-        .update_service(
-            &ten.service_id,
-            &services::admin::ServiceUpdate {
-                rate_limit_rps: Some(None),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    t.set_rate_limit(&ten.service_id, None).await;
     // The test clock stands still: nothing refills between requests.
     for i in 0..100 {
         let (s, v) = t.get("/v2/info", Some(&ten.api_key)).await;

@@ -140,11 +140,7 @@ both!(forwarded_for_lines_are_one_list, |b: Backend| async move {
         allow_ips: Some(vec!["203.0.113.7".into()]),
         ..Default::default()
     };
-    t.app
-        .services
-        .update_branch(&ten.branch_id, &only)
-        .await
-        .unwrap();
+    t.update_branch(&ten.branch_id, &only).await;
     let proxy = t
         .another_node_with(|s| {
             s.set_trusted_proxies(domain::ip::AllowList::parse(&["127.0.0.1"]).unwrap())

@@ -5,26 +5,9 @@
 
 use serde_json::{json, Value};
 use std::sync::Arc;
-use testkit::{both, Backend, TestApp};
+use testkit::{both, read_replayed, Backend, TestApp};
 
-use crate::common::{code, v1_code};
-
-/// A POST with a bearer key and an `Idempotency-Key`.
-fn keyed(t: &TestApp, path: &str, api_key: &str, idem: &str) -> reqwest::RequestBuilder {
-    let req = t.http.post(format!("{}{path}", t.base));
-    req.bearer_auth(api_key).header("idempotency-key", idem)
-}
-
-/// POSTs JSON with an `Idempotency-Key`; status, replayed?, body.
-async fn post_keyed(
-    t: &TestApp,
-    path: &str,
-    api_key: &str,
-    idem: &str,
-    body: &Value,
-) -> (u16, bool, Value) {
-    read(keyed(t, path, api_key, idem).json(body)).await
-}
+use crate::common::{code, refused_retry_after, v1_code};
 
 /// Sends one request twice under one `Idempotency-Key` (`send` builds and sends it): the
 /// first answer has `status` and is not replayed, the second is that same answer replayed.
@@ -54,7 +37,7 @@ async fn keyed_twice(
     body: &Value,
     status: u16,
 ) -> Value {
-    let send = || post_keyed(t, path, api_key, idem, body);
+    let send = || t.post_keyed(path, api_key, idem, body);
     answered_then_replayed(path, status, send).await
 }
 
@@ -71,13 +54,6 @@ fn hang_after_charge(charged: Arc<tokio::sync::Notify>) -> services::AfterCharge
 }
 
 /// Sends the request; status, replayed?, body.
-async fn read(req: reqwest::RequestBuilder) -> (u16, bool, Value) {
-    let r = req.send().await.unwrap();
-    let s = r.status().as_u16();
-    let replayed = r.headers().get("idempotent-replayed").is_some();
-    (s, replayed, r.json().await.unwrap())
-}
-
 async fn post_image(
     t: &TestApp,
     path: &str,
@@ -88,7 +64,7 @@ async fn post_image(
 ) -> (u16, bool, Value) {
     // Every form gets a fresh random boundary: the raw bodies differ.
     let form = testkit::slip_form(field, png.to_vec(), &[]);
-    read(keyed(t, path, api_key, idem).multipart(form)).await
+    read_replayed(t.keyed_post(path, api_key, idem).multipart(form)).await
 }
 
 /// A new sandbox transfer of `satang` satang from a KBank account, as a slip image.
@@ -105,31 +81,31 @@ both!(
         let tr = t.transfer("004", "014", 15050).await;
         let body = json!({"payload": tr.payload, "checkDuplicate": true, "remark": "r"});
 
-        let (s, replayed, first) = post_keyed(&t, "/v2/verify/bank", key, "k-1", &body).await;
+        let (s, replayed, first) = t.post_keyed("/v2/verify/bank", key, "k-1", &body).await;
         assert_eq!((s, replayed), (200, false), "{first}");
         assert_eq!(t.used(key).await, 1);
-        let (s, replayed, again) = post_keyed(&t, "/v2/verify/bank", key, "k-1", &body).await;
+        let (s, replayed, again) = t.post_keyed("/v2/verify/bank", key, "k-1", &body).await;
         assert_eq!((s, replayed), (200, true));
         assert_eq!(again, first, "the stored answer, not a duplicate's");
         assert_eq!(t.used(key).await, 1, "no new charge");
         // Without the key the same slip is a new (charged) verification.
-        let (s, v) = t.post("/v2/verify/bank", key, body.clone()).await;
+        let (s, v) = t.verify_bank(key, body.clone()).await;
         assert_eq!((s, v["data"]["isDuplicate"].as_bool()), (200, Some(true)));
         assert_eq!(t.used(key).await, 2);
 
         // The same key for another request: 422, nothing charged.
         let other = json!({"payload": tr.payload, "checkDuplicate": true, "remark": "other"});
-        let (s, _, v) = post_keyed(&t, "/v2/verify/bank", key, "k-1", &other).await;
+        let (s, _, v) = t.post_keyed("/v2/verify/bank", key, "k-1", &other).await;
         assert_eq!((s, code(&v)), (422, "IDEMPOTENCY_KEY_REUSED"), "{v}");
         // ...or for another route.
-        let (s, _, v) = post_keyed(
-            &t,
-            "/api/v1/verify",
-            key,
-            "k-1",
-            &json!({"payload": tr.payload}),
-        )
-        .await;
+        let (s, _, v) = t
+            .post_keyed(
+                "/api/v1/verify",
+                key,
+                "k-1",
+                &json!({"payload": tr.payload}),
+            )
+            .await;
         assert_eq!((s, v1_code(&v)), (422, "idempotency_key_reused"), "{v}");
         assert_eq!(t.used(key).await, 2);
 
@@ -140,18 +116,18 @@ both!(
 
         // Keys are per branch: another branch's k-1 is its own.
         let (_, key2) = t.branch(&ten.service_id, "Second", None).await;
-        let (s, replayed, _) = post_keyed(&t, "/v2/verify/bank", &key2, "k-1", &other).await;
+        let (s, replayed, _) = t.post_keyed("/v2/verify/bank", &key2, "k-1", &other).await;
         assert_eq!((s, replayed), (200, false));
 
         // Kept 24 h: then the key is free for anything.
         t.clock
             .advance(time::Duration::hours(24) + time::Duration::seconds(1));
-        let (s, replayed, v) = post_keyed(&t, "/v2/verify/bank", key, "k-1", &other).await;
+        let (s, replayed, v) = t.post_keyed("/v2/verify/bank", key, "k-1", &other).await;
         assert_eq!((s, replayed), (200, false), "{v}");
 
         // A key that is not 1-255 visible ASCII characters is refused before anything runs.
         let long = "k".repeat(256);
-        let (s, _, v) = post_keyed(&t, "/v2/verify/bank", key, &long, &body).await;
+        let (s, _, v) = t.post_keyed("/v2/verify/bank", key, &long, &body).await;
         assert_eq!((s, code(&v)), (400, "VALIDATION_ERROR"));
         assert!(v["error"]["message"]
             .as_str()
@@ -173,8 +149,9 @@ both!(
         let first = answered_then_replayed("v2 upload", 200, send).await;
         use base64::Engine;
         let b64 = base64::engine::general_purpose::STANDARD.encode(&png);
-        let (s, replayed, as_json) =
-            post_keyed(&t, "/v2/verify/bank", key, "img", &json!({"base64": b64})).await;
+        let (s, replayed, as_json) = t
+            .post_keyed("/v2/verify/bank", key, "img", &json!({"base64": b64}))
+            .await;
         assert_eq!((s, replayed, &as_json), (200, true, &first));
         // Another image under the same key is another request.
         let png2 = slip_png(&t, 30000).await;
@@ -202,29 +179,23 @@ both!(
         let ten = dying.tenant(1).await;
         let tr = dying.transfer("004", "014", 15050).await;
         let body = json!({"payload": tr.payload, "checkDuplicate": true});
-        let url = format!("{}/v2/verify/bank", dying.base);
-        let (http, api_key, sent) = (dying.http.clone(), ten.api_key.clone(), body.clone());
-        let lost = tokio::spawn(async move {
-            http.post(url)
-                .bearer_auth(api_key)
-                .header("idempotency-key", "order-17")
-                .json(&sent)
-                .send()
-                .await
-        });
+        let held = dying.keyed_post("/v2/verify/bank", &ten.api_key, "order-17");
+        let lost = tokio::spawn(held.json(&body).send());
         tokio::time::timeout(std::time::Duration::from_secs(60), charged.notified())
             .await
             .expect("the first request reaches the charge");
         assert_eq!(other.used(&ten.api_key).await, 1, "charged");
 
-        let (s, _, v) =
-            post_keyed(&other, "/v2/verify/bank", &ten.api_key, "order-17", &body).await;
+        let (s, _, v) = other
+            .post_keyed("/v2/verify/bank", &ten.api_key, "order-17", &body)
+            .await;
         assert_eq!((s, code(&v)), (409, "IDEMPOTENCY_KEY_IN_USE"), "{v}");
         other
             .clock
             .advance(services::idempotency::LEASE + time::Duration::seconds(1));
-        let (s, replayed, v) =
-            post_keyed(&other, "/v2/verify/bank", &ten.api_key, "order-17", &body).await;
+        let (s, replayed, v) = other
+            .post_keyed("/v2/verify/bank", &ten.api_key, "order-17", &body)
+            .await;
         assert_eq!((s, replayed), (200, false), "{v}");
         assert_eq!(v["data"]["rawSlip"]["transRef"], tr.trans_ref);
         assert_eq!(
@@ -232,18 +203,13 @@ both!(
             "the first run's answer, not a duplicate's"
         );
         assert_eq!(other.used(&ten.api_key).await, 1, "one charge");
-        let (s, replayed, again) =
-            post_keyed(&other, "/v2/verify/bank", &ten.api_key, "order-17", &body).await;
+        let (s, replayed, again) = other
+            .post_keyed("/v2/verify/bank", &ten.api_key, "order-17", &body)
+            .await;
         assert_eq!((s, replayed, &again), (200, true, &v));
         // Without a key the quota (1) is gone: the retry above really was not charged.
         other
-            .post_err(
-                "/v2/verify/bank",
-                &ten.api_key,
-                body.clone(),
-                403,
-                "QUOTA_EXCEEDED",
-            )
+            .verify_bank_err(&ten.api_key, body.clone(), 403, "QUOTA_EXCEEDED")
             .await;
         lost.abort();
         other.stop().await;
@@ -270,7 +236,9 @@ both!(
             3,
             "one job per slip, however often submitted"
         );
-        let (s, _, v) = post_keyed(&t, "/v2/verify/bank/batch", key, "a-1", &batch).await;
+        let (s, _, v) = t
+            .post_keyed("/v2/verify/bank/batch", key, "a-1", &batch)
+            .await;
         assert_eq!((s, code(&v)), (422, "IDEMPOTENCY_KEY_REUSED"));
         t.stop().await;
     }
@@ -304,16 +272,19 @@ both!(
 both!(
     a_key_used_again_after_it_was_forgotten_starts_new_jobs,
     |b: Backend| async move {
-        let (rx, t) = TestApp::with_receiver(b).await;
-        let ten = t.tenant(100).await;
+        let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
         let key = ten.api_key.as_str();
         let done = |j: &Value| j["status"] == "done";
         let old = t.transfer("004", "014", 15050).await;
         let one = json!({"payload": old.payload, "callbackUrl": rx.url("h")});
-        let (s, _, first) = post_keyed(&t, "/v2/verify/bank/async", key, "a-1", &one).await;
+        let (s, _, first) = t
+            .post_keyed("/v2/verify/bank/async", key, "a-1", &one)
+            .await;
         assert_eq!(s, 202, "{first}");
         let batch = json!({"slips": [{"payload": old.payload}], "callbackUrl": rx.url("h")});
-        let (s, _, first_batch) = post_keyed(&t, "/v2/verify/bank/batch", key, "b-1", &batch).await;
+        let (s, _, first_batch) = t
+            .post_keyed("/v2/verify/bank/batch", key, "b-1", &batch)
+            .await;
         assert_eq!(s, 202, "{first_batch}");
         let old_id = first["data"]["jobId"].as_str().unwrap().to_string();
         t.poll_job(key, &old_id, done).await;
@@ -321,7 +292,9 @@ both!(
         t.clock.advance(time::Duration::hours(25));
         let new = t.transfer("004", "014", 20000).await;
         let one = json!({"payload": new.payload, "callbackUrl": rx.url("h")});
-        let (s, replayed, again) = post_keyed(&t, "/v2/verify/bank/async", key, "a-1", &one).await;
+        let (s, replayed, again) = t
+            .post_keyed("/v2/verify/bank/async", key, "a-1", &one)
+            .await;
         assert_eq!((s, replayed), (202, false), "{again}");
         let new_id = again["data"]["jobId"].as_str().unwrap();
         assert_ne!(new_id, old_id, "a new job, not yesterday's");
@@ -329,8 +302,9 @@ both!(
         assert_eq!(j["data"]["rawSlip"]["transRef"], new.trans_ref.as_str());
 
         let batch = json!({"slips": [{"payload": new.payload}], "callbackUrl": rx.url("h")});
-        let (s, replayed, again) =
-            post_keyed(&t, "/v2/verify/bank/batch", key, "b-1", &batch).await;
+        let (s, replayed, again) = t
+            .post_keyed("/v2/verify/bank/batch", key, "b-1", &batch)
+            .await;
         assert_eq!((s, replayed), (202, false), "{again}");
         assert_ne!(again["data"]["batchId"], first_batch["data"]["batchId"]);
         assert_ne!(again["data"]["jobIds"], first_batch["data"]["jobIds"]);
@@ -377,20 +351,18 @@ both!(in_use_says_when_to_retry, |b: Backend| async move {
     let ten = t.tenant(10).await;
     let tr = t.transfer("004", "014", 15050).await;
     let body = json!({"payload": tr.payload});
-    let held = keyed(&t, "/v2/verify/bank", &ten.api_key, "k").json(&body);
+    let held = t
+        .keyed_post("/v2/verify/bank", &ten.api_key, "k")
+        .json(&body);
     let lost = tokio::spawn(held.send());
     tokio::time::timeout(std::time::Duration::from_secs(60), charged.notified())
         .await
         .expect("the first request reaches the charge");
     t.clock.advance(time::Duration::seconds(5));
-    let r = keyed(&t, "/v2/verify/bank", &ten.api_key, "k")
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 409);
-    assert_eq!(r.headers()["retry-after"], "40");
-    let v1 = keyed(&t, "/api/v1/verify", &ten.api_key, "k")
+    let retry = t.keyed_post("/v2/verify/bank", &ten.api_key, "k");
+    refused_retry_after(retry.json(&body), 409, "40").await;
+    let v1 = t
+        .keyed_post("/api/v1/verify", &ten.api_key, "k")
         .json(&body)
         .send()
         .await

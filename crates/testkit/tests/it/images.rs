@@ -36,17 +36,14 @@ both!(upload_base64_and_url, |b: Backend| async move {
 
     let b64 = base64::engine::general_purpose::STANDARD.encode(&image);
     let (s, v) = t
-        .post(
-            "/v2/verify/bank",
+        .verify_bank(
             &ten.api_key,
             json!({"base64": format!("data:image/png;base64,{b64}"), "checkDuplicate": true}),
         )
         .await;
     assert_eq!(s, 200, "{v}");
     assert_eq!(v["data"]["isDuplicate"], true);
-    let (s, _) = t
-        .post("/v2/verify/bank", &ten.api_key, json!({"base64": b64}))
-        .await;
+    let (s, _) = t.verify_bank(&ten.api_key, json!({"base64": b64})).await;
     assert_eq!(s, 200, "without the data: prefix");
 
     let host = testkit::image_host(image).await;
@@ -58,7 +55,7 @@ both!(upload_base64_and_url, |b: Backend| async move {
 
 /// `POST /v2/verify/bank` with an image URL.
 async fn by_url(t: &TestApp, key: &str, url: String) -> (u16, Value) {
-    t.post("/v2/verify/bank", key, json!({ "url": url })).await
+    t.verify_bank(key, json!({ "url": url })).await
 }
 
 both!(image_errors_use_no_quota, |b: Backend| async move {
@@ -83,16 +80,9 @@ both!(image_errors_use_no_quota, |b: Backend| async move {
     assert_error(s, &v, 404, "SLIP_NOT_FOUND", "PromptPay");
 
     let big = base64::engine::general_purpose::STANDARD.encode(vec![0u8; 4 * 1024 * 1024 + 3]);
-    t.post_err(
-        "/v2/verify/bank",
-        key,
-        json!({"base64": big}),
-        400,
-        "IMAGE_SIZE_TOO_LARGE",
-    )
-    .await;
-    t.post_err(
-        "/v2/verify/bank",
+    t.verify_bank_err(key, json!({"base64": big}), 400, "IMAGE_SIZE_TOO_LARGE")
+        .await;
+    t.verify_bank_err(
         key,
         json!({"base64": "!!!not base64"}),
         400,
@@ -118,8 +108,7 @@ both!(image_errors_use_no_quota, |b: Backend| async move {
         let (s, v) = by_url(&t, key, url.clone()).await;
         assert_eq!((s, code(&v)), (400, want), "{url}");
     }
-    t.post_err(
-        "/v2/verify/bank",
+    t.verify_bank_err(
         key,
         json!({"url": format!("{host}/slip.png"), "payload": "x"}),
         400,

@@ -33,10 +33,8 @@ async fn setup(b: Backend) -> (Receiver, TestApp, Tenant) {
 /// Submits one fresh slip whose callback goes to the receiver's `/h`; returns the job id.
 async fn submit(t: &TestApp, ten: &Tenant, rx: &Receiver, satang: i64) -> String {
     let tr = t.transfer("004", "014", satang).await;
-    let body = json!({"payload": tr.payload, "callbackUrl": rx.url("h")});
-    let (s, v) = t.post("/v2/verify/bank/async", &ten.api_key, body).await;
-    assert_eq!(s, 202, "{v}");
-    v["data"]["jobId"].as_str().unwrap().to_string()
+    t.submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
+        .await
 }
 
 async fn redeliver(t: &TestApp, id: &str, body: Option<Value>) -> (u16, Value) {
@@ -88,7 +86,7 @@ both!(
         rx.wait_for(3).await;
 
         // Audited on the branch, by the admin API.
-        let audit = t.app.services.list_audit(&ten.branch_id).await.unwrap();
+        let audit = t.branch_audit(&ten.branch_id).await;
         let redeliveries: Vec<_> = audit
             .iter()
             .filter(|e| e.action == "job.redeliver")
@@ -232,18 +230,9 @@ both!(redelivery_refusals, |b: Backend| async move {
     t.clock.advance(time::Duration::seconds(7 * 24 * 3600 + 1));
     let (s, v) = redeliver(&t, &id, None).await;
     assert_eq!((s, code(&v)), (404, "JOB_NOT_FOUND"), "expired: {v}");
-    assert!(
-        t.app
-            .services
-            .list_audit(&ten.branch_id)
-            .await
-            .unwrap()
-            .iter()
-            .filter(|e| e.action == "job.redeliver")
-            .count()
-            == 1,
-        "refusals are not audited"
-    );
+    let audit = t.branch_audit(&ten.branch_id).await;
+    let redeliveries = audit.iter().filter(|e| e.action == "job.redeliver");
+    assert_eq!(redeliveries.count(), 1, "refusals are not audited");
     worker.stop().await;
     t.stop().await;
 });
@@ -394,16 +383,11 @@ both!(
         t.poll_job(&ten.api_key, &id, |j| j["webhook"]["state"] == "delivered")
             .await;
         let tr = t.transfer("004", "014", 300).await;
-        let keyed = t
-            .http
-            .post(format!("{}/v2/verify/bank", t.base))
-            .bearer_auth(&ten.api_key)
-            .header("idempotency-key", "k-1")
-            .json(&json!({"payload": tr.payload}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(keyed.status(), 200);
+        let body = json!({"payload": tr.payload});
+        let (s, _, v) = t
+            .post_keyed("/v2/verify/bank", &ten.api_key, "k-1", &body)
+            .await;
+        assert_eq!(s, 200, "{v}");
         assert_eq!(t.job_rows().await, 1);
         t.clock.advance(time::Duration::seconds(7 * 24 * 3600 + 61));
         let deadline = std::time::Instant::now() + Duration::from_secs(10);

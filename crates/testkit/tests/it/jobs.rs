@@ -17,24 +17,6 @@ async fn worker_node(t: &TestApp, rx: &Receiver) -> TestApp {
     t.another_node_with(move |s| s.set_egress(eg)).await
 }
 
-async fn submit(t: &TestApp, key: &str, body: Value) -> String {
-    let (s, v) = t.post("/v2/verify/bank/async", key, body).await;
-    assert_eq!(s, 202, "{v}");
-    assert_eq!(v["success"], true);
-    assert_eq!(v["data"]["status"], "queued");
-    v["data"]["jobId"].as_str().unwrap().to_string()
-}
-
-/// `submit` of one slip whose callback goes to `callback_url`.
-async fn submit_with_callback(t: &TestApp, key: &str, payload: &str, callback_url: &str) -> String {
-    submit(
-        t,
-        key,
-        json!({"payload": payload, "callbackUrl": callback_url}),
-    )
-    .await
-}
-
 /// Posts a batch of `n` fresh slips (slip i carries 1 baht + i satang) to `callback_url`;
 /// asserts the `202` and returns its body.
 async fn submit_batch_of(t: &TestApp, key: &str, n: i64, callback_url: &str) -> Value {
@@ -74,12 +56,10 @@ async fn poll(t: &TestApp, key: &str, id: &str) -> Value {
 both!(
     success_is_delivered_signed_over_the_raw_bytes,
     |b: Backend| async move {
-        let (rx, t) = TestApp::with_receiver(b).await;
-        let ten = t.tenant(100).await;
+        let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
         t.set_webhook_secret(&ten.branch_id, "whsec_test_1").await;
         let tr = t.transfer("004", "014", 15050).await;
-        let id = submit(
-        &t,
+        let id = t.submit_job(
         &ten.api_key,
         json!({"payload": tr.payload, "callbackUrl": rx.url("hook"), "remark": "r1", "matchAmount": 150.5}),
     )
@@ -123,21 +103,19 @@ both!(
 both!(
     unsigned_without_secret_and_branch_default_target,
     |b: Backend| async move {
-        let (rx, t) = TestApp::with_receiver(b).await;
-        let ten = t.tenant(100).await;
-        t.app
-            .services
-            .update_branch(
-                &ten.branch_id,
-                &BranchUpdate {
-                    webhook_url: Some(rx.url("default-hook")),
-                    ..Default::default()
-                },
-            )
-            .await
-            .unwrap();
+        let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
+        t.update_branch(
+            &ten.branch_id,
+            &BranchUpdate {
+                webhook_url: Some(rx.url("default-hook")),
+                ..Default::default()
+            },
+        )
+        .await;
         let tr = t.transfer("014", "004", 100).await;
-        let id = submit(&t, &ten.api_key, json!({"payload": tr.payload})).await;
+        let id = t
+            .submit_job(&ten.api_key, json!({"payload": tr.payload}))
+            .await;
         let got = rx.wait_for(1).await;
         assert_eq!(got[0].path, "/default-hook");
         assert_eq!(got[0].header("x-service-signature"), None);
@@ -149,8 +127,7 @@ both!(
 both!(
     refusals_create_no_job_and_use_no_quota,
     |b: Backend| async move {
-        let (rx, t) = TestApp::with_receiver(b).await;
-        let ten = t.tenant(100).await;
+        let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
         let tr = t.transfer("004", "014", 100).await;
         let cases = [
             (json!({"payload": tr.payload}), 400, "VALIDATION_ERROR"),
@@ -227,11 +204,12 @@ both!(
 both!(
     a_refused_then_accepted_webhook_is_retried_with_the_same_body,
     |b: Backend| async move {
-        let (rx, t) = TestApp::with_receiver(b).await;
-        let ten = t.tenant(100).await;
+        let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
         rx.answer_next(&[404]);
         let tr = t.transfer("004", "014", 100).await;
-        let id = submit_with_callback(&t, &ten.api_key, &tr.payload, &rx.url("h")).await;
+        let id = t
+            .submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
+            .await;
         rx.wait_for(1).await;
         let j = t
             .poll_job(&ten.api_key, &id, |j| j["webhook"]["attempts"] == 1)
@@ -253,12 +231,13 @@ both!(
 both!(
     every_attempt_failing_marks_the_failed_job,
     |b: Backend| async move {
-        let (rx, t) = TestApp::with_receiver(b).await;
         // No quota: the accepted job fails with QUOTA_EXCEEDED (a policy restriction).
-        let ten = t.tenant(0).await;
+        let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 0).await;
         rx.answer_always(500);
         let tr = t.transfer("004", "014", 100).await;
-        let id = submit_with_callback(&t, &ten.api_key, &tr.payload, &rx.url("h")).await;
+        let id = t
+            .submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
+            .await;
         rx.wait_for(1).await;
         for (n, secs) in [(2, 10), (3, 30), (4, 120)] {
             t.poll_job(&ten.api_key, &id, |j| j["webhook"]["attempts"] == n - 1)
@@ -302,7 +281,9 @@ async fn redirects_are_not_followed_and_slow_receivers_time_out() {
     let ten = t.tenant(100).await;
     rx.answer_next(&[302]);
     let tr = t.transfer("004", "014", 100).await;
-    let id = submit_with_callback(&t, &ten.api_key, &tr.payload, &rx.url("h")).await;
+    let id = t
+        .submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
+        .await;
     let j = t
         .poll_job(&ten.api_key, &id, |j| j["webhook"]["attempts"] == 1)
         .await;
@@ -326,8 +307,7 @@ async fn redirects_are_not_followed_and_slow_receivers_time_out() {
 both!(
     batch_of_100_gives_100_callbacks_with_one_batch_id,
     |b: Backend| async move {
-        let (rx, t) = TestApp::with_receiver(b).await;
-        let ten = t.tenant(1000).await;
+        let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 1000).await;
         let v = submit_batch_of(&t, &ten.api_key, 100, &rx.url("batch")).await;
         let batch_id = v["data"]["batchId"].as_str().unwrap().to_string();
         let ids: Vec<String> = v["data"]["jobIds"]
@@ -363,10 +343,11 @@ both!(
 both!(
     bangkok_bank_pending_succeeds_after_retries,
     |b: Backend| async move {
-        let (rx, t) = TestApp::with_receiver(b).await;
-        let ten = t.tenant(100).await;
+        let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
         let tr = t.transfer("002", "014", 100).await;
-        let id = submit_with_callback(&t, &ten.api_key, &tr.payload, &rx.url("h")).await;
+        let id = t
+            .submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
+            .await;
         // Pending for 5 minutes: attempts at 0, 30, 90, 210 s stay pending, 450 s succeeds.
         for (n, secs) in [(1, 30), (2, 60), (3, 120), (4, 240)] {
             let j = t
@@ -392,10 +373,9 @@ both!(
 both!(
     unknown_slip_is_not_found_after_four_retries,
     |b: Backend| async move {
-        let (rx, t) = TestApp::with_receiver(b).await;
-        let ten = t.tenant(100).await;
+        let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
         let payload = slip_qr::encode_bank_slip("004", "20261122UNKNOWN0001");
-        let id = submit_with_callback(&t, &ten.api_key, &payload, &rx.url("h")).await;
+        let id = t.submit_job_to(&ten.api_key, &payload, &rx.url("h")).await;
         for (n, secs) in [(1, 30), (2, 60), (3, 120), (4, 240)] {
             t.poll_job(&ten.api_key, &id, |j| j["attempts"] == n).await;
             t.clock.advance(time::Duration::seconds(secs));
@@ -419,11 +399,12 @@ both!(
 );
 
 both!(jobs_are_private_and_expire, |b: Backend| async move {
-    let (rx, t) = TestApp::with_receiver(b).await;
-    let ten = t.tenant(100).await;
+    let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
     let (_, other_key) = t.branch(&ten.service_id, "Other", None).await;
     let tr = t.transfer("004", "014", 100).await;
-    let id = submit_with_callback(&t, &ten.api_key, &tr.payload, &rx.url("h")).await;
+    let id = t
+        .submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
+        .await;
     rx.wait_for(1).await;
     t.poll_job(&ten.api_key, &id, |j| j["webhook"]["state"] == "delivered")
         .await;
@@ -485,7 +466,9 @@ both!(
         // Quota 1: the re-run must not be refused by the quota the first run used.
         let ten = t.tenant(1).await;
         let tr = t.transfer("004", "014", 4200).await;
-        let id = submit_with_callback(&t, &ten.api_key, &tr.payload, &rx.url("h")).await;
+        let id = t
+            .submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
+            .await;
         let now = domain::Clock::now(&*t.clock);
         let claimed = t
             .app
@@ -535,7 +518,9 @@ both!(
         let ten = t.tenant(100).await;
         rx.delay(Duration::from_millis(1500));
         let tr = t.transfer("004", "014", 100).await;
-        let id = submit_with_callback(&t, &ten.api_key, &tr.payload, &rx.url("h")).await;
+        let id = t
+            .submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
+            .await;
         t.poll_job(&ten.api_key, &id, |j| j["status"] == "processing")
             .await;
         worker.stop().await;
@@ -552,8 +537,7 @@ both!(
 both!(
     one_job_charging_twice_at_once_is_charged_once,
     |b: Backend| async move {
-        let (_rx, t) = TestApp::with_receiver(b).await;
-        let ten = t.tenant(100).await;
+        let (_rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
         let tr = t.transfer("004", "014", 100).await;
         let caller = t.caller(&ten.api_key).await;
         let id = domain::JobId::new(uuid::Uuid::new_v4().to_string());

@@ -9,7 +9,7 @@ use std::time::Duration;
 use testkit::{both, Backend, TestApp};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::common::code;
+use crate::common::{code, refused_retry_after};
 
 /// A PNG header declaring `w`×`h` grey pixels, then a short zlib stream of zero rows: tiny
 /// bytes, an enormous image (the refusal must come from the header).
@@ -45,11 +45,7 @@ both!(
             );
             // A small JSON body (no upload slot) takes the same checks.
             let (s, v) = t
-                .post(
-                    "/v2/verify/bank",
-                    &ten.api_key,
-                    json!({ "base64": b64(&png) }),
-                )
+                .verify_bank(&ten.api_key, json!({ "base64": b64(&png) }))
                 .await;
             assert_eq!(
                 (s, code(&v)),
@@ -77,23 +73,15 @@ both!(
         let body = json!({ "base64": b64(&png) });
         // Every byte of the budget taken (as by a decode larger than all of it).
         let held = t.hold_decode_budget().await;
-        let r = t
-            .http
-            .post(format!("{}/v2/verify/bank", t.base))
-            .bearer_auth(&ten.api_key)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status().as_u16(), 429);
-        assert_eq!(r.headers()["retry-after"], "1");
-        let v: Value = r.json().await.unwrap();
+        let req = t.http.post(format!("{}/v2/verify/bank", t.base));
+        let req = req.bearer_auth(&ten.api_key).json(&body);
+        let v = refused_retry_after(req, 429, "1").await;
         assert_eq!(code(&v), "RATE_LIMIT_EXCEEDED", "{v}");
         // The same for an upload.
         let (s, v) = upload(&t, &ten.api_key, png.clone()).await;
         assert_eq!((s, code(&v)), (429, "RATE_LIMIT_EXCEEDED"), "{v}");
         drop(held);
-        t.post_ok("/v2/verify/bank", &ten.api_key, body).await;
+        t.verify_bank_ok(&ten.api_key, body).await;
         // Room given back after the decode.
         assert_eq!(t.app.services.decode_budget().available_kib(), 256 * 1024);
     }

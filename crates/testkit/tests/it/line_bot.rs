@@ -3,8 +3,8 @@
 //! the image, group silence, push and its allowance, a node stopped mid-event, `imageSet`,
 //! `join`, `สรุป`, metrics, the attempts log. On SQLite and PostgreSQL.
 
-use crate::common::{blank_png, png};
-use domain::attempt::{AttemptQuery, Outcome};
+use crate::common::{blank_png, on_path, png};
+use domain::attempt::Outcome;
 use serde_json::json;
 use sim::line::{image_event, image_set_event, join_event, text_event, webhook_body, LineSim};
 use testkit::{both, Backend, Tenant, TestApp};
@@ -35,21 +35,18 @@ async fn bot_with(b: Backend, more: &str) -> (LineSim, TestApp, Tenant) {
 
 /// The branch's LINE channel (secret and token) with `patch` on top.
 async fn set_line(t: &TestApp, ten: &Tenant, patch: domain::line::LinePatch) {
-    t.app
-        .services
-        .update_branch(
-            &ten.branch_id,
-            &services::admin::BranchUpdate {
-                line: domain::line::LinePatch {
-                    channel_secret: Some(SECRET.into()),
-                    channel_token: Some(TOKEN.into()),
-                    ..patch
-                },
-                ..Default::default()
+    t.update_branch(
+        &ten.branch_id,
+        &services::admin::BranchUpdate {
+            line: domain::line::LinePatch {
+                channel_secret: Some(SECRET.into()),
+                channel_token: Some(TOKEN.into()),
+                ..patch
             },
-        )
-        .await
-        .unwrap();
+            ..Default::default()
+        },
+    )
+    .await;
 }
 
 /// POSTs a webhook body signed with `secret` (`None`: no signature header).
@@ -71,15 +68,7 @@ async fn deliver(t: &TestApp, ten: &Tenant, body: &str, secret: Option<&str>) ->
 /// Waits (real time, 20 s at most) until the attempts log holds `n` LINE records.
 async fn line_records(t: &TestApp, n: usize) -> Vec<domain::attempt::Attempt> {
     for _ in 0..200 {
-        let rows = t
-            .app
-            .services
-            .search_attempts(AttemptQuery {
-                limit: 100,
-                ..AttemptQuery::default()
-            })
-            .await
-            .unwrap();
+        let rows = t.attempts(100).await;
         let line: Vec<_> = rows
             .into_iter()
             .map(|r| r.attempt)
@@ -301,11 +290,7 @@ both!(
             },
             ..Default::default()
         };
-        t.app
-            .services
-            .update_branch(&ten.branch_id, &setup(false))
-            .await
-            .unwrap();
+        t.update_branch(&ten.branch_id, &setup(false)).await;
         let tr = t.transfer("004", "014", 5_000).await;
         line.put_content("4001", png(&tr.payload));
         let ev = image_event("01HEVENT0000000000000000D1", "4001", "rt-d1", None);
@@ -323,11 +308,7 @@ both!(
         worker.stop().await;
 
         // With pushes on (one a day): pushed once, with a retry key; the next is over the limit.
-        t.app
-            .services
-            .update_branch(&ten.branch_id, &setup(true))
-            .await
-            .unwrap();
+        t.update_branch(&ten.branch_id, &setup(true)).await;
         for (n, (event, msg, amount)) in [
             ("01HEVENT0000000000000000D2", "4002", 6_000),
             ("01HEVENT0000000000000000D3", "4003", 7_000),
@@ -365,20 +346,17 @@ both!(
     a_pending_slip_is_answered_then_its_result_pushed_once,
     |b: Backend| async move {
         let (line, t, ten) = bot(b).await;
-        t.app
-            .services
-            .update_branch(
-                &ten.branch_id,
-                &services::admin::BranchUpdate {
-                    line: domain::line::LinePatch {
-                        push: Some(true),
-                        ..Default::default()
-                    },
+        t.update_branch(
+            &ten.branch_id,
+            &services::admin::BranchUpdate {
+                line: domain::line::LinePatch {
+                    push: Some(true),
                     ..Default::default()
                 },
-            )
-            .await
-            .unwrap();
+                ..Default::default()
+            },
+        )
+        .await;
         // Bangkok Bank: pending for five minutes on the sandbox ledger.
         let tr = t.transfer("002", "014", 12_345).await;
         line.put_content("5001", png(&tr.payload));
@@ -391,16 +369,7 @@ both!(
         assert!(alt(&replies[0]).starts_with("⏳"), "{}", alt(&replies[0]));
         // Not logged yet: the record carries the final outcome.
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-        assert!(t
-            .app
-            .services
-            .search_attempts(AttemptQuery {
-                limit: 10,
-                ..AttemptQuery::default()
-            })
-            .await
-            .unwrap()
-            .is_empty());
+        assert!(t.attempts(10).await.is_empty());
         // Six minutes on: the bank confirms; the result is pushed (the reply token is old).
         t.clock.advance(time::Duration::minutes(6));
         let records = line_records(&t, 1).await;
@@ -971,15 +940,7 @@ fn line_sdk() -> std::path::PathBuf {
         .is_file()
         && std::fs::read(dir.join("package-lock.json")).ok().as_ref() == Some(&lock);
     if !installed {
-        let have = |p: &str| {
-            Command::new(p)
-                .arg("--version")
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        };
-        if !have("node") || !have("npm") {
+        if !on_path("node") || !on_path("npm") {
             let _ = Command::new("sh")
                 .arg("-c")
                 .arg("apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm")

@@ -4,7 +4,6 @@
 //! rules name only exported metrics, and the listener exists only when configured.
 
 use crate::common::code;
-use domain::attempt::AttemptQuery;
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
 use testkit::{both, Backend, TestApp};
@@ -46,6 +45,30 @@ impl Scrape {
             })
             .map(|(_, v)| v)
             .sum()
+    }
+
+    /// `slipverify_verifications_total` of bank slips, by input and outcome.
+    fn bank_verifications(&self, input: &str, outcome: &str) -> f64 {
+        let labels = [("kind", "bank"), ("input", input), ("outcome", outcome)];
+        self.get("slipverify_verifications_total", &labels)
+    }
+
+    /// `slipverify_connector_calls_total` of one connector, by outcome.
+    fn connector_calls(&self, connector: &str, outcome: &str) -> f64 {
+        let labels = [("connector", connector), ("outcome", outcome)];
+        self.get("slipverify_connector_calls_total", &labels)
+    }
+
+    /// `slipverify_connector_breaker_state` of one connector: 1 for the state it is in.
+    fn breaker(&self, connector: &str, state: &str) -> f64 {
+        let labels = [("connector", connector), ("state", state)];
+        self.get("slipverify_connector_breaker_state", &labels)
+    }
+
+    /// How many calls to one connector were timed (the duration histogram's count).
+    fn timed_calls(&self, connector: &str) -> f64 {
+        let labels = [("connector", connector)];
+        self.get("slipverify_connector_call_duration_seconds_count", &labels)
     }
 
     /// Names declared by `# TYPE` lines.
@@ -117,14 +140,15 @@ fn parse_labels(body: &str) -> Vec<(String, String)> {
     out
 }
 
-pub(crate) async fn scrape(t: &TestApp) -> Scrape {
+/// A `GET` of `path` on the metrics listener.
+async fn get_on_metrics_port(t: &TestApp, path: &str) -> reqwest::Response {
     let addr = t.metrics_addr.expect("metrics listener configured");
-    let resp = t
-        .http
-        .get(format!("http://{addr}/metrics"))
-        .send()
-        .await
-        .unwrap();
+    let req = t.http.get(format!("http://{addr}{path}"));
+    req.send().await.unwrap()
+}
+
+pub(crate) async fn scrape(t: &TestApp) -> Scrape {
+    let resp = get_on_metrics_port(t, "/metrics").await;
     assert_eq!(resp.status(), 200);
     assert_eq!(
         resp.headers()["content-type"],
@@ -146,15 +170,7 @@ fn bad_crc(payload: &str) -> String {
 
 /// `slipverify_verifications_total` as the attempts log has it: by (kind, input, outcome).
 async fn log_counts(t: &TestApp) -> BTreeMap<(String, String, String), f64> {
-    let rows = t
-        .app
-        .services
-        .search_attempts(AttemptQuery {
-            limit: 1000,
-            ..AttemptQuery::default()
-        })
-        .await
-        .unwrap();
+    let rows = t.attempts(1000).await;
     let mut out = BTreeMap::new();
     for r in rows {
         let a = r.attempt;
@@ -205,15 +221,8 @@ both!(
         assert_eq!(s, 404);
         // An async job, delivered to the receiver.
         let job_tr = t.transfer("004", "014", 900).await;
-        let (s, v) = t
-            .post(
-                "/v2/verify/bank/async",
-                &ten.api_key,
-                json!({"payload": job_tr.payload, "callbackUrl": rx.url("hook")}),
-            )
-            .await;
-        assert_eq!(s, 202, "{v}");
-        let job_id = v["data"]["jobId"].as_str().unwrap().to_string();
+        let hook = rx.url("hook");
+        let job_id = t.submit_job_to(&ten.api_key, &job_tr.payload, &hook).await;
         // `done` is saved after its delivery.
         t.poll_job(&ten.api_key, &job_id, |j| j["status"] == "done")
             .await;
@@ -222,17 +231,7 @@ both!(
         let (s, _) = t.post_raw(v2, None, "{}").await;
         assert_eq!(s, 401);
         let limited = t.tenant(100).await;
-        t.app
-            .services
-            .update_service(
-                &limited.service_id,
-                &services::admin::ServiceUpdate {
-                    rate_limit_rps: Some(Some(5)),
-                    ..Default::default()
-                },
-            )
-            .await
-            .unwrap();
+        t.set_rate_limit(&limited.service_id, Some(5)).await;
         let mut statuses = Vec::new();
         for _ in 0..4 {
             statuses.push(t.get("/v2/info", Some(&limited.api_key)).await.0);
@@ -244,18 +243,12 @@ both!(
         let logged = log_counts(&t).await;
         assert_eq!(scraped_verifications(&m), logged);
         assert_eq!(logged.values().sum::<f64>(), 6.0, "{logged:?}");
-        let ver = |input: &str, outcome: &str| {
-            m.get(
-                "slipverify_verifications_total",
-                &[("kind", "bank"), ("input", input), ("outcome", outcome)],
-            )
-        };
-        assert_eq!(ver("payload", "verified"), 1.0);
-        assert_eq!(ver("payload", "duplicate"), 1.0);
-        assert_eq!(ver("payload", "not_found"), 1.0);
-        assert_eq!(ver("payload", "invalid_qr"), 2.0);
+        assert_eq!(m.bank_verifications("payload", "verified"), 1.0);
+        assert_eq!(m.bank_verifications("payload", "duplicate"), 1.0);
+        assert_eq!(m.bank_verifications("payload", "not_found"), 1.0);
+        assert_eq!(m.bank_verifications("payload", "invalid_qr"), 2.0);
         // The job's verification: its input is not known to the worker.
-        assert_eq!(ver("none", "verified"), 1.0);
+        assert_eq!(m.bank_verifications("none", "verified"), 1.0);
         let local = |reason: &str| m.get("slipverify_local_decisions_total", &[("reason", reason)]);
         assert_eq!(
             (
@@ -267,63 +260,42 @@ both!(
         );
         // The sandbox connector: two found (sync and job), one not found; the duplicate and
         // the two bad QRs never reached it.
-        let calls = |outcome: &str| {
-            m.get(
-                "slipverify_connector_calls_total",
-                &[("connector", "sandbox"), ("outcome", outcome)],
-            )
-        };
+        let calls = |outcome: &str| m.connector_calls("sandbox", outcome);
         assert_eq!((calls("found"), calls("not_found")), (2.0, 1.0));
         assert_eq!(m.sum("slipverify_connector_calls_total", &[]), 3.0);
-        assert_eq!(
-            m.get(
-                "slipverify_connector_call_duration_seconds_count",
-                &[("connector", "sandbox")]
-            ),
-            3.0
-        );
-        assert_eq!(
-            m.get(
-                "slipverify_connector_breaker_state",
-                &[("connector", "sandbox"), ("state", "closed")]
-            ),
-            1.0
-        );
-        assert_eq!(
-            m.get(
+        assert_eq!(m.timed_calls("sandbox"), 3.0);
+        assert_eq!(m.breaker("sandbox", "closed"), 1.0);
+        // Each 1: the delivery, the stored job, the database up, the refusals by code.
+        let once: [(&str, &[(&str, &str)]); 6] = [
+            (
                 "slipverify_webhook_deliveries_total",
-                &[("outcome", "delivered")]
+                &[("outcome", "delivered")],
             ),
-            1.0
-        );
-        assert_eq!(m.sum("slipverify_webhook_deliveries_total", &[]), 1.0);
-        assert_eq!(
-            m.get("slipverify_webhook_delivery_duration_seconds_count", &[]),
-            1.0
-        );
-        assert_eq!(
-            m.get(
+            ("slipverify_webhook_delivery_duration_seconds_count", &[]),
+            (
                 "slipverify_jobs_stored",
-                &[("kind", "verify"), ("state", "done")]
+                &[("kind", "verify"), ("state", "done")],
             ),
-            1.0
-        );
-        assert_eq!(m.get("slipverify_database_up", &[]), 1.0);
-        assert_eq!(
-            m.get(
+            ("slipverify_database_up", &[]),
+            (
                 "slipverify_auth_refusals_total",
-                &[("code", "MISSING_API_KEY")]
+                &[("code", "MISSING_API_KEY")],
             ),
-            1.0
-        );
-        assert_eq!(m.sum("slipverify_auth_refusals_total", &[]), 1.0);
-        assert_eq!(
-            m.get(
+            (
                 "slipverify_rate_limit_refusals_total",
-                &[("code", "RATE_LIMIT_EXCEEDED")]
+                &[("code", "RATE_LIMIT_EXCEEDED")],
             ),
-            1.0
-        );
+        ];
+        for (name, labels) in once {
+            assert_eq!(m.get(name, labels), 1.0, "{name} {labels:?}");
+        }
+        // ... and nothing else delivered or refused by authentication.
+        for family in [
+            "slipverify_webhook_deliveries_total",
+            "slipverify_auth_refusals_total",
+        ] {
+            assert_eq!(m.sum(family, &[]), 1.0, "{family}");
+        }
         // HTTP answers by route pattern: the job's id is not in its route.
         let http = |route: &str, status: &str| {
             m.get(
@@ -399,17 +371,7 @@ both!(
         let (s, _) = t.post(v2, &ten.api_key, json!({"payload": "hello"})).await;
         assert_eq!(s, 404);
         let after = scrape(&t).await;
-        assert_eq!(
-            after.get(
-                "slipverify_verifications_total",
-                &[
-                    ("kind", "bank"),
-                    ("input", "payload"),
-                    ("outcome", "invalid_qr")
-                ]
-            ),
-            3.0
-        );
+        assert_eq!(after.bank_verifications("payload", "invalid_qr"), 3.0);
         assert_eq!(scraped_verifications(&after), log_counts(&t).await);
         t.stop().await;
     }
@@ -431,47 +393,21 @@ both!(
         let payload = slip_qr::encode_bank_slip("004", "0123456789ABCDEFGHIJ");
         for _ in 0..2 {
             let (s, v) = t
-                .post("/v2/verify/bank", &ten.api_key, json!({"payload": payload}))
+                .verify_bank(&ten.api_key, json!({"payload": payload}))
                 .await;
             assert_eq!((s, code(&v)), (500, "API_SERVER_ERROR"));
         }
         let m = scrape(&t).await;
-        let state = |s: &str| {
-            m.get(
-                "slipverify_connector_breaker_state",
-                &[("connector", "down"), ("state", s)],
-            )
-        };
+        let state = |s: &str| m.breaker("down", s);
         assert_eq!(
             (state("open"), state("closed"), state("half_open")),
             (1.0, 0.0, 0.0)
         );
-        let calls = |outcome: &str| {
-            m.get(
-                "slipverify_connector_calls_total",
-                &[("connector", "down"), ("outcome", outcome)],
-            )
-        };
+        let calls = |outcome: &str| m.connector_calls("down", outcome);
         assert_eq!((calls("connect"), calls("breaker_open")), (1.0, 1.0));
         // Only the call that was sent has a duration.
-        assert_eq!(
-            m.get(
-                "slipverify_connector_call_duration_seconds_count",
-                &[("connector", "down")]
-            ),
-            1.0
-        );
-        assert_eq!(
-            m.get(
-                "slipverify_verifications_total",
-                &[
-                    ("kind", "bank"),
-                    ("input", "payload"),
-                    ("outcome", "unavailable")
-                ]
-            ),
-            2.0
-        );
+        assert_eq!(m.timed_calls("down"), 1.0);
+        assert_eq!(m.bank_verifications("payload", "unavailable"), 2.0);
         t.stop().await;
     }
 );
@@ -480,37 +416,19 @@ both!(a_quota_near_its_end_is_counted, |b: Backend| async move {
     let t = TestApp::spawn_with_config(b, LISTEN).await;
     let ten = t.tenant(1).await;
     let first = t.transfer("004", "014", 100).await;
-    t.post_ok(
-        "/v2/verify/bank",
-        &ten.api_key,
-        json!({"payload": first.payload}),
-    )
-    .await;
+    t.verify_bank_ok(&ten.api_key, json!({"payload": first.payload}))
+        .await;
     let m = scrape(&t).await;
     assert_eq!(m.get("slipverify_quota_low_requests_total", &[]), 0.0);
     // The one verification is used: the next one finds nothing left, and is refused.
     let second = t.transfer("004", "014", 200).await;
     let (s, v) = t
-        .post(
-            "/v2/verify/bank",
-            &ten.api_key,
-            json!({"payload": second.payload}),
-        )
+        .verify_bank(&ten.api_key, json!({"payload": second.payload}))
         .await;
     assert_eq!((s, code(&v)), (403, "QUOTA_EXCEEDED"));
     let m = scrape(&t).await;
     assert_eq!(m.get("slipverify_quota_low_requests_total", &[]), 1.0);
-    assert_eq!(
-        m.get(
-            "slipverify_verifications_total",
-            &[
-                ("kind", "bank"),
-                ("input", "payload"),
-                ("outcome", "refused")
-            ]
-        ),
-        1.0
-    );
+    assert_eq!(m.bank_verifications("payload", "refused"), 1.0);
     t.stop().await;
 });
 
@@ -521,21 +439,11 @@ both!(
         assert_eq!(t.app.metrics_listen, None);
         assert_eq!(t.metrics_addr, None);
         // Never on the API's own listener.
-        let resp = t
-            .http
-            .get(format!("{}/metrics", t.base))
-            .send()
-            .await
-            .unwrap();
+        let resp = t.get_response("/metrics", None).await;
         assert_eq!(resp.status(), 404);
         t.stop().await;
         let t = TestApp::spawn_with_config(b, LISTEN).await;
-        let resp = t
-            .http
-            .get(format!("{}/metrics", t.base))
-            .send()
-            .await
-            .unwrap();
+        let resp = t.get_response("/metrics", None).await;
         assert_eq!(
             resp.status(),
             404,
@@ -544,13 +452,7 @@ both!(
         let m = scrape(&t).await;
         assert!(m.families().contains("slipverify_build_info"));
         // Only /metrics there.
-        let addr = t.metrics_addr.unwrap();
-        let other = t
-            .http
-            .get(format!("http://{addr}/v2/info"))
-            .send()
-            .await
-            .unwrap();
+        let other = get_on_metrics_port(&t, "/v2/info").await;
         assert_eq!(other.status(), 404);
         t.stop().await;
     }

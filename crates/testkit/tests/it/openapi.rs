@@ -55,12 +55,7 @@ async fn fetch_doc(t: &TestApp) -> Value {
 
 /// GETs `path` without a key, asserting a 200 whose content type starts with `content_type`.
 async fn get_served(t: &TestApp, path: &str, content_type: &str) -> reqwest::Response {
-    let resp = t
-        .http
-        .get(format!("{}{path}", t.base))
-        .send()
-        .await
-        .expect("request");
+    let resp = t.get_response(path, None).await;
     assert_eq!(resp.status().as_u16(), 200, "{path}");
     let ct = resp
         .headers()
@@ -727,16 +722,7 @@ async fn partner_answers_fit_the_document() {
     let t = TestApp::spawn(Backend::Sqlite).await;
     let doc = fetch_doc(&t).await;
     let ten = t.tenant(100).await;
-    let (p, key) = t
-        .app
-        .services
-        .create_partner(
-            "Reseller",
-            std::slice::from_ref(&ten.service_id),
-            &["quota:read,quota:write".to_string()],
-        )
-        .await
-        .expect("partner");
+    let (p, key) = t.partner(&ten.service_id, "quota:read,quota:write").await;
     let mut failures = Vec::new();
     for (method, path, body, status, example) in [
         ("GET", "/b2b/branch/quota", "", 200, None),

@@ -5,7 +5,7 @@ use domain::Clock;
 use serde_json::{json, Value};
 use testkit::{both, Backend, TestApp};
 
-use crate::common::{code, partner_sign};
+use crate::common::{code, partner_sign, strings};
 
 struct P {
     key: String,
@@ -86,17 +86,45 @@ async fn send(t: &TestApp, p: &P, r: Req<'_>) -> (u16, Value) {
     (status, resp.json().await.unwrap())
 }
 
-async fn partner(t: &TestApp, services: &[domain::ServiceId], perms: &str) -> P {
-    let (p, key) = t
-        .app
-        .services
-        .create_partner("Reseller", services, &[perms.to_string()])
-        .await
-        .unwrap();
+async fn partner(t: &TestApp, service_id: &domain::ServiceId, perms: &str) -> P {
+    let (p, key) = t.partner(service_id, perms).await;
     P {
         key,
         secret: p.secret,
     }
+}
+
+/// A refused (or passed) request: why, the request, the status and `error.code` expected.
+type Case<'a> = (&'static str, Req<'a>, u16, &'static str);
+
+/// What the signature headers are checked for, on `base()` (a request that passes) at `now`:
+/// the timestamp's window of ±300 s, a nonce used once, then replayed, and the secret.
+fn signing_cases<'a>(base: impl Fn() -> Req<'a>, now: i64, wrong_secret: &'a str) -> Vec<Case<'a>> {
+    let nonce = uuid::Uuid::new_v4().to_string();
+    let at = |ts: i64| Req {
+        ts: Some(ts),
+        ..base()
+    };
+    let with_nonce = |nonce: &str| Req {
+        nonce: Some(nonce.to_string()),
+        ..base()
+    };
+    vec![
+        ("stale", at(now - 301), 401, "INVALID_TIMESTAMP"),
+        ("future", at(now + 301), 401, "INVALID_TIMESTAMP"),
+        ("in time", at(now - 299), 200, "<none>"),
+        ("new nonce", with_nonce(&nonce), 200, "<none>"),
+        ("replayed nonce", with_nonce(&nonce), 401, "INVALID_NONCE"),
+        (
+            "wrong secret",
+            Req {
+                secret: Some(wrong_secret),
+                ..base()
+            },
+            401,
+            "INVALID_SIGNATURE",
+        ),
+    ]
 }
 
 const Q: &str = "/b2b/branch/quota";
@@ -104,16 +132,10 @@ const ADJUST: &str = "/b2b/branch/quota/adjust";
 
 both!(quota_operations, |b: Backend| async move {
     let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
-    let p = partner(
-        &t,
-        std::slice::from_ref(&ten.service_id),
-        "quota:read,quota:write",
-    )
-    .await;
+    let p = partner(&t, &ten.service_id, "quota:read,quota:write").await;
     for i in 0..3 {
         let pl = t.transfer("004", "014", 100 + i).await.payload;
-        t.post_ok("/v2/verify/bank", &ten.api_key, json!({"payload": pl}))
-            .await;
+        t.verify_bank_ok(&ten.api_key, json!({"payload": pl})).await;
     }
     let br = ten.branch_id.as_str();
     let (s, v) = send(&t, &p, Req::new("GET", Q, "", br)).await;
@@ -172,8 +194,7 @@ both!(quota_operations, |b: Backend| async move {
     );
 
     // Every change is in the audit log, in order, with its actor.
-    let audit = t.app.store.as_ref();
-    let entries = audit.list_audit(&ten.branch_id).await.unwrap();
+    let entries = t.branch_audit(&ten.branch_id).await;
     let actions: Vec<&str> = entries.iter().map(|e| e.action.as_str()).collect();
     assert_eq!(
         actions,
@@ -195,27 +216,20 @@ both!(quota_operations, |b: Backend| async move {
 both!(refused_requests, |b: Backend| async move {
     let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let other = t.tenant(100).await;
-    let p = partner(&t, std::slice::from_ref(&ten.service_id), "quota:read").await;
+    let p = partner(&t, &ten.service_id, "quota:read").await;
     let br = ten.branch_id.as_str();
     let get = || Req::new("GET", Q, "", br);
 
     // No key at all.
-    let resp = t
-        .http
-        .get(format!("{}/v2{Q}", t.base))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status().as_u16(), 401);
-    let v: Value = resp.json().await.unwrap();
-    assert_eq!(code(&v), "MISSING_API_KEY");
+    let (s, v) = t.get(&format!("/v2{Q}"), None).await;
+    assert_eq!((s, code(&v)), (401, "MISSING_API_KEY"), "{v}");
     let (unknown, wrong) = ("ab".repeat(32), "0".repeat(64));
     let now = t.clock.now().unix_timestamp();
-    let nonce = uuid::Uuid::new_v4().to_string();
     let put = Req::new("PUT", Q, r#"{"limitQuota": 10}"#, br);
     let changed = r#"{"limitQuota": 99}"#;
     let other_branch = other.branch_id.as_str();
-    for (why, req, status, want) in [
+    let mut cases = signing_cases(get, now, &wrong);
+    cases.extend([
         (
             "unknown key",
             Req {
@@ -225,68 +239,12 @@ both!(refused_requests, |b: Backend| async move {
             401,
             "INVALID_API_KEY",
         ),
-        // Stale and future timestamps.
-        (
-            "stale",
-            Req {
-                ts: Some(now - 301),
-                ..get()
-            },
-            401,
-            "INVALID_TIMESTAMP",
-        ),
-        (
-            "future",
-            Req {
-                ts: Some(now + 301),
-                ..get()
-            },
-            401,
-            "INVALID_TIMESTAMP",
-        ),
-        (
-            "in time",
-            Req {
-                ts: Some(now - 299),
-                ..get()
-            },
-            200,
-            "<none>",
-        ),
-        // Replay of a nonce.
-        (
-            "new nonce",
-            Req {
-                nonce: Some(nonce.clone()),
-                ..get()
-            },
-            200,
-            "<none>",
-        ),
-        (
-            "replayed nonce",
-            Req {
-                nonce: Some(nonce),
-                ..get()
-            },
-            401,
-            "INVALID_NONCE",
-        ),
-        // Body changed after signing; wrong secret.
+        // Body changed after signing.
         (
             "body changed",
             Req {
                 sent_body: Some(changed),
                 ..put
-            },
-            401,
-            "INVALID_SIGNATURE",
-        ),
-        (
-            "wrong secret",
-            Req {
-                secret: Some(&wrong),
-                ..get()
             },
             401,
             "INVALID_SIGNATURE",
@@ -310,20 +268,15 @@ both!(refused_requests, |b: Backend| async move {
             400,
             "VALIDATION_ERROR",
         ),
-    ] {
+    ]);
+    for (why, req, status, want) in cases {
         let (s, v) = send(&t, &p, req).await;
         assert_eq!((s, code(&v)), (status, want), "{why}: {v}");
     }
     // Nothing changed.
     let (_, v) = send(&t, &p, get()).await;
     assert_eq!(v["data"]["branch"]["limitQuota"], Value::Null);
-    assert!(t
-        .app
-        .store
-        .list_audit(&ten.branch_id)
-        .await
-        .unwrap()
-        .is_empty());
+    assert!(t.branch_audit(&ten.branch_id).await.is_empty());
     t.stop().await;
 });
 
@@ -333,7 +286,7 @@ both!(
     replay_at_the_far_end_of_the_window,
     |b: Backend| async move {
         let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
-        let p = partner(&t, std::slice::from_ref(&ten.service_id), "quota:read").await;
+        let p = partner(&t, &ten.service_id, "quota:read").await;
         let br = ten.branch_id.as_str();
         let whole = t.clock.now().unix_timestamp() + 1;
         t.clock
@@ -364,15 +317,9 @@ const ALL: &str =
 // signed over the path (without `/v2`, without the query), no `X-Branch-Key`.
 both!(quota_in_the_path, |b: Backend| async move {
     let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
-    let p = partner(
-        &t,
-        std::slice::from_ref(&ten.service_id),
-        "quota:read,quota:write",
-    )
-    .await;
+    let p = partner(&t, &ten.service_id, "quota:read,quota:write").await;
     let pl = t.transfer("004", "014", 100).await.payload;
-    t.post_ok("/v2/verify/bank", &ten.api_key, json!({"payload": pl}))
-        .await;
+    t.verify_bank_ok(&ten.api_key, json!({"payload": pl})).await;
     let br = ten.branch_id.as_str();
     let q = format!("/b2b/branches/{br}/quota");
     let (s, header_form) = send(&t, &p, Req::new("GET", Q, "", br)).await;
@@ -402,7 +349,7 @@ both!(quota_in_the_path, |b: Backend| async move {
     assert_eq!((s, v["data"]["usedQuota"].as_i64()), (200, Some(0)), "{v}");
     assert_eq!(v["data"]["totalUsedQuota"], 1);
     // Audited like the header form.
-    let entries = t.app.store.list_audit(&ten.branch_id).await.unwrap();
+    let entries = t.branch_audit(&ten.branch_id).await;
     let actions: Vec<&str> = entries.iter().map(|e| e.action.as_str()).collect();
     assert_eq!(actions, ["quota.set", "quota.adjust", "quota.reset"]);
     // The branch is the path's: a header naming another is not read.
@@ -415,53 +362,17 @@ both!(quota_in_the_path, |b: Backend| async move {
 both!(path_form_refusals, |b: Backend| async move {
     let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let other = t.tenant(100).await;
-    let p = partner(&t, std::slice::from_ref(&ten.service_id), ALL).await;
+    let p = partner(&t, &ten.service_id, ALL).await;
     let br = ten.branch_id.as_str();
     let q = format!("/b2b/branches/{br}/quota");
     let elsewhere = format!("/b2b/branches/{}/quota", other.branch_id);
     let with_v2 = format!("/v2{q}");
     let patch = format!("/b2b/branches/{br}");
     let now = t.clock.now().unix_timestamp();
-    let nonce = uuid::Uuid::new_v4().to_string();
     let wrong = "0".repeat(64);
     let get = || Req::at("GET", &q, "");
-    for (why, req, status, want) in [
-        (
-            "stale",
-            Req {
-                ts: Some(now - 301),
-                ..get()
-            },
-            401,
-            "INVALID_TIMESTAMP",
-        ),
-        (
-            "future",
-            Req {
-                ts: Some(now + 301),
-                ..get()
-            },
-            401,
-            "INVALID_TIMESTAMP",
-        ),
-        (
-            "first use",
-            Req {
-                nonce: Some(nonce.clone()),
-                ..get()
-            },
-            200,
-            "<none>",
-        ),
-        (
-            "replayed",
-            Req {
-                nonce: Some(nonce.clone()),
-                ..get()
-            },
-            401,
-            "INVALID_NONCE",
-        ),
+    let mut cases = signing_cases(get, now, &wrong);
+    cases.extend([
         (
             "body changed",
             Req {
@@ -491,15 +402,6 @@ both!(path_form_refusals, |b: Backend| async move {
             "INVALID_SIGNATURE",
         ),
         (
-            "wrong secret",
-            Req {
-                secret: Some(&wrong),
-                ..get()
-            },
-            401,
-            "INVALID_SIGNATURE",
-        ),
-        (
             "other service",
             Req::at("GET", &elsewhere, ""),
             403,
@@ -511,7 +413,8 @@ both!(path_form_refusals, |b: Backend| async move {
             400,
             "VALIDATION_ERROR",
         ),
-    ] {
+    ]);
+    for (why, req, status, want) in cases {
         let (s, v) = send(&t, &p, req).await;
         assert_eq!((s, code(&v)), (status, want), "{why}: {v}");
     }
@@ -522,18 +425,8 @@ both!(path_form_refusals, |b: Backend| async move {
 
 both!(scopes_are_required, |b: Backend| async move {
     let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
-    let quota_only = partner(
-        &t,
-        std::slice::from_ref(&ten.service_id),
-        "quota:read,quota:write",
-    )
-    .await;
-    let readers = partner(
-        &t,
-        std::slice::from_ref(&ten.service_id),
-        "branch:read,bank-account:read",
-    )
-    .await;
+    let quota_only = partner(&t, &ten.service_id, "quota:read,quota:write").await;
+    let readers = partner(&t, &ten.service_id, "branch:read,bank-account:read").await;
     let br = ten.branch_id.as_str();
     let one = format!("/b2b/branches/{br}");
     let accounts = format!("{one}/bank-accounts");
@@ -605,17 +498,11 @@ both!(scopes_are_required, |b: Backend| async move {
 both!(branch_and_account_operations, |b: Backend| async move {
     let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let other = t.tenant(100).await;
-    let p = partner(&t, std::slice::from_ref(&ten.service_id), ALL).await;
+    let p = partner(&t, &ten.service_id, ALL).await;
     // The partner's branches only: the other service's are neither listed nor reachable.
     let (s, v) = send(&t, &p, Req::at("GET", "/b2b/branches", "")).await;
     assert_eq!(s, 200, "{v}");
-    let ids: Vec<&str> = v["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b["id"].as_str().unwrap())
-        .collect();
-    assert_eq!(ids, [ten.branch_id.as_str()]);
+    assert_eq!(strings(&v["data"], "id"), [ten.branch_id.as_str()]);
     let theirs = format!("/b2b/branches/{}", other.branch_id);
     for (method, path, body) in [
         ("GET", theirs.clone(), ""),

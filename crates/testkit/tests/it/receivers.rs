@@ -3,6 +3,7 @@
 //! signed callback from the service over HTTPS, and is then checked directly: a wrong or
 //! missing signature is refused with 401 and a repeated delivery is recorded once.
 
+use crate::common::on_path;
 use domain::job::sign_webhook;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
@@ -50,15 +51,6 @@ impl Drop for Running {
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
-}
-
-fn on_path(program: &str) -> bool {
-    Command::new(program)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 fn example(rel: &str) -> PathBuf {

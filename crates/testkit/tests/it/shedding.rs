@@ -6,9 +6,9 @@
 use domain::Clock;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use testkit::raw::{ask, response, until, GENEROUS};
+use testkit::raw::{ask, closed, response, until};
 use testkit::{both, TestApp};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
 use crate::common::partner_sign;
@@ -20,17 +20,6 @@ const ADJUST: &str = "/b2b/branch/quota/adjust";
 
 fn config(extra: &str) -> String {
     format!("[server]\nadmin_token = \"{TOKEN}\"\n{extra}\n")
-}
-
-/// The server closed the connection without (another) answer.
-async fn closed(c: &mut TcpStream) {
-    let mut rest = Vec::new();
-    let read = tokio::time::timeout(GENEROUS, c.read_to_end(&mut rest))
-        .await
-        .expect("the server closes the connection");
-    if read.is_ok() {
-        assert!(rest.is_empty(), "{:?}", String::from_utf8_lossy(&rest));
-    }
 }
 
 /// A partner request's head declaring 100 body bytes, none of them sent. With `Expect:
@@ -50,16 +39,7 @@ both!(
     |b| async move {
         let t = TestApp::spawn(b).await;
         let tenant = t.tenant(100).await;
-        let (p, key) = t
-            .app
-            .services
-            .create_partner(
-                "Reseller",
-                std::slice::from_ref(&tenant.service_id),
-                &["quota:write".to_string()],
-            )
-            .await
-            .unwrap();
+        let (p, key) = t.partner(&tenant.service_id, "quota:write").await;
         let now = t.clock.now().unix_timestamp();
         let branch = format!("x-branch-key: {}\r\n", tenant.branch_id);
         let good = |ts: i64, nonce: &str| {
@@ -138,12 +118,16 @@ async fn health_on_a_new_connection(t: &TestApp) {
     assert!(body.contains("\"ok\""), "{body}");
 }
 
-/// Waits until at most `n` connections are open.
-async fn open_at_most(t: &TestApp, n: u64) {
+/// At the cap of 2, a newcomer is answered, `victim` is the connection shed for it, and one
+/// connection stays open; returns how many suspects have been shed so far.
+async fn shed_for_a_newcomer(t: &TestApp, victim: &mut TcpStream) -> u64 {
+    health_on_a_new_connection(t).await;
+    closed(victim).await;
     until("connections closed", || {
-        t.conn_stats.open.load(Ordering::Relaxed) <= n
+        t.conn_stats.open.load(Ordering::Relaxed) <= 1
     })
     .await;
+    t.conn_stats.shed_suspects.load(Ordering::Relaxed)
 }
 
 both!(
@@ -168,14 +152,8 @@ both!(
                 t.conn_stats.requests.load(Ordering::Relaxed) > begun
             })
             .await;
-            health_on_a_new_connection(&t).await;
-            closed(&mut stranger).await;
-            open_at_most(&t, 1).await;
-            assert_eq!(
-                t.conn_stats.shed_suspects.load(Ordering::Relaxed),
-                n as u64 + 1,
-                "{path}"
-            );
+            let shed = shed_for_a_newcomer(&t, &mut stranger).await;
+            assert_eq!(shed, n as u64 + 1, "{path}");
             // The idle client kept its connection.
             let (head, _) = ask(&mut kept, HEALTH).await;
             assert!(head.starts_with("http/1.1 200"), "{path}: {head}");
@@ -187,13 +165,8 @@ both!(
             t.conn_stats.authenticated.load(Ordering::Relaxed) >= 1
         })
         .await;
-        health_on_a_new_connection(&t).await;
-        closed(&mut kept).await;
-        open_at_most(&t, 1).await;
-        assert_eq!(
-            t.conn_stats.shed_suspects.load(Ordering::Relaxed),
-            cases.len() as u64
-        );
+        let shed = shed_for_a_newcomer(&t, &mut kept).await;
+        assert_eq!(shed, cases.len() as u64);
         tenant_conn.write_all(b": \"x\"}").await.unwrap();
         tenant_conn.write_all(&[b' '; 10000 - 16]).await.unwrap();
         let (head, body) = response(&mut tenant_conn).await;

@@ -19,13 +19,8 @@ both!(
             owner_verified: Some(verified),
             ..Default::default()
         };
-        t.app
-            .services
-            .update_service(&ten.service_id, &set(false))
-            .await
-            .unwrap();
-        t.post_err(
-            "/v2/verify/bank",
+        t.update_service(&ten.service_id, &set(false)).await;
+        t.verify_bank_err(
             key,
             json!({"payload": tr.payload}),
             403,
@@ -34,17 +29,11 @@ both!(
         .await;
         let (s, v) = t.get(&v1_path, Some(key)).await;
         assert_eq!((s, v1_code(&v)), (403, "account_not_verified"), "{v}");
-        t.app
-            .services
-            .update_service(&ten.service_id, &set(true))
-            .await
-            .unwrap();
+        t.update_service(&ten.service_id, &set(true)).await;
 
         // 181 days later the sandbox bank no longer keeps the transfer.
         t.clock.advance(time::Duration::days(181));
-        let (s, v) = t
-            .post("/v2/verify/bank", key, json!({"payload": tr.payload}))
-            .await;
+        let (s, v) = t.verify_bank(key, json!({"payload": tr.payload})).await;
         assert_error(s, &v, 404, "SLIP_NOT_FOUND", "no longer keeps");
         let (s, v) = t.get(&v1_path, Some(key)).await;
         assert_eq!((s, v1_code(&v)), (404, "slip_expired"), "{v}");

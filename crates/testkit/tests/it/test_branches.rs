@@ -28,11 +28,7 @@ async fn counts(t: &TestApp, key: &str) -> (i64, i64, i64, i64) {
 
 async fn verify(t: &TestApp, key: &str, payload: &str) -> Value {
     let v = t
-        .post_ok(
-            "/v2/verify/bank",
-            key,
-            json!({"payload": payload, "checkDuplicate": true}),
-        )
+        .verify_bank_ok(key, json!({"payload": payload, "checkDuplicate": true}))
         .await;
     v["data"].clone()
 }
@@ -101,14 +97,8 @@ both!(
         let tr = t.transfer("004", "014", 100).await;
         verify(&t, prod, &tr.payload).await;
         let tr2 = t.transfer("004", "014", 200).await;
-        t.post_err(
-            "/v2/verify/bank",
-            prod,
-            json!({"payload": tr2.payload}),
-            403,
-            "QUOTA_EXCEEDED",
-        )
-        .await;
+        t.verify_bank_err(prod, json!({"payload": tr2.payload}), 403, "QUOTA_EXCEEDED")
+            .await;
 
         // The service quota is used up: the test branch still verifies, and uses nothing.
         assert_eq!(verify(&t, &test, &tr2.payload).await["isDuplicate"], false);
@@ -178,8 +168,7 @@ both!(wallet_slips_on_a_test_branch, |b: Backend| async move {
 });
 
 both!(async_jobs_of_a_test_branch, |b: Backend| async move {
-    let (rx, t) = TestApp::with_receiver(b).await;
-    let ten = t.tenant(100).await;
+    let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
     let (_, test) = t.test_branch(&ten.service_id, None).await;
     let tr = t.transfer("004", "014", 15050).await;
     verify(&t, &test, &tr.payload).await;

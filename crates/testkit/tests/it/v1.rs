@@ -464,17 +464,14 @@ both!(me_rate_limit_and_unknown_paths, |b: Backend| async move {
             "remainingQuota": 100, "expiredAt": null, "currentCredit": 0.0,
         }})
     );
-    t.app
-        .services
-        .update_service(
-            &ten.service_id,
-            &ServiceUpdate {
-                limit_quota: Some(None),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    t.update_service(
+        &ten.service_id,
+        &ServiceUpdate {
+            limit_quota: Some(None),
+            ..Default::default()
+        },
+    )
+    .await;
     let (_, v) = get(&t, "/api/v1/me", key).await;
     assert_eq!(v["data"]["maxQuota"], Value::Null, "unlimited: {v}");
     assert_eq!(v["data"]["remainingQuota"], Value::Null);
@@ -496,17 +493,7 @@ both!(me_rate_limit_and_unknown_paths, |b: Backend| async move {
     // 5 requests/s with bursts of 3 (a fresh branch); the 429 carries the v2 headers.
     let ten = t.tenant(100).await;
     let key = ten.api_key.as_str();
-    t.app
-        .services
-        .update_service(
-            &ten.service_id,
-            &ServiceUpdate {
-                rate_limit_rps: Some(Some(5)),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    t.set_rate_limit(&ten.service_id, Some(5)).await;
     for _ in 0..3 {
         let (s, v) = get(&t, "/api/v1/me", key).await;
         assert_eq!(s, 200, "{v}");
@@ -661,17 +648,14 @@ both!(qr_generate, |b: Backend| async move {
     let (s, v) = generate(&t, key, json!({"type": "MAE_MANEE", "ref1": "INV002"})).await;
     assert_eq!(s, 400, "{v}");
     let branch = t.caller(key).await.branch;
-    t.app
-        .services
-        .update_branch(
-            &branch.id,
-            &services::admin::BranchUpdate {
-                biller_id: Some("099400016550100".into()),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    t.update_branch(
+        &branch.id,
+        &services::admin::BranchUpdate {
+            biller_id: Some("099400016550100".into()),
+            ..Default::default()
+        },
+    )
+    .await;
     let qr = generated_qr(&t, key, json!({"type": "MAE_MANEE", "ref1": "INV002"})).await;
     assert_eq!(qr.biller_id.as_deref(), Some("099400016550100"));
 

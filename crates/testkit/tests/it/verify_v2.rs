@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 use testkit::{both, post_concurrently, Backend, TestApp};
 
-use crate::common::{assert_error, code};
+use crate::common::{assert_error, code, record_with, strings};
 
 async fn info_used(t: &TestApp, key: &str) -> (i64, i64) {
     let v = t.get_ok("/v2/info", key).await;
@@ -17,8 +17,7 @@ both!(verifies_a_slip_with_every_field, |b: Backend| async move {
     let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let tr = t.transfer("004", "014", 15050).await;
     let v = t
-        .post_ok(
-            "/v2/verify/bank",
+        .verify_bank_ok(
             &ten.api_key,
             json!({"payload": tr.payload, "remark": "order 17"}),
         )
@@ -74,7 +73,7 @@ both!(verifies_a_slip_with_every_field, |b: Backend| async move {
         tr.payload[n - 4..].to_lowercase()
     );
     let v = t
-        .post_ok("/v2/verify/bank", &ten.api_key, json!({"payload": sloppy}))
+        .verify_bank_ok(&ten.api_key, json!({"payload": sloppy}))
         .await;
     assert_eq!(v["data"]["rawSlip"]["transRef"], tr.trans_ref);
     t.stop().await;
@@ -84,16 +83,15 @@ both!(duplicates_and_amount_matching, |b: Backend| async move {
     let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let tr = t.transfer("014", "004", 99900).await;
     let body = json!({"payload": tr.payload, "checkDuplicate": true, "matchAmount": 999});
-    let (_, first) = t.post("/v2/verify/bank", &ten.api_key, body.clone()).await;
+    let (_, first) = t.verify_bank(&ten.api_key, body.clone()).await;
     assert_eq!(first["data"]["isDuplicate"], false);
     assert_eq!(first["data"]["isAmountMatched"], true);
     assert_eq!(first["data"]["amountInOrder"], 999.0);
-    let (_, second) = t.post("/v2/verify/bank", &ten.api_key, body).await;
+    let (_, second) = t.verify_bank(&ten.api_key, body).await;
     assert_eq!(second["data"]["isDuplicate"], true);
     // Without checkDuplicate the answer does not report duplicates.
     let (_, third) = t
-        .post(
-            "/v2/verify/bank",
+        .verify_bank(
             &ten.api_key,
             json!({"payload": tr.payload, "matchAmount": 999.01}),
         )
@@ -103,8 +101,7 @@ both!(duplicates_and_amount_matching, |b: Backend| async move {
     // Another branch of the same service sees the slip as used (cross-branch duplicates).
     let (_, other_key) = t.branch(&ten.service_id, "Branch 2", None).await;
     let (_, v) = t
-        .post(
-            "/v2/verify/bank",
+        .verify_bank(
             &other_key,
             json!({"payload": tr.payload, "checkDuplicate": true}),
         )
@@ -113,8 +110,7 @@ both!(duplicates_and_amount_matching, |b: Backend| async move {
     // Another service has never seen it.
     let other = t.tenant(10).await;
     let (_, v) = t
-        .post(
-            "/v2/verify/bank",
+        .verify_bank(
             &other.api_key,
             json!({"payload": tr.payload, "checkDuplicate": true}),
         )
@@ -131,8 +127,7 @@ both!(slips_that_are_not_verified, |b: Backend| async move {
     let i = 20;
     tampered[i] = if tampered[i] == b'A' { b'B' } else { b'A' };
     let tampered = String::from_utf8(tampered).unwrap();
-    t.post_err(
-        "/v2/verify/bank",
+    t.verify_bank_err(
         &ten.api_key,
         json!({"payload": tampered}),
         404,
@@ -142,12 +137,11 @@ both!(slips_that_are_not_verified, |b: Backend| async move {
     // A well-formed slip the bank does not know.
     let unknown = slip_qr::encode_bank_slip("004", "0123456789ABCDEFGHIJ");
     let (s, v) = t
-        .post("/v2/verify/bank", &ten.api_key, json!({"payload": unknown}))
+        .verify_bank(&ten.api_key, json!({"payload": unknown}))
         .await;
     assert_error(s, &v, 404, "SLIP_NOT_FOUND", "no transfer");
     // Plain text.
-    t.post_err(
-        "/v2/verify/bank",
+    t.verify_bank_err(
         &ten.api_key,
         json!({"payload": "hello"}),
         404,
@@ -158,9 +152,7 @@ both!(slips_that_are_not_verified, |b: Backend| async move {
     let pp = "00020101021129370016A000000677010111011300668123456785802TH53037645406150.506304";
     let crc = slip_qr::crc16_ccitt_false(pp.as_bytes());
     let pp = format!("{pp}{crc:04X}");
-    let (s, v) = t
-        .post("/v2/verify/bank", &ten.api_key, json!({"payload": pp}))
-        .await;
+    let (s, v) = t.verify_bank(&ten.api_key, json!({"payload": pp})).await;
     assert_error(s, &v, 404, "SLIP_NOT_FOUND", "PromptPay");
     // Nothing above used quota.
     assert_eq!(info_used(&t, &ten.api_key).await, (0, 0));
@@ -173,20 +165,14 @@ both!(
         let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let tr = t.transfer("002", "004", 5000).await;
         let body = json!({"payload": tr.payload});
-        t.post_err(
-            "/v2/verify/bank",
-            &ten.api_key,
-            body.clone(),
-            404,
-            "SLIP_PENDING",
-        )
-        .await;
+        t.verify_bank_err(&ten.api_key, body.clone(), 404, "SLIP_PENDING")
+            .await;
         t.clock
             .advance(time::Duration::minutes(4) + time::Duration::seconds(59));
-        let (s, _) = t.post("/v2/verify/bank", &ten.api_key, body.clone()).await;
+        let (s, _) = t.verify_bank(&ten.api_key, body.clone()).await;
         assert_eq!(s, 404);
         t.clock.advance(time::Duration::seconds(1));
-        t.post_ok("/v2/verify/bank", &ten.api_key, body).await;
+        t.verify_bank_ok(&ten.api_key, body).await;
         assert_eq!(info_used(&t, &ten.api_key).await, (1, 1));
         t.stop().await;
     }
@@ -283,8 +269,7 @@ both!(validation_errors_use_no_quota, |b: Backend| async move {
         assert_eq!(v["success"], false);
     }
     let long = "A".repeat(129);
-    t.post_err(
-        "/v2/verify/bank",
+    t.verify_bank_err(
         &ten.api_key,
         json!({"payload": long}),
         400,
@@ -292,8 +277,7 @@ both!(validation_errors_use_no_quota, |b: Backend| async move {
     )
     .await;
     let (s, v) = t
-        .post(
-            "/v2/verify/bank",
+        .verify_bank(
             &ten.api_key,
             json!({"payload": "x", "url": "https://example.com/a.png"}),
         )
@@ -311,19 +295,13 @@ both!(quota_limits_service_and_branch, |b: Backend| async move {
     let (_, limited) = t.branch(&ten.service_id, "Kiosk", Some(1)).await;
     let p1 = t.transfer("004", "014", 100).await.payload;
     let p2 = t.transfer("004", "014", 200).await.payload;
-    t.post_ok("/v2/verify/bank", &limited, json!({"payload": p1}))
-        .await;
-    let (s, v) = t
-        .post("/v2/verify/bank", &limited, json!({"payload": p2}))
-        .await;
+    t.verify_bank_ok(&limited, json!({"payload": p1})).await;
+    let (s, v) = t.verify_bank(&limited, json!({"payload": p2})).await;
     assert_eq!((s, code(&v)), (403, "QUOTA_EXCEEDED"), "branch limit");
     for _ in 0..2 {
-        t.post_ok("/v2/verify/bank", &ten.api_key, json!({"payload": p2}))
-            .await;
+        t.verify_bank_ok(&ten.api_key, json!({"payload": p2})).await;
     }
-    let (s, v) = t
-        .post("/v2/verify/bank", &ten.api_key, json!({"payload": p2}))
-        .await;
+    let (s, v) = t.verify_bank(&ten.api_key, json!({"payload": p2})).await;
     assert_eq!((s, code(&v)), (403, "QUOTA_EXCEEDED"), "service limit");
     assert_eq!(info_used(&t, &ten.api_key).await, (3, 2));
     t.stop().await;
@@ -380,8 +358,7 @@ both!(other_endpoints, |b: Backend| async move {
     let (s, v) = t.get("/v2/banks", None).await;
     assert_eq!((s, code(&v)), (401, "MISSING_API_KEY"));
     let v = t.get_ok("/v2/banks", &ten.api_key).await;
-    let list = v["data"].as_array().unwrap();
-    let codes: Vec<&str> = list.iter().map(|b| b["code"].as_str().unwrap()).collect();
+    let codes = strings(&v["data"], "code");
     for c in [
         "002",
         "004",
@@ -396,15 +373,10 @@ both!(other_endpoints, |b: Backend| async move {
     ] {
         assert!(codes.contains(&c), "{c} missing");
     }
-    let bbl = list.iter().find(|b| b["code"] == "002").unwrap();
+    let bbl = record_with(&v["data"], "code", "002");
     assert_eq!(bbl["shortCode"], "BBL");
     assert_eq!(bbl["swiftCode"], "BKKBTHBK");
-    let opts: Vec<&str> = bbl["extraVerify"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| o["value"].as_str().unwrap())
-        .collect();
+    let opts = strings(&bbl["extraVerify"], "value");
     assert_eq!(opts, ["NAME", "NUMBER", "NAME_NUMBER"]);
     let v = t.get_ok("/v2/info", &ten.api_key).await;
     assert_eq!(v["data"]["application"]["name"], "Test shop");
@@ -461,10 +433,6 @@ both!(
     }
 );
 
-async fn set_service(t: &TestApp, id: &domain::ServiceId, upd: services::admin::ServiceUpdate) {
-    t.app.services.update_service(id, &upd).await.unwrap();
-}
-
 async fn set_service_state(
     t: &TestApp,
     id: &domain::ServiceId,
@@ -474,7 +442,7 @@ async fn set_service_state(
         state: Some(state),
         ..Default::default()
     };
-    set_service(t, id, upd).await;
+    t.update_service(id, &upd).await;
 }
 
 both!(
@@ -485,13 +453,12 @@ both!(
         let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let svc = &t.app.services;
         let p = t.transfer("004", "014", 100).await.payload;
-        let verify = || t.post("/v2/verify/bank", &ten.api_key, json!({"payload": p}));
+        let verify = || t.verify_bank(&ten.api_key, json!({"payload": p}));
 
         let owner = svc.create_user("Owner").await.unwrap();
-        set_service(
-            &t,
+        t.update_service(
             &ten.service_id,
-            ServiceUpdate {
+            &ServiceUpdate {
                 owner_id: Some(owner.id.clone()),
                 ..Default::default()
             },
@@ -521,10 +488,9 @@ both!(
         t.set_branch_active(&ten.branch_id, true).await;
         svc.set_user_banned(&owner.id, false).await.unwrap();
         let expiry = domain::Clock::now(&*t.clock) + time::Duration::days(3);
-        set_service(
-            &t,
+        t.update_service(
             &ten.service_id,
-            ServiceUpdate {
+            &ServiceUpdate {
                 state: Some(ServiceState::Active),
                 expires_at: Some(Some(expiry)),
                 ..Default::default()
@@ -554,24 +520,16 @@ both!(quota_resets_each_billing_cycle, |b: Backend| async move {
     let (t, ten) = TestApp::spawn_with_tenant(b, 1).await;
     let p1 = t.transfer("004", "014", 100).await.payload;
     let p2 = t.transfer("004", "014", 200).await.payload;
-    t.post_ok("/v2/verify/bank", &ten.api_key, json!({"payload": p1}))
+    t.verify_bank_ok(&ten.api_key, json!({"payload": p1})).await;
+    t.verify_bank_err(&ten.api_key, json!({"payload": p2}), 403, "QUOTA_EXCEEDED")
         .await;
-    t.post_err(
-        "/v2/verify/bank",
-        &ten.api_key,
-        json!({"payload": p2}),
-        403,
-        "QUOTA_EXCEEDED",
-    )
-    .await;
     // A month later the counter reads 0 before any request arrives; the total is kept.
     t.clock.advance(time::Duration::days(31));
     let (_, v) = t.get("/v2/info", Some(&ten.api_key)).await;
     assert_eq!(v["data"]["application"]["quota"]["used"], 0);
     assert_eq!(v["data"]["application"]["quota"]["remaining"], 1);
     assert_eq!(v["data"]["application"]["quota"]["totalUsed"], 1);
-    t.post_ok("/v2/verify/bank", &ten.api_key, json!({"payload": p2}))
-        .await;
+    t.verify_bank_ok(&ten.api_key, json!({"payload": p2})).await;
     let (_, v) = t.get("/v2/info", Some(&ten.api_key)).await;
     assert_eq!(v["data"]["application"]["quota"]["used"], 1);
     assert_eq!(v["data"]["application"]["quota"]["totalUsed"], 2);
@@ -594,23 +552,13 @@ both!(quota_resets_each_billing_cycle, |b: Backend| async move {
 });
 
 both!(rate_limit_per_branch, |b: Backend| async move {
-    use services::admin::ServiceUpdate;
     let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     // 5 requests/s with bursts of 3 (half the rate, rounded up).
-    set_service(
-        &t,
-        &ten.service_id,
-        ServiceUpdate {
-            rate_limit_rps: Some(Some(5)),
-            ..Default::default()
-        },
-    )
-    .await;
+    t.set_rate_limit(&ten.service_id, Some(5)).await;
     let (_, other_key) = t.branch(&ten.service_id, "Branch 2", None).await;
     let p = t.transfer("004", "014", 100).await.payload;
     for _ in 0..3 {
-        t.post_ok("/v2/verify/bank", &ten.api_key, json!({"payload": p}))
-            .await;
+        t.verify_bank_ok(&ten.api_key, json!({"payload": p})).await;
     }
     let resp = t
         .http

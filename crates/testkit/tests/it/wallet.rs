@@ -1,9 +1,9 @@
 //! TrueMoney Wallet slips over HTTP (`POST /v2/verify/truewallet`), on SQLite and PostgreSQL.
 
-use serde_json::json;
+use serde_json::{json, Value};
 use testkit::{both, Backend, TestApp};
 
-use crate::common::v1_code;
+use crate::common::{record_with, v1_code};
 
 both!(
     verifies_wallet_slips_by_payload_and_image,
@@ -66,14 +66,8 @@ both!(
             assert!(v["error"]["message"].as_str().unwrap().contains(why), "{v}");
         }
         // A wallet slip sent to the bank endpoint is explained too.
-        t.post_err(
-            "/v2/verify/bank",
-            key,
-            json!({"payload": w.payload}),
-            404,
-            "SLIP_NOT_FOUND",
-        )
-        .await;
+        t.verify_bank_err(key, json!({"payload": w.payload}), 404, "SLIP_NOT_FOUND")
+            .await;
         let (_, v) = t.get("/v2/info", Some(key)).await;
         assert_eq!(
             v["data"]["application"]["quota"]["used"], 2,
@@ -104,19 +98,25 @@ both!(v1_verifies_wallet_slips, |b: Backend| async move {
     t.stop().await;
 });
 
+/// Verifies `payload` at `path` asking for `matchAccount`, asserting a 200; the answer.
+async fn verify_matching(t: &TestApp, path: &str, key: &str, payload: &str) -> Value {
+    let body = json!({"payload": payload, "matchAccount": true});
+    t.post_ok(path, key, body).await
+}
+
+/// A TrueMoney slip paid to the shop's own wallet (its name and phone).
+async fn paid_to_the_shop(t: &TestApp) -> String {
+    let w = t.wallet_transfer(1000, None, Some("ร้านกาแฟ ดีดี"), Some("0812345678"));
+    w.await.payload
+}
+
 both!(match_account_on_wallet_slips, |b: Backend| async move {
     let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     let key = ten.api_key.as_str();
     let path = "/v2/verify/truewallet";
     // Listed among the banks like PROMPTPAY, and registered by its phone number.
     let banks = t.get_ok("/v2/banks", key).await;
-    let entry = banks["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["code"] == "TRUEMONEY")
-        .cloned()
-        .expect("TRUEMONEY in /v2/banks");
+    let entry = record_with(&banks["data"], "code", "TRUEMONEY");
     assert_eq!(entry["extraVerify"], serde_json::Value::Null);
     let account = |number: &str| {
         json!({"bankCode": "TRUEMONEY", "bankNumber": number, "nameTh": "ร้านกาแฟ ดีดี",
@@ -140,16 +140,8 @@ both!(match_account_on_wallet_slips, |b: Backend| async move {
     let id = created["data"]["id"].as_str().unwrap().to_string();
 
     // The shop's wallet: phone and name match.
-    let ours = t
-        .wallet_transfer(1000, None, Some("ร้านกาแฟ ดีดี"), Some("0812345678"))
-        .await;
-    let v = t
-        .post_ok(
-            path,
-            key,
-            json!({"payload": ours.payload, "matchAccount": true}),
-        )
-        .await;
+    let ours = paid_to_the_shop(&t).await;
+    let v = verify_matching(&t, path, key, &ours).await;
     let m = &v["data"]["matchedAccount"];
     assert_eq!(m["id"], id.as_str(), "{v}");
     assert_eq!(m["bank"]["code"], "TRUEMONEY");
@@ -160,64 +152,34 @@ both!(match_account_on_wallet_slips, |b: Backend| async move {
     for (name, phone) in [("ร้านอื่น", "0812345678"), ("ร้านกาแฟ ดีดี", "0812340000")]
     {
         let w = t.wallet_transfer(1000, None, Some(name), Some(phone)).await;
-        let v = t
-            .post_ok(
-                path,
-                key,
-                json!({"payload": w.payload, "matchAccount": true}),
-            )
-            .await;
+        let v = verify_matching(&t, path, key, &w.payload).await;
         assert_eq!(v["data"]["matchedAccount"], serde_json::Value::Null, "{v}");
         assert_eq!(v["data"]["mismatches"], json!(["account_not_match"]), "{v}");
     }
 
     // Without matchAccount: `matchedAccount` is still there, null, and nothing is a mismatch.
-    let w = t
-        .wallet_transfer(1000, None, Some("ร้านกาแฟ ดีดี"), Some("0812345678"))
-        .await;
-    let v = t.post_ok(path, key, json!({"payload": w.payload})).await;
+    let w = paid_to_the_shop(&t).await;
+    let v = t.post_ok(path, key, json!({"payload": w})).await;
     assert_eq!(v["data"]["matchedAccount"], serde_json::Value::Null);
     assert!(v["data"].get("matchedAccount").is_some());
     assert_eq!(v["data"]["mismatches"], json!([]));
 
     // A branch without accounts: a mismatch, still verified and charged.
     let other = t.tenant(10).await;
-    let w = t
-        .wallet_transfer(1000, None, Some("ร้านกาแฟ ดีดี"), Some("0812345678"))
-        .await;
-    let v = t
-        .post_ok(
-            path,
-            &other.api_key,
-            json!({"payload": w.payload, "matchAccount": true}),
-        )
-        .await;
+    let w = paid_to_the_shop(&t).await;
+    let v = verify_matching(&t, path, &other.api_key, &w).await;
     assert_eq!(v["data"]["matchedAccount"], serde_json::Value::Null);
     assert_eq!(v["data"]["mismatches"], json!(["account_not_match"]));
     assert_eq!(t.used(&other.api_key).await, 1);
 
     // A bank slip never matches a wallet account, whatever its digits.
     let tr = t.transfer("004", "014", 1000).await;
-    let v = t
-        .post_ok(
-            "/v2/verify/bank",
-            key,
-            json!({"payload": tr.payload, "matchAccount": true}),
-        )
-        .await;
+    let v = verify_matching(&t, "/v2/verify/bank", key, &tr.payload).await;
     assert_eq!(v["data"]["matchedAccount"], serde_json::Value::Null);
 
     // v1 does not read matchAccount: its answer has no such field.
-    let w = t
-        .wallet_transfer(1000, None, Some("ร้านกาแฟ ดีดี"), Some("0812345678"))
-        .await;
-    let v = t
-        .post_ok(
-            "/api/v1/verify/truewallet",
-            key,
-            json!({"payload": w.payload, "matchAccount": true}),
-        )
-        .await;
+    let w = paid_to_the_shop(&t).await;
+    let v = verify_matching(&t, "/api/v1/verify/truewallet", key, &w).await;
     assert_eq!(v["status"], 200);
     assert!(v["data"].get("matchedAccount").is_none(), "{v}");
     t.stop().await;
