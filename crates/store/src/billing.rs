@@ -4,7 +4,7 @@
 //! entry, so concurrent requests on any number of nodes renew once and the balance never goes
 //! below zero (the CHECK constraints say so too).
 
-use crate::rows::{service_cols, service_from_row};
+use crate::rows::{service_cols, service_from_row, service_joins};
 use crate::sql::{on_pool, unique_violation, Pool};
 use crate::SqlStore;
 use crate::{Result, StoreError};
@@ -100,9 +100,9 @@ fn begin_and_lock(pool: &Pool) -> (&'static str, &'static str) {
 
 fn locked_service_sql(lock: &str) -> String {
     format!(
-        "SELECT {} FROM services s LEFT JOIN users u ON u.id = s.owner_id \
-         LEFT JOIN plans pl ON pl.name = s.plan WHERE s.id = $1{lock}",
-        service_cols!()
+        "SELECT {} FROM services s{} WHERE s.id = $1{lock}",
+        service_cols!(),
+        service_joins!()
     )
 }
 
