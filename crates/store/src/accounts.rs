@@ -96,14 +96,11 @@ impl SqlStore {
         id: &BankAccountId,
         extra: Option<&str>,
     ) -> Result<bool> {
-        let pool = &self.pool;
-        let branch_id = branch_id.as_str();
-        let id = id.as_str();
         Ok(execute!(
-            pool,
+            &self.pool,
             "UPDATE bank_accounts SET extra_verify = $3 \
              WHERE id = $1 AND branch_id = $2 AND active",
-            [id, branch_id, extra]
+            [id.as_str(), branch_id.as_str(), extra]
         )? == 1)
     }
 
@@ -114,14 +111,11 @@ impl SqlStore {
         id: &BankAccountId,
         now: OffsetDateTime,
     ) -> Result<bool> {
-        let pool = &self.pool;
-        let branch_id = branch_id.as_str();
-        let id = id.as_str();
         Ok(execute!(
-            pool,
+            &self.pool,
             "UPDATE bank_accounts SET active = false, deleted_at = $3 \
              WHERE id = $1 AND branch_id = $2 AND active",
-            [id, branch_id, to_millis(now)]
+            [id.as_str(), branch_id.as_str(), to_millis(now)]
         )? == 1)
     }
 }
