@@ -1,6 +1,6 @@
 //! Bank accounts of branches (the accounts a slip's receiver is matched against).
 
-use crate::sql::{execute, fetch_optional, on_pool, unique_violation};
+use crate::sql::{execute, fetch_all, fetch_optional, unique_violation};
 use crate::SqlStore;
 use crate::{Result, StoreError};
 use domain::clock::{from_millis, to_millis};
@@ -35,9 +35,8 @@ macro_rules! account_from_row {
 impl SqlStore {
     /// `Conflict` when the service already has an active account with this bank and number.
     pub async fn create_bank_account(&self, a: &domain::model::BankAccount) -> Result<()> {
-        let pool = &self.pool;
         execute!(
-            pool,
+            &self.pool,
             "INSERT INTO bank_accounts (id, service_id, branch_id, bank_code, bank_number, \
              name_th, name_en, kind, extra_verify, active, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, true, $10)",
@@ -63,16 +62,16 @@ impl SqlStore {
         &self,
         branch_id: &BranchId,
     ) -> Result<Vec<domain::model::BankAccount>> {
-        let pool = &self.pool;
-        let branch_id = branch_id.as_str();
         let sql = format!(
             "SELECT {COLS} FROM bank_accounts WHERE branch_id = $1 AND active \
              ORDER BY created_at, id"
         );
-        on_pool!(pool: pool, p => {
-            let rows = sqlx::query(&sql).bind(branch_id).fetch_all(p).await?;
-            rows.iter().map(|r| Ok(account_from_row!(r))).collect()
-        })
+        fetch_all!(
+            &self.pool,
+            &sql,
+            [branch_id.as_str()],
+            |r| account_from_row!(r)
+        )
     }
 
     /// An active account, only if it belongs to the branch.

@@ -163,9 +163,8 @@ impl SqlStore {
     /// Forgets every key first used before `forget_before` (the periodic job
     /// `idempotency-keys`; the index on `created_at` keeps it cheap).
     pub async fn sweep_idempotency_keys(&self, forget_before: OffsetDateTime) -> Result<u64> {
-        let pool = &self.pool;
         Ok(execute!(
-            pool,
+            &self.pool,
             "DELETE FROM idempotency_keys WHERE created_at < $1",
             [to_millis(forget_before)]
         )?)

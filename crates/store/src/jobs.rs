@@ -263,9 +263,8 @@ impl SqlStore {
 
     /// Hands back every job claimed with `token`, due at `now` (graceful shutdown).
     pub async fn release_jobs(&self, token: &str, now: OffsetDateTime) -> Result<u64> {
-        let pool = &self.pool;
         Ok(execute!(
-            pool,
+            &self.pool,
             "UPDATE jobs SET due_at = $2, lease_token = NULL, \
              status = CASE WHEN status = 'processing' THEN 'queued' ELSE status END \
              WHERE lease_token = $1",
@@ -283,9 +282,8 @@ impl SqlStore {
     /// Deletes jobs past their retention whose work is finished (an expired job still being
     /// delivered is left for its last attempt). Run by the periodic job `expire-jobs`.
     pub async fn sweep_jobs(&self, now: OffsetDateTime) -> Result<u64> {
-        let pool = &self.pool;
         Ok(execute!(
-            pool,
+            &self.pool,
             "DELETE FROM jobs WHERE expires_at < $1 AND stage = 'idle'",
             [to_millis(now)]
         )?)

@@ -66,9 +66,8 @@ impl SqlStore {
 
     /// Sandbox wallet ledger. `Conflict` if the transaction id exists.
     pub async fn insert_wallet_transfer(&self, t: &domain::model::WalletTransfer) -> Result<()> {
-        let pool = &self.pool;
         execute!(
-            pool,
+            &self.pool,
             "INSERT INTO sandbox_wallet_transfers (transaction_id, event, payload, occurred_at, \
              amount_satang, sender_name, sender_phone, receiver_name, receiver_phone) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
@@ -92,9 +91,8 @@ impl SqlStore {
         &self,
         transaction_id: &str,
     ) -> Result<Option<domain::model::WalletTransfer>> {
-        let pool = &self.pool;
         fetch_optional!(
-            pool,
+            &self.pool,
             "SELECT transaction_id, event, payload, occurred_at, amount_satang, sender_name, \
              sender_phone, receiver_name, receiver_phone FROM sandbox_wallet_transfers \
              WHERE transaction_id = $1",

@@ -128,9 +128,8 @@ impl SqlStore {
 
     /// Forgets event records older than `before` (a chunk per call); how many went.
     pub async fn sweep_line_events(&self, before: OffsetDateTime) -> Result<u64> {
-        let pool = &self.pool;
         Ok(execute!(
-            pool,
+            &self.pool,
             "DELETE FROM line_events WHERE branch_id || ' ' || event_id IN \
              (SELECT branch_id || ' ' || event_id FROM line_events WHERE seen_at < $1 LIMIT 2000)",
             [to_millis(before)]

@@ -92,9 +92,8 @@ impl SqlStore {
         holder: &str,
         lease_until: OffsetDateTime,
     ) -> Result<bool> {
-        let pool = &self.pool;
         Ok(execute!(
-            pool,
+            &self.pool,
             "UPDATE periodic_jobs SET lease_until = $3 WHERE name = $1 AND holder = $2",
             [name, holder, to_millis(lease_until)]
         )? == 1)
@@ -112,9 +111,8 @@ impl SqlStore {
         not_before: OffsetDateTime,
         outcome: &str,
     ) -> Result<bool> {
-        let pool = &self.pool;
         Ok(execute!(
-            pool,
+            &self.pool,
             "UPDATE periodic_jobs SET \
                  done_period = CASE WHEN $3 THEN period_start ELSE done_period END, \
                  runs = CASE WHEN $3 THEN runs + 1 ELSE runs END, \

@@ -52,11 +52,7 @@ macro_rules! service_from_row {
         domain::model::Service {
             id: r.try_get::<String, _>("s_id")?.into(),
             name: r.try_get("s_name")?,
-            quota: domain::quota::Quota {
-                limit: r.try_get("s_limit")?,
-                used: r.try_get("s_used")?,
-                total_used: r.try_get("s_total")?,
-            },
+            quota: $crate::rows::quota_from_row!(r, "s"),
             created_at: domain::clock::from_millis(r.try_get("s_created")?),
             state: {
                 let st: String = r.try_get("s_state")?;
@@ -114,11 +110,7 @@ macro_rules! branch_from_row {
             webhook_secret: r.try_get("b_secret")?,
             biller_id: r.try_get("b_biller")?,
             sandbox: r.try_get("b_sandbox")?,
-            quota: domain::quota::Quota {
-                limit: r.try_get("b_limit")?,
-                used: r.try_get("b_used")?,
-                total_used: r.try_get("b_total")?,
-            },
+            quota: $crate::rows::quota_from_row!(r, "b"),
             created_at: domain::clock::from_millis(r.try_get("b_created")?),
             cycle_start: domain::clock::from_millis(r.try_get("b_cycle")?),
         }
@@ -144,6 +136,17 @@ macro_rules! transfer_from_row {
             bank_data: None,
         }
     }};
+}
+
+/// A quota from the columns `{$p}_limit`, `_used` and `_total`.
+macro_rules! quota_from_row {
+    ($r:expr, $p:literal) => {
+        domain::quota::Quota {
+            limit: $r.try_get(concat!($p, "_limit"))?,
+            used: $r.try_get(concat!($p, "_used"))?,
+            total_used: $r.try_get(concat!($p, "_total"))?,
+        }
+    };
 }
 
 /// One side of a transfer: its bank in column `$bank`, the rest in `{$side}_name_th`,
@@ -178,6 +181,6 @@ pub(crate) fn split<T: Clone>(field: &Option<Option<T>>) -> (bool, Option<T>) {
 }
 
 pub(crate) use {
-    branch_cols, branch_from_row, party_from_row, service_cols, service_from_row, service_joins,
-    transfer_cols, transfer_from_row,
+    branch_cols, branch_from_row, party_from_row, quota_from_row, service_cols, service_from_row,
+    service_joins, transfer_cols, transfer_from_row,
 };
