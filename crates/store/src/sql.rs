@@ -1,7 +1,8 @@
 //! The SQL plumbing every file of the store shares: the pool over either driver, `on_pool!`
 //! (a statement written once, expanded once per concrete driver, so there is no dynamic `Any`
-//! layer on the hot path), batch placeholders, the unique-violation mapping and SQLite's
-//! write gate. The statements are plain SQL that SQLite (3.35+) and PostgreSQL both accept
+//! layer on the hot path) and the one-statement shapes built on it (`execute!`,
+//! `fetch_optional!`, `fetch_all!`), batch placeholders, the unique-violation mapping and
+//! SQLite's write gate. The statements are plain SQL that SQLite (3.35+) and PostgreSQL both accept
 //! (`$n` parameters, `ON CONFLICT`, partial indexes). Nothing here knows a table.
 
 use crate::StoreError;
