@@ -14,6 +14,13 @@ fn range<T: PartialOrd + std::fmt::Display>(
     }
 }
 
+/// [`range`] for each `key: value, min..=max;` line, in order.
+macro_rules! ranges {
+    ($out:expr; $($key:literal: $v:expr, $r:expr;)+) => {
+        $(range($out, $key, $v, $r);)+
+    };
+}
+
 fn schedule(out: &mut Vec<String>, key: &str, s: &[u64]) {
     let text = s.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
     if let Err(e) = domain::job::parse_schedule(&text) {
@@ -53,76 +60,25 @@ impl Config {
         if let Some(n) = s.max_connections {
             range(&mut out, "server.max_connections", n, 1..=1_000_000);
         }
-        range(
-            &mut out,
-            "server.header_timeout_ms",
-            s.header_timeout_ms,
-            50..=600_000,
-        );
-        range(
-            &mut out,
-            "server.idle_timeout_ms",
-            s.idle_timeout_ms,
-            50..=3_600_000,
-        );
-        range(
-            &mut out,
-            "server.body_deadline_ms",
-            s.body_deadline_ms,
-            50..=600_000,
-        );
-        range(
-            &mut out,
-            "server.idempotency_lease_secs",
-            s.idempotency_lease_secs,
-            10..=3600,
-        );
-        range(
-            &mut out,
-            "server.body_min_rate",
-            s.body_min_rate,
-            0..=1_000_000_000,
-        );
-        range(
-            &mut out,
-            "server.body_min_rate_after_ms",
-            s.body_min_rate_after_ms,
-            50..=600_000,
+        ranges!(&mut out;
+            "server.header_timeout_ms": s.header_timeout_ms, 50..=600_000;
+            "server.idle_timeout_ms": s.idle_timeout_ms, 50..=3_600_000;
+            "server.body_deadline_ms": s.body_deadline_ms, 50..=600_000;
+            "server.idempotency_lease_secs": s.idempotency_lease_secs, 10..=3600;
+            "server.body_min_rate": s.body_min_rate, 0..=1_000_000_000;
+            "server.body_min_rate_after_ms": s.body_min_rate_after_ms, 50..=600_000;
         );
         let l = &self.limits;
-        range(
-            &mut out,
-            "limits.decode_memory_mb",
-            l.decode_memory_mb,
-            16..=65_536,
-        );
-        range(
-            &mut out,
-            "limits.decode_wait_secs",
-            l.decode_wait_secs,
-            1..=60,
-        );
-        range(
-            &mut out,
-            "limits.max_image_side",
-            l.max_image_side,
-            64..=65_535,
-        );
-        range(
-            &mut out,
-            "limits.max_image_aspect",
-            l.max_image_aspect,
-            1..=1000,
-        );
-        range(&mut out, "limits.scan_ms", l.scan_ms, 1..=10_000);
-        range(&mut out, "limits.scan_passes", l.scan_passes, 2..=64);
-        range(&mut out, "limits.decode_slots", l.decode_slots, 1..=256);
-        range(
-            &mut out,
-            "limits.max_uploads_per_service",
-            l.max_uploads_per_service,
+        ranges!(&mut out;
+            "limits.decode_memory_mb": l.decode_memory_mb, 16..=65_536;
+            "limits.decode_wait_secs": l.decode_wait_secs, 1..=60;
+            "limits.max_image_side": l.max_image_side, 64..=65_535;
+            "limits.max_image_aspect": l.max_image_aspect, 1..=1000;
+            "limits.scan_ms": l.scan_ms, 1..=10_000;
+            "limits.scan_passes": l.scan_passes, 2..=64;
+            "limits.decode_slots": l.decode_slots, 1..=256;
             // Above `server.max_uploads` it is clamped to it (a lone tenant may use them all).
-            1..=1024,
+            "limits.max_uploads_per_service": l.max_uploads_per_service, 1..=1024;
         );
 
         if self.database.url.expose().trim().is_empty() {
@@ -133,32 +89,14 @@ impl Config {
         }
 
         let j = &self.jobs;
-        range(&mut out, "jobs.poll_ms", j.poll_ms, 10..=60_000);
-        range(&mut out, "jobs.concurrency", j.concurrency, 0..=4096);
-        range(&mut out, "jobs.lease_secs", j.lease_secs, 5..=3600);
-        range(
-            &mut out,
-            "jobs.periodic_lease_secs",
-            j.periodic_lease_secs,
-            5..=86_400,
-        );
-        range(
-            &mut out,
-            "jobs.expire_every_secs",
-            j.expire_every_secs,
-            1..=86_400,
-        );
-        range(
-            &mut out,
-            "jobs.idempotency_sweep_every_secs",
-            j.idempotency_sweep_every_secs,
-            1..=86_400,
-        );
-        range(
-            &mut out,
-            "jobs.line_sweep_every_secs",
-            j.line_sweep_every_secs,
-            1..=86_400,
+        ranges!(&mut out;
+            "jobs.poll_ms": j.poll_ms, 10..=60_000;
+            "jobs.concurrency": j.concurrency, 0..=4096;
+            "jobs.lease_secs": j.lease_secs, 5..=3600;
+            "jobs.periodic_lease_secs": j.periodic_lease_secs, 5..=86_400;
+            "jobs.expire_every_secs": j.expire_every_secs, 1..=86_400;
+            "jobs.idempotency_sweep_every_secs": j.idempotency_sweep_every_secs, 1..=86_400;
+            "jobs.line_sweep_every_secs": j.line_sweep_every_secs, 1..=86_400;
         );
         schedule(
             &mut out,
@@ -222,17 +160,9 @@ impl Config {
                 out.push(format!("{key}: {e}"));
             }
         }
-        range(
-            &mut out,
-            "line.timeout_ms",
-            self.line.timeout_ms,
-            100..=60_000,
-        );
-        range(
-            &mut out,
-            "line.reply_window_secs",
-            self.line.reply_window_secs,
-            5..=60,
+        ranges!(&mut out;
+            "line.timeout_ms": self.line.timeout_ms, 100..=60_000;
+            "line.reply_window_secs": self.line.reply_window_secs, 5..=60;
         );
         if let Some(l) = &self.metrics.listen {
             if !is_listen_address(l) {
@@ -242,29 +172,11 @@ impl Config {
             }
         }
         let r = &self.retention;
-        range(
-            &mut out,
-            "retention.attempts_days",
-            r.attempts_days,
-            0..=3650,
-        );
-        range(
-            &mut out,
-            "retention.personal_data_days",
-            r.personal_data_days,
-            0..=3650,
-        );
-        range(
-            &mut out,
-            "retention.purge_interval_secs",
-            r.purge_interval_secs,
-            60..=86_400,
-        );
-        range(
-            &mut out,
-            "sandbox.delay_ms",
-            self.sandbox.delay_ms,
-            0..=60_000,
+        ranges!(&mut out;
+            "retention.attempts_days": r.attempts_days, 0..=3650;
+            "retention.personal_data_days": r.personal_data_days, 0..=3650;
+            "retention.purge_interval_secs": r.purge_interval_secs, 60..=86_400;
+            "sandbox.delay_ms": self.sandbox.delay_ms, 0..=60_000;
         );
 
         self.validate_connectors(&mut out);

@@ -33,11 +33,7 @@ pub struct EasySlip {
     timeout: Duration,
 }
 
-impl std::fmt::Debug for EasySlip {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EasySlip").finish_non_exhaustive()
-    }
-}
+partial_debug!(EasySlip {});
 
 impl EasySlip {
     pub fn new(spec: &ConnectorSpec, client: reqwest::Client, clock: Arc<dyn Clock>) -> Self {

@@ -34,14 +34,10 @@ pub struct KBank {
     client_certificate: bool,
 }
 
-impl std::fmt::Debug for KBank {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("KBank")
-            .field("url", &self.url)
-            .field("client_certificate", &self.client_certificate)
-            .finish_non_exhaustive()
-    }
-}
+partial_debug!(KBank {
+    url,
+    client_certificate
+});
 
 impl KBank {
     /// `client` must already carry the client identity when `client_certificate` is true

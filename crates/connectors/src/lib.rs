@@ -9,6 +9,26 @@
 //! Runtime types only: the configuration crate parses files into [`ConnectorSpec`] and
 //! [`RoutingSpec`].
 
+/// `Debug` showing only the named fields (`field`, or `field as label`), the rest marked as
+/// left out: a connector holds clients, token caches and credentials that are not to be printed.
+macro_rules! partial_debug {
+    ($ty:ident { $($field:ident $(as $label:ident)?),* $(,)? }) => {
+        impl std::fmt::Debug for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($ty))
+                    $(.field(partial_debug!(@label $field $($label)?), &self.$field))*
+                    .finish_non_exhaustive()
+            }
+        }
+    };
+    (@label $field:ident) => {
+        stringify!($field)
+    };
+    (@label $field:ident $label:ident) => {
+        stringify!($label)
+    };
+}
+
 pub mod bankwire;
 pub mod breaker;
 mod easyslip;

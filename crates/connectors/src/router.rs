@@ -197,14 +197,7 @@ pub struct Router {
     clock: Arc<dyn Clock>,
 }
 
-impl std::fmt::Debug for Router {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Router")
-            .field("connectors", &self.order)
-            .field("routing", &self.routing)
-            .finish_non_exhaustive()
-    }
-}
+partial_debug!(Router { order as connectors, routing });
 
 /// Builds a [`Router`]: connectors from specs (by kind) or ready-made ones, then the routing.
 pub struct RouterBuilder {

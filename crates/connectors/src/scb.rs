@@ -34,13 +34,7 @@ pub struct Scb {
     not_found_codes: Vec<String>,
 }
 
-impl std::fmt::Debug for Scb {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Scb")
-            .field("not_found_codes", &self.not_found_codes)
-            .finish_non_exhaustive()
-    }
-}
+partial_debug!(Scb { not_found_codes });
 
 /// SCB's token request (not OAuth client credentials).
 struct ScbToken {

@@ -51,14 +51,7 @@ pub trait TokenRequest: Send + Sync + 'static {
     async fn request(&self) -> Result<(Secret, Option<i64>), Unavailable>;
 }
 
-impl std::fmt::Debug for TokenSource {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TokenSource")
-            .field("client_id", &self.client_id)
-            .field("auth", &self.auth)
-            .finish_non_exhaustive()
-    }
-}
+partial_debug!(TokenSource { client_id, auth });
 
 /// Lifetime when the answer names none. Short, so a wrong guess costs little.
 const DEFAULT_LIFETIME_S: i64 = 300;

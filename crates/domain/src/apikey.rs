@@ -33,12 +33,16 @@ mod tests {
 
     #[test]
     fn well_formed() {
-        assert!(is_well_formed("7c9e6679-7425-40de-944b-e07fc1f90ae7"));
-        assert!(is_well_formed("7C9E6679-7425-40DE-944B-E07FC1F90AE7"));
-        assert!(!is_well_formed("7c9e6679-7425-10de-944b-e07fc1f90ae7"));
-        assert!(!is_well_formed("7c9e6679742540de944be07fc1f90ae7"));
-        assert!(!is_well_formed(""));
-        assert!(!is_well_formed("7c9e6679-7425-40de-944b-e07fc1f90ae7 "));
+        for (key, well_formed) in [
+            ("7c9e6679-7425-40de-944b-e07fc1f90ae7", true),
+            ("7C9E6679-7425-40DE-944B-E07FC1F90AE7", true),
+            ("7c9e6679-7425-10de-944b-e07fc1f90ae7", false),
+            ("7c9e6679742540de944be07fc1f90ae7", false),
+            ("", false),
+            ("7c9e6679-7425-40de-944b-e07fc1f90ae7 ", false),
+        ] {
+            assert_eq!(is_well_formed(key), well_formed, "{key:?}");
+        }
     }
 
     #[test]

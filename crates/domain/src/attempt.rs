@@ -459,14 +459,18 @@ mod tests {
 
     #[test]
     fn csv_cells_are_never_formulas() {
-        assert_eq!(csv_cell("=SUM(A1)"), "'=SUM(A1)");
-        assert_eq!(csv_cell("+66"), "'+66");
-        assert_eq!(csv_cell("-1"), "'-1");
-        assert_eq!(csv_cell("@x"), "'@x");
-        assert_eq!(csv_cell("a,b"), "\"a,b\"");
-        assert_eq!(csv_cell("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(csv_cell("=a,b"), "\"'=a,b\"");
-        assert_eq!(csv_cell("สาขา"), "สาขา");
+        for (cell, written) in [
+            ("=SUM(A1)", "'=SUM(A1)"),
+            ("+66", "'+66"),
+            ("-1", "'-1"),
+            ("@x", "'@x"),
+            ("a,b", "\"a,b\""),
+            ("say \"hi\"", "\"say \"\"hi\"\"\""),
+            ("=a,b", "\"'=a,b\""),
+            ("สาขา", "สาขา"),
+        ] {
+            assert_eq!(csv_cell(cell), written, "{cell:?}");
+        }
     }
 
     proptest::proptest! {

@@ -171,9 +171,7 @@ struct Edge {
 }
 
 struct Inner {
-    registry: Registry,
-    /// Every exported family's name as it appears in the text (counters with `_total`).
-    names: Vec<String>,
+    exported: Names,
     http_requests: Family<HttpLabels, Counter>,
     http_duration: Histograms<RouteLabels>,
     verifications: Family<VerificationLabels, Counter>,
@@ -196,8 +194,9 @@ struct Inner {
     scrape: Mutex<()>,
 }
 
-/// The registry being filled, and the names it exports (a family without a series yet is
-/// not in the text, but alert rules may already read it).
+/// The registry being filled, and every family it exports as named in the text (counters
+/// with `_total`): a family without a series yet is not in the text, but alert rules may
+/// already read it.
 #[derive(Default)]
 struct Names {
     registry: Registry,
@@ -213,6 +212,39 @@ impl Names {
         self.names.push(format!("{name}{suffix}"));
         self.registry.register(name, help, metric);
     }
+
+    /// Registers `metric` and hands it back to be kept (the registry holds a clone that
+    /// shares its values).
+    fn add_with<M: Metric + Clone>(&mut self, name: &str, help: &str, metric: M) -> M {
+        self.register(name, help, metric.clone());
+        metric
+    }
+
+    /// [`Names::add_with`] for a metric whose default is the one wanted.
+    fn add<M: Metric + Clone + Default>(&mut self, name: &str, help: &str) -> M {
+        self.add_with(name, help, M::default())
+    }
+
+    /// Ends the list with `slipverify_build_info`, 1 labelled with `version`.
+    fn with_build_info(mut self, version: &str) -> Self {
+        let build = Family::<VersionLabels, Gauge>::default();
+        build
+            .get_or_create(&VersionLabels {
+                version: version.to_string(),
+            })
+            .set(1);
+        self.register(
+            "slipverify_build_info",
+            "1, labelled with the running version",
+            build,
+        );
+        self
+    }
+}
+
+/// Adds one to the series of `family` that `labels` name.
+fn inc<L: EncodeLabelSet + Clone + Eq + std::hash::Hash>(family: &Family<L, Counter>, labels: L) {
+    family.get_or_create(&labels).inc();
 }
 
 /// A node's metrics; cheap to clone (one registry behind an `Arc`).
@@ -235,192 +267,119 @@ impl Metrics {
     /// A fresh registry; `version` goes into `slipverify_build_info`.
     pub fn new(version: &str) -> Self {
         let mut r = Names::default();
-        let http_requests = Family::<HttpLabels, Counter>::default();
-        r.register(
-            "slipverify_http_requests",
-            "HTTP answers of the API by api (v2, v1, admin, partner, other), route (the matched pattern; `unmatched` for none) and status",
-            http_requests.clone(),
-        );
-        let http_duration: Histograms<RouteLabels> = Family::new_with_constructor(http_histogram);
-        r.register(
-            "slipverify_http_request_duration_seconds",
-            "Time from a request's head to its answer, by api and route",
-            http_duration.clone(),
-        );
-        let verifications = Family::<VerificationLabels, Counter>::default();
-        r.register(
-            "slipverify_verifications",
-            "Verifications, one per attempts-log record (authenticated and rate-checked; async jobs once, at their final outcome), by kind (bank, truewallet), input (payload, image, base64, url, none) and outcome",
-            verifications.clone(),
-        );
-        let local_decisions = Family::<ReasonLabels, Counter>::default();
-        r.register(
-            "slipverify_local_decisions",
-            "Verifications answered without asking any bank or provider (upstream calls saved), by reason: bad_crc (the QR's checksum fails), not_a_slip (another kind of QR), known_duplicate (a slip this service verified before, answered from its stored verification)",
-            local_decisions.clone(),
-        );
+        // Registered in the order written: the order of the families in the text.
+        let inner = Inner {
+            http_requests: r.add(
+                "slipverify_http_requests",
+                "HTTP answers of the API by api (v2, v1, admin, partner, other), route (the matched pattern; `unmatched` for none) and status",
+            ),
+            http_duration: r.add_with(
+                "slipverify_http_request_duration_seconds",
+                "Time from a request's head to its answer, by api and route",
+                Family::new_with_constructor(http_histogram),
+            ),
+            verifications: r.add(
+                "slipverify_verifications",
+                "Verifications, one per attempts-log record (authenticated and rate-checked; async jobs once, at their final outcome), by kind (bank, truewallet), input (payload, image, base64, url, none) and outcome",
+            ),
+            local_decisions: r.add(
+                "slipverify_local_decisions",
+                "Verifications answered without asking any bank or provider (upstream calls saved), by reason: bad_crc (the QR's checksum fails), not_a_slip (another kind of QR), known_duplicate (a slip this service verified before, answered from its stored verification)",
+            ),
+            attempts_log_failures: r.add(
+                "slipverify_attempts_log_failures",
+                "Attempts-log records that could not be written (the verification's answer went out regardless)",
+            ),
+            connector_calls: r.add(
+                "slipverify_connector_calls",
+                "Calls to a connector (its configured name) by outcome: found, not_found, pending, expired, or why it gave no answer (timeout, connect, rate_limited, server_error, status, malformed, ...; breaker_open and saturated: not sent)",
+            ),
+            connector_duration: r.add_with(
+                "slipverify_connector_call_duration_seconds",
+                "Time of the calls actually sent to a connector, by connector",
+                Family::new_with_constructor(connector_histogram),
+            ),
+            breaker: r.add(
+                "slipverify_connector_breaker_state",
+                "1 for each connector's current circuit-breaker state (closed, open, half_open) on this node, else 0",
+            ),
+            jobs: r.add(
+                "slipverify_jobs_stored",
+                "Async jobs in the database by kind and state, read from the shared database at scrape time: every node reports the same numbers, so aggregate over nodes with max, not sum",
+            ),
+            database_up: r.add(
+                "slipverify_database_up",
+                "1 if this scrape could read the database, else 0",
+            ),
+            webhook_deliveries: r.add(
+                "slipverify_webhook_deliveries",
+                "Webhook POSTs by outcome: delivered (2xx), http_error (another status), timeout, connection_failed, refused_address (not a public address), invalid_url",
+            ),
+            webhook_duration: r.add_with(
+                "slipverify_webhook_delivery_duration_seconds",
+                "Time of webhook POSTs, whatever their outcome",
+                Histogram::new(WEBHOOK_BUCKETS),
+            ),
+            auth_refusals: r.add(
+                "slipverify_auth_refusals",
+                "Requests refused by authentication (API key, IP allow-list, account state; partner signatures; the admin token), by error code",
+            ),
+            rate_limit_refusals: r.add(
+                "slipverify_rate_limit_refusals",
+                "Authenticated requests refused by the rate limit, by error code",
+            ),
+            quota_low: r.add(
+                "slipverify_quota_low_requests",
+                "Verification requests that came in when their service's or branch's quota had less than 10 % left (exhausted ones included): some service is about to run out",
+            ),
+            line_events: r.add(
+                "slipverify_line_events",
+                "LINE webhook events accepted (signed, answered 200), by type (LINE's event type; other for one not listed) and source (user, group, room, none); a redelivery counts again only when LINE did not see our 200",
+            ),
+            line_messages: r.add(
+                "slipverify_line_messages",
+                "The LINE bot's calls to send messages, by call (reply: free; push: billed) and outcome (sent; failed; over_limit: a push not sent, the branch's daily allowance used up)",
+            ),
+            edge: Edge {
+                accepted: r.add(
+                    "slipverify_edge_connections_accepted",
+                    "Connections accepted by the API listener",
+                ),
+                open: r.add(
+                    "slipverify_edge_connections_open",
+                    "Connections open now on the API listener",
+                ),
+                sheds: r.add(
+                    "slipverify_edge_connections_shed",
+                    "Connections closed at the connection cap to make room, by reason: suspect (unauthenticated, slow body, lingering) or idle",
+                ),
+                full: r.add(
+                    "slipverify_edge_accept_waits",
+                    "Times accepting waited at the connection cap with nothing to shed",
+                ),
+                accept_errors: r.add(
+                    "slipverify_edge_accept_errors",
+                    "Failed accepts (out of file descriptors and the like)",
+                ),
+                timeouts: r.add(
+                    "slipverify_edge_timeouts",
+                    "Connections or bodies cut by a timeout, by reason: header (head not in time), idle (kept-alive, no next request), body (body deadline)",
+                ),
+                unread_bodies: r.add(
+                    "slipverify_edge_unread_bodies",
+                    "Request bodies the handler left unread, by reason: drained (discarded, connection kept) or closed (the answer closed the connection)",
+                ),
+            },
+            exported: r.with_build_info(version),
+            scrape: Mutex::new(()),
+        };
         for reason in LOCAL_REASONS {
-            local_decisions
+            inner
+                .local_decisions
                 .get_or_create(&ReasonLabels { reason })
                 .get();
         }
-        let attempts_log_failures = Counter::default();
-        r.register(
-            "slipverify_attempts_log_failures",
-            "Attempts-log records that could not be written (the verification's answer went out regardless)",
-            attempts_log_failures.clone(),
-        );
-        let connector_calls = Family::<ConnectorOutcomeLabels, Counter>::default();
-        r.register(
-            "slipverify_connector_calls",
-            "Calls to a connector (its configured name) by outcome: found, not_found, pending, expired, or why it gave no answer (timeout, connect, rate_limited, server_error, status, malformed, ...; breaker_open and saturated: not sent)",
-            connector_calls.clone(),
-        );
-        let connector_duration: Histograms<ConnectorLabels> =
-            Family::new_with_constructor(connector_histogram);
-        r.register(
-            "slipverify_connector_call_duration_seconds",
-            "Time of the calls actually sent to a connector, by connector",
-            connector_duration.clone(),
-        );
-        let breaker = Family::<BreakerLabels, Gauge>::default();
-        r.register(
-            "slipverify_connector_breaker_state",
-            "1 for each connector's current circuit-breaker state (closed, open, half_open) on this node, else 0",
-            breaker.clone(),
-        );
-        let jobs = Family::<JobLabels, Gauge>::default();
-        r.register(
-            "slipverify_jobs_stored",
-            "Async jobs in the database by kind and state, read from the shared database at scrape time: every node reports the same numbers, so aggregate over nodes with max, not sum",
-            jobs.clone(),
-        );
-        let database_up = Gauge::default();
-        r.register(
-            "slipverify_database_up",
-            "1 if this scrape could read the database, else 0",
-            database_up.clone(),
-        );
-        let webhook_deliveries = Family::<OutcomeLabels, Counter>::default();
-        r.register(
-            "slipverify_webhook_deliveries",
-            "Webhook POSTs by outcome: delivered (2xx), http_error (another status), timeout, connection_failed, refused_address (not a public address), invalid_url",
-            webhook_deliveries.clone(),
-        );
-        let webhook_duration = Histogram::new(WEBHOOK_BUCKETS);
-        r.register(
-            "slipverify_webhook_delivery_duration_seconds",
-            "Time of webhook POSTs, whatever their outcome",
-            webhook_duration.clone(),
-        );
-        let auth_refusals = Family::<CodeLabels, Counter>::default();
-        r.register(
-            "slipverify_auth_refusals",
-            "Requests refused by authentication (API key, IP allow-list, account state; partner signatures; the admin token), by error code",
-            auth_refusals.clone(),
-        );
-        let rate_limit_refusals = Family::<CodeLabels, Counter>::default();
-        r.register(
-            "slipverify_rate_limit_refusals",
-            "Authenticated requests refused by the rate limit, by error code",
-            rate_limit_refusals.clone(),
-        );
-        let quota_low = Counter::default();
-        r.register(
-            "slipverify_quota_low_requests",
-            "Verification requests that came in when their service's or branch's quota had less than 10 % left (exhausted ones included): some service is about to run out",
-            quota_low.clone(),
-        );
-        let line_events = Family::<LineEventLabels, Counter>::default();
-        r.register(
-            "slipverify_line_events",
-            "LINE webhook events accepted (signed, answered 200), by type (LINE's event type; other for one not listed) and source (user, group, room, none); a redelivery counts again only when LINE did not see our 200",
-            line_events.clone(),
-        );
-        let line_messages = Family::<LineMessageLabels, Counter>::default();
-        r.register(
-            "slipverify_line_messages",
-            "The LINE bot's calls to send messages, by call (reply: free; push: billed) and outcome (sent; failed; over_limit: a push not sent, the branch's daily allowance used up)",
-            line_messages.clone(),
-        );
-        let edge = Edge {
-            accepted: Counter::default(),
-            open: Gauge::default(),
-            sheds: Family::default(),
-            full: Counter::default(),
-            accept_errors: Counter::default(),
-            timeouts: Family::default(),
-            unread_bodies: Family::default(),
-        };
-        r.register(
-            "slipverify_edge_connections_accepted",
-            "Connections accepted by the API listener",
-            edge.accepted.clone(),
-        );
-        r.register(
-            "slipverify_edge_connections_open",
-            "Connections open now on the API listener",
-            edge.open.clone(),
-        );
-        r.register(
-            "slipverify_edge_connections_shed",
-            "Connections closed at the connection cap to make room, by reason: suspect (unauthenticated, slow body, lingering) or idle",
-            edge.sheds.clone(),
-        );
-        r.register(
-            "slipverify_edge_accept_waits",
-            "Times accepting waited at the connection cap with nothing to shed",
-            edge.full.clone(),
-        );
-        r.register(
-            "slipverify_edge_accept_errors",
-            "Failed accepts (out of file descriptors and the like)",
-            edge.accept_errors.clone(),
-        );
-        r.register(
-            "slipverify_edge_timeouts",
-            "Connections or bodies cut by a timeout, by reason: header (head not in time), idle (kept-alive, no next request), body (body deadline)",
-            edge.timeouts.clone(),
-        );
-        r.register(
-            "slipverify_edge_unread_bodies",
-            "Request bodies the handler left unread, by reason: drained (discarded, connection kept) or closed (the answer closed the connection)",
-            edge.unread_bodies.clone(),
-        );
-        let build = Family::<VersionLabels, Gauge>::default();
-        build
-            .get_or_create(&VersionLabels {
-                version: version.to_string(),
-            })
-            .set(1);
-        r.register(
-            "slipverify_build_info",
-            "1, labelled with the running version",
-            build,
-        );
-        Metrics(Arc::new(Inner {
-            registry: r.registry,
-            names: r.names,
-            http_requests,
-            http_duration,
-            verifications,
-            local_decisions,
-            attempts_log_failures,
-            connector_calls,
-            connector_duration,
-            breaker,
-            jobs,
-            database_up,
-            webhook_deliveries,
-            webhook_duration,
-            auth_refusals,
-            rate_limit_refusals,
-            quota_low,
-            line_events,
-            line_messages,
-            edge,
-            scrape: Mutex::new(()),
-        }))
+        Metrics(Arc::new(inner))
     }
 
     /// One HTTP answer. `route` is the matched pattern (never the path a client sent).
@@ -449,19 +408,16 @@ impl Metrics {
         outcome: &'static str,
         local: Option<&'static str>,
     ) {
-        self.0
-            .verifications
-            .get_or_create(&VerificationLabels {
+        inc(
+            &self.0.verifications,
+            VerificationLabels {
                 kind,
                 input,
                 outcome,
-            })
-            .inc();
+            },
+        );
         if let Some(reason) = local {
-            self.0
-                .local_decisions
-                .get_or_create(&ReasonLabels { reason })
-                .inc();
+            inc(&self.0.local_decisions, ReasonLabels { reason });
         }
     }
 
@@ -480,55 +436,40 @@ impl Metrics {
                 })
                 .observe(t.as_secs_f64());
         }
-        self.0
-            .connector_calls
-            .get_or_create(&ConnectorOutcomeLabels { connector, outcome })
-            .inc();
+        inc(
+            &self.0.connector_calls,
+            ConnectorOutcomeLabels { connector, outcome },
+        );
     }
 
     /// One webhook POST.
     pub fn webhook_delivery(&self, outcome: &'static str, took: Duration) {
-        self.0
-            .webhook_deliveries
-            .get_or_create(&OutcomeLabels { outcome })
-            .inc();
+        inc(&self.0.webhook_deliveries, OutcomeLabels { outcome });
         self.0.webhook_duration.observe(took.as_secs_f64());
     }
 
     pub fn auth_refused(&self, code: &'static str) {
-        self.0
-            .auth_refusals
-            .get_or_create(&CodeLabels { code })
-            .inc();
+        inc(&self.0.auth_refusals, CodeLabels { code });
     }
 
     pub fn rate_limited(&self, code: &'static str) {
-        self.0
-            .rate_limit_refusals
-            .get_or_create(&CodeLabels { code })
-            .inc();
+        inc(&self.0.rate_limit_refusals, CodeLabels { code });
     }
 
     /// One LINE webhook event accepted; `ty` and `source` from closed sets
     /// (`domain::line::EVENT_TYPES`; user, group, room, none).
     pub fn line_event(&self, ty: &'static str, source: &'static str) {
-        self.0
-            .line_events
-            .get_or_create(&LineEventLabels { r#type: ty, source })
-            .inc();
+        inc(&self.0.line_events, LineEventLabels { r#type: ty, source });
     }
 
     /// One reply or push of the LINE bot: `sent`, `failed`, or `over_limit` (a push not sent).
     pub fn line_message(&self, call: &'static str, outcome: &'static str) {
-        self.0
-            .line_messages
-            .get_or_create(&LineMessageLabels { call, outcome })
-            .inc();
+        inc(&self.0.line_messages, LineMessageLabels { call, outcome });
     }
 
     /// Every family this registry exports, as named in the text (counters with `_total`).
     pub fn names(&self) -> &[String] {
-        &self.0.names
+        &self.0.exported.names
     }
 
     /// A verification request met a quota with less than 10 % left.
@@ -571,7 +512,8 @@ impl Metrics {
         }
         let mut out = String::new();
         // Writing into a String cannot fail.
-        let _ = prometheus_client::encoding::prometheus_text::encode(&mut out, &m.registry);
+        let _ =
+            prometheus_client::encoding::prometheus_text::encode(&mut out, &m.exported.registry);
         out
     }
 

@@ -11,36 +11,6 @@ fn stretch(g: &GrayImage) -> GrayImage {
     out
 }
 
-fn mean_bin_r(g: &GrayImage, r: usize, bias: i32) -> GrayImage {
-    let (w, h) = (g.width() as usize, g.height() as usize);
-    let mut integ = vec![0u64; (w + 1) * (h + 1)];
-    let src = g.as_raw();
-    for y in 0..h {
-        let mut row = 0u64;
-        for x in 0..w {
-            row += u64::from(src[y * w + x]);
-            integ[(y + 1) * (w + 1) + x + 1] = integ[y * (w + 1) + x + 1] + row;
-        }
-    }
-    let mut out = vec![0u8; w * h];
-    for y in 0..h {
-        let (y0, y1) = (y.saturating_sub(r), (y + r + 1).min(h));
-        for x in 0..w {
-            let (x0, x1) = (x.saturating_sub(r), (x + r + 1).min(w));
-            let s = integ[y1 * (w + 1) + x1] + integ[y0 * (w + 1) + x0]
-                - integ[y0 * (w + 1) + x1]
-                - integ[y1 * (w + 1) + x0];
-            let mean = (s / ((y1 - y0) * (x1 - x0)) as u64) as i32;
-            out[y * w + x] = if i32::from(src[y * w + x]) < mean - bias {
-                0
-            } else {
-                255
-            };
-        }
-    }
-    GrayImage::from_raw(w as u32, h as u32, out).unwrap()
-}
-
 fn median3(g: &GrayImage) -> GrayImage {
     let (w, h) = (g.width(), g.height());
     let mut out = g.clone();
@@ -72,8 +42,12 @@ const PREPS: &[LabPrep] = &[
     ("blur3", |g, _| box_blur3(g)),
     ("median3", |g, _| median3(g)),
     ("otsu", |g, _| otsu_threshold(g)),
-    ("lm-4m", |g, m| mean_bin_r(g, (4.0 * m) as usize, 0)),
-    ("lm-8m", |g, m| mean_bin_r(g, (8.0 * m) as usize, 0)),
+    ("lm-4m", |g, m| {
+        local_mean_threshold_reference_radius(g, 0, (4.0 * m) as usize)
+    }),
+    ("lm-8m", |g, m| {
+        local_mean_threshold_reference_radius(g, 0, (8.0 * m) as usize)
+    }),
     ("lanczos2", |g, _| upscale_lanczos(g, 2)),
     ("bil2", |g, _| upscale_bilinear2(g)),
     ("blur3+lanczos2", |g, _| upscale_lanczos(&box_blur3(g), 2)),
@@ -89,20 +63,40 @@ const PREPS: &[LabPrep] = &[
         close_dark(&upscale_lanczos(g, 2), 3)
     }),
     ("blur3+lanczos2+lm8", |g, m| {
-        mean_bin_r(&upscale_lanczos(&box_blur3(g), 2), (16.0 * m) as usize, 0)
+        local_mean_threshold_reference_radius(
+            &upscale_lanczos(&box_blur3(g), 2),
+            0,
+            (16.0 * m) as usize,
+        )
     }),
     ("lanczos3", |g, _| upscale_lanczos(g, 3)),
     ("half", |g, _| box_downscale(g, 2)),
 ];
 
+/// The labs' inputs: `LAB_DIR` (images and `manifest.json`), the truth boxes read from the file
+/// `LAB_BOXES`, and `LAB_ONLY` (comma-separated file names, or empty).
+fn lab_env() -> (String, serde_json::Value, String) {
+    let dir = std::env::var("LAB_DIR").unwrap();
+    let boxes =
+        serde_json::from_slice(&std::fs::read(std::env::var("LAB_BOXES").unwrap()).unwrap())
+            .unwrap();
+    (dir, boxes, std::env::var("LAB_ONLY").unwrap_or_default())
+}
+
+/// A truth box's corner points (`{"pts": [[x, y], ...]}`).
+fn truth_corners(b: &serde_json::Value) -> Vec<(f32, f32)> {
+    b["pts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p[0].as_f64().unwrap() as f32, p[1].as_f64().unwrap() as f32))
+        .collect()
+}
+
 #[test]
 #[ignore]
 fn strategy_lab() {
-    let dir = std::env::var("LAB_DIR").unwrap();
-    let boxes: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(std::env::var("LAB_BOXES").unwrap()).unwrap())
-            .unwrap();
-    let only = std::env::var("LAB_ONLY").unwrap_or_default();
+    let (dir, boxes, only) = lab_env();
     let man: serde_json::Value =
         serde_json::from_slice(&std::fs::read(format!("{dir}/manifest.json")).unwrap()).unwrap();
     let mut wins: std::collections::BTreeMap<String, usize> = Default::default();
@@ -133,12 +127,7 @@ fn strategy_lab() {
             println!("{line} (no truth)");
             continue;
         }
-        let pts: Vec<(f32, f32)> = b["pts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| (p[0].as_f64().unwrap() as f32, p[1].as_f64().unwrap() as f32))
-            .collect();
+        let pts = truth_corners(b);
         let s = (full.width() as f32) / (work.width() as f32);
         let xs: Vec<f32> = pts.iter().map(|p| p.0 / s).collect();
         let ys: Vec<f32> = pts.iter().map(|p| p.1 / s).collect();
@@ -191,23 +180,14 @@ fn strategy_lab() {
 #[test]
 #[ignore]
 fn centres_lab() {
-    let dir = std::env::var("LAB_DIR").unwrap();
-    let boxes: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(std::env::var("LAB_BOXES").unwrap()).unwrap())
-            .unwrap();
-    let only = std::env::var("LAB_ONLY").unwrap_or_default();
+    let (dir, boxes, only) = lab_env();
     for file in only.split(',') {
         let file = format!("{file}.jpg");
         let bytes = std::fs::read(format!("{dir}/{file}")).unwrap();
         let full = crate::decode_gray(&bytes, &crate::Limits::default()).unwrap();
         let work = fit(&full, WORK_SIDE).into_owned();
         let b = &boxes[&file];
-        let pts: Vec<(f32, f32)> = b["pts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| (p[0].as_f64().unwrap() as f32, p[1].as_f64().unwrap() as f32))
-            .collect();
+        let pts = truth_corners(b);
         let inside = |x: f32, y: f32| {
             let xs = pts.iter().map(|p| p.0);
             let ys = pts.iter().map(|p| p.1);

@@ -181,12 +181,19 @@ fn messages_error(body: &Value) -> Option<String> {
 }
 
 fn refused(s: &mut LineState, h: &HeaderMap, body: Value, why: String) -> Response {
-    s.calls.push(LineCall {
-        kind: "refused",
-        headers: headers_of(h),
-        body: json!({"call": body, "why": why}),
-    });
+    s.record("refused", h, json!({"call": body, "why": why}));
     error(StatusCode::BAD_REQUEST, &why)
+}
+
+impl LineState {
+    /// Keeps a call for the test to read.
+    fn record(&mut self, kind: &'static str, h: &HeaderMap, body: Value) {
+        self.calls.push(LineCall {
+            kind,
+            headers: headers_of(h),
+            body,
+        });
+    }
 }
 
 /// The bearer token check every LINE endpoint makes.
@@ -206,11 +213,7 @@ async fn content(
         if !authorized(&s, &h) {
             return error(StatusCode::UNAUTHORIZED, "Authentication failed");
         }
-        s.calls.push(LineCall {
-            kind: "content",
-            headers: headers_of(&h),
-            body: json!({"messageId": id}),
-        });
+        s.record("content", &h, json!({"messageId": id}));
     }
     wait_if_held(&sh, &released, "content").await;
     let s = sh.lock().expect("lock");
@@ -244,11 +247,7 @@ async fn reply(State((sh, released)): State<Sim>, h: HeaderMap, body: Bytes) -> 
         {
             return error(StatusCode::BAD_REQUEST, "Invalid reply token");
         }
-        s.calls.push(LineCall {
-            kind: "reply",
-            headers: headers_of(&h),
-            body: v,
-        });
+        s.record("reply", &h, v);
     }
     wait_if_held(&sh, &released, "reply").await;
     (StatusCode::OK, axum::Json(json!({"sentMessages": []}))).into_response()
@@ -282,11 +281,7 @@ fn push_call(sh: &Shared, h: &HeaderMap, body: &Bytes) -> Response {
             return error(StatusCode::CONFLICT, "The retry key is already accepted");
         }
     }
-    s.calls.push(LineCall {
-        kind: "push",
-        headers: headers_of(h),
-        body: v,
-    });
+    s.record("push", h, v);
     (StatusCode::OK, axum::Json(json!({"sentMessages": []}))).into_response()
 }
 
@@ -295,11 +290,11 @@ async fn loading(State((sh, _)): State<Sim>, h: HeaderMap, body: Bytes) -> Respo
     if !authorized(&s, &h) {
         return error(StatusCode::UNAUTHORIZED, "Authentication failed");
     }
-    s.calls.push(LineCall {
-        kind: "loading",
-        headers: headers_of(&h),
-        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
-    });
+    s.record(
+        "loading",
+        &h,
+        serde_json::from_slice(&body).unwrap_or(Value::Null),
+    );
     (StatusCode::ACCEPTED, axum::Json(json!({}))).into_response()
 }
 

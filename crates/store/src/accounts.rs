@@ -1,6 +1,6 @@
 //! Bank accounts of branches (the accounts a slip's receiver is matched against).
 
-use crate::sql::{on_pool, unique_violation};
+use crate::sql::{execute, fetch_all, fetch_optional, unique_violation};
 use crate::SqlStore;
 use crate::{Result, StoreError};
 use domain::clock::{from_millis, to_millis};
@@ -35,28 +35,26 @@ macro_rules! account_from_row {
 impl SqlStore {
     /// `Conflict` when the service already has an active account with this bank and number.
     pub async fn create_bank_account(&self, a: &domain::model::BankAccount) -> Result<()> {
-        let pool = &self.pool;
-        on_pool!(pool: pool, p => {
-            sqlx::query(
-                "INSERT INTO bank_accounts (id, service_id, branch_id, bank_code, bank_number, \
-                 name_th, name_en, kind, extra_verify, active, created_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, true, $10)",
-            )
-            .bind(a.id.as_str())
-            .bind(a.service_id.as_str())
-            .bind(a.branch_id.as_str())
-            .bind(&a.bank_code)
-            .bind(&a.bank_number)
-            .bind(&a.name_th)
-            .bind(&a.name_en)
-            .bind(a.kind.as_str())
-            .bind(&a.extra_verify)
-            .bind(to_millis(a.created_at))
-            .execute(p)
-            .await
-            .map_err(|e| unique_violation(e, "bank account"))?;
-            Ok(())
-        })
+        execute!(
+            &self.pool,
+            "INSERT INTO bank_accounts (id, service_id, branch_id, bank_code, bank_number, \
+             name_th, name_en, kind, extra_verify, active, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, true, $10)",
+            [
+                a.id.as_str(),
+                a.service_id.as_str(),
+                a.branch_id.as_str(),
+                &a.bank_code,
+                &a.bank_number,
+                &a.name_th,
+                &a.name_en,
+                a.kind.as_str(),
+                &a.extra_verify,
+                to_millis(a.created_at)
+            ]
+        )
+        .map_err(|e| unique_violation(e, "bank account"))?;
+        Ok(())
     }
 
     /// Active accounts of a branch, oldest first (the order matching breaks ties by).
@@ -64,16 +62,16 @@ impl SqlStore {
         &self,
         branch_id: &BranchId,
     ) -> Result<Vec<domain::model::BankAccount>> {
-        let pool = &self.pool;
-        let branch_id = branch_id.as_str();
         let sql = format!(
             "SELECT {COLS} FROM bank_accounts WHERE branch_id = $1 AND active \
              ORDER BY created_at, id"
         );
-        on_pool!(pool: pool, p => {
-            let rows = sqlx::query(&sql).bind(branch_id).fetch_all(p).await?;
-            rows.iter().map(|r| Ok(account_from_row!(r))).collect()
-        })
+        fetch_all!(
+            &self.pool,
+            &sql,
+            [branch_id.as_str()],
+            |r| account_from_row!(r)
+        )
     }
 
     /// An active account, only if it belongs to the branch.
@@ -87,12 +85,7 @@ impl SqlStore {
         let id = id.as_str();
         let sql =
             format!("SELECT {COLS} FROM bank_accounts WHERE id = $1 AND branch_id = $2 AND active");
-        on_pool!(pool: pool, p => {
-            match sqlx::query(&sql).bind(id).bind(branch_id).fetch_optional(p).await? {
-                Some(r) => Ok(Some(account_from_row!(r))),
-                None => Ok(None),
-            }
-        })
+        fetch_optional!(pool, &sql, [id, branch_id], |r| account_from_row!(r))
     }
 
     /// False if the branch has no such active account.
@@ -102,20 +95,12 @@ impl SqlStore {
         id: &BankAccountId,
         extra: Option<&str>,
     ) -> Result<bool> {
-        let pool = &self.pool;
-        let branch_id = branch_id.as_str();
-        let id = id.as_str();
-        on_pool!(pool: pool, p => {
-            let done = sqlx::query(
-                "UPDATE bank_accounts SET extra_verify = $3 WHERE id = $1 AND branch_id = $2 AND active",
-            )
-            .bind(id)
-            .bind(branch_id)
-            .bind(extra)
-            .execute(p)
-            .await?;
-            Ok(done.rows_affected() == 1)
-        })
+        Ok(execute!(
+            &self.pool,
+            "UPDATE bank_accounts SET extra_verify = $3 \
+             WHERE id = $1 AND branch_id = $2 AND active",
+            [id.as_str(), branch_id.as_str(), extra]
+        )? == 1)
     }
 
     /// Deactivates the account (kept for the record); false if the branch has no such account.
@@ -125,20 +110,11 @@ impl SqlStore {
         id: &BankAccountId,
         now: OffsetDateTime,
     ) -> Result<bool> {
-        let pool = &self.pool;
-        let branch_id = branch_id.as_str();
-        let id = id.as_str();
-        on_pool!(pool: pool, p => {
-            let done = sqlx::query(
-                "UPDATE bank_accounts SET active = false, deleted_at = $3 \
-                 WHERE id = $1 AND branch_id = $2 AND active",
-            )
-            .bind(id)
-            .bind(branch_id)
-            .bind(to_millis(now))
-            .execute(p)
-            .await?;
-            Ok(done.rows_affected() == 1)
-        })
+        Ok(execute!(
+            &self.pool,
+            "UPDATE bank_accounts SET active = false, deleted_at = $3 \
+             WHERE id = $1 AND branch_id = $2 AND active",
+            [id.as_str(), branch_id.as_str(), to_millis(now)]
+        )? == 1)
     }
 }

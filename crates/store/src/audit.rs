@@ -1,6 +1,6 @@
 //! Reading the audit log (entries are written in the transaction of the change they record).
 
-use crate::sql::on_pool;
+use crate::sql::fetch_all;
 use crate::Result;
 use crate::SqlStore;
 use domain::clock::from_millis;
@@ -15,21 +15,18 @@ impl SqlStore {
             "SELECT id, at, actor, action, service_id, branch_id, detail FROM audit_log \
              WHERE {filter} ORDER BY seq"
         );
-        on_pool!(self, p => {
-            let rows = sqlx::query(&sql).bind(key).fetch_all(p).await?;
-            let mut out = Vec::with_capacity(rows.len());
-            for r in rows {
-                out.push(AuditEntry {
-                    id: r.try_get("id")?,
-                    at: from_millis(r.try_get("at")?),
-                    actor: r.try_get("actor")?,
-                    action: r.try_get("action")?,
-                    service_id: r.try_get::<Option<String>, _>("service_id")?.map(ServiceId::from),
-                    branch_id: r.try_get::<Option<String>, _>("branch_id")?.map(BranchId::from),
-                    detail: r.try_get("detail")?,
-                });
-            }
-            Ok(out)
+        fetch_all!(&self.pool, &sql, [key], |r| AuditEntry {
+            id: r.try_get("id")?,
+            at: from_millis(r.try_get("at")?),
+            actor: r.try_get("actor")?,
+            action: r.try_get("action")?,
+            service_id: r
+                .try_get::<Option<String>, _>("service_id")?
+                .map(ServiceId::from),
+            branch_id: r
+                .try_get::<Option<String>, _>("branch_id")?
+                .map(BranchId::from),
+            detail: r.try_get("detail")?,
         })
     }
 

@@ -4,8 +4,8 @@
 //! entry, so concurrent requests on any number of nodes renew once and the balance never goes
 //! below zero (the CHECK constraints say so too).
 
-use crate::rows::{service_cols, service_from_row};
-use crate::sql::{on_pool, unique_violation, Pool};
+use crate::rows::{service_cols, service_from_row, service_joins};
+use crate::sql::{fetch_all, on_pool, unique_violation, Pool};
 use crate::SqlStore;
 use crate::{Result, StoreError};
 use domain::billing::{
@@ -100,9 +100,9 @@ fn begin_and_lock(pool: &Pool) -> (&'static str, &'static str) {
 
 fn locked_service_sql(lock: &str) -> String {
     format!(
-        "SELECT {} FROM services s LEFT JOIN users u ON u.id = s.owner_id \
-         LEFT JOIN plans pl ON pl.name = s.plan WHERE s.id = $1{lock}",
-        service_cols!()
+        "SELECT {} FROM services s{} WHERE s.id = $1{lock}",
+        service_cols!(),
+        service_joins!()
     )
 }
 
@@ -190,12 +190,8 @@ impl SqlStore {
     }
 
     pub async fn list_packages(&self) -> Result<Vec<domain::billing::Package>> {
-        let pool = &self.pool;
         let sql = format!("SELECT {PACKAGE_COLS} FROM packages ORDER BY name");
-        on_pool!(pool: pool, q => {
-            let rows = sqlx::query(&sql).fetch_all(q).await?;
-            rows.iter().map(|r| Ok(package_from_row!(r))).collect()
-        })
+        fetch_all!(&self.pool, &sql, [], |r| package_from_row!(r))
     }
 
     /// By id or by name.
@@ -355,18 +351,13 @@ impl SqlStore {
         &self,
         service_id: &ServiceId,
     ) -> Result<Vec<domain::billing::LedgerEntry>> {
-        let pool = &self.pool;
-        let service_id = service_id.as_str();
-        on_pool!(pool: pool, q => {
-            let rows = sqlx::query(
-                "SELECT id, service_id, at, kind, amount_satang, balance_after, actor, note \
-                 FROM credit_ledger WHERE service_id = $1 ORDER BY seq",
-            )
-            .bind(service_id)
-            .fetch_all(q)
-            .await?;
-            rows.iter().map(|r| Ok(ledger_from_row!(r))).collect()
-        })
+        fetch_all!(
+            &self.pool,
+            "SELECT id, service_id, at, kind, amount_satang, balance_after, actor, note \
+             FROM credit_ledger WHERE service_id = $1 ORDER BY seq",
+            [service_id.as_str()],
+            |r| ledger_from_row!(r)
+        )
     }
 
     /// Turns auto-renewal on or off, audited. False if no such service.

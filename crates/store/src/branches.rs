@@ -1,9 +1,9 @@
 //! Branches and their API keys: rows, patches, the key look-up of authentication.
 
 use crate::rows::{
-    branch_cols, branch_from_row, encode_ips, service_cols, service_from_row, split,
+    branch_cols, branch_from_row, encode_ips, service_cols, service_from_row, service_joins, split,
 };
-use crate::sql::{on_pool, unique_violation};
+use crate::sql::{execute, fetch_all, fetch_optional, on_pool, unique_violation};
 use crate::SqlStore;
 use crate::{BranchPatch, Result};
 use domain::clock::to_millis;
@@ -16,32 +16,31 @@ use time::OffsetDateTime;
 impl SqlStore {
     /// Fails with `Conflict` for a second main branch of a service or a reused key hash.
     pub async fn create_branch(&self, b: &Branch, api_key_hash: &str) -> Result<()> {
-        on_pool!(self, p => {
-            sqlx::query(
-                "INSERT INTO branches (id, service_id, name, is_main, active, api_key_hash, \
-                 allow_ips, webhook_url, webhook_secret, limit_quota, used_quota, \
-                 total_used_quota, created_at, cycle_start, sandbox) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
-            )
-            .bind(b.id.as_str())
-            .bind(b.service_id.as_str())
-            .bind(&b.name)
-            .bind(b.is_main)
-            .bind(b.active)
-            .bind(api_key_hash)
-            .bind(encode_ips(&b.allow_ips))
-            .bind(&b.webhook_url)
-            .bind(&b.webhook_secret)
-            .bind(b.quota.limit)
-            .bind(b.quota.used)
-            .bind(b.quota.total_used)
-            .bind(to_millis(b.created_at))
-            .bind(to_millis(b.cycle_start))
-            .bind(b.sandbox)
-            .execute(p)
-            .await
-            .map_err(|e| unique_violation(e, "the service already has a main branch"))?;
-        });
+        execute!(
+            &self.pool,
+            "INSERT INTO branches (id, service_id, name, is_main, active, api_key_hash, \
+             allow_ips, webhook_url, webhook_secret, limit_quota, used_quota, \
+             total_used_quota, created_at, cycle_start, sandbox) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+            [
+                b.id.as_str(),
+                b.service_id.as_str(),
+                &b.name,
+                b.is_main,
+                b.active,
+                api_key_hash,
+                encode_ips(&b.allow_ips),
+                &b.webhook_url,
+                &b.webhook_secret,
+                b.quota.limit,
+                b.quota.used,
+                b.quota.total_used,
+                to_millis(b.created_at),
+                to_millis(b.cycle_start),
+                b.sandbox
+            ]
+        )
+        .map_err(|e| unique_violation(e, "the service already has a main branch"))?;
         Ok(())
     }
 
@@ -51,12 +50,7 @@ impl SqlStore {
             branch_cols!(),
             " FROM branches b WHERE b.id = $1"
         );
-        on_pool!(self, p => {
-            match sqlx::query(sql).bind(id.as_str()).fetch_optional(p).await? {
-                Some(r) => Ok(Some(branch_from_row!(r))),
-                None => Ok(None),
-            }
-        })
+        fetch_optional!(&self.pool, sql, [id.as_str()], |r| branch_from_row!(r))
     }
 
     pub async fn list_branches(&self, service_id: &ServiceId) -> Result<Vec<Branch>> {
@@ -66,14 +60,12 @@ impl SqlStore {
             " FROM branches b WHERE b.service_id = $1 \
              ORDER BY b.is_main DESC, b.created_at, b.id"
         );
-        on_pool!(self, p => {
-            let rows = sqlx::query(sql).bind(service_id.as_str()).fetch_all(p).await?;
-            let mut out = Vec::with_capacity(rows.len());
-            for r in rows {
-                out.push(branch_from_row!(r));
-            }
-            Ok(out)
-        })
+        fetch_all!(
+            &self.pool,
+            sql,
+            [service_id.as_str()],
+            |r| branch_from_row!(r)
+        )
     }
 
     /// Returns the updated branch, or `None` if it does not exist.
@@ -154,15 +146,14 @@ impl SqlStore {
             service_cols!(),
             ", ",
             branch_cols!(),
-            " FROM branches b JOIN services s ON s.id = b.service_id \
-             LEFT JOIN users u ON u.id = s.owner_id LEFT JOIN plans pl ON pl.name = s.plan WHERE b.api_key_hash = $1 \
+            " FROM branches b JOIN services s ON s.id = b.service_id",
+            service_joins!(),
+            " WHERE b.api_key_hash = $1 \
              OR (b.prev_api_key_hash = $1 AND b.prev_key_expires_at > $2)"
         );
-        on_pool!(self, p => {
-            match sqlx::query(sql).bind(hash).bind(to_millis(now)).fetch_optional(p).await? {
-                Some(r) => Ok(Some((service_from_row!(r), branch_from_row!(r)))),
-                None => Ok(None),
-            }
-        })
+        fetch_optional!(&self.pool, sql, [hash, to_millis(now)], |r| (
+            service_from_row!(r),
+            branch_from_row!(r)
+        ))
     }
 }

@@ -4,7 +4,7 @@
 //! row gets its stored answer, "running", or "reused" (another request); a running row whose
 //! lease passed (its node died) is taken over by one retry, decided by a guarded UPDATE.
 
-use crate::sql::on_pool;
+use crate::sql::{execute, on_pool};
 use crate::Result;
 use crate::SqlStore;
 use domain::clock::to_millis;
@@ -163,13 +163,10 @@ impl SqlStore {
     /// Forgets every key first used before `forget_before` (the periodic job
     /// `idempotency-keys`; the index on `created_at` keeps it cheap).
     pub async fn sweep_idempotency_keys(&self, forget_before: OffsetDateTime) -> Result<u64> {
-        let pool = &self.pool;
-        on_pool!(pool: pool, p => {
-            let done = sqlx::query("DELETE FROM idempotency_keys WHERE created_at < $1")
-                .bind(to_millis(forget_before))
-                .execute(p)
-                .await?;
-            Ok(done.rows_affected())
-        })
+        Ok(execute!(
+            &self.pool,
+            "DELETE FROM idempotency_keys WHERE created_at < $1",
+            [to_millis(forget_before)]
+        )?)
     }
 }

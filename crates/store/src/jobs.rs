@@ -3,7 +3,7 @@
 //! worker that lost its lease (it was too slow, or presumed dead) cannot overwrite the work of
 //! the one that took over. No transaction spans a bank or webhook call.
 
-use crate::sql::{on_pool, placeholders, Pool};
+use crate::sql::{execute, fetch_optional, on_pool, placeholders, Pool};
 use crate::SqlStore;
 use crate::{NewAudit, Result, StoreError};
 use domain::clock::{from_millis, to_millis};
@@ -263,44 +263,30 @@ impl SqlStore {
 
     /// Hands back every job claimed with `token`, due at `now` (graceful shutdown).
     pub async fn release_jobs(&self, token: &str, now: OffsetDateTime) -> Result<u64> {
-        let pool = &self.pool;
-        on_pool!(pool: pool, p => {
-            let done = sqlx::query(
-                "UPDATE jobs SET due_at = $2, lease_token = NULL, \
-                 status = CASE WHEN status = 'processing' THEN 'queued' ELSE status END \
-                 WHERE lease_token = $1",
-            )
-            .bind(token)
-            .bind(to_millis(now))
-            .execute(p)
-            .await?;
-            Ok(done.rows_affected())
-        })
+        Ok(execute!(
+            &self.pool,
+            "UPDATE jobs SET due_at = $2, lease_token = NULL, \
+             status = CASE WHEN status = 'processing' THEN 'queued' ELSE status END \
+             WHERE lease_token = $1",
+            [token, to_millis(now)]
+        )?)
     }
 
     pub async fn get_job(&self, id: &JobId) -> Result<Option<domain::job::Job>> {
         let pool = &self.pool;
         let id = id.as_str();
         let sql = format!("SELECT {COLS} FROM jobs WHERE id = $1");
-        on_pool!(pool: pool, p => {
-            match sqlx::query(&sql).bind(id).fetch_optional(p).await? {
-                Some(r) => Ok(Some(job_from_row!(r))),
-                None => Ok(None),
-            }
-        })
+        fetch_optional!(pool, &sql, [id], |r| job_from_row!(r))
     }
 
     /// Deletes jobs past their retention whose work is finished (an expired job still being
     /// delivered is left for its last attempt). Run by the periodic job `expire-jobs`.
     pub async fn sweep_jobs(&self, now: OffsetDateTime) -> Result<u64> {
-        let pool = &self.pool;
-        on_pool!(pool: pool, p => {
-            let done = sqlx::query("DELETE FROM jobs WHERE expires_at < $1 AND stage = 'idle'")
-                .bind(to_millis(now))
-                .execute(p)
-                .await?;
-            Ok(done.rows_affected())
-        })
+        Ok(execute!(
+            &self.pool,
+            "DELETE FROM jobs WHERE expires_at < $1 AND stage = 'idle'",
+            [to_millis(now)]
+        )?)
     }
 
     /// Counts per status, for the operator (`slipverify jobs stats`) and the crash script.

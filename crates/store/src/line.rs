@@ -4,7 +4,7 @@
 //! themselves are de-duplicated by their job row, keyed by `webhookEventId`), and the pushes
 //! counted per Thai day.
 
-use crate::sql::on_pool;
+use crate::sql::{execute, on_pool};
 use crate::SqlStore;
 use crate::{Result, StoreError};
 use domain::clock::to_millis;
@@ -128,14 +128,11 @@ impl SqlStore {
 
     /// Forgets event records older than `before` (a chunk per call); how many went.
     pub async fn sweep_line_events(&self, before: OffsetDateTime) -> Result<u64> {
-        let pool = &self.pool;
-        on_pool!(pool: pool, p => Ok(sqlx::query(
+        Ok(execute!(
+            &self.pool,
             "DELETE FROM line_events WHERE branch_id || ' ' || event_id IN \
              (SELECT branch_id || ' ' || event_id FROM line_events WHERE seen_at < $1 LIMIT 2000)",
-        )
-        .bind(to_millis(before))
-        .execute(p)
-        .await?
-        .rows_affected()))
+            [to_millis(before)]
+        )?)
     }
 }

@@ -2,7 +2,7 @@
 //! a periodic job is decided here, by one guarded `UPDATE` per claim. The row of a job is
 //! created on its first claim (`INSERT … ON CONFLICT DO NOTHING`).
 
-use crate::sql::on_pool;
+use crate::sql::{execute, on_pool};
 use crate::Result;
 use crate::SqlStore;
 use domain::clock::{from_millis, to_millis};
@@ -92,17 +92,11 @@ impl SqlStore {
         holder: &str,
         lease_until: OffsetDateTime,
     ) -> Result<bool> {
-        let pool = &self.pool;
-        on_pool!(pool: pool, p => {
-            let n = sqlx::query("UPDATE periodic_jobs SET lease_until = $3 WHERE name = $1 AND holder = $2")
-                .bind(name)
-                .bind(holder)
-                .bind(to_millis(lease_until))
-                .execute(p)
-                .await?
-                .rows_affected();
-            Ok(n == 1)
-        })
+        Ok(execute!(
+            &self.pool,
+            "UPDATE periodic_jobs SET lease_until = $3 WHERE name = $1 AND holder = $2",
+            [name, holder, to_millis(lease_until)]
+        )? == 1)
     }
 
     /// Ends the holder's run: `done` marks its period as run; otherwise (a failed run) the period
@@ -117,26 +111,22 @@ impl SqlStore {
         not_before: OffsetDateTime,
         outcome: &str,
     ) -> Result<bool> {
-        let pool = &self.pool;
-        on_pool!(pool: pool, p => {
-            let n = sqlx::query(
-                "UPDATE periodic_jobs SET \
+        Ok(execute!(
+            &self.pool,
+            "UPDATE periodic_jobs SET \
                  done_period = CASE WHEN $3 THEN period_start ELSE done_period END, \
                  runs = CASE WHEN $3 THEN runs + 1 ELSE runs END, \
                  holder = NULL, lease_until = $5, finished_at = $4, last_outcome = $6 \
                  WHERE name = $1 AND holder = $2",
-            )
-            .bind(name)
-            .bind(holder)
-            .bind(done)
-            .bind(to_millis(now))
-            .bind(to_millis(not_before))
-            .bind(outcome)
-            .execute(p)
-            .await?
-            .rows_affected();
-            Ok(n == 1)
-        })
+            [
+                name,
+                holder,
+                done,
+                to_millis(now),
+                to_millis(not_before),
+                outcome
+            ]
+        )? == 1)
     }
 
     /// Every periodic job's row.

@@ -20,6 +20,13 @@ macro_rules! service_cols {
     };
 }
 
+/// What `service_cols!` reads besides `services s`: the owner (`u`) and the plan (`pl`).
+macro_rules! service_joins {
+    () => {
+        " LEFT JOIN users u ON u.id = s.owner_id LEFT JOIN plans pl ON pl.name = s.plan"
+    };
+}
+
 macro_rules! branch_cols {
     () => {
         "b.id AS b_id, b.service_id AS b_service, b.name AS b_name, \
@@ -45,11 +52,7 @@ macro_rules! service_from_row {
         domain::model::Service {
             id: r.try_get::<String, _>("s_id")?.into(),
             name: r.try_get("s_name")?,
-            quota: domain::quota::Quota {
-                limit: r.try_get("s_limit")?,
-                used: r.try_get("s_used")?,
-                total_used: r.try_get("s_total")?,
-            },
+            quota: $crate::rows::quota_from_row!(r, "s"),
             created_at: domain::clock::from_millis(r.try_get("s_created")?),
             state: {
                 let st: String = r.try_get("s_state")?;
@@ -107,11 +110,7 @@ macro_rules! branch_from_row {
             webhook_secret: r.try_get("b_secret")?,
             biller_id: r.try_get("b_biller")?,
             sandbox: r.try_get("b_sandbox")?,
-            quota: domain::quota::Quota {
-                limit: r.try_get("b_limit")?,
-                used: r.try_get("b_used")?,
-                total_used: r.try_get("b_total")?,
-            },
+            quota: $crate::rows::quota_from_row!(r, "b"),
             created_at: domain::clock::from_millis(r.try_get("b_created")?),
             cycle_start: domain::clock::from_millis(r.try_get("b_cycle")?),
         }
@@ -131,24 +130,37 @@ macro_rules! transfer_from_row {
             ref1: r.try_get("ref1")?,
             ref2: r.try_get("ref2")?,
             ref3: r.try_get("ref3")?,
-            sender: domain::model::Party {
-                bank_code: r.try_get("sending_bank")?,
-                name_th: r.try_get("sender_name_th")?,
-                name_en: r.try_get("sender_name_en")?,
-                account_type: r.try_get("sender_acc_type")?,
-                account: r.try_get("sender_account")?,
-            },
-            receiver: domain::model::Party {
-                bank_code: r.try_get("receiving_bank")?,
-                name_th: r.try_get("receiver_name_th")?,
-                name_en: r.try_get("receiver_name_en")?,
-                account_type: r.try_get("receiver_acc_type")?,
-                account: r.try_get("receiver_account")?,
-            },
+            sender: $crate::rows::party_from_row!(r, "sending_bank", "sender"),
+            receiver: $crate::rows::party_from_row!(r, "receiving_bank", "receiver"),
             receiver_merchant_id: r.try_get("merchant_id")?,
             bank_data: None,
         }
     }};
+}
+
+/// A quota from the columns `{$p}_limit`, `_used` and `_total`.
+macro_rules! quota_from_row {
+    ($r:expr, $p:literal) => {
+        domain::quota::Quota {
+            limit: $r.try_get(concat!($p, "_limit"))?,
+            used: $r.try_get(concat!($p, "_used"))?,
+            total_used: $r.try_get(concat!($p, "_total"))?,
+        }
+    };
+}
+
+/// One side of a transfer: its bank in column `$bank`, the rest in `{$side}_name_th`,
+/// `_name_en`, `_acc_type` and `_account`.
+macro_rules! party_from_row {
+    ($r:expr, $bank:literal, $side:literal) => {
+        domain::model::Party {
+            bank_code: $r.try_get($bank)?,
+            name_th: $r.try_get(concat!($side, "_name_th"))?,
+            name_en: $r.try_get(concat!($side, "_name_en"))?,
+            account_type: $r.try_get(concat!($side, "_acc_type"))?,
+            account: $r.try_get(concat!($side, "_account"))?,
+        }
+    };
 }
 
 pub(crate) fn encode_ips(l: &AllowList) -> String {
@@ -169,5 +181,6 @@ pub(crate) fn split<T: Clone>(field: &Option<Option<T>>) -> (bool, Option<T>) {
 }
 
 pub(crate) use {
-    branch_cols, branch_from_row, service_cols, service_from_row, transfer_cols, transfer_from_row,
+    branch_cols, branch_from_row, party_from_row, quota_from_row, service_cols, service_from_row,
+    service_joins, transfer_cols, transfer_from_row,
 };

@@ -1,7 +1,8 @@
 //! The SQL plumbing every file of the store shares: the pool over either driver, `on_pool!`
 //! (a statement written once, expanded once per concrete driver, so there is no dynamic `Any`
-//! layer on the hot path), batch placeholders, the unique-violation mapping and SQLite's
-//! write gate. The statements are plain SQL that SQLite (3.35+) and PostgreSQL both accept
+//! layer on the hot path) and the one-statement shapes built on it (`execute!`,
+//! `fetch_optional!`, `fetch_all!`), batch placeholders, the unique-violation mapping and
+//! SQLite's write gate. The statements are plain SQL that SQLite (3.35+) and PostgreSQL both accept
 //! (`$n` parameters, `ON CONFLICT`, partial indexes). Nothing here knows a table.
 
 use crate::StoreError;
@@ -43,7 +44,44 @@ macro_rules! on_pool {
         $crate::sql::on_pool!(pool: &$self.pool, $p => $body)
     };
 }
-pub(crate) use on_pool;
+
+/// Runs `$sql` with `$bind`s (in order) on the pool, on either driver: the rows it touched
+/// (`Result<u64, sqlx::Error>`, so a caller can map a unique violation).
+macro_rules! execute {
+    ($pool:expr, $sql:expr, [$($bind:expr),* $(,)?]) => {
+        $crate::sql::on_pool!(pool: $pool, p => {
+            sqlx::query($sql)$(.bind($bind))*.execute(p).await.map(|d| d.rows_affected())
+        })
+    };
+}
+
+/// Runs the query `$sql` with `$bind`s on the pool: its first row as `$map` (with `$row`
+/// bound to it; `?` returns from the caller), or `None`.
+macro_rules! fetch_optional {
+    ($pool:expr, $sql:expr, [$($bind:expr),* $(,)?], |$row:ident| $map:expr) => {
+        $crate::sql::on_pool!(pool: $pool, p => {
+            match sqlx::query($sql)$(.bind($bind))*.fetch_optional(p).await? {
+                Some($row) => Ok(Some($map)),
+                None => Ok(None),
+            }
+        })
+    };
+}
+
+/// Runs the query `$sql` with `$bind`s on the pool: every row as `$map` (with `$row` bound
+/// to it; `?` returns from the caller).
+macro_rules! fetch_all {
+    ($pool:expr, $sql:expr, [$($bind:expr),* $(,)?], |$row:ident| $map:expr) => {
+        $crate::sql::on_pool!(pool: $pool, p => {
+            let mut out = Vec::new();
+            for $row in sqlx::query($sql)$(.bind($bind))*.fetch_all(p).await? {
+                out.push($map);
+            }
+            Ok(out)
+        })
+    };
+}
+pub(crate) use {execute, fetch_all, fetch_optional, on_pool};
 
 /// A connection a writer task keeps between its cycles. Every connection handed back to a sqlx
 /// pool is pinged by a spawned task before it can be taken again (sqlx-core 0.8,
