@@ -5,7 +5,9 @@ use crate::auth::Caller;
 use crate::Services;
 use domain::matching::{match_receiver, RegisteredAccount, SlipReceiver};
 use domain::model::{AccountType, BankAccount, MatchedAccount, Party};
+use domain::Clock;
 use domain::{BankAccountId, Error, Validation};
+use store::SqlStore;
 use store::StoreError;
 
 /// A bank account as a client submits it (fields as sent; checked by `create_bank_account`).
@@ -79,7 +81,20 @@ fn normalize_number(
     }
 }
 
-impl Services {
+/// A branch's receiving bank accounts (`Services::accounts`), also the partner API's.
+#[derive(Clone, Copy)]
+pub struct Accounts<'a> {
+    store: &'a SqlStore,
+    clock: &'a dyn Clock,
+}
+
+impl<'a> Accounts<'a> {
+    pub(crate) fn of(svc: &'a Services) -> Self {
+        Accounts {
+            store: &svc.store,
+            clock: &*svc.clock,
+        }
+    }
     pub async fn create_bank_account(
         &self,
         caller: &Caller,

@@ -4,7 +4,9 @@ use crate::Services;
 use domain::ip::AllowList;
 use domain::model::{Branch, Plan, Service, ServiceState, User};
 use domain::quota::Quota;
+use domain::Clock;
 use domain::{apikey, BranchId, Error, ServiceId, UserId, Validation};
+use store::SqlStore;
 use store::{BranchPatch, ServicePatch, StoreError};
 use time::OffsetDateTime;
 
@@ -78,7 +80,20 @@ fn new_key() -> String {
     uuid::Uuid::new_v4().to_string()
 }
 
-impl Services {
+/// Operators' actions (`Services::admin`): the admin API and the CLI.
+#[derive(Clone, Copy)]
+pub struct Admin<'a> {
+    store: &'a SqlStore,
+    clock: &'a dyn Clock,
+}
+
+impl<'a> Admin<'a> {
+    pub(crate) fn of(svc: &'a Services) -> Self {
+        Admin {
+            store: &svc.store,
+            clock: &*svc.clock,
+        }
+    }
     pub async fn create_service(&self, name: &str, quota: Option<i64>) -> Result<Service, Error> {
         let mut v = Validation::new();
         check_name(&mut v, name);
@@ -366,7 +381,7 @@ impl Services {
 
 // Plain reads for operators. Store errors stay as they are: the API maps them to its 500, the
 // CLI prints their text.
-impl Services {
+impl Admin<'_> {
     pub async fn get_service(&self, id: &ServiceId) -> Result<Option<Service>, StoreError> {
         self.store.get_service(id).await
     }

@@ -9,9 +9,11 @@ use domain::attempt::{
     Attempt, AttemptDraft, AttemptQuery, AttemptRow, Channel, InputKind, Outcome, SlipKind,
     MAX_ROWS_PER_QUERY,
 };
+use domain::Clock;
 use domain::{BranchId, Error, JobId, Satang, ServiceId};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
+use store::SqlStore;
 use time::OffsetDateTime;
 
 /// What one verification noted about itself; shared by the request's layers. A detached trace
@@ -268,7 +270,22 @@ pub fn ended_with(e: &Error) -> (Outcome, Option<String>) {
     (Outcome::of_error(e), Some(e.code().to_string()))
 }
 
-impl Services {
+/// The attempts log (`Services::attempts`): the one writer, the search, the retention purge.
+#[derive(Clone, Copy)]
+pub struct Attempts<'a> {
+    store: &'a SqlStore,
+    clock: &'a dyn Clock,
+    metrics: &'a ::metrics::Metrics,
+}
+
+impl<'a> Attempts<'a> {
+    pub(crate) fn of(svc: &'a Services) -> Self {
+        Attempts {
+            store: &svc.store,
+            clock: &*svc.clock,
+            metrics: &svc.metrics,
+        }
+    }
     /// Writes a record (group-committed) and returns once it is stored. A failure is logged
     /// for the operator and does not change the answer: the verification itself stands.
     /// Every record, and only a record, counts once in `slipverify_verifications_total`

@@ -3,16 +3,21 @@
 //! service not deleted → not banned → owner not banned → not expired. Quota comes last, when
 //! the verification is charged.
 
-use crate::space::Space;
+use crate::metrics::count_auth_refusal;
+use crate::rate::RateLimiter;
+use crate::space::{Space, Spaces};
 use crate::Services;
+use ::metrics::Metrics;
 use domain::model::{Branch, Service};
+use domain::Clock;
 use domain::{apikey, Error};
 use std::net::IpAddr;
 use std::sync::Arc;
+use store::SqlStore;
 
 /// The authenticated caller: its branch and that branch's service, as read at request start,
-/// and its space (production or test branch), chosen once (`Services::caller`). Only
-/// `Services` makes one. What one request of it carries besides (its `Idempotency-Key` claim)
+/// and its space (production or test branch), chosen once (`Auth::caller`). Only
+/// `Auth` makes one. What one request of it carries besides (its `Idempotency-Key` claim)
 /// travels beside it, on the request (`VerifyRequest::idempotency`).
 #[derive(Debug, Clone)]
 pub struct Caller {
@@ -57,7 +62,33 @@ impl Caller {
     }
 }
 
-impl Services {
+/// Who is asking (`Services::auth`): API keys and the admin token checked, the caller's
+/// space chosen, the branch's rate limit (`rate.rs`).
+#[derive(Clone, Copy)]
+pub struct Auth<'a> {
+    pub(crate) store: &'a SqlStore,
+    pub(crate) clock: &'a dyn Clock,
+    spaces: &'a Spaces,
+    trusted_proxies: &'a domain::ip::AllowList,
+    /// `None` turns the admin API off.
+    admin_token: Option<&'a str>,
+    pub(crate) rate: &'a RateLimiter,
+    pub(crate) metrics: &'a Metrics,
+}
+
+impl<'a> Auth<'a> {
+    pub(crate) fn of(svc: &'a Services) -> Self {
+        Auth {
+            store: &svc.store,
+            clock: &*svc.clock,
+            spaces: &svc.spaces,
+            trusted_proxies: &svc.trusted_proxies,
+            admin_token: svc.admin_token.as_deref().map(String::as_str),
+            rate: &svc.rate,
+            metrics: &svc.metrics,
+        }
+    }
+
     /// `peer` is the TCP peer; `forwarded_for` the `X-Forwarded-For` header, believed only
     /// from the configured trusted proxies.
     /// Refusals are counted (`slipverify_auth_refusals_total`).
@@ -69,7 +100,7 @@ impl Services {
     ) -> Result<Caller, Error> {
         self.authenticate_key(authorization, peer, forwarded_for)
             .await
-            .inspect_err(|e| self.count_auth_refusal(e))
+            .inspect_err(|e| count_auth_refusal(self.metrics, e))
     }
 
     async fn authenticate_key(
@@ -78,7 +109,7 @@ impl Services {
         peer: IpAddr,
         forwarded_for: Option<&str>,
     ) -> Result<Caller, Error> {
-        let client_ip = domain::ip::client_ip(peer, forwarded_for, &self.trusted_proxies);
+        let client_ip = domain::ip::client_ip(peer, forwarded_for, self.trusted_proxies);
         let header = authorization.map(str::trim).unwrap_or("");
         if header.is_empty() {
             return Err(Error::MissingApiKey);
@@ -102,9 +133,7 @@ impl Services {
         // for a test branch.
         self.caller(service, branch).await
     }
-}
 
-impl Services {
     /// The caller of `branch` of `service` as read, with its space: no check made. For work
     /// that checks on its own (the LINE webhook's rate limit).
     pub(crate) fn caller_as_read(&self, service: Service, branch: Branch) -> Caller {
@@ -120,6 +149,32 @@ impl Services {
         let space = self.spaces.of(&branch);
         let service = space.usable(service).await?;
         Ok(Caller::new(service, branch, space))
+    }
+
+    /// Checks the admin API's bearer token (compared as SHA-256 digests, in constant time).
+    /// Refusals are counted (`slipverify_auth_refusals_total`).
+    pub fn authenticate_admin(&self, authorization: Option<&str>) -> Result<(), Error> {
+        self.check_admin_token(authorization)
+            .inspect_err(|e| count_auth_refusal(self.metrics, e))
+    }
+
+    fn check_admin_token(&self, authorization: Option<&str>) -> Result<(), Error> {
+        let Some(token) = self.admin_token else {
+            return Err(Error::NotFound);
+        };
+        let given = authorization
+            .and_then(|h| h.trim().split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, t)| t.trim())
+            .ok_or(Error::MissingApiKey)?;
+        let (a, b) = (apikey::hash_key(given), apikey::hash_key(token));
+        // Equal-length hex digests; fold so the comparison does not stop early.
+        let diff = a.bytes().zip(b.bytes()).fold(0u8, |d, (x, y)| d | (x ^ y));
+        if diff == 0 && given == token {
+            Ok(())
+        } else {
+            Err(Error::InvalidApiKey)
+        }
     }
 }
 

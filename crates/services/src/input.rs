@@ -4,6 +4,7 @@
 //! `egress`, which refuses private and internal addresses.
 
 use crate::auth::Caller;
+use crate::budget::DecodeBudget;
 use crate::Services;
 use domain::{Error, ServiceId};
 use egress::EgressError;
@@ -40,7 +41,24 @@ enum Read {
     Image(Vec<String>),
 }
 
-impl Services {
+/// Reads slips (`Services::slips`): the egress for URLs, the image limits and the shared
+/// decode budget.
+#[derive(Clone, Copy)]
+pub struct SlipReader<'a> {
+    egress: Option<&'a egress::Egress>,
+    image_limits: reader::Limits,
+    decode_budget: &'a DecodeBudget,
+}
+
+impl<'a> SlipReader<'a> {
+    pub(crate) fn of(svc: &'a Services) -> Self {
+        SlipReader {
+            egress: svc.egress.as_ref(),
+            image_limits: svc.image_limits,
+            decode_budget: &svc.decode_budget,
+        }
+    }
+
     /// The bank slip the client sent, parsed once here and passed on; or why there is none.
     /// Decodes are shared fairly between services (the caller's).
     pub async fn bank_slip(&self, caller: &Caller, input: SlipInput) -> Result<BankSlipQr, Error> {
@@ -85,7 +103,6 @@ impl Services {
             SlipInput::Url(url) => {
                 let egress = self
                     .egress
-                    .as_ref()
                     .ok_or_else(|| Error::internal("egress not configured"))?;
                 let fetched =
                     egress
@@ -110,9 +127,7 @@ impl Services {
             }
         }
     }
-}
 
-impl Services {
     /// Reads the image's QR texts; `not_image` is the error for bytes that are not an image (it
     /// differs for uploads and URLs in the spec). The decode is admitted against the shared
     /// memory budget from its header first (every path: uploads, Base64 in small JSON bodies,

@@ -1,17 +1,23 @@
 //! The partner API's authentication and quota operations (spec 4.2, 5.2; compat.md signing).
 //!
 //! Order of checks: key → timestamp → nonce format (from the headers alone, before any body
-//! byte is read: [`Services::partner_head`]) → signature → nonce not used before → permission →
-//! branch header → branch within the partner's services ([`Services::authenticate_partner`]).
+//! byte is read: [`PartnerApi::partner_head`]) → signature → nonce not used before → permission →
+//! branch header → branch within the partner's services ([`PartnerApi::authenticate_partner`]).
 //! A nonce is only spent by a correctly signed request, so nobody can burn a partner's nonces.
 
+use crate::accounts::Accounts;
+use crate::admin::Admin;
+use crate::metrics::count_auth_refusal;
 use crate::Services;
+use ::metrics::Metrics;
 use domain::model::{Branch, Partner, Service};
 use domain::partner::{self, Permission};
 use domain::quota::{QuotaOp, QuotaOpError};
+use domain::Clock;
 use domain::{apikey, Error, Validation};
 use rand::RngCore;
 use store::QuotaChange;
+use store::SqlStore;
 
 /// The partner headers checked before the body is read.
 #[derive(Debug, Clone, Copy)]
@@ -69,13 +75,35 @@ fn random_hex64() -> String {
     hex::encode(b)
 }
 
-impl Services {
+/// The partner API (`Services::partner`): signed-request authentication and quota here,
+/// branch and bank-account operations in `partner_branches.rs` (through the operators' and
+/// the accounts' own operations).
+#[derive(Clone, Copy)]
+pub struct PartnerApi<'a> {
+    pub(crate) store: &'a SqlStore,
+    clock: &'a dyn Clock,
+    metrics: &'a Metrics,
+    pub(crate) admin: Admin<'a>,
+    pub(crate) accounts: Accounts<'a>,
+}
+
+impl<'a> PartnerApi<'a> {
+    pub(crate) fn of(svc: &'a Services) -> Self {
+        PartnerApi {
+            store: &svc.store,
+            clock: &*svc.clock,
+            metrics: &svc.metrics,
+            admin: Admin::of(svc),
+            accounts: Accounts::of(svc),
+        }
+    }
+
     /// The checks the headers alone allow (key, timestamp window, nonce format): a request
     /// refused here costs no body read.
     pub async fn partner_head(&self, h: &PartnerHeaders<'_>) -> Result<PartnerHead, Error> {
         self.check_partner_head(h)
             .await
-            .inspect_err(|e| self.count_auth_refusal(e))
+            .inspect_err(|e| count_auth_refusal(self.metrics, e))
     }
 
     async fn check_partner_head(&self, h: &PartnerHeaders<'_>) -> Result<PartnerHead, Error> {
@@ -170,7 +198,7 @@ impl Services {
     ) -> Result<Partner, Error> {
         self.check_partner_signature(head, req, needs)
             .await
-            .inspect_err(|e| self.count_auth_refusal(e))
+            .inspect_err(|e| count_auth_refusal(self.metrics, e))
     }
 
     async fn check_partner_signature(

@@ -5,7 +5,9 @@
 use crate::Services;
 use domain::billing::{AutoRenew, CreditKind, LedgerEntry, Package, Payment};
 use domain::model::Service;
+use domain::Clock;
 use domain::{Error, Satang, Validation};
+use store::SqlStore;
 use store::{CreditMove, PeriodOutcome, PeriodStart};
 
 /// Longest package: ten years.
@@ -25,7 +27,20 @@ fn no_service() -> Error {
     Error::unknown("service", "no such service")
 }
 
-impl Services {
+/// Packages, subscriptions and credit for operators (`Services::billing`).
+#[derive(Clone, Copy)]
+pub struct Billing<'a> {
+    store: &'a SqlStore,
+    clock: &'a dyn Clock,
+}
+
+impl<'a> Billing<'a> {
+    pub(crate) fn of(svc: &'a Services) -> Self {
+        Billing {
+            store: &svc.store,
+            clock: &*svc.clock,
+        }
+    }
     /// The service as it stands, `NOT_FOUND` when there is none.
     async fn existing_service(&self, service_id: &domain::ServiceId) -> Result<Service, Error> {
         self.store

@@ -3,16 +3,17 @@
 
 use crate::auth::Caller;
 use crate::idempotency::IdemClaim;
-use crate::Services;
+use crate::{AfterCharge, Services};
 use connectors::Outcome;
 use domain::attempt::AttemptDraft;
 use domain::model::{Checks, RawSlip, VerifiedTransfer, VerifyBankData};
+use domain::Clock;
 use domain::{Error, Satang};
 use slip_qr::BankSlipQr;
-use store::{ChargeOutcome, VerificationRecord};
+use store::{ChargeOutcome, SqlStore, VerificationRecord};
 
-/// A slip to verify, already parsed where it entered (`Services::bank_slip`,
-/// `Services::truemoney_slip`), with the caller's options.
+/// A slip to verify, already parsed where it entered (`SlipReader::bank_slip`,
+/// `SlipReader::truemoney_slip`), with the caller's options.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VerifyRequest<S = BankSlipQr> {
     pub slip: S,
@@ -97,7 +98,28 @@ impl<S> VerifyRequest<S> {
     }
 }
 
-impl Services {
+/// Verifying parsed slips (`Services::verify`): bank slips here, TrueMoney slips in
+/// `wallet.rs`, the `Idempotency-Key` claims in `idempotency.rs`, the recorded verifications
+/// in `lookup.rs`.
+#[derive(Clone, Copy)]
+pub struct Verify<'a> {
+    pub(crate) store: &'a SqlStore,
+    pub(crate) clock: &'a dyn Clock,
+    /// How long a keyed request holds its key.
+    pub(crate) idem_lease: time::Duration,
+    after_charge: Option<&'a AfterCharge>,
+}
+
+impl<'a> Verify<'a> {
+    pub(crate) fn of(svc: &'a Services) -> Self {
+        Verify {
+            store: &svc.store,
+            clock: &*svc.clock,
+            idem_lease: svc.idem_lease,
+            after_charge: svc.after_charge.as_ref(),
+        }
+    }
+
     pub async fn verify_bank(
         &self,
         caller: &Caller,
@@ -128,9 +150,13 @@ impl Services {
                 caller.trace.source("local");
                 (t, source)
             }
-            _ => match self
-                .ask_bank(caller, &slip.payload, &slip.sending_bank, &slip.trans_ref)
-                .await
+            _ => match crate::lookup::ask_bank(
+                caller,
+                &slip.payload,
+                &slip.sending_bank,
+                &slip.trans_ref,
+            )
+            .await
             {
                 (Outcome::Found(t), source) => (Box::new(t), source),
                 (Outcome::NotFound, _) => {
@@ -172,7 +198,7 @@ impl Services {
                 draft,
             )
             .await?;
-        if let Some(hook) = &self.after_charge {
+        if let Some(hook) = self.after_charge {
             hook().await;
         }
 

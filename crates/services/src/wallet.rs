@@ -3,8 +3,7 @@
 //! `TRUEMONEY`) → answer.
 
 use crate::auth::Caller;
-use crate::verify::VerifyRequest;
-use crate::Services;
+use crate::verify::{Verify, VerifyRequest};
 use connectors::Outcome;
 use domain::matching::SlipReceiver;
 use domain::model::{RawWalletSlip, VerifiedTransfer, VerifyWalletData};
@@ -14,7 +13,7 @@ use slip_qr::TrueMoneySlipQr;
 /// Verifications of wallet slips are recorded under this sending "bank".
 pub const TRUEMONEY: &str = "TRUEMONEY";
 
-impl Services {
+impl Verify<'_> {
     pub async fn verify_truewallet(
         &self,
         caller: &Caller,
@@ -40,9 +39,7 @@ impl Services {
                 caller.trace.source("local");
                 (t, source)
             }
-            _ => match self
-                .ask_wallet(caller, &slip.payload, &slip.transaction_id)
-                .await
+            _ => match crate::lookup::ask_wallet(caller, &slip.payload, &slip.transaction_id).await
             {
                 (Outcome::Found(t), source) => (Box::new(t), source),
                 // The router answers a wallet slip found, not found or unavailable.

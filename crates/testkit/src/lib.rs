@@ -361,21 +361,24 @@ impl TestApp {
     pub async fn tenant(&self, quota: i64) -> Tenant {
         let svc = &self.app.services;
         let s = svc
+            .admin()
             .create_service("Test shop", Some(quota))
             .await
             .expect("service");
         // The test clock stands still, so a real rate would refuse bursts; tests of the rate
         // limit set their own.
-        svc.update_service(
-            &s.id,
-            &services::admin::ServiceUpdate {
-                rate_limit_rps: Some(Some(1_000_000)),
-                ..Default::default()
-            },
-        )
-        .await
-        .expect("rate");
+        svc.admin()
+            .update_service(
+                &s.id,
+                &services::admin::ServiceUpdate {
+                    rate_limit_rps: Some(Some(1_000_000)),
+                    ..Default::default()
+                },
+            )
+            .await
+            .expect("rate");
         let (b, key) = svc
+            .admin()
             .create_branch(&NewBranch {
                 service_id: s.id.clone(),
                 name: "Main".into(),
@@ -403,7 +406,13 @@ impl TestApp {
             limit_quota: limit,
             ..Default::default()
         };
-        let (b, key) = self.app.services.create_branch(&b).await.expect("branch");
+        let (b, key) = self
+            .app
+            .services
+            .admin()
+            .create_branch(&b)
+            .await
+            .expect("branch");
         (b.id, key)
     }
 
@@ -423,6 +432,7 @@ impl TestApp {
         let (b, key) = self
             .app
             .services
+            .admin()
             .create_branch(&b)
             .await
             .expect("test branch");
@@ -522,7 +532,8 @@ impl TestApp {
         let auth = format!("Bearer {key}");
         let loopback = "127.0.0.1".parse().unwrap();
         let svc = &self.app.services;
-        svc.authenticate(Some(&auth), loopback, None)
+        svc.auth()
+            .authenticate(Some(&auth), loopback, None)
             .await
             .expect("caller")
     }
@@ -576,7 +587,10 @@ impl TestApp {
             ..Default::default()
         };
         let svc = &self.app.services;
-        svc.update_branch(branch_id, &update).await.expect("branch");
+        svc.admin()
+            .update_branch(branch_id, &update)
+            .await
+            .expect("branch");
     }
 
     /// Turns a branch on or off (`active`).
@@ -586,7 +600,10 @@ impl TestApp {
             ..Default::default()
         };
         let svc = &self.app.services;
-        svc.update_branch(branch_id, &update).await.expect("branch");
+        svc.admin()
+            .update_branch(branch_id, &update)
+            .await
+            .expect("branch");
     }
 
     /// POSTs a multipart form with a bearer key; returns status and JSON body.

@@ -21,13 +21,15 @@ pub mod worker;
 pub use worker::{run_worker, WorkerConfig};
 
 use crate::auth::Caller;
-use crate::input::SlipInput;
+use crate::input::{SlipInput, SlipReader};
 use crate::Services;
 use domain::job::{Delivery, Job, NewJob, Stage};
+use domain::Clock;
 use domain::{BatchId, BranchId, Error, JobId, Satang};
 use egress::EgressError;
 use std::collections::HashMap;
 use std::sync::Arc;
+use store::SqlStore;
 
 /// One kind of background job, in the spirit of crates.io's `BackgroundJob`: the name its rows
 /// carry in `jobs.kind` and the step it runs. The kind's input is the row's `data` (JSON: a
@@ -145,7 +147,70 @@ pub struct Submitted {
     pub job_ids: Vec<JobId>,
 }
 
-impl Services {
+/// Queueing jobs (any kind): the job table and this node's worker's wake-up.
+#[derive(Clone, Copy)]
+pub(crate) struct Queue<'a> {
+    store: &'a SqlStore,
+    wake: &'a tokio::sync::Notify,
+}
+
+impl<'a> Queue<'a> {
+    pub(crate) fn of(svc: &'a Services) -> Self {
+        Queue {
+            store: &svc.store,
+            wake: &svc.jobs_wake,
+        }
+    }
+
+    /// Queues jobs in one transaction and wakes this node's worker; a job whose id exists
+    /// is left as it is.
+    pub(crate) async fn enqueue(&self, jobs: &[Job]) -> Result<(), Error> {
+        self.store.insert_jobs(jobs).await?;
+        self.wake.notify_one();
+        Ok(())
+    }
+
+    /// `enqueue` with the audit entry of the operation that made the jobs, in the same
+    /// transaction.
+    pub(crate) async fn enqueue_audited(
+        &self,
+        jobs: &[Job],
+        audit: &store::NewAudit<'_>,
+    ) -> Result<(), Error> {
+        self.store.insert_jobs_audited(jobs, audit).await?;
+        self.wake.notify_one();
+        Ok(())
+    }
+}
+
+/// Async jobs (`Services::jobs`): submission and polling of verify jobs, queueing jobs of
+/// any kind, an operator's redelivery (`redeliver.rs`); for the worker, the owners of
+/// claimed jobs and the callback POST.
+#[derive(Clone, Copy)]
+pub struct Jobs<'a> {
+    store: &'a SqlStore,
+    clock: &'a dyn Clock,
+    egress: Option<&'a egress::Egress>,
+    schedules: &'a domain::job::Schedules,
+    queue: Queue<'a>,
+    /// An image submitted is read at submission: the job keeps only the QR text.
+    slips: SlipReader<'a>,
+    metrics: &'a ::metrics::Metrics,
+}
+
+impl<'a> Jobs<'a> {
+    pub(crate) fn of(svc: &'a Services) -> Self {
+        Jobs {
+            store: &svc.store,
+            clock: &*svc.clock,
+            egress: svc.egress.as_ref(),
+            schedules: &svc.schedules,
+            queue: Queue::of(svc),
+            slips: SlipReader::of(svc),
+            metrics: &svc.metrics,
+        }
+    }
+
     /// Accepts slips for background verification. Everything that can be refused is refused
     /// here, before any job exists: the callback target, each slip's input (an image is read
     /// now, so the job keeps only the QR text), and its QR. `batch`: the slips share a batch id,
@@ -169,7 +234,6 @@ impl Services {
             })?;
         let egress = self
             .egress
-            .as_ref()
             .ok_or_else(|| Error::internal("egress not configured"))?;
         egress
             .check_url(&target, true)
@@ -188,7 +252,7 @@ impl Services {
         let mut jobs = Vec::with_capacity(slips.len());
         for (i, slip) in slips.into_iter().enumerate() {
             // Async is for bank slips only; the job keeps the slip's QR text.
-            let payload = match self.bank_slip(caller, slip.input).await {
+            let payload = match self.slips.bank_slip(caller, slip.input).await {
                 Ok(s) => s.payload,
                 Err(e) if batch => {
                     return Err(Error::invalid(
@@ -225,9 +289,7 @@ impl Services {
     /// Queues jobs of any kind (built with `Job::new` / `Job::of_kind`) in one transaction and
     /// wakes this node's worker; a job whose id exists is left as it is.
     pub async fn enqueue(&self, jobs: &[Job]) -> Result<(), Error> {
-        self.store.insert_jobs(jobs).await?;
-        self.jobs_wake.notify_one();
-        Ok(())
+        self.queue.enqueue(jobs).await
     }
 
     /// A verify job of the caller's branch, while it is retained; otherwise `JOB_NOT_FOUND`
@@ -272,7 +334,7 @@ impl Services {
     /// host again, refuses non-public addresses and connects only to the address it vetted.
     pub(crate) async fn deliver(&self, job: &Job) -> Delivery {
         let (Some(url), Some(body), Some(egress)) =
-            (&job.callback_url, &job.webhook.body, &self.egress)
+            (&job.callback_url, &job.webhook.body, self.egress)
         else {
             return Delivery::Failed {
                 status: None,
@@ -292,7 +354,7 @@ impl Services {
                 self.schedules.webhook_timeout,
             )
             .await;
-        self.count_delivery(&sent, started.elapsed());
+        crate::metrics::count_delivery(self.metrics, &sent, started.elapsed());
         match sent {
             Ok(status) if (200..300).contains(&status) => Delivery::Delivered(status),
             Ok(status) => Delivery::Failed {

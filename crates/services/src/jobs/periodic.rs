@@ -168,6 +168,7 @@ impl PeriodicJob for RetentionPurge {
 
     async fn run(&self, svc: &Services) -> Result<String, Error> {
         let (purged, blanked) = svc
+            .attempts()
             .purge_retention(self.attempts_days, self.personal_data_days)
             .await?;
         Ok(format!(

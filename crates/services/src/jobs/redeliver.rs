@@ -6,7 +6,7 @@
 //! secret signs the redelivery); the worker then posts it to the original target through
 //! `egress`, like every callback.
 
-use super::{JobContext, JobKind, Owner};
+use super::{JobContext, JobKind, Jobs, Owner};
 use crate::Services;
 use domain::job::{Job, Redelivery, REDELIVER, VERIFY};
 use domain::{Error, JobId};
@@ -60,7 +60,7 @@ fn retry(svc: &Services, mut job: Job, error: &str) -> Job {
     job
 }
 
-impl Services {
+impl Jobs<'_> {
     /// Queues a redelivery of job `id`'s callback (audited as `actor`) and returns the
     /// redelivery job. `JOB_NOT_FOUND`: no such job, expired, or not a verification job;
     /// `JOB_STILL_RUNNING`: it is still verifying or delivering; a job that finished without
@@ -104,10 +104,9 @@ impl Services {
             branch_id: Some(&original.branch_id),
             detail: detail.to_string(),
         };
-        self.store
-            .insert_jobs_audited(std::slice::from_ref(&job), &audit)
+        self.queue
+            .enqueue_audited(std::slice::from_ref(&job), &audit)
             .await?;
-        self.jobs_wake.notify_one();
         Ok(job)
     }
 }

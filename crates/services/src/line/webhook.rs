@@ -5,10 +5,14 @@
 //! inserts nothing new (`ON CONFLICT (id) DO NOTHING`), so it is processed once, and a node
 //! that dies after the answer loses nothing.
 
+use crate::auth::Auth;
+use crate::jobs::Queue;
 use crate::Services;
 use domain::job::{Job, LineJob, LINE};
 use domain::line::Callback;
+use domain::Clock;
 use domain::{BranchId, Error, JobId};
+use store::SqlStore;
 
 /// Largest webhook body read (LINE's are a few KB; the API caps at 1 MB before anything else).
 pub const MAX_WEBHOOK_BYTES: usize = 1024 * 1024;
@@ -16,7 +20,30 @@ pub const MAX_WEBHOOK_BYTES: usize = 1024 * 1024;
 /// Event kinds the bot acts on; others are answered 200 and dropped.
 const HANDLED: [&str; 2] = ["message", "join"];
 
-impl Services {
+/// LINE's calls into the shop's server (`Services::line`).
+#[derive(Clone, Copy)]
+pub struct LineWebhook<'a> {
+    store: &'a SqlStore,
+    clock: &'a dyn Clock,
+    schedules: &'a domain::job::Schedules,
+    /// The branch's rate limit applies to its webhook calls.
+    auth: Auth<'a>,
+    queue: Queue<'a>,
+    metrics: &'a ::metrics::Metrics,
+}
+
+impl<'a> LineWebhook<'a> {
+    pub(crate) fn of(svc: &'a Services) -> Self {
+        LineWebhook {
+            store: &svc.store,
+            clock: &*svc.clock,
+            schedules: &svc.schedules,
+            auth: Auth::of(svc),
+            queue: Queue::of(svc),
+            metrics: &svc.metrics,
+        }
+    }
+
     /// Checks the signature, then queues each event the bot handles; `INVALID_SIGNATURE` (401)
     /// for a bad or missing signature, a branch without LINE, or no such branch (one answer
     /// for all: the URL tells nothing).
@@ -49,8 +76,8 @@ impl Services {
             .await?
             .ok_or(Error::InvalidSignature)?;
         // The branch's rate limit applies (one token per webhook call).
-        let caller = self.caller_as_read(service, branch);
-        self.rate_check(&caller).await?;
+        let caller = self.auth.caller_as_read(service, branch);
+        self.auth.rate_check(&caller).await?;
         let now = self.clock.now();
         let raw: serde_json::Value =
             serde_json::from_slice(body).map_err(|_| Error::invalid("body", "is not JSON"))?;
@@ -73,12 +100,12 @@ impl Services {
                 caller.branch.id.clone(),
                 None,
                 now,
-                self.schedules().retention,
+                self.schedules.retention,
             ));
         }
         let n = jobs.len();
         if n > 0 {
-            self.enqueue(&jobs).await?;
+            self.queue.enqueue(&jobs).await?;
         }
         // Counted once the call is accepted: LINE redelivers only what it did not see
         // answered 200, so each event counts once (twice only if our 200 was lost).

@@ -56,6 +56,7 @@ both!(
         let (_, partner_key) = t
             .app
             .services
+            .partner()
             .create_partner(
                 "Reseller",
                 std::slice::from_ref(&tenant.service_id),

@@ -142,6 +142,7 @@ both!(forwarded_for_lines_are_one_list, |b: Backend| async move {
     };
     t.app
         .services
+        .admin()
         .update_branch(&ten.branch_id, &only)
         .await
         .unwrap();

@@ -88,7 +88,13 @@ both!(
         rx.wait_for(3).await;
 
         // Audited on the branch, by the admin API.
-        let audit = t.app.services.list_audit(&ten.branch_id).await.unwrap();
+        let audit = t
+            .app
+            .services
+            .admin()
+            .list_audit(&ten.branch_id)
+            .await
+            .unwrap();
         let redeliveries: Vec<_> = audit
             .iter()
             .filter(|e| e.action == "job.redeliver")
@@ -235,6 +241,7 @@ both!(redelivery_refusals, |b: Backend| async move {
     assert!(
         t.app
             .services
+            .admin()
             .list_audit(&ten.branch_id)
             .await
             .unwrap()

@@ -37,6 +37,7 @@ async fn bot_with(b: Backend, more: &str) -> (LineSim, TestApp, Tenant) {
 async fn set_line(t: &TestApp, ten: &Tenant, patch: domain::line::LinePatch) {
     t.app
         .services
+        .admin()
         .update_branch(
             &ten.branch_id,
             &services::admin::BranchUpdate {
@@ -74,6 +75,7 @@ async fn line_records(t: &TestApp, n: usize) -> Vec<domain::attempt::Attempt> {
         let rows = t
             .app
             .services
+            .attempts()
             .search_attempts(AttemptQuery {
                 limit: 100,
                 ..AttemptQuery::default()
@@ -303,6 +305,7 @@ both!(
         };
         t.app
             .services
+            .admin()
             .update_branch(&ten.branch_id, &setup(false))
             .await
             .unwrap();
@@ -325,6 +328,7 @@ both!(
         // With pushes on (one a day): pushed once, with a retry key; the next is over the limit.
         t.app
             .services
+            .admin()
             .update_branch(&ten.branch_id, &setup(true))
             .await
             .unwrap();
@@ -367,6 +371,7 @@ both!(
         let (line, t, ten) = bot(b).await;
         t.app
             .services
+            .admin()
             .update_branch(
                 &ten.branch_id,
                 &services::admin::BranchUpdate {
@@ -394,6 +399,7 @@ both!(
         assert!(t
             .app
             .services
+            .attempts()
             .search_attempts(AttemptQuery {
                 limit: 10,
                 ..AttemptQuery::default()

@@ -149,6 +149,7 @@ async fn log_counts(t: &TestApp) -> BTreeMap<(String, String, String), f64> {
     let rows = t
         .app
         .services
+        .attempts()
         .search_attempts(AttemptQuery {
             limit: 1000,
             ..AttemptQuery::default()
@@ -224,6 +225,7 @@ both!(
         let limited = t.tenant(100).await;
         t.app
             .services
+            .admin()
             .update_service(
                 &limited.service_id,
                 &services::admin::ServiceUpdate {

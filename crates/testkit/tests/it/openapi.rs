@@ -403,6 +403,7 @@ async fn documented_examples_match_the_server() {
     let (_, test_key) = t
         .app
         .services
+        .admin()
         .create_branch(&services::admin::NewBranch {
             service_id: ten.service_id.clone(),
             name: "QA".into(),
@@ -730,6 +731,7 @@ async fn partner_answers_fit_the_document() {
     let (p, key) = t
         .app
         .services
+        .partner()
         .create_partner(
             "Reseller",
             std::slice::from_ref(&ten.service_id),

@@ -90,6 +90,7 @@ async fn partner(t: &TestApp, services: &[domain::ServiceId], perms: &str) -> P 
     let (p, key) = t
         .app
         .services
+        .partner()
         .create_partner("Reseller", services, &[perms.to_string()])
         .await
         .unwrap();

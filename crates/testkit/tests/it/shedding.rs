@@ -53,6 +53,7 @@ both!(
         let (p, key) = t
             .app
             .services
+            .partner()
             .create_partner(
                 "Reseller",
                 std::slice::from_ref(&tenant.service_id),

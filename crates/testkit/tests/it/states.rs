@@ -21,6 +21,7 @@ both!(
         };
         t.app
             .services
+            .admin()
             .update_service(&ten.service_id, &set(false))
             .await
             .unwrap();
@@ -36,6 +37,7 @@ both!(
         assert_eq!((s, v1_code(&v)), (403, "account_not_verified"), "{v}");
         t.app
             .services
+            .admin()
             .update_service(&ten.service_id, &set(true))
             .await
             .unwrap();

@@ -125,15 +125,16 @@ both!(
             .await;
         t.set_branch_active(&test_id, true).await;
         let past = t.clock.now() - time::Duration::days(1);
-        svc.update_service(
-            &ten.service_id,
-            &ServiceUpdate {
-                expires_at: Some(Some(past)),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+        svc.admin()
+            .update_service(
+                &ten.service_id,
+                &ServiceUpdate {
+                    expires_at: Some(Some(past)),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
         t.post_err(path, &test, slip, 403, "SERVICE_EXPIRED").await;
         t.stop().await;
     }
