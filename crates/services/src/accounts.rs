@@ -2,12 +2,10 @@
 //! verification (`matchAccount`). The matching rules are the pure `domain::matching`.
 
 use crate::auth::Caller;
-use crate::Services;
+pub use crate::handles::Accounts;
 use domain::matching::{match_receiver, RegisteredAccount, SlipReceiver};
 use domain::model::{AccountType, BankAccount, MatchedAccount, Party};
-use domain::Clock;
 use domain::{BankAccountId, Error, Validation};
-use store::SqlStore;
 use store::StoreError;
 
 /// A bank account as a client submits it (fields as sent; checked by `create_bank_account`).
@@ -81,20 +79,7 @@ fn normalize_number(
     }
 }
 
-/// A branch's receiving bank accounts (`Services::accounts`), also the partner API's.
-#[derive(Clone, Copy)]
-pub struct Accounts<'a> {
-    store: &'a SqlStore,
-    clock: &'a dyn Clock,
-}
-
-impl<'a> Accounts<'a> {
-    pub(crate) fn of(svc: &'a Services) -> Self {
-        Accounts {
-            store: &svc.store,
-            clock: &*svc.clock,
-        }
-    }
+impl Accounts<'_> {
     pub async fn create_bank_account(
         &self,
         caller: &Caller,

@@ -1,12 +1,10 @@
 //! Operator actions: services, branches and keys. Used by the CLI now, an admin API later.
 
-use crate::Services;
+pub use crate::handles::Admin;
 use domain::ip::AllowList;
 use domain::model::{Branch, Plan, Service, ServiceState, User};
 use domain::quota::Quota;
-use domain::Clock;
 use domain::{apikey, BranchId, Error, ServiceId, UserId, Validation};
-use store::SqlStore;
 use store::{BranchPatch, ServicePatch, StoreError};
 use time::OffsetDateTime;
 
@@ -80,20 +78,7 @@ fn new_key() -> String {
     uuid::Uuid::new_v4().to_string()
 }
 
-/// Operators' actions (`Services::admin`): the admin API and the CLI.
-#[derive(Clone, Copy)]
-pub struct Admin<'a> {
-    store: &'a SqlStore,
-    clock: &'a dyn Clock,
-}
-
-impl<'a> Admin<'a> {
-    pub(crate) fn of(svc: &'a Services) -> Self {
-        Admin {
-            store: &svc.store,
-            clock: &*svc.clock,
-        }
-    }
+impl Admin<'_> {
     pub async fn create_service(&self, name: &str, quota: Option<i64>) -> Result<Service, Error> {
         let mut v = Validation::new();
         check_name(&mut v, name);

@@ -4,16 +4,14 @@
 //! where it is learnt; the HTTP layer (or the job worker) ends the trace with the answer's
 //! outcome. Search, export and retention are here too.
 
-use crate::Services;
+pub use crate::handles::Attempts;
 use domain::attempt::{
     Attempt, AttemptDraft, AttemptQuery, AttemptRow, Channel, InputKind, Outcome, SlipKind,
     MAX_ROWS_PER_QUERY,
 };
-use domain::Clock;
 use domain::{BranchId, Error, JobId, Satang, ServiceId};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-use store::SqlStore;
 use time::OffsetDateTime;
 
 /// What one verification noted about itself; shared by the request's layers. A detached trace
@@ -270,22 +268,7 @@ pub fn ended_with(e: &Error) -> (Outcome, Option<String>) {
     (Outcome::of_error(e), Some(e.code().to_string()))
 }
 
-/// The attempts log (`Services::attempts`): the one writer, the search, the retention purge.
-#[derive(Clone, Copy)]
-pub struct Attempts<'a> {
-    store: &'a SqlStore,
-    clock: &'a dyn Clock,
-    metrics: &'a ::metrics::Metrics,
-}
-
-impl<'a> Attempts<'a> {
-    pub(crate) fn of(svc: &'a Services) -> Self {
-        Attempts {
-            store: &svc.store,
-            clock: &*svc.clock,
-            metrics: &svc.metrics,
-        }
-    }
+impl Attempts<'_> {
     /// Writes a record (group-committed) and returns once it is stored. A failure is logged
     /// for the operator and does not change the answer: the verification itself stands.
     /// Every record, and only a record, counts once in `slipverify_verifications_total`

@@ -3,17 +3,13 @@
 //! service not deleted → not banned → owner not banned → not expired. Quota comes last, when
 //! the verification is charged.
 
+pub use crate::handles::Auth;
 use crate::metrics::count_auth_refusal;
-use crate::rate::RateLimiter;
-use crate::space::{Space, Spaces};
-use crate::Services;
-use ::metrics::Metrics;
+use crate::space::Space;
 use domain::model::{Branch, Service};
-use domain::Clock;
 use domain::{apikey, Error};
 use std::net::IpAddr;
 use std::sync::Arc;
-use store::SqlStore;
 
 /// The authenticated caller: its branch and that branch's service, as read at request start,
 /// and its space (production or test branch), chosen once (`Auth::caller`). Only
@@ -62,33 +58,7 @@ impl Caller {
     }
 }
 
-/// Who is asking (`Services::auth`): API keys and the admin token checked, the caller's
-/// space chosen, the branch's rate limit (`rate.rs`).
-#[derive(Clone, Copy)]
-pub struct Auth<'a> {
-    pub(crate) store: &'a SqlStore,
-    pub(crate) clock: &'a dyn Clock,
-    spaces: &'a Spaces,
-    trusted_proxies: &'a domain::ip::AllowList,
-    /// `None` turns the admin API off.
-    admin_token: Option<&'a str>,
-    pub(crate) rate: &'a RateLimiter,
-    pub(crate) metrics: &'a Metrics,
-}
-
-impl<'a> Auth<'a> {
-    pub(crate) fn of(svc: &'a Services) -> Self {
-        Auth {
-            store: &svc.store,
-            clock: &*svc.clock,
-            spaces: &svc.spaces,
-            trusted_proxies: &svc.trusted_proxies,
-            admin_token: svc.admin_token.as_deref().map(String::as_str),
-            rate: &svc.rate,
-            metrics: &svc.metrics,
-        }
-    }
-
+impl Auth<'_> {
     /// `peer` is the TCP peer; `forwarded_for` the `X-Forwarded-For` header, believed only
     /// from the configured trusted proxies.
     /// Refusals are counted (`slipverify_auth_refusals_total`).

@@ -4,8 +4,7 @@
 //! `egress`, which refuses private and internal addresses.
 
 use crate::auth::Caller;
-use crate::budget::DecodeBudget;
-use crate::Services;
+pub use crate::handles::SlipReader;
 use domain::{Error, ServiceId};
 use egress::EgressError;
 use reader::ReadError;
@@ -41,24 +40,7 @@ enum Read {
     Image(Vec<String>),
 }
 
-/// Reads slips (`Services::slips`): the egress for URLs, the image limits and the shared
-/// decode budget.
-#[derive(Clone, Copy)]
-pub struct SlipReader<'a> {
-    egress: Option<&'a egress::Egress>,
-    image_limits: reader::Limits,
-    decode_budget: &'a DecodeBudget,
-}
-
-impl<'a> SlipReader<'a> {
-    pub(crate) fn of(svc: &'a Services) -> Self {
-        SlipReader {
-            egress: svc.egress.as_ref(),
-            image_limits: svc.image_limits,
-            decode_budget: &svc.decode_budget,
-        }
-    }
-
+impl SlipReader<'_> {
     /// The bank slip the client sent, parsed once here and passed on; or why there is none.
     /// Decodes are shared fairly between services (the caller's).
     pub async fn bank_slip(&self, caller: &Caller, input: SlipInput) -> Result<BankSlipQr, Error> {

@@ -7,6 +7,7 @@ pub mod admin;
 pub mod attempts;
 pub mod auth;
 pub mod budget;
+mod handles;
 pub mod idempotency;
 pub mod input;
 pub mod jobs;
@@ -259,63 +260,5 @@ impl Services {
     /// exists (a test stops the node there: the crash the idempotency key must survive).
     pub fn set_after_charge(&mut self, hook: AfterCharge) {
         self.after_charge = Some(hook);
-    }
-}
-
-/// The use-case handles: each borrows only the fields its operations read.
-impl Services {
-    /// Authentication of API keys and the admin token, the rate limit, the caller's space.
-    pub fn auth(&self) -> auth::Auth<'_> {
-        auth::Auth::of(self)
-    }
-
-    /// Turning what a client sent (payload, image, URL) into the parsed slip.
-    pub fn slips(&self) -> input::SlipReader<'_> {
-        input::SlipReader::of(self)
-    }
-
-    /// Verifying parsed slips, their `Idempotency-Key` claims, the caller's recorded ones.
-    pub fn verify(&self) -> verify::Verify<'_> {
-        verify::Verify::of(self)
-    }
-
-    /// A branch's receiving bank accounts.
-    pub fn accounts(&self) -> accounts::Accounts<'_> {
-        accounts::Accounts::of(self)
-    }
-
-    /// Async jobs: submission, polling, queueing, redelivery.
-    pub fn jobs(&self) -> jobs::Jobs<'_> {
-        jobs::Jobs::of(self)
-    }
-
-    /// The attempts log: writing, searching, retention.
-    pub fn attempts(&self) -> attempts::Attempts<'_> {
-        attempts::Attempts::of(self)
-    }
-
-    /// Operators' actions on services, branches, users, plans and keys.
-    pub fn admin(&self) -> admin::Admin<'_> {
-        admin::Admin::of(self)
-    }
-
-    /// Packages, subscriptions and credit.
-    pub fn billing(&self) -> subscriptions::Billing<'_> {
-        subscriptions::Billing::of(self)
-    }
-
-    /// The partner API: signed-request authentication, quota, branch and account operations.
-    pub fn partner(&self) -> partner::PartnerApi<'_> {
-        partner::PartnerApi::of(self)
-    }
-
-    /// The LINE slip bot's webhook.
-    pub fn line(&self) -> line::webhook::LineWebhook<'_> {
-        line::webhook::LineWebhook::of(self)
-    }
-
-    /// What this node reports about itself: connectors, values read at a metrics scrape.
-    pub fn status(&self) -> metrics::Status<'_> {
-        metrics::Status::of(self)
     }
 }

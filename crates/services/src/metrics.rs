@@ -1,10 +1,9 @@
 //! What the services count for Prometheus (the registry and names are in the `metrics` crate),
 //! and the values a scrape reads from the database and the connector router.
 
-use crate::Services;
+pub use crate::handles::Status;
 use ::metrics::Metrics;
 use domain::Error;
-use store::SqlStore;
 
 /// A refusal by authentication or the rate limit, not a failure of ours (a database error
 /// is an internal error, a disabled admin API is "not found", a malformed header is a
@@ -14,14 +13,6 @@ fn is_refusal(e: &Error) -> bool {
         e,
         Error::Internal(_) | Error::NotFound | Error::Validation(_)
     )
-}
-
-/// What this node reports about itself (`Services::status`): its connectors as the router
-/// sees them, and the values a metrics scrape reads.
-#[derive(Clone, Copy)]
-pub struct Status<'a> {
-    store: &'a SqlStore,
-    router: &'a connectors::Router,
 }
 
 pub(crate) fn count_auth_refusal(metrics: &Metrics, e: &Error) {
@@ -36,14 +27,7 @@ pub(crate) fn count_rate_refusal(metrics: &Metrics, e: &Error) {
     }
 }
 
-impl<'a> Status<'a> {
-    pub(crate) fn of(svc: &'a Services) -> Self {
-        Status {
-            store: &svc.store,
-            router: &svc.router,
-        }
-    }
-
+impl Status<'_> {
     /// Each connector as operators see it (`GET /admin/connectors`): state, last error,
     /// counts, median latency; never a secret.
     pub fn connector_status(&self) -> Vec<connectors::ConnectorStatus> {

@@ -5,19 +5,14 @@
 //! branch header → branch within the partner's services ([`PartnerApi::authenticate_partner`]).
 //! A nonce is only spent by a correctly signed request, so nobody can burn a partner's nonces.
 
-use crate::accounts::Accounts;
-use crate::admin::Admin;
+pub use crate::handles::PartnerApi;
 use crate::metrics::count_auth_refusal;
-use crate::Services;
-use ::metrics::Metrics;
 use domain::model::{Branch, Partner, Service};
 use domain::partner::{self, Permission};
 use domain::quota::{QuotaOp, QuotaOpError};
-use domain::Clock;
 use domain::{apikey, Error, Validation};
 use rand::RngCore;
 use store::QuotaChange;
-use store::SqlStore;
 
 /// The partner headers checked before the body is read.
 #[derive(Debug, Clone, Copy)]
@@ -75,29 +70,7 @@ fn random_hex64() -> String {
     hex::encode(b)
 }
 
-/// The partner API (`Services::partner`): signed-request authentication and quota here,
-/// branch and bank-account operations in `partner_branches.rs` (through the operators' and
-/// the accounts' own operations).
-#[derive(Clone, Copy)]
-pub struct PartnerApi<'a> {
-    pub(crate) store: &'a SqlStore,
-    clock: &'a dyn Clock,
-    metrics: &'a Metrics,
-    pub(crate) admin: Admin<'a>,
-    pub(crate) accounts: Accounts<'a>,
-}
-
-impl<'a> PartnerApi<'a> {
-    pub(crate) fn of(svc: &'a Services) -> Self {
-        PartnerApi {
-            store: &svc.store,
-            clock: &*svc.clock,
-            metrics: &svc.metrics,
-            admin: Admin::of(svc),
-            accounts: Accounts::of(svc),
-        }
-    }
-
+impl PartnerApi<'_> {
     /// The checks the headers alone allow (key, timestamp window, nonce format): a request
     /// refused here costs no body read.
     pub async fn partner_head(&self, h: &PartnerHeaders<'_>) -> Result<PartnerHead, Error> {

@@ -2,12 +2,10 @@
 //! credit movement is a ledger row naming its actor; subscriptions and auto-renew changes go
 //! to the audit log.
 
-use crate::Services;
+pub use crate::handles::Billing;
 use domain::billing::{AutoRenew, CreditKind, LedgerEntry, Package, Payment};
 use domain::model::Service;
-use domain::Clock;
 use domain::{Error, Satang, Validation};
-use store::SqlStore;
 use store::{CreditMove, PeriodOutcome, PeriodStart};
 
 /// Longest package: ten years.
@@ -27,20 +25,7 @@ fn no_service() -> Error {
     Error::unknown("service", "no such service")
 }
 
-/// Packages, subscriptions and credit for operators (`Services::billing`).
-#[derive(Clone, Copy)]
-pub struct Billing<'a> {
-    store: &'a SqlStore,
-    clock: &'a dyn Clock,
-}
-
-impl<'a> Billing<'a> {
-    pub(crate) fn of(svc: &'a Services) -> Self {
-        Billing {
-            store: &svc.store,
-            clock: &*svc.clock,
-        }
-    }
+impl Billing<'_> {
     /// The service as it stands, `NOT_FOUND` when there is none.
     async fn existing_service(&self, service_id: &domain::ServiceId) -> Result<Service, Error> {
         self.store

@@ -2,15 +2,14 @@
 //! charge and record atomically → answer.
 
 use crate::auth::Caller;
+pub use crate::handles::Verify;
 use crate::idempotency::IdemClaim;
-use crate::{AfterCharge, Services};
 use connectors::Outcome;
 use domain::attempt::AttemptDraft;
 use domain::model::{Checks, RawSlip, VerifiedTransfer, VerifyBankData};
-use domain::Clock;
 use domain::{Error, Satang};
 use slip_qr::BankSlipQr;
-use store::{ChargeOutcome, SqlStore, VerificationRecord};
+use store::{ChargeOutcome, VerificationRecord};
 
 /// A slip to verify, already parsed where it entered (`SlipReader::bank_slip`,
 /// `SlipReader::truemoney_slip`), with the caller's options.
@@ -98,28 +97,7 @@ impl<S> VerifyRequest<S> {
     }
 }
 
-/// Verifying parsed slips (`Services::verify`): bank slips here, TrueMoney slips in
-/// `wallet.rs`, the `Idempotency-Key` claims in `idempotency.rs`, the recorded verifications
-/// in `lookup.rs`.
-#[derive(Clone, Copy)]
-pub struct Verify<'a> {
-    pub(crate) store: &'a SqlStore,
-    pub(crate) clock: &'a dyn Clock,
-    /// How long a keyed request holds its key.
-    pub(crate) idem_lease: time::Duration,
-    after_charge: Option<&'a AfterCharge>,
-}
-
-impl<'a> Verify<'a> {
-    pub(crate) fn of(svc: &'a Services) -> Self {
-        Verify {
-            store: &svc.store,
-            clock: &*svc.clock,
-            idem_lease: svc.idem_lease,
-            after_charge: svc.after_charge.as_ref(),
-        }
-    }
-
+impl Verify<'_> {
     pub async fn verify_bank(
         &self,
         caller: &Caller,

@@ -43,11 +43,12 @@ pub async fn spawn_with_loopback_images(b: Backend) -> TestApp {
     .await
 }
 
-use domain::{ManualClock, Satang};
+use domain::model::{Branch, Service};
+use domain::{BranchId, ManualClock, Satang, ServiceId};
 use gateway::NewSandboxTransfer;
 use serde_json::Value;
 use server::App;
-use services::admin::NewBranch;
+use services::admin::{BranchUpdate, NewBranch, ServiceUpdate};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::sync::oneshot;
@@ -367,16 +368,7 @@ impl TestApp {
             .expect("service");
         // The test clock stands still, so a real rate would refuse bursts; tests of the rate
         // limit set their own.
-        svc.admin()
-            .update_service(
-                &s.id,
-                &services::admin::ServiceUpdate {
-                    rate_limit_rps: Some(Some(1_000_000)),
-                    ..Default::default()
-                },
-            )
-            .await
-            .expect("rate");
+        self.set_rate(&s.id, Some(1_000_000)).await;
         let (b, key) = svc
             .admin()
             .create_branch(&NewBranch {
@@ -400,19 +392,7 @@ impl TestApp {
         name: &str,
         limit: Option<i64>,
     ) -> (domain::BranchId, String) {
-        let b = NewBranch {
-            service_id: service_id.into(),
-            name: name.into(),
-            limit_quota: limit,
-            ..Default::default()
-        };
-        let (b, key) = self
-            .app
-            .services
-            .admin()
-            .create_branch(&b)
-            .await
-            .expect("branch");
+        let (b, key) = self.add_branch(service_id.into(), name, limit, false).await;
         (b.id, key)
     }
 
@@ -422,22 +402,29 @@ impl TestApp {
         service_id: impl Into<domain::ServiceId>,
         limit: Option<i64>,
     ) -> (domain::BranchId, String) {
-        let b = NewBranch {
-            service_id: service_id.into(),
-            name: "Test".into(),
-            limit_quota: limit,
-            sandbox: true,
-            ..Default::default()
-        };
         let (b, key) = self
-            .app
-            .services
-            .admin()
-            .create_branch(&b)
-            .await
-            .expect("test branch");
+            .add_branch(service_id.into(), "Test", limit, true)
+            .await;
         assert!(b.sandbox);
         (b.id, key)
+    }
+
+    async fn add_branch(
+        &self,
+        service_id: domain::ServiceId,
+        name: &str,
+        limit: Option<i64>,
+        sandbox: bool,
+    ) -> (domain::model::Branch, String) {
+        let b = NewBranch {
+            service_id,
+            name: name.into(),
+            limit_quota: limit,
+            sandbox,
+            ..Default::default()
+        };
+        let svc = &self.app.services;
+        svc.admin().create_branch(&b).await.expect("branch")
     }
 
     /// A sandbox transfer; returns its payload.
@@ -581,29 +568,42 @@ impl TestApp {
     }
 
     /// Sets a branch's webhook signing secret.
-    pub async fn set_webhook_secret(&self, branch_id: &domain::BranchId, secret: &str) {
-        let update = services::admin::BranchUpdate {
+    pub async fn set_webhook_secret(&self, branch_id: &BranchId, secret: &str) {
+        let update = BranchUpdate {
             webhook_secret: Some(secret.into()),
             ..Default::default()
         };
-        let svc = &self.app.services;
-        svc.admin()
-            .update_branch(branch_id, &update)
-            .await
-            .expect("branch");
+        self.set_branch(branch_id, update).await;
     }
 
     /// Turns a branch on or off (`active`).
-    pub async fn set_branch_active(&self, branch_id: &domain::BranchId, active: bool) {
-        let update = services::admin::BranchUpdate {
+    pub async fn set_branch_active(&self, branch_id: &BranchId, active: bool) {
+        let update = BranchUpdate {
             active: Some(active),
             ..Default::default()
         };
-        let svc = &self.app.services;
-        svc.admin()
-            .update_branch(branch_id, &update)
-            .await
-            .expect("branch");
+        self.set_branch(branch_id, update).await;
+    }
+
+    /// Changes a branch as an operator does.
+    pub async fn set_branch(&self, id: &BranchId, update: BranchUpdate) -> Branch {
+        let admin = self.app.services.admin();
+        admin.update_branch(id, &update).await.expect("branch")
+    }
+
+    /// Changes a service as an operator does.
+    pub async fn set_service(&self, id: &ServiceId, update: ServiceUpdate) -> Service {
+        let admin = self.app.services.admin();
+        admin.update_service(id, &update).await.expect("service")
+    }
+
+    /// Sets a service's own rate limit (requests per second; `None`: its plan's).
+    pub async fn set_rate(&self, id: &ServiceId, rps: Option<u32>) {
+        let update = ServiceUpdate {
+            rate_limit_rps: Some(rps),
+            ..Default::default()
+        };
+        self.set_service(id, update).await;
     }
 
     /// POSTs a multipart form with a bearer key; returns status and JSON body.

@@ -21,10 +21,10 @@ pub mod worker;
 pub use worker::{run_worker, WorkerConfig};
 
 use crate::auth::Caller;
-use crate::input::{SlipInput, SlipReader};
+pub use crate::handles::Jobs;
+use crate::input::SlipInput;
 use crate::Services;
 use domain::job::{Delivery, Job, NewJob, Stage};
-use domain::Clock;
 use domain::{BatchId, BranchId, Error, JobId, Satang};
 use egress::EgressError;
 use std::collections::HashMap;
@@ -183,34 +183,7 @@ impl<'a> Queue<'a> {
     }
 }
 
-/// Async jobs (`Services::jobs`): submission and polling of verify jobs, queueing jobs of
-/// any kind, an operator's redelivery (`redeliver.rs`); for the worker, the owners of
-/// claimed jobs and the callback POST.
-#[derive(Clone, Copy)]
-pub struct Jobs<'a> {
-    store: &'a SqlStore,
-    clock: &'a dyn Clock,
-    egress: Option<&'a egress::Egress>,
-    schedules: &'a domain::job::Schedules,
-    queue: Queue<'a>,
-    /// An image submitted is read at submission: the job keeps only the QR text.
-    slips: SlipReader<'a>,
-    metrics: &'a ::metrics::Metrics,
-}
-
-impl<'a> Jobs<'a> {
-    pub(crate) fn of(svc: &'a Services) -> Self {
-        Jobs {
-            store: &svc.store,
-            clock: &*svc.clock,
-            egress: svc.egress.as_ref(),
-            schedules: &svc.schedules,
-            queue: Queue::of(svc),
-            slips: SlipReader::of(svc),
-            metrics: &svc.metrics,
-        }
-    }
-
+impl Jobs<'_> {
     /// Accepts slips for background verification. Everything that can be refused is refused
     /// here, before any job exists: the callback target, each slip's input (an image is read
     /// now, so the job keeps only the QR text), and its QR. `batch`: the slips share a batch id,

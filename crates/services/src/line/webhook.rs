@@ -5,14 +5,10 @@
 //! inserts nothing new (`ON CONFLICT (id) DO NOTHING`), so it is processed once, and a node
 //! that dies after the answer loses nothing.
 
-use crate::auth::Auth;
-use crate::jobs::Queue;
-use crate::Services;
+pub use crate::handles::LineWebhook;
 use domain::job::{Job, LineJob, LINE};
 use domain::line::Callback;
-use domain::Clock;
 use domain::{BranchId, Error, JobId};
-use store::SqlStore;
 
 /// Largest webhook body read (LINE's are a few KB; the API caps at 1 MB before anything else).
 pub const MAX_WEBHOOK_BYTES: usize = 1024 * 1024;
@@ -20,30 +16,7 @@ pub const MAX_WEBHOOK_BYTES: usize = 1024 * 1024;
 /// Event kinds the bot acts on; others are answered 200 and dropped.
 const HANDLED: [&str; 2] = ["message", "join"];
 
-/// LINE's calls into the shop's server (`Services::line`).
-#[derive(Clone, Copy)]
-pub struct LineWebhook<'a> {
-    store: &'a SqlStore,
-    clock: &'a dyn Clock,
-    schedules: &'a domain::job::Schedules,
-    /// The branch's rate limit applies to its webhook calls.
-    auth: Auth<'a>,
-    queue: Queue<'a>,
-    metrics: &'a ::metrics::Metrics,
-}
-
-impl<'a> LineWebhook<'a> {
-    pub(crate) fn of(svc: &'a Services) -> Self {
-        LineWebhook {
-            store: &svc.store,
-            clock: &*svc.clock,
-            schedules: &svc.schedules,
-            auth: Auth::of(svc),
-            queue: Queue::of(svc),
-            metrics: &svc.metrics,
-        }
-    }
-
+impl LineWebhook<'_> {
     /// Checks the signature, then queues each event the bot handles; `INVALID_SIGNATURE` (401)
     /// for a bad or missing signature, a branch without LINE, or no such branch (one answer
     /// for all: the URL tells nothing).

@@ -390,18 +390,7 @@ async fn uploads_under_either_name_and_fake_gifs() {
 async fn default_plan_allows_a_burst_of_100() {
     let t = TestApp::spawn(Backend::Sqlite).await;
     let ten = t.tenant(100).await;
-    t.app
-        .services
-        .admin()
-        .update_service(
-            &ten.service_id,
-            &services::admin::ServiceUpdate {
-                rate_limit_rps: Some(None),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    t.set_rate(&ten.service_id, None).await;
     // The test clock stands still: nothing refills between requests.
     for i in 0..100 {
         let (s, v) = t.get("/v2/info", Some(&ten.api_key)).await;

@@ -223,18 +223,7 @@ both!(
         let (s, _) = t.post_raw(v2, None, "{}").await;
         assert_eq!(s, 401);
         let limited = t.tenant(100).await;
-        t.app
-            .services
-            .admin()
-            .update_service(
-                &limited.service_id,
-                &services::admin::ServiceUpdate {
-                    rate_limit_rps: Some(Some(5)),
-                    ..Default::default()
-                },
-            )
-            .await
-            .unwrap();
+        t.set_rate(&limited.service_id, Some(5)).await;
         let mut statuses = Vec::new();
         for _ in 0..4 {
             statuses.push(t.get("/v2/info", Some(&limited.api_key)).await.0);

@@ -19,12 +19,7 @@ both!(
             owner_verified: Some(verified),
             ..Default::default()
         };
-        t.app
-            .services
-            .admin()
-            .update_service(&ten.service_id, &set(false))
-            .await
-            .unwrap();
+        t.set_service(&ten.service_id, set(false)).await;
         t.post_err(
             "/v2/verify/bank",
             key,
@@ -35,12 +30,7 @@ both!(
         .await;
         let (s, v) = t.get(&v1_path, Some(key)).await;
         assert_eq!((s, v1_code(&v)), (403, "account_not_verified"), "{v}");
-        t.app
-            .services
-            .admin()
-            .update_service(&ten.service_id, &set(true))
-            .await
-            .unwrap();
+        t.set_service(&ten.service_id, set(true)).await;
 
         // 181 days later the sandbox bank no longer keeps the transfer.
         t.clock.advance(time::Duration::days(181));

@@ -389,12 +389,7 @@ both!(authentication_and_account_states, |b: Backend| async move {
         .await
         .unwrap();
 
-    let set = |upd: ServiceUpdate| {
-        let (svc, id) = (t.app.services.clone(), ten.service_id.clone());
-        async move {
-            svc.admin().update_service(&id, &upd).await.unwrap();
-        }
-    };
+    let set = |upd: ServiceUpdate| t.set_service(&ten.service_id, upd);
     for state in [ServiceState::Banned, ServiceState::Deleted] {
         set(ServiceUpdate {
             state: Some(state),
@@ -467,18 +462,14 @@ both!(me_rate_limit_and_unknown_paths, |b: Backend| async move {
             "remainingQuota": 100, "expiredAt": null, "currentCredit": 0.0,
         }})
     );
-    t.app
-        .services
-        .admin()
-        .update_service(
-            &ten.service_id,
-            &ServiceUpdate {
-                limit_quota: Some(None),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    t.set_service(
+        &ten.service_id,
+        ServiceUpdate {
+            limit_quota: Some(None),
+            ..Default::default()
+        },
+    )
+    .await;
     let (_, v) = get(&t, "/api/v1/me", key).await;
     assert_eq!(v["data"]["maxQuota"], Value::Null, "unlimited: {v}");
     assert_eq!(v["data"]["remainingQuota"], Value::Null);
@@ -500,18 +491,7 @@ both!(me_rate_limit_and_unknown_paths, |b: Backend| async move {
     // 5 requests/s with bursts of 3 (a fresh branch); the 429 carries the v2 headers.
     let ten = t.tenant(100).await;
     let key = ten.api_key.as_str();
-    t.app
-        .services
-        .admin()
-        .update_service(
-            &ten.service_id,
-            &ServiceUpdate {
-                rate_limit_rps: Some(Some(5)),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    t.set_rate(&ten.service_id, Some(5)).await;
     for _ in 0..3 {
         let (s, v) = get(&t, "/api/v1/me", key).await;
         assert_eq!(s, 200, "{v}");

@@ -464,15 +464,6 @@ both!(
     }
 );
 
-async fn set_service(t: &TestApp, id: &domain::ServiceId, upd: services::admin::ServiceUpdate) {
-    t.app
-        .services
-        .admin()
-        .update_service(id, &upd)
-        .await
-        .unwrap();
-}
-
 async fn set_service_state(
     t: &TestApp,
     id: &domain::ServiceId,
@@ -482,7 +473,7 @@ async fn set_service_state(
         state: Some(state),
         ..Default::default()
     };
-    set_service(t, id, upd).await;
+    t.set_service(id, upd).await;
 }
 
 both!(
@@ -496,8 +487,7 @@ both!(
         let verify = || t.post("/v2/verify/bank", &ten.api_key, json!({"payload": p}));
 
         let owner = svc.admin().create_user("Owner").await.unwrap();
-        set_service(
-            &t,
+        t.set_service(
             &ten.service_id,
             ServiceUpdate {
                 owner_id: Some(owner.id.clone()),
@@ -529,8 +519,7 @@ both!(
         t.set_branch_active(&ten.branch_id, true).await;
         svc.admin().set_user_banned(&owner.id, false).await.unwrap();
         let expiry = domain::Clock::now(&*t.clock) + time::Duration::days(3);
-        set_service(
-            &t,
+        t.set_service(
             &ten.service_id,
             ServiceUpdate {
                 state: Some(ServiceState::Active),
@@ -608,18 +597,9 @@ both!(quota_resets_each_billing_cycle, |b: Backend| async move {
 });
 
 both!(rate_limit_per_branch, |b: Backend| async move {
-    use services::admin::ServiceUpdate;
     let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
     // 5 requests/s with bursts of 3 (half the rate, rounded up).
-    set_service(
-        &t,
-        &ten.service_id,
-        ServiceUpdate {
-            rate_limit_rps: Some(Some(5)),
-            ..Default::default()
-        },
-    )
-    .await;
+    t.set_rate(&ten.service_id, Some(5)).await;
     let (_, other_key) = t.branch(&ten.service_id, "Branch 2", None).await;
     let p = t.transfer("004", "014", 100).await.payload;
     for _ in 0..3 {
