@@ -4,7 +4,7 @@
 use crate::auth::Caller;
 pub use crate::handles::Accounts;
 use domain::matching::{match_receiver, RegisteredAccount, SlipReceiver};
-use domain::model::{AccountType, BankAccount, MatchedAccount, Party};
+use domain::model::{AccountType, BankAccount, MatchedAccount};
 use domain::{BankAccountId, Error, Validation};
 use store::StoreError;
 
@@ -228,14 +228,6 @@ impl Accounts<'_> {
             Err(Error::BankAccountNotFound)
         }
     }
-}
-
-/// The registered account the slip's receiver matches, if any (`docs/matching.md`).
-pub(crate) fn matched_account(
-    accounts: &[BankAccount],
-    receiver: &Party,
-) -> Option<MatchedAccount> {
-    matched_receiver(accounts, &SlipReceiver::from_party(receiver))
 }
 
 /// The registered account a slip's receiver (bank or wallet) matches, if any.

@@ -54,40 +54,20 @@ impl Verify<'_> {
                 }
             },
         };
-        // Read before the charge, as for bank slips: once charged nothing may fail.
-        let accounts = if req.match_account {
-            Some(self.store.list_bank_accounts(&caller.branch.id).await?)
-        } else {
-            None
-        };
         let receiver = SlipReceiver::from_wallet(&transfer.receiver_phone, &transfer.receiver_name);
-        let matched = accounts.map(|a| crate::accounts::matched_receiver(&a, &receiver));
-        let draft = req.draft(
-            caller,
-            self.clock.now(),
-            transfer.amount,
-            matched.as_ref().map(Option::is_some),
-        );
-        let outcome = self
-            .record_verified(
+        let (outcome, matched) = self
+            .charge_confirmed(
                 caller,
+                req,
                 (TRUEMONEY, &transfer.transaction_id),
-                VerifiedTransfer::Wallet(transfer.clone()),
-                source,
-                (None, req.idempotency.as_ref()),
-                draft,
+                (VerifiedTransfer::Wallet(transfer.clone()), source),
+                &receiver,
+                None,
             )
             .await?;
         let mut raw = RawWalletSlip::from_transfer(&transfer);
         raw.payload = slip.payload.clone();
-        let checks = req.checks(
-            transfer.amount,
-            &outcome,
-            matched.as_ref().map(Option::is_some),
-        );
-        caller
-            .trace
-            .answered(transfer.amount, &checks.mismatches, checks.is_duplicate);
+        let checks = req.answer(caller, transfer.amount, &outcome, &matched);
         Ok(VerifyWalletData::new(checks, matched.flatten(), raw))
     }
 }
