@@ -44,13 +44,9 @@ impl SlipReader<'_> {
     /// The bank slip the client sent, parsed once here and passed on; or why there is none.
     /// Decodes are shared fairly between services (the caller's).
     pub async fn bank_slip(&self, caller: &Caller, input: SlipInput) -> Result<BankSlipQr, Error> {
-        let read = self.read(&caller.service.id, input).await?;
-        let slip = match &read {
-            Read::Typed(payload) => parse_bank_slip(payload),
-            Read::Image(texts) => pick_bank_slip(texts),
-        };
-        note_bad_crc(caller, &read, &slip);
-        let slip = slip?;
+        let slip = self
+            .parse(caller, input, parse_bank_slip, pick_bank_slip)
+            .await?;
         caller.trace.slip(&slip.sending_bank, &slip.trans_ref);
         Ok(slip)
     }
@@ -61,17 +57,31 @@ impl SlipReader<'_> {
         caller: &Caller,
         input: SlipInput,
     ) -> Result<TrueMoneySlipQr, Error> {
-        let read = self.read(&caller.service.id, input).await?;
-        let slip = match &read {
-            Read::Typed(payload) => parse_truemoney_slip(payload),
-            Read::Image(texts) => pick_truemoney_slip(texts),
-        };
-        note_bad_crc(caller, &read, &slip);
-        let slip = slip?;
+        let slip = self
+            .parse(caller, input, parse_truemoney_slip, pick_truemoney_slip)
+            .await?;
         caller
             .trace
             .slip(crate::wallet::TRUEMONEY, &slip.transaction_id);
         Ok(slip)
+    }
+
+    /// The slip of what the client sent: `typed` parses a typed text, `pick` finds it among
+    /// an image's QR texts.
+    async fn parse<T>(
+        &self,
+        caller: &Caller,
+        input: SlipInput,
+        typed: fn(&str) -> Result<T, Error>,
+        pick: fn(&[String]) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let read = self.read(&caller.service.id, input).await?;
+        let slip = match &read {
+            Read::Typed(payload) => typed(payload),
+            Read::Image(texts) => pick(texts),
+        };
+        note_bad_crc(caller, &read, &slip);
+        slip
     }
 
     /// The typed text, or every QR text of the uploaded or fetched image.

@@ -18,7 +18,7 @@ use crate::line::client::{LineClient, LineError};
 use crate::verify::VerifyRequest;
 use crate::Services;
 use domain::attempt::{Channel, Outcome, SlipKind};
-use domain::job::{Job, LineJob, LINE};
+use domain::job::{Job, LineJob};
 use domain::line::{
     text_message, verdict_messages, Event, GroupMode, LineSettings, SlipCard, Verdict,
 };
@@ -36,10 +36,6 @@ pub struct Line;
 
 #[async_trait::async_trait]
 impl JobKind for Line {
-    fn name(&self) -> &'static str {
-        LINE
-    }
-
     async fn run(&self, cx: &JobContext<'_>, mut job: Job) -> Job {
         let svc = cx.svc;
         let now = svc.now();

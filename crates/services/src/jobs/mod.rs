@@ -31,15 +31,13 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use store::SqlStore;
 
-/// One kind of background job, in the spirit of crates.io's `BackgroundJob`: the name its rows
-/// carry in `jobs.kind` and the step it runs. The kind's input is the row's `data` (JSON: a
-/// serde type of the kind's own, e.g. `domain::job::NewJob`); its states, retry rules and
-/// callback body are pure functions in `domain::job`. Register it in `Kinds::builtin`.
+/// One kind of background job, in the spirit of crates.io's `BackgroundJob`: the step it
+/// runs. The kind's input is the row's `data` (JSON: a serde type of the kind's own, e.g.
+/// `domain::job::NewJob`); its states, retry rules and callback body are pure functions in
+/// `domain::job`. Register it in `Kinds::builtin` under the name its rows carry in
+/// `jobs.kind`.
 #[async_trait::async_trait]
 pub trait JobKind: Send + Sync + 'static {
-    /// `jobs.kind` of this kind's rows. Never renamed once rows exist.
-    fn name(&self) -> &'static str;
-
     /// Runs the kind's own step (`Stage::Run`) of a claimed job and returns the job in its
     /// next state, decided by `domain::job`'s rules: due again later (`Retrying`), finished
     /// with a callback to post (`Stage::Deliver`: the worker posts it in the same claim, with
@@ -87,14 +85,15 @@ impl Kinds {
     /// Every kind of this build. A new kind: its file beside `verify.rs`, one line here.
     pub fn builtin() -> Self {
         Kinds(HashMap::new())
-            .with(verify::Verify)
-            .with(redeliver::Redeliver)
-            .with(line::Line)
+            .with(domain::job::VERIFY, verify::Verify)
+            .with(domain::job::REDELIVER, redeliver::Redeliver)
+            .with(domain::job::LINE, line::Line)
     }
 
-    /// Adds (or replaces) a kind.
-    pub fn with(mut self, kind: impl JobKind) -> Self {
-        self.0.insert(kind.name(), Arc::new(kind));
+    /// Adds (or replaces) a kind, run for the rows whose `jobs.kind` is `name` (never renamed
+    /// once rows exist).
+    pub fn with(mut self, name: &'static str, kind: impl JobKind) -> Self {
+        self.0.insert(name, Arc::new(kind));
         self
     }
 

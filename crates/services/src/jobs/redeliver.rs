@@ -15,10 +15,6 @@ pub struct Redeliver;
 
 #[async_trait::async_trait]
 impl JobKind for Redeliver {
-    fn name(&self) -> &'static str {
-        REDELIVER
-    }
-
     async fn run(&self, cx: &JobContext<'_>, mut job: Job) -> Job {
         let svc = cx.svc;
         let now = svc.now();

@@ -7,17 +7,13 @@ use super::{JobContext, JobKind, Owner};
 use crate::attempts::Trace;
 use crate::verify::VerifyRequest;
 use domain::attempt::Outcome;
-use domain::job::{Attempt, Job, Stage, VERIFY};
+use domain::job::{Attempt, Job, Stage};
 use domain::Error;
 
 pub struct Verify;
 
 #[async_trait::async_trait]
 impl JobKind for Verify {
-    fn name(&self) -> &'static str {
-        VERIFY
-    }
-
     async fn run(&self, cx: &JobContext<'_>, mut job: Job) -> Job {
         let started = std::time::Instant::now();
         let trace = Trace::for_job(&job.service_id, &job.branch_id);
