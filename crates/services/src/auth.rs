@@ -148,6 +148,20 @@ impl Auth<'_> {
     }
 }
 
+/// Branch `id` with its service, when both exist and `owned` accepts the branch (read first:
+/// a branch refused is as good as none, and its service is not read).
+pub(crate) async fn branch_with_service(
+    store: &store::SqlStore,
+    id: &domain::BranchId,
+    owned: impl Fn(&Branch) -> bool,
+) -> Result<Option<(Service, Branch)>, store::StoreError> {
+    let Some(branch) = store.get_branch(id).await?.filter(|b| owned(b)) else {
+        return Ok(None);
+    };
+    let service = store.get_service(&branch.service_id).await?;
+    Ok(service.map(|s| (s, branch)))
+}
+
 /// `Bearer <key>`, the scheme matched case-insensitively (RFC 7235).
 fn bearer_token(header: &str) -> Option<&str> {
     let (scheme, rest) = header.split_once(' ')?;

@@ -5,6 +5,7 @@
 //! branch header → branch within the partner's services ([`PartnerApi::authenticate_partner`]).
 //! A nonce is only spent by a correctly signed request, so nobody can burn a partner's nonces.
 
+use crate::auth::branch_with_service;
 pub use crate::handles::PartnerApi;
 use crate::metrics::count_auth_refusal;
 use domain::model::{Branch, Partner, Service};
@@ -147,18 +148,10 @@ impl PartnerApi<'_> {
         p: &Partner,
         id: &domain::BranchId,
     ) -> Result<(Service, Branch), Error> {
-        let branch = self
-            .store
-            .get_branch(id)
+        let owned = |b: &Branch| p.service_ids.contains(&b.service_id);
+        branch_with_service(self.store, id, owned)
             .await?
-            .filter(|b| p.service_ids.contains(&b.service_id))
-            .ok_or(Error::BranchAccessDenied)?;
-        let service = self
-            .store
-            .get_service(&branch.service_id)
-            .await?
-            .ok_or(Error::BranchAccessDenied)?;
-        Ok((service, branch))
+            .ok_or(Error::BranchAccessDenied)
     }
 
     /// The signed-request checks alone, for operations that name no branch (listing or

@@ -5,6 +5,7 @@
 //! inserts nothing new (`ON CONFLICT (id) DO NOTHING`), so it is processed once, and a node
 //! that dies after the answer loses nothing.
 
+use crate::auth::branch_with_service;
 pub use crate::handles::LineWebhook;
 use domain::job::{Job, LineJob, LINE};
 use domain::line::Callback;
@@ -38,14 +39,7 @@ impl LineWebhook<'_> {
         if callback.events.is_empty() {
             return Ok(0); // the console's "Verify" button
         }
-        let branch = self
-            .store
-            .get_branch(branch_id)
-            .await?
-            .ok_or(Error::InvalidSignature)?;
-        let service = self
-            .store
-            .get_service(&branch.service_id)
+        let (service, branch) = branch_with_service(self.store, branch_id, |_| true)
             .await?
             .ok_or(Error::InvalidSignature)?;
         // The branch's rate limit applies (one token per webhook call).
