@@ -35,7 +35,7 @@ async fn create(
     Authed(c): Authed,
     Valid(new): Valid<NewAccountBody>,
 ) -> Result<(StatusCode, Json<V2Ok<View>>), ApiError> {
-    let a = svc.create_bank_account(&c, new).await?;
+    let a = svc.accounts().create_bank_account(&c, new).await?;
     Ok((
         StatusCode::CREATED,
         V2Ok::json("Bank account created", View::from(&a)),
@@ -49,7 +49,7 @@ async fn list(
     State(svc): State<Services>,
     Authed(c): Authed,
 ) -> Result<Json<V2Ok<Vec<View>>>, ApiError> {
-    let all = svc.list_bank_accounts(&c).await?;
+    let all = svc.accounts().list_bank_accounts(&c).await?;
     Ok(V2Ok::json(
         "Bank accounts retrieved",
         all.iter().map(View::from).collect(),
@@ -65,7 +65,7 @@ async fn one(
     Path(id): Path<BankAccountId>,
     Authed(c): Authed,
 ) -> Result<Json<V2Ok<View>>, ApiError> {
-    let a = svc.get_bank_account(&c, &id).await?;
+    let a = svc.accounts().get_bank_account(&c, &id).await?;
     Ok(V2Ok::json("Bank account retrieved", View::from(&a)))
 }
 
@@ -84,7 +84,7 @@ async fn update(
     Authed(c): Authed,
     Valid(extra): Valid<BankAccountUpdate>,
 ) -> Result<Json<V2Ok<View>>, ApiError> {
-    let a = svc.update_bank_account(&c, &id, extra).await?;
+    let a = svc.accounts().update_bank_account(&c, &id, extra).await?;
     Ok(V2Ok::json("Bank account updated", View::from(&a)))
 }
 
@@ -97,7 +97,7 @@ async fn remove(
     Path(id): Path<BankAccountId>,
     Authed(c): Authed,
 ) -> Result<Json<V2Ok<Deleted>>, ApiError> {
-    svc.delete_bank_account(&c, &id).await?;
+    svc.accounts().delete_bank_account(&c, &id).await?;
     let id = id.as_str().trim().to_string();
     Ok(V2Ok::json("Bank account deleted", Deleted { id }))
 }

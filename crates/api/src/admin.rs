@@ -56,7 +56,7 @@ async fn create_service(
     _: Admin,
     Valid(req): Valid<w::NewService>,
 ) -> Reply<w::ServiceView> {
-    let s = svc.create_service(&req.name, req.quota).await?;
+    let s = svc.admin().create_service(&req.name, req.quota).await?;
     Ok(Plain::json(views::service(&s)))
 }
 
@@ -71,7 +71,7 @@ async fn update_service(
     _: Admin,
     Valid(upd): Valid<w::ServiceChange>,
 ) -> Reply<w::ServiceView> {
-    let s = svc.update_service(&id, &upd).await?;
+    let s = svc.admin().update_service(&id, &upd).await?;
     Ok(Plain::json(views::service(&s)))
 }
 
@@ -85,7 +85,7 @@ async fn create_branch(
     _: Admin,
     Valid(req): Valid<w::NewBranch>,
 ) -> Reply<w::BranchView> {
-    let (b, key) = svc.create_branch(&req).await?;
+    let (b, key) = svc.admin().create_branch(&req).await?;
     Ok(Plain::json(views::branch(&b, Some(&key))))
 }
 
@@ -100,9 +100,14 @@ async fn update_branch(
     _: Admin,
     Valid(upd): Valid<w::BranchChange>,
 ) -> Reply<w::BranchView> {
-    let b = svc.update_branch(&id, &upd).await?;
+    let b = svc.admin().update_branch(&id, &upd).await?;
     let mut view = views::branch(&b, None);
-    view.line = svc.line_settings(&b.id).await?.as_ref().map(views::line);
+    view.line = svc
+        .admin()
+        .line_settings(&b.id)
+        .await?
+        .as_ref()
+        .map(views::line);
     Ok(Plain::json(view))
 }
 
@@ -117,7 +122,7 @@ async fn rotate_key(
     _: Admin,
     Valid(grace): Valid<w::RotateKey>,
 ) -> Reply<w::RotatedKey> {
-    let key = svc.rotate_key(&id, grace).await?;
+    let key = svc.admin().rotate_key(&id, grace).await?;
     Ok(Plain::json(w::RotatedKey {
         id: id.into_string(),
         api_key: key,
@@ -133,7 +138,7 @@ async fn audit(
     Path(id): Path<BranchId>,
     _: Admin,
 ) -> Reply<Vec<w::AuditEntry>> {
-    let entries = svc.list_audit(&id).await.map_err(Error::from)?;
+    let entries = svc.admin().list_audit(&id).await.map_err(Error::from)?;
     Ok(Plain::json(views::audit(&entries)))
 }
 
@@ -146,7 +151,7 @@ async fn create_user(
     _: Admin,
     Valid(req): Valid<w::NewUser>,
 ) -> Reply<w::UserView> {
-    let u = svc.create_user(&req.name).await?;
+    let u = svc.admin().create_user(&req.name).await?;
     Ok(Plain::json(views::user(&u)))
 }
 
@@ -161,7 +166,7 @@ async fn update_user(
     _: Admin,
     Valid(req): Valid<w::UserChange>,
 ) -> Reply<w::UserView> {
-    let u = svc.set_user_banned(&id, req.banned).await?;
+    let u = svc.admin().set_user_banned(&id, req.banned).await?;
     Ok(Plain::json(views::user(&u)))
 }
 
@@ -176,6 +181,7 @@ async fn create_partner(
 ) -> Reply<w::PartnerView> {
     let services: Vec<ServiceId> = req.service_ids.into_iter().map(ServiceId::from).collect();
     let (p, key) = svc
+        .partner()
         .create_partner(&req.name, &services, &req.permissions)
         .await?;
     Ok(Plain::json(views::new_partner(&p, &key)))
@@ -189,7 +195,12 @@ async fn create_partner(
                 "state": "closed", "lastError": null, "calls": 12, "failures": 0,
                 "medianLatencyMs": 84}]}))))]
 async fn list_connectors(State(svc): State<Services>, _: Admin) -> Reply<Vec<w::ConnectorView>> {
-    let status = svc.connector_status().into_iter().map(Into::into).collect();
+    let status = svc
+        .status()
+        .connector_status()
+        .into_iter()
+        .map(Into::into)
+        .collect();
     Ok(Plain::json(status))
 }
 
@@ -197,7 +208,7 @@ async fn list_connectors(State(svc): State<Services>, _: Admin) -> Reply<Vec<w::
     summary = "Every rate plan",
     responses((status = 200, description = "Done", body = Plain<Vec<w::PlanView>>), AdminErrors))]
 async fn list_plans(State(svc): State<Services>, _: Admin) -> Reply<Vec<w::PlanView>> {
-    let plans = svc.list_plans().await.map_err(Error::from)?;
+    let plans = svc.admin().list_plans().await.map_err(Error::from)?;
     Ok(Plain::json(plans.iter().map(views::plan).collect()))
 }
 
@@ -212,7 +223,7 @@ async fn set_plan(
     _: Admin,
     Valid(req): Valid<w::PlanChange>,
 ) -> Reply<w::PlanView> {
-    let p = svc.set_plan(&name, req.rps, req.burst).await?;
+    let p = svc.admin().set_plan(&name, req.rps, req.burst).await?;
     Ok(Plain::json(views::plan(&p)))
 }
 
@@ -226,7 +237,7 @@ fn no_service() -> ApiError {
     summary = "Every package (quota, duration and price of a subscription)",
     responses((status = 200, description = "Done", body = Plain<Vec<w::PackageView>>), AdminErrors))]
 async fn list_packages(State(svc): State<Services>, _: Admin) -> Reply<Vec<w::PackageView>> {
-    let packages = svc.packages().await?;
+    let packages = svc.billing().packages().await?;
     Ok(Plain::json(packages.iter().map(views::package).collect()))
 }
 
@@ -241,7 +252,10 @@ async fn set_package(
     _: Admin,
     Valid(terms): Valid<w::PackageChange>,
 ) -> Reply<w::PackageView> {
-    let p = svc.set_package(&NewPackage { name, ..terms }).await?;
+    let p = svc
+        .billing()
+        .set_package(&NewPackage { name, ..terms })
+        .await?;
     Ok(Plain::json(views::package(&p)))
 }
 
@@ -258,6 +272,7 @@ async fn subscribe(
     Valid(req): Valid<w::SubscribeRequest>,
 ) -> Reply<w::ServiceView> {
     let s = svc
+        .billing()
         .subscribe(
             &id,
             &req.package,
@@ -283,6 +298,7 @@ async fn set_auto_renew(
 ) -> Reply<w::ServiceView> {
     let (enabled, on_expiry, on_quota) = (req.enabled, req.on_expiry, req.on_quota);
     let current = svc
+        .admin()
         .get_service(&id)
         .await
         .map_err(Error::from)?
@@ -293,7 +309,7 @@ async fn set_auto_renew(
         on_expiry: on_expiry.or(enabled).unwrap_or(current.on_expiry),
         on_quota: on_quota.or(enabled).unwrap_or(current.on_quota),
     };
-    let s = svc.set_auto_renew(&id, auto, ACTOR).await?;
+    let s = svc.billing().set_auto_renew(&id, auto, ACTOR).await?;
     Ok(Plain::json(views::service(&s)))
 }
 
@@ -310,6 +326,7 @@ async fn move_credit(
     Valid(c): Valid<w::CreditMove>,
 ) -> Reply<w::LedgerEntryView> {
     let e = svc
+        .billing()
         .move_credit(&id, c.kind, c.amount, c.note.as_deref(), ACTOR)
         .await?;
     Ok(Plain::json(views::ledger_entry(&e)))
@@ -324,7 +341,7 @@ async fn credit_history(
     Path(id): Path<ServiceId>,
     _: Admin,
 ) -> Reply<w::CreditHistory> {
-    let (balance, entries) = svc.credit_history(&id).await?;
+    let (balance, entries) = svc.billing().credit_history(&id).await?;
     Ok(Plain::json(views::credit_history(balance, &entries)))
 }
 
@@ -337,7 +354,7 @@ async fn service_audit(
     Path(id): Path<ServiceId>,
     _: Admin,
 ) -> Reply<Vec<w::AuditEntry>> {
-    let entries = svc.service_audit(&id).await?;
+    let entries = svc.billing().service_audit(&id).await?;
     Ok(Plain::json(views::audit(&entries)))
 }
 
@@ -355,7 +372,7 @@ async fn redeliver_job(
     _: Admin,
     Valid(()): Valid<w::RedeliverRequest>,
 ) -> Result<(axum::http::StatusCode, Json<Plain<w::RedeliveryView>>), ApiError> {
-    let r = svc.redeliver_job(&id, ACTOR).await?;
+    let r = svc.jobs().redeliver_job(&id, ACTOR).await?;
     Ok((
         axum::http::StatusCode::ACCEPTED,
         Plain::json(views::redelivery(&r)),

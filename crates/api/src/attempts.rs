@@ -65,7 +65,8 @@ async fn record(channel: Channel, kind: SlipKind, mut req: Request, next: Next) 
         None => Some((Outcome::Error, None)),
     };
     let ms = u32::try_from(started.elapsed().as_millis()).unwrap_or(u32::MAX);
-    svc.log_attempt(trace.record(svc.now(), ended, ms, request_id, None))
+    svc.attempts()
+        .log_attempt(trace.record(svc.now(), ended, ms, request_id, None))
         .await;
     resp
 }

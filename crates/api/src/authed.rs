@@ -46,7 +46,7 @@ impl FromRequestParts<Services> for Admin {
             .headers
             .get(axum::http::header::AUTHORIZATION)
             .map(|v| v.to_str().unwrap_or(""));
-        svc.authenticate_admin(auth)?;
+        svc.auth().authenticate_admin(auth)?;
         vouch(parts);
         Ok(Admin)
     }
@@ -68,11 +68,12 @@ where
         .map(|v| v.to_str().unwrap_or("\u{0}"));
     let forwarded_for = forwarded_for(&parts.headers);
     let c = svc
+        .auth()
         .authenticate(auth, peer.ip(), forwarded_for.as_deref())
         .await
         .map_err(refuse)?;
     // Before any body is read: a refused request costs nothing but this check.
-    svc.rate_check(&c).await.map_err(refuse)?;
+    svc.auth().rate_check(&c).await.map_err(refuse)?;
     vouch(parts);
     // A verification route's trace (its attempts-log layer): from here on it is logged.
     Ok(match parts.extensions.get::<services::attempts::Trace>() {

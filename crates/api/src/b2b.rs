@@ -66,6 +66,7 @@ async fn signed(
     let (parts, body) = req.into_parts();
     let (method, uri, headers) = (&parts.method, &parts.uri, &parts.headers);
     let head = svc
+        .partner()
         .partner_head(&PartnerHeaders {
             api_key: header(headers, "x-api-key"),
             timestamp: header(headers, "x-timestamp"),
@@ -83,7 +84,10 @@ async fn signed(
         signature: header(headers, "x-signature"),
         body: &bytes,
     };
-    let partner = svc.authenticate_partner_request(head, &req, needs).await?;
+    let partner = svc
+        .partner()
+        .authenticate_partner_request(head, &req, needs)
+        .await?;
     let branch_key = header(headers, "x-branch-key").map(str::to_string);
     Ok((partner, bytes.to_vec(), branch_key))
 }
@@ -96,6 +100,7 @@ async fn partner(
 ) -> Result<(PartnerCaller, Vec<u8>), ApiError> {
     let (p, bytes, key) = signed(svc, req, needs).await?;
     let caller = svc
+        .partner()
         .partner_caller(p, BranchRef::Header(key.as_deref()))
         .await?;
     Ok((caller, bytes))
@@ -110,7 +115,7 @@ async fn partner_at(
 ) -> Result<(PartnerCaller, Vec<u8>), ApiError> {
     let (p, bytes, _) = signed(svc, req, needs).await?;
     let id = ids.first().map(String::as_str).unwrap_or("");
-    let caller = svc.partner_caller(p, BranchRef::Path(id)).await?;
+    let caller = svc.partner().partner_caller(p, BranchRef::Path(id)).await?;
     Ok((caller, bytes))
 }
 
@@ -230,7 +235,7 @@ async fn reset(svc: &Services, c: &PartnerCaller, _body: &[u8]) -> Reply<Partner
 }
 
 async fn apply(svc: &Services, c: &PartnerCaller, op: QuotaOp) -> Reply<PartnerBranch> {
-    let (s, b) = svc.partner_quota_op(c, op).await?;
+    let (s, b) = svc.partner().partner_quota_op(c, op).await?;
     Ok(Plain::json(flat_branch(svc, &s, &b)))
 }
 
@@ -274,7 +279,7 @@ async fn list_branches(
     req: Request,
 ) -> Reply<Vec<PartnerBranchRecord>> {
     let (p, _, _) = signed(&svc, req, Permission::BranchRead).await?;
-    let all = svc.partner_branches(&p).await?;
+    let all = svc.partner().partner_branches(&p).await?;
     Ok(Plain::json(
         all.iter().map(|r| record(&svc, r, None)).collect(),
     ))
@@ -292,7 +297,7 @@ async fn create_branch(
 ) -> Result<(StatusCode, Json<Plain<PartnerBranchRecord>>), ApiError> {
     let (p, bytes, _) = signed(&svc, req, Permission::BranchWrite).await?;
     let new = parse::<PartnerNewBranch>(&object(&bytes)?)?;
-    let (r, key) = svc.partner_create_branch(&p, new).await?;
+    let (r, key) = svc.partner().partner_create_branch(&p, new).await?;
     Ok((
         StatusCode::CREATED,
         Plain::json(record(&svc, &r, Some(key))),
@@ -309,7 +314,7 @@ async fn get_branch(
     req: Request,
 ) -> Reply<PartnerBranchRecord> {
     let (c, _) = partner_at(&svc, &ids, req, Permission::BranchRead).await?;
-    let r = svc.partner_branch_record(&c).await?;
+    let r = svc.partner().partner_branch_record(&c).await?;
     Ok(Plain::json(record(&svc, &r, None)))
 }
 
@@ -327,7 +332,7 @@ async fn update_branch(
 ) -> Reply<PartnerBranchRecord> {
     let (c, bytes) = partner_at(&svc, &ids, req, Permission::BranchWrite).await?;
     let patch = parse::<PartnerBranchPatch>(&object(&bytes)?)?;
-    let r = svc.partner_update_branch(&c, patch).await?;
+    let r = svc.partner().partner_update_branch(&c, patch).await?;
     Ok(Plain::json(record(&svc, &r, None)))
 }
 
@@ -343,7 +348,7 @@ async fn delete_branch(
     req: Request,
 ) -> Reply<Deleted> {
     let (c, _) = partner_at(&svc, &ids, req, Permission::BranchWrite).await?;
-    svc.partner_delete_branch(&c).await?;
+    svc.partner().partner_delete_branch(&c).await?;
     Ok(Plain::json(Deleted {
         id: c.branch.id.to_string(),
     }))
@@ -359,7 +364,7 @@ async fn branch_accounts(
     req: Request,
 ) -> Reply<Vec<AccountView>> {
     let (c, _) = partner_at(&svc, &ids, req, Permission::BankAccountRead).await?;
-    let r = svc.partner_branch_record(&c).await?;
+    let r = svc.partner().partner_branch_record(&c).await?;
     Ok(Plain::json(
         r.accounts.iter().map(AccountView::from).collect(),
     ))
@@ -372,7 +377,7 @@ async fn new_account_on(
     map: &Map<String, Value>,
 ) -> Result<(StatusCode, Json<Plain<AccountView>>), ApiError> {
     let new = parse::<PartnerNewBankAccount>(map)?;
-    let a = svc.partner_create_bank_account(c, new).await?;
+    let a = svc.partner().partner_create_bank_account(c, new).await?;
     Ok((StatusCode::CREATED, Plain::json(AccountView::from(&a))))
 }
 
@@ -408,7 +413,7 @@ async fn remove_branch_account(
 ) -> Reply<Deleted> {
     let (c, _) = partner_at(&svc, &ids, req, Permission::BankAccountWrite).await?;
     let id = BankAccountId::from(ids.get(1).map(|s| s.trim()).unwrap_or(""));
-    svc.partner_delete_bank_account(&c, &id).await?;
+    svc.partner().partner_delete_bank_account(&c, &id).await?;
     Ok(Plain::json(Deleted { id: id.to_string() }))
 }
 
@@ -429,7 +434,10 @@ async fn create_account(
         Some(Value::String(s)) => s.clone(),
         _ => return Err(Error::invalid("branchId", "is required: the branch's UUID").into()),
     };
-    let c = svc.partner_caller(p, BranchRef::Body(&branch)).await?;
+    let c = svc
+        .partner()
+        .partner_caller(p, BranchRef::Body(&branch))
+        .await?;
     new_account_on(&svc, &c, &map).await
 }
 

@@ -93,7 +93,11 @@ where
     let Some((key, fingerprint)) = key else {
         return work(caller, None).await.into_response();
     };
-    let claim = match svc.idempotency_begin(&caller, &key, &fingerprint).await {
+    let claim = match svc
+        .verify()
+        .idempotency_begin(&caller, &key, &fingerprint)
+        .await
+    {
         Ok(Claimed::Run(c)) => c,
         Ok(Claimed::Stored { status, body }) => {
             // Logged when it first ran.
@@ -117,7 +121,8 @@ where
         .unwrap_or_default();
     if let Some(claim) = guard.claim.take() {
         let text = std::str::from_utf8(&bytes).unwrap_or("");
-        svc.idempotency_finish(&guard.caller, &claim, (parts.status.as_u16(), text))
+        svc.verify()
+            .idempotency_finish(&guard.caller, &claim, (parts.status.as_u16(), text))
             .await;
     }
     Response::from_parts(parts, Body::from(bytes))
@@ -149,7 +154,9 @@ impl Drop for Release {
             let (svc, caller) = (self.svc.clone(), self.caller.clone());
             if let Ok(rt) = tokio::runtime::Handle::try_current() {
                 rt.spawn(async move {
-                    svc.idempotency_finish(&caller, &claim, (500, "")).await;
+                    svc.verify()
+                        .idempotency_finish(&caller, &claim, (500, ""))
+                        .await;
                 });
             }
         }

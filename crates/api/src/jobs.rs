@@ -72,6 +72,7 @@ async fn submit_one(
             let _slot = slot;
             let callback = sub.options.callback_url.take();
             let done = svc
+                .jobs()
                 .submit_jobs(&c, claim, vec![slip(sub)], callback, false)
                 .await?;
             let id = done
@@ -161,7 +162,10 @@ async fn submit_batch(
         // URLs are fetched one after another at submission: one slot for the batch.
         let any_url = slips.iter().any(|s| matches!(s.input, SlipInput::Url(_)));
         let _slot = crate::body::slot_for_url(svc, &c, slot, any_url).await;
-        let done = svc.submit_jobs(&c, key, slips, callback, true).await?;
+        let done = svc
+            .jobs()
+            .submit_jobs(&c, key, slips, callback, true)
+            .await?;
         Ok::<_, ApiError>((
             StatusCode::ACCEPTED,
             V2Ok::json(
@@ -188,6 +192,6 @@ async fn poll(
     Path(job_id): Path<domain::JobId>,
     Authed(c): Authed,
 ) -> Result<Json<V2Ok<Job>>, ApiError> {
-    let job = svc.job(&c, &job_id).await?;
+    let job = svc.jobs().job(&c, &job_id).await?;
     Ok(V2Ok::json("Job retrieved", Job::from(&job)))
 }

@@ -48,6 +48,6 @@ async fn webhook(
     let signature = headers
         .get("x-line-signature")
         .and_then(|v| v.to_str().ok());
-    let queued = svc.line_webhook(&branch, signature, &bytes).await?;
+    let queued = svc.line().line_webhook(&branch, signature, &bytes).await?;
     Ok(Plain::json(LineAck { queued }))
 }

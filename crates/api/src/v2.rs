@@ -72,10 +72,10 @@ async fn info(
     // Usage in the current billing cycle, also when no request has arrived since it began.
     let (s, b) = c.quotas_at(svc.now());
     // Test branches' verifications are never charged: counted apart.
-    let (sandbox_service, sandbox_branch) = svc.sandbox_used(&c).await?;
+    let (sandbox_service, sandbox_branch) = svc.verify().sandbox_used(&c).await?;
     let sub = &c.service.subscription;
     let package = match &sub.package_id {
-        Some(id) => svc.package(id.as_str()).await?,
+        Some(id) => svc.billing().package(id.as_str()).await?,
         None => None,
     };
     use domain::clock::format_bangkok;
@@ -178,10 +178,10 @@ async fn verify_bank(
         req,
         "v2.verify.bank",
         |c, key, sub, slot| async move {
-            let slip = svc.bank_slip(&c, sub.input).await?;
+            let slip = svc.slips().bank_slip(&c, sub.input).await?;
             drop(slot);
             let req = sub.options.verify(slip).keyed(key);
-            let data = svc.verify_bank(&c, &req).await?;
+            let data = svc.verify().verify_bank(&c, &req).await?;
             Ok::<_, ApiError>(V2Ok::json("Slip verified", data))
         },
     )

@@ -138,7 +138,7 @@ pub async fn page(
 ) -> Result<w::VerificationPage, Error> {
     let q = query(pairs, DEFAULT_PAGE, MAX_PAGE)?;
     let limit = q.limit;
-    let rows = svc.search_attempts(q).await?;
+    let rows = svc.attempts().search_attempts(q).await?;
     // A full page may have more after it.
     let next = (rows.len() as u32 == limit)
         .then(|| rows.last())
@@ -235,7 +235,7 @@ fn csv_stream(
         let page = s.left.clamp(1, EXPORT_PAGE);
         let mut q = s.q.clone();
         q.limit = if s.left == 0 { 1 } else { page };
-        match s.svc.search_attempts(q).await {
+        match s.svc.attempts().search_attempts(q).await {
             Err(e) => {
                 tracing::error!(error = %e, "attempts export failed");
                 s.done = true;

@@ -40,11 +40,11 @@ async fn verify_truewallet(
         req,
         "v2.verify.truewallet",
         |c, claim, sub, slot| async move {
-            let slip = svc.truemoney_slip(&c, sub.input).await?;
+            let slip = svc.slips().truemoney_slip(&c, sub.input).await?;
             drop(slot);
             // `matchAccount` compares the receiver with the branch's `TRUEMONEY` accounts.
             let req = sub.options.verify(slip).keyed(claim);
-            let data = svc.verify_truewallet(&c, &req).await?;
+            let data = svc.verify().verify_truewallet(&c, &req).await?;
             Ok::<_, ApiError>(V2Ok::json("Slip verified", data))
         },
     )

@@ -18,37 +18,39 @@ pub struct Demo {
 
 pub async fn prepare(app: &App) -> anyhow::Result<Demo> {
     let svc = &app.services;
-    let service = match svc.find_service_by_name(DEMO_SERVICE).await? {
+    let service = match svc.admin().find_service_by_name(DEMO_SERVICE).await? {
         Some(s) => s,
-        None => svc.create_service(DEMO_SERVICE, Some(1000)).await?,
+        None => svc.admin().create_service(DEMO_SERVICE, Some(1000)).await?,
     };
-    let branches = svc.list_branches(&service.id).await?;
+    let branches = svc.admin().list_branches(&service.id).await?;
     let api_key = match branches.iter().find(|b| b.is_main) {
         Some(main) => {
             // A demo database from before test branches: make its branch one now.
             if !main.sandbox {
-                svc.update_branch(
-                    &main.id,
-                    &BranchUpdate {
-                        sandbox: Some(true),
-                        ..Default::default()
-                    },
-                )
-                .await?;
+                svc.admin()
+                    .update_branch(
+                        &main.id,
+                        &BranchUpdate {
+                            sandbox: Some(true),
+                            ..Default::default()
+                        },
+                    )
+                    .await?;
             }
-            svc.rotate_key(&main.id, None).await?
+            svc.admin().rotate_key(&main.id, None).await?
         }
         None => {
-            svc.create_branch(&NewBranch {
-                service_id: service.id.clone(),
-                name: "Main".into(),
-                is_main: true,
-                allow_ips: vec![],
-                limit_quota: None,
-                sandbox: true,
-            })
-            .await?
-            .1
+            svc.admin()
+                .create_branch(&NewBranch {
+                    service_id: service.id.clone(),
+                    name: "Main".into(),
+                    is_main: true,
+                    allow_ips: vec![],
+                    limit_quota: None,
+                    sandbox: true,
+                })
+                .await?
+                .1
         }
     };
     let mut transfers = Vec::new();

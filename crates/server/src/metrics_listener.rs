@@ -53,7 +53,7 @@ pub async fn serve(
 }
 
 async fn scrape(State(s): State<Scrape>) -> impl IntoResponse {
-    let (jobs, breakers) = s.services.scraped().await;
+    let (jobs, breakers) = s.services.status().scraped().await;
     let st = &s.stats;
     let edge = metrics::EdgeCounts {
         accepted: st.accepted.load(Relaxed),

@@ -2,9 +2,9 @@
 //! verification (`matchAccount`). The matching rules are the pure `domain::matching`.
 
 use crate::auth::Caller;
-use crate::Services;
+pub use crate::handles::Accounts;
 use domain::matching::{match_receiver, RegisteredAccount, SlipReceiver};
-use domain::model::{AccountType, BankAccount, MatchedAccount, Party};
+use domain::model::{AccountType, BankAccount, MatchedAccount};
 use domain::{BankAccountId, Error, Validation};
 use store::StoreError;
 
@@ -79,7 +79,7 @@ fn normalize_number(
     }
 }
 
-impl Services {
+impl Accounts<'_> {
     pub async fn create_bank_account(
         &self,
         caller: &Caller,
@@ -228,14 +228,6 @@ impl Services {
             Err(Error::BankAccountNotFound)
         }
     }
-}
-
-/// The registered account the slip's receiver matches, if any (`docs/matching.md`).
-pub(crate) fn matched_account(
-    accounts: &[BankAccount],
-    receiver: &Party,
-) -> Option<MatchedAccount> {
-    matched_receiver(accounts, &SlipReceiver::from_party(receiver))
 }
 
 /// The registered account a slip's receiver (bank or wallet) matches, if any.

@@ -1,6 +1,6 @@
 //! Operator actions: services, branches and keys. Used by the CLI now, an admin API later.
 
-use crate::Services;
+pub use crate::handles::Admin;
 use domain::ip::AllowList;
 use domain::model::{Branch, Plan, Service, ServiceState, User};
 use domain::quota::Quota;
@@ -78,7 +78,7 @@ fn new_key() -> String {
     uuid::Uuid::new_v4().to_string()
 }
 
-impl Services {
+impl Admin<'_> {
     pub async fn create_service(&self, name: &str, quota: Option<i64>) -> Result<Service, Error> {
         let mut v = Validation::new();
         check_name(&mut v, name);
@@ -366,7 +366,7 @@ impl Services {
 
 // Plain reads for operators. Store errors stay as they are: the API maps them to its 500, the
 // CLI prints their text.
-impl Services {
+impl Admin<'_> {
     pub async fn get_service(&self, id: &ServiceId) -> Result<Option<Service>, StoreError> {
         self.store.get_service(id).await
     }

@@ -4,7 +4,7 @@
 //! where it is learnt; the HTTP layer (or the job worker) ends the trace with the answer's
 //! outcome. Search, export and retention are here too.
 
-use crate::Services;
+pub use crate::handles::Attempts;
 use domain::attempt::{
     Attempt, AttemptDraft, AttemptQuery, AttemptRow, Channel, InputKind, Outcome, SlipKind,
     MAX_ROWS_PER_QUERY,
@@ -268,7 +268,7 @@ pub fn ended_with(e: &Error) -> (Outcome, Option<String>) {
     (Outcome::of_error(e), Some(e.code().to_string()))
 }
 
-impl Services {
+impl Attempts<'_> {
     /// Writes a record (group-committed) and returns once it is stored. A failure is logged
     /// for the operator and does not change the answer: the verification itself stands.
     /// Every record, and only a record, counts once in `slipverify_verifications_total`

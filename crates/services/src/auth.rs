@@ -3,16 +3,17 @@
 //! service not deleted → not banned → owner not banned → not expired. Quota comes last, when
 //! the verification is charged.
 
+pub use crate::handles::Auth;
+use crate::metrics::count_auth_refusal;
 use crate::space::Space;
-use crate::Services;
 use domain::model::{Branch, Service};
 use domain::{apikey, Error};
 use std::net::IpAddr;
 use std::sync::Arc;
 
 /// The authenticated caller: its branch and that branch's service, as read at request start,
-/// and its space (production or test branch), chosen once (`Services::caller`). Only
-/// `Services` makes one. What one request of it carries besides (its `Idempotency-Key` claim)
+/// and its space (production or test branch), chosen once (`Auth::caller`). Only
+/// `Auth` makes one. What one request of it carries besides (its `Idempotency-Key` claim)
 /// travels beside it, on the request (`VerifyRequest::idempotency`).
 #[derive(Debug, Clone)]
 pub struct Caller {
@@ -57,7 +58,7 @@ impl Caller {
     }
 }
 
-impl Services {
+impl Auth<'_> {
     /// `peer` is the TCP peer; `forwarded_for` the `X-Forwarded-For` header, believed only
     /// from the configured trusted proxies.
     /// Refusals are counted (`slipverify_auth_refusals_total`).
@@ -69,7 +70,7 @@ impl Services {
     ) -> Result<Caller, Error> {
         self.authenticate_key(authorization, peer, forwarded_for)
             .await
-            .inspect_err(|e| self.count_auth_refusal(e))
+            .inspect_err(|e| count_auth_refusal(self.metrics, e))
     }
 
     async fn authenticate_key(
@@ -78,7 +79,7 @@ impl Services {
         peer: IpAddr,
         forwarded_for: Option<&str>,
     ) -> Result<Caller, Error> {
-        let client_ip = domain::ip::client_ip(peer, forwarded_for, &self.trusted_proxies);
+        let client_ip = domain::ip::client_ip(peer, forwarded_for, self.trusted_proxies);
         let header = authorization.map(str::trim).unwrap_or("");
         if header.is_empty() {
             return Err(Error::MissingApiKey);
@@ -102,9 +103,7 @@ impl Services {
         // for a test branch.
         self.caller(service, branch).await
     }
-}
 
-impl Services {
     /// The caller of `branch` of `service` as read, with its space: no check made. For work
     /// that checks on its own (the LINE webhook's rate limit).
     pub(crate) fn caller_as_read(&self, service: Service, branch: Branch) -> Caller {
@@ -121,6 +120,46 @@ impl Services {
         let service = space.usable(service).await?;
         Ok(Caller::new(service, branch, space))
     }
+
+    /// Checks the admin API's bearer token (compared as SHA-256 digests, in constant time).
+    /// Refusals are counted (`slipverify_auth_refusals_total`).
+    pub fn authenticate_admin(&self, authorization: Option<&str>) -> Result<(), Error> {
+        self.check_admin_token(authorization)
+            .inspect_err(|e| count_auth_refusal(self.metrics, e))
+    }
+
+    fn check_admin_token(&self, authorization: Option<&str>) -> Result<(), Error> {
+        let Some(token) = self.admin_token else {
+            return Err(Error::NotFound);
+        };
+        let given = authorization
+            .and_then(|h| h.trim().split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, t)| t.trim())
+            .ok_or(Error::MissingApiKey)?;
+        let (a, b) = (apikey::hash_key(given), apikey::hash_key(token));
+        // Equal-length hex digests; fold so the comparison does not stop early.
+        let diff = a.bytes().zip(b.bytes()).fold(0u8, |d, (x, y)| d | (x ^ y));
+        if diff == 0 && given == token {
+            Ok(())
+        } else {
+            Err(Error::InvalidApiKey)
+        }
+    }
+}
+
+/// Branch `id` with its service, when both exist and `owned` accepts the branch (read first:
+/// a branch refused is as good as none, and its service is not read).
+pub(crate) async fn branch_with_service(
+    store: &store::SqlStore,
+    id: &domain::BranchId,
+    owned: impl Fn(&Branch) -> bool,
+) -> Result<Option<(Service, Branch)>, store::StoreError> {
+    let Some(branch) = store.get_branch(id).await?.filter(|b| owned(b)) else {
+        return Ok(None);
+    };
+    let service = store.get_service(&branch.service_id).await?;
+    Ok(service.map(|s| (s, branch)))
 }
 
 /// `Bearer <key>`, the scheme matched case-insensitively (RFC 7235).

@@ -5,7 +5,7 @@
 //! again.
 
 use crate::auth::Caller;
-use crate::Services;
+use crate::verify::Verify;
 use domain::Error;
 use store::{IdemBegin, IdemKey};
 
@@ -19,7 +19,7 @@ pub const KEEP: time::Duration = time::Duration::hours(24);
 pub const LEASE: time::Duration = time::Duration::seconds(120);
 
 /// The key a request runs under. It travels beside the caller, on the request
-/// (`VerifyRequest::idempotency`, `Services::submit_jobs`), not inside it.
+/// (`VerifyRequest::idempotency`, `Jobs::submit_jobs`), not inside it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdemClaim {
     pub key: String,
@@ -62,7 +62,7 @@ pub fn stores(status: u16) -> bool {
     status < 500 && status != 429 && status != 408
 }
 
-impl Services {
+impl Verify<'_> {
     /// Claims `key` of the caller's branch for a request whose parsed form hashes to
     /// `fingerprint`; `IDEMPOTENCY_KEY_IN_USE` while another runs, `IDEMPOTENCY_KEY_REUSED`
     /// for a different request.

@@ -4,7 +4,7 @@
 //! `egress`, which refuses private and internal addresses.
 
 use crate::auth::Caller;
-use crate::Services;
+pub use crate::handles::SlipReader;
 use domain::{Error, ServiceId};
 use egress::EgressError;
 use reader::ReadError;
@@ -40,17 +40,13 @@ enum Read {
     Image(Vec<String>),
 }
 
-impl Services {
+impl SlipReader<'_> {
     /// The bank slip the client sent, parsed once here and passed on; or why there is none.
     /// Decodes are shared fairly between services (the caller's).
     pub async fn bank_slip(&self, caller: &Caller, input: SlipInput) -> Result<BankSlipQr, Error> {
-        let read = self.read(&caller.service.id, input).await?;
-        let slip = match &read {
-            Read::Typed(payload) => parse_bank_slip(payload),
-            Read::Image(texts) => pick_bank_slip(texts),
-        };
-        note_bad_crc(caller, &read, &slip);
-        let slip = slip?;
+        let slip = self
+            .parse(caller, input, parse_bank_slip, pick_bank_slip)
+            .await?;
         caller.trace.slip(&slip.sending_bank, &slip.trans_ref);
         Ok(slip)
     }
@@ -61,17 +57,31 @@ impl Services {
         caller: &Caller,
         input: SlipInput,
     ) -> Result<TrueMoneySlipQr, Error> {
-        let read = self.read(&caller.service.id, input).await?;
-        let slip = match &read {
-            Read::Typed(payload) => parse_truemoney_slip(payload),
-            Read::Image(texts) => pick_truemoney_slip(texts),
-        };
-        note_bad_crc(caller, &read, &slip);
-        let slip = slip?;
+        let slip = self
+            .parse(caller, input, parse_truemoney_slip, pick_truemoney_slip)
+            .await?;
         caller
             .trace
             .slip(crate::wallet::TRUEMONEY, &slip.transaction_id);
         Ok(slip)
+    }
+
+    /// The slip of what the client sent: `typed` parses a typed text, `pick` finds it among
+    /// an image's QR texts.
+    async fn parse<T>(
+        &self,
+        caller: &Caller,
+        input: SlipInput,
+        typed: fn(&str) -> Result<T, Error>,
+        pick: fn(&[String]) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let read = self.read(&caller.service.id, input).await?;
+        let slip = match &read {
+            Read::Typed(payload) => typed(payload),
+            Read::Image(texts) => pick(texts),
+        };
+        note_bad_crc(caller, &read, &slip);
+        slip
     }
 
     /// The typed text, or every QR text of the uploaded or fetched image.
@@ -85,7 +95,6 @@ impl Services {
             SlipInput::Url(url) => {
                 let egress = self
                     .egress
-                    .as_ref()
                     .ok_or_else(|| Error::internal("egress not configured"))?;
                 let fetched =
                     egress
@@ -110,9 +119,7 @@ impl Services {
             }
         }
     }
-}
 
-impl Services {
     /// Reads the image's QR texts; `not_image` is the error for bytes that are not an image (it
     /// differs for uploads and URLs in the spec). The decode is admitted against the shared
     /// memory budget from its header first (every path: uploads, Base64 in small JSON bodies,

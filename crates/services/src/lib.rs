@@ -1,11 +1,13 @@
-//! Domain services: what the service does, independent of HTTP. Handlers (v2 now; v1, async
-//! and partner later) parse their input, call one of these and map the result.
+//! Domain services: what the service does, independent of HTTP. Handlers parse their input,
+//! call a use-case handle of `Services` (`svc.verify()`, `svc.jobs()`, `svc.admin()`, …) and
+//! map the result.
 
 pub mod accounts;
 pub mod admin;
 pub mod attempts;
 pub mod auth;
 pub mod budget;
+mod handles;
 pub mod idempotency;
 pub mod input;
 pub mod jobs;
@@ -28,8 +30,10 @@ use store::SqlStore;
 /// Image-carrying requests read and decoded at once (`server.max_uploads`).
 pub const DEFAULT_UPLOAD_SLOTS: usize = 8;
 
-/// Everything a request needs, shared by all handlers and background work. The fields are
-/// private: `api` and the CLI reach the store, gateways and clock only through methods.
+/// Everything a request needs, shared by all handlers and background work: the wiring
+/// (`new` and the `set_*` calls) and the use-case handles. The fields are private: `api` and
+/// the CLI reach the store, gateways and clock only through a handle (`auth()`, `verify()`,
+/// …), a small value borrowing just the fields its use case reads.
 #[derive(Clone)]
 pub struct Services {
     store: Arc<SqlStore>,
@@ -82,36 +86,6 @@ pub type AfterCharge =
     Arc<dyn Fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> + Send + Sync>;
 
 impl Services {
-    /// Checks the admin API's bearer token (compared as SHA-256 digests, in constant time).
-    /// Refusals are counted (`slipverify_auth_refusals_total`).
-    pub fn authenticate_admin(&self, authorization: Option<&str>) -> Result<(), domain::Error> {
-        self.check_admin_token(authorization)
-            .inspect_err(|e| self.count_auth_refusal(e))
-    }
-
-    fn check_admin_token(&self, authorization: Option<&str>) -> Result<(), domain::Error> {
-        use domain::Error;
-        let Some(token) = &self.admin_token else {
-            return Err(Error::NotFound);
-        };
-        let given = authorization
-            .and_then(|h| h.trim().split_once(' '))
-            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map(|(_, t)| t.trim())
-            .ok_or(Error::MissingApiKey)?;
-        let (a, b) = (
-            domain::apikey::hash_key(given),
-            domain::apikey::hash_key(token),
-        );
-        // Equal-length hex digests; fold so the comparison does not stop early.
-        let diff = a.bytes().zip(b.bytes()).fold(0u8, |d, (x, y)| d | (x ^ y));
-        if diff == 0 && given == token.as_str() {
-            Ok(())
-        } else {
-            Err(Error::InvalidApiKey)
-        }
-    }
-
     /// A node on `store` and `clock` where `router` answers production and `ledger` (the
     /// built-in one) test branches; the rest at its default (no egress or admin API) until the
     /// `set_*` calls below.
@@ -268,6 +242,18 @@ impl Services {
 
     pub fn idempotency_lease(&self) -> time::Duration {
         self.idem_lease
+    }
+
+    /// This node's registry: every event is counted into it, `/metrics` renders it.
+    pub fn metrics(&self) -> &::metrics::Metrics {
+        &self.metrics
+    }
+
+    /// A registry of the wiring's (`server`, which also serves it); the default is private.
+    pub fn set_metrics(&mut self, m: ::metrics::Metrics) {
+        self.charger.metrics = m.clone();
+        self.metrics = m;
+        self.respace();
     }
 
     /// Test hook: awaited right after a verification's charge is committed, before its answer

@@ -3,40 +3,36 @@
 //! first, `Space::confirmed_before`). The answer's source is noted on the caller's trace.
 
 use crate::auth::Caller;
-use crate::Services;
+use crate::verify::Verify;
 use connectors::{Outcome, SlipQuery, WalletQuery};
 use domain::model::{Transfer, WalletTransfer};
 use domain::Error;
 use store::VerificationRecord;
 
-impl Services {
-    /// Asks the caller's space about a bank slip; the answer and who gave it.
-    pub(crate) async fn ask_bank(
-        &self,
-        caller: &Caller,
-        payload: &str,
-        sending_bank: &str,
-        trans_ref: &str,
-    ) -> (Outcome<Transfer>, String) {
-        let q = SlipQuery::new(payload, sending_bank, trans_ref);
-        let (answer, source) = caller.space().ask_bank(&q).await;
-        (answer, noted(caller, source))
-    }
-
-    /// Asks the caller's space about a TrueMoney transaction id; the answer and who gave it.
-    pub(crate) async fn ask_wallet(
-        &self,
-        caller: &Caller,
-        payload: &str,
-        transaction_id: &str,
-    ) -> (Outcome<WalletTransfer>, String) {
-        let q = WalletQuery::new(Some(payload.to_string()), transaction_id);
-        let (answer, source) = caller.space().ask_wallet(&q).await;
-        (answer, noted(caller, source))
-    }
+/// Asks the caller's space about a bank slip; the answer and who gave it.
+pub(crate) async fn ask_bank(
+    caller: &Caller,
+    payload: &str,
+    sending_bank: &str,
+    trans_ref: &str,
+) -> (Outcome<Transfer>, String) {
+    let q = SlipQuery::new(payload, sending_bank, trans_ref);
+    let (answer, source) = caller.space().ask_bank(&q).await;
+    (answer, noted(caller, source))
 }
 
-impl Services {
+/// Asks the caller's space about a TrueMoney transaction id; the answer and who gave it.
+pub(crate) async fn ask_wallet(
+    caller: &Caller,
+    payload: &str,
+    transaction_id: &str,
+) -> (Outcome<WalletTransfer>, String) {
+    let q = WalletQuery::new(Some(payload.to_string()), transaction_id);
+    let (answer, source) = caller.space().ask_wallet(&q).await;
+    (answer, noted(caller, source))
+}
+
+impl Verify<'_> {
     /// The first verification of a slip in the caller's space (v1 `duplicate_slip`).
     pub async fn recorded_verification(
         &self,
@@ -66,17 +62,4 @@ fn noted(caller: &Caller, source: Option<String>) -> String {
         caller.trace.source(s);
     }
     source.unwrap_or_else(|| "unknown".into())
-}
-
-impl Services {
-    /// Each connector as operators see it (`GET /admin/connectors`): state, last error,
-    /// counts, median latency; never a secret.
-    pub fn connector_status(&self) -> Vec<connectors::ConnectorStatus> {
-        self.router.status()
-    }
-
-    /// Reaches each connector (a token request where there is one) and verifies nothing.
-    pub async fn check_connectors(&self) -> Vec<connectors::ConnectorCheck> {
-        self.router.check_report().await
-    }
 }

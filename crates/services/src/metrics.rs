@@ -1,7 +1,8 @@
 //! What the services count for Prometheus (the registry and names are in the `metrics` crate),
 //! and the values a scrape reads from the database and the connector router.
 
-use crate::Services;
+pub use crate::handles::Status;
+use ::metrics::Metrics;
 use domain::Error;
 
 /// A refusal by authentication or the rate limit, not a failure of ours (a database error
@@ -14,29 +15,28 @@ fn is_refusal(e: &Error) -> bool {
     )
 }
 
-impl Services {
-    /// This node's registry: every event is counted into it, `/metrics` renders it.
-    pub fn metrics(&self) -> &::metrics::Metrics {
-        &self.metrics
+pub(crate) fn count_auth_refusal(metrics: &Metrics, e: &Error) {
+    if is_refusal(e) {
+        metrics.auth_refused(e.code());
+    }
+}
+
+pub(crate) fn count_rate_refusal(metrics: &Metrics, e: &Error) {
+    if is_refusal(e) {
+        metrics.rate_limited(e.code());
+    }
+}
+
+impl Status<'_> {
+    /// Each connector as operators see it (`GET /admin/connectors`): state, last error,
+    /// counts, median latency; never a secret.
+    pub fn connector_status(&self) -> Vec<connectors::ConnectorStatus> {
+        self.router.status()
     }
 
-    /// A registry of the wiring's (`server`, which also serves it); the default is private.
-    pub fn set_metrics(&mut self, m: ::metrics::Metrics) {
-        self.charger.metrics = m.clone();
-        self.metrics = m;
-        self.respace();
-    }
-
-    pub(crate) fn count_auth_refusal(&self, e: &Error) {
-        if is_refusal(e) {
-            self.metrics.auth_refused(e.code());
-        }
-    }
-
-    pub(crate) fn count_rate_refusal(&self, e: &Error) {
-        if is_refusal(e) {
-            self.metrics.rate_limited(e.code());
-        }
+    /// Reaches each connector (a token request where there is one) and verifies nothing.
+    pub async fn check_connectors(&self) -> Vec<connectors::ConnectorCheck> {
+        self.router.check_report().await
     }
 
     /// What a scrape reads at the moment it runs: job counts from the database (`None` when
@@ -74,24 +74,22 @@ impl Services {
     }
 }
 
-impl Services {
-    /// One webhook POST (`jobs.rs`' `deliver`), by how it ended.
-    pub(crate) fn count_delivery(
-        &self,
-        sent: &Result<u16, egress::EgressError>,
-        took: std::time::Duration,
-    ) {
-        use egress::EgressError as E;
-        let outcome = match sent {
-            Ok(status) if (200..300).contains(status) => "delivered",
-            Ok(_) => "http_error",
-            Err(E::Timeout) => "timeout",
-            Err(E::InvalidIpRange) => "refused_address",
-            Err(E::ProtocolNotAllowed | E::InvalidUrl) => "invalid_url",
-            Err(
-                E::Unreachable(_) | E::Status(_) | E::TooLarge | E::TooManyRedirects | E::Setup(_),
-            ) => "connection_failed",
-        };
-        self.metrics.webhook_delivery(outcome, took);
-    }
+/// One webhook POST (`jobs.rs`' `deliver`), by how it ended.
+pub(crate) fn count_delivery(
+    metrics: &Metrics,
+    sent: &Result<u16, egress::EgressError>,
+    took: std::time::Duration,
+) {
+    use egress::EgressError as E;
+    let outcome = match sent {
+        Ok(status) if (200..300).contains(status) => "delivered",
+        Ok(_) => "http_error",
+        Err(E::Timeout) => "timeout",
+        Err(E::InvalidIpRange) => "refused_address",
+        Err(E::ProtocolNotAllowed | E::InvalidUrl) => "invalid_url",
+        Err(E::Unreachable(_) | E::Status(_) | E::TooLarge | E::TooManyRedirects | E::Setup(_)) => {
+            "connection_failed"
+        }
+    };
+    metrics.webhook_delivery(outcome, took);
 }

@@ -1,11 +1,13 @@
 //! The partner API's authentication and quota operations (spec 4.2, 5.2; compat.md signing).
 //!
 //! Order of checks: key → timestamp → nonce format (from the headers alone, before any body
-//! byte is read: [`Services::partner_head`]) → signature → nonce not used before → permission →
-//! branch header → branch within the partner's services ([`Services::authenticate_partner`]).
+//! byte is read: [`PartnerApi::partner_head`]) → signature → nonce not used before → permission →
+//! branch header → branch within the partner's services ([`PartnerApi::authenticate_partner`]).
 //! A nonce is only spent by a correctly signed request, so nobody can burn a partner's nonces.
 
-use crate::Services;
+use crate::auth::branch_with_service;
+pub use crate::handles::PartnerApi;
+use crate::metrics::count_auth_refusal;
 use domain::model::{Branch, Partner, Service};
 use domain::partner::{self, Permission};
 use domain::quota::{QuotaOp, QuotaOpError};
@@ -69,13 +71,13 @@ fn random_hex64() -> String {
     hex::encode(b)
 }
 
-impl Services {
+impl PartnerApi<'_> {
     /// The checks the headers alone allow (key, timestamp window, nonce format): a request
     /// refused here costs no body read.
     pub async fn partner_head(&self, h: &PartnerHeaders<'_>) -> Result<PartnerHead, Error> {
         self.check_partner_head(h)
             .await
-            .inspect_err(|e| self.count_auth_refusal(e))
+            .inspect_err(|e| count_auth_refusal(self.metrics, e))
     }
 
     async fn check_partner_head(&self, h: &PartnerHeaders<'_>) -> Result<PartnerHead, Error> {
@@ -146,18 +148,10 @@ impl Services {
         p: &Partner,
         id: &domain::BranchId,
     ) -> Result<(Service, Branch), Error> {
-        let branch = self
-            .store
-            .get_branch(id)
+        let owned = |b: &Branch| p.service_ids.contains(&b.service_id);
+        branch_with_service(self.store, id, owned)
             .await?
-            .filter(|b| p.service_ids.contains(&b.service_id))
-            .ok_or(Error::BranchAccessDenied)?;
-        let service = self
-            .store
-            .get_service(&branch.service_id)
-            .await?
-            .ok_or(Error::BranchAccessDenied)?;
-        Ok((service, branch))
+            .ok_or(Error::BranchAccessDenied)
     }
 
     /// The signed-request checks alone, for operations that name no branch (listing or
@@ -170,7 +164,7 @@ impl Services {
     ) -> Result<Partner, Error> {
         self.check_partner_signature(head, req, needs)
             .await
-            .inspect_err(|e| self.count_auth_refusal(e))
+            .inspect_err(|e| count_auth_refusal(self.metrics, e))
     }
 
     async fn check_partner_signature(

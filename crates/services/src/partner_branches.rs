@@ -4,8 +4,7 @@
 
 use crate::accounts::NewBankAccount;
 use crate::admin::{BranchUpdate, NewBranch};
-use crate::partner::PartnerCaller;
-use crate::Services;
+use crate::partner::{PartnerApi, PartnerCaller};
 use domain::model::{BankAccount, Branch, Partner, Service};
 use domain::{apikey, BankAccountId, Error, ServiceId, Validation};
 
@@ -50,7 +49,7 @@ fn allow_ips(field: &str, ip: Option<&str>, v: &mut Validation) -> Vec<String> {
     }
 }
 
-impl Services {
+impl PartnerApi<'_> {
     async fn record(&self, service: Service, branch: Branch) -> Result<PartnerBranchRecord, Error> {
         let accounts = self.store.list_bank_accounts(&branch.id).await?;
         Ok(PartnerBranchRecord {
@@ -111,6 +110,7 @@ impl Services {
             return Err(Error::BranchAccessDenied);
         }
         let (branch, key) = self
+            .admin
             .create_branch(&NewBranch {
                 service_id: service_id.clone(),
                 name: req.name.unwrap_or_default(),
@@ -140,6 +140,7 @@ impl Services {
             .map(|ip| allow_ips("ipAddress", ip.as_deref(), &mut v));
         v.into_result()?;
         let branch = self
+            .admin
             .update_branch(
                 &c.branch.id,
                 &BranchUpdate {
@@ -162,14 +163,15 @@ impl Services {
                 "the main branch cannot be deleted",
             ));
         }
-        self.update_branch(
-            &c.branch.id,
-            &BranchUpdate {
-                active: Some(false),
-                ..BranchUpdate::default()
-            },
-        )
-        .await?;
+        self.admin
+            .update_branch(
+                &c.branch.id,
+                &BranchUpdate {
+                    active: Some(false),
+                    ..BranchUpdate::default()
+                },
+            )
+            .await?;
         // A fresh key nobody is told: the old one stops working now.
         let unknown = apikey::hash_key(&uuid::Uuid::new_v4().to_string());
         self.store
@@ -183,7 +185,8 @@ impl Services {
         c: &PartnerCaller,
         req: NewBankAccount,
     ) -> Result<BankAccount, Error> {
-        self.create_bank_account_in(&c.service.id, &c.branch.id, req)
+        self.accounts
+            .create_bank_account_in(&c.service.id, &c.branch.id, req)
             .await
     }
 
@@ -192,6 +195,6 @@ impl Services {
         c: &PartnerCaller,
         id: &BankAccountId,
     ) -> Result<(), Error> {
-        self.delete_bank_account_of(&c.branch.id, id).await
+        self.accounts.delete_bank_account_of(&c.branch.id, id).await
     }
 }

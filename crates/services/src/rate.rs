@@ -2,8 +2,8 @@
 //! file — the state lives in this process; with PostgreSQL it lives in the database, so every
 //! node draws from the same allowance.
 
-use crate::auth::Caller;
-use crate::Services;
+use crate::auth::{Auth, Caller};
+use crate::metrics::count_rate_refusal;
 use domain::clock::to_millis;
 use domain::rate::Decision;
 use domain::Error;
@@ -25,21 +25,21 @@ impl RateLimiter {
     }
 }
 
-impl Services {
+impl Auth<'_> {
     /// Takes one request from the caller's branch allowance, or refuses with the numbers the
     /// 429 headers need.
     /// Refusals are counted (`slipverify_rate_limit_refusals_total`).
     pub async fn rate_check(&self, caller: &Caller) -> Result<(), Error> {
         self.take_rate_token(caller)
             .await
-            .inspect_err(|e| self.count_rate_refusal(e))
+            .inspect_err(|e| count_rate_refusal(self.metrics, e))
     }
 
     async fn take_rate_token(&self, caller: &Caller) -> Result<(), Error> {
         let limit = caller.service.rate_limit();
         let now = self.clock.now();
         let now_us = to_millis(now) * 1000;
-        let decision = match &*self.rate {
+        let decision = match self.rate {
             RateLimiter::Local(map) => {
                 let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
                 let tat = map.get(&caller.branch.id).copied();

@@ -1,5 +1,5 @@
 //! The caller's space: who confirms its transfers and where its verifications are recorded.
-//! Chosen once per caller, when the caller is known (`Services::caller` in `auth.rs`, through
+//! Chosen once per caller, when the caller is known (`Auth::caller` in `auth.rs`, through
 //! `Spaces::of`, the one place that reads `Branch::sandbox`):
 //! - production: the connector router confirms; the charge writer charges and records (quota
 //!   pre-check, auto-renewal, the stored verification answers a repeat);

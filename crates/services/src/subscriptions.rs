@@ -2,7 +2,7 @@
 //! credit movement is a ledger row naming its actor; subscriptions and auto-renew changes go
 //! to the audit log.
 
-use crate::Services;
+pub use crate::handles::Billing;
 use domain::billing::{AutoRenew, CreditKind, LedgerEntry, Package, Payment};
 use domain::model::Service;
 use domain::{Error, Satang, Validation};
@@ -25,7 +25,7 @@ fn no_service() -> Error {
     Error::unknown("service", "no such service")
 }
 
-impl Services {
+impl Billing<'_> {
     /// The service as it stands, `NOT_FOUND` when there is none.
     async fn existing_service(&self, service_id: &domain::ServiceId) -> Result<Service, Error> {
         self.store

@@ -2,17 +2,18 @@
 //! charge and record atomically → answer.
 
 use crate::auth::Caller;
+pub use crate::handles::Verify;
 use crate::idempotency::IdemClaim;
-use crate::Services;
 use connectors::Outcome;
 use domain::attempt::AttemptDraft;
-use domain::model::{Checks, RawSlip, VerifiedTransfer, VerifyBankData};
+use domain::matching::SlipReceiver;
+use domain::model::{Checks, MatchedAccount, RawSlip, VerifiedTransfer, VerifyBankData};
 use domain::{Error, Satang};
 use slip_qr::BankSlipQr;
 use store::{ChargeOutcome, VerificationRecord};
 
-/// A slip to verify, already parsed where it entered (`Services::bank_slip`,
-/// `Services::truemoney_slip`), with the caller's options.
+/// A slip to verify, already parsed where it entered (`SlipReader::bank_slip`,
+/// `SlipReader::truemoney_slip`), with the caller's options.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VerifyRequest<S = BankSlipQr> {
     pub slip: S,
@@ -43,24 +44,30 @@ impl<S> VerifyRequest<S> {
 
 impl<S> VerifyRequest<S> {
     /// The answer to the caller's options about a slip of `amount` whose charge came to
-    /// `outcome`; `account_matched`: whether `matchAccount` found the receiver among the
-    /// branch's accounts (`None`: not asked).
-    pub(crate) fn checks(
+    /// `outcome`, noted on the caller's trace; `matched`: the account `matchAccount` found
+    /// among the branch's (`None`: not asked).
+    pub(crate) fn answer(
         &self,
+        caller: &Caller,
         amount: Satang,
         outcome: &ChargeOutcome,
-        account_matched: Option<bool>,
+        matched: &Option<Option<MatchedAccount>>,
     ) -> Checks {
+        let account_matched = matched.as_ref().map(Option::is_some);
         let is_amount_matched = self.match_amount == Some(amount);
         let mismatches = self.mismatches(amount, account_matched);
-        Checks {
+        let checks = Checks {
             remark: self.remark.clone().unwrap_or_default(),
             is_duplicate: self.check_duplicate && !outcome.first_verification,
             amount_in_slip: amount.as_baht(),
             is_amount_matched: self.match_amount.map(|_| is_amount_matched),
             amount_in_order: self.match_amount.map(Satang::as_baht),
             mismatches,
-        }
+        };
+        caller
+            .trace
+            .answered(amount, &checks.mismatches, checks.is_duplicate);
+        checks
     }
 }
 
@@ -97,7 +104,7 @@ impl<S> VerifyRequest<S> {
     }
 }
 
-impl Services {
+impl Verify<'_> {
     pub async fn verify_bank(
         &self,
         caller: &Caller,
@@ -128,9 +135,13 @@ impl Services {
                 caller.trace.source("local");
                 (t, source)
             }
-            _ => match self
-                .ask_bank(caller, &slip.payload, &slip.sending_bank, &slip.trans_ref)
-                .await
+            _ => match crate::lookup::ask_bank(
+                caller,
+                &slip.payload,
+                &slip.sending_bank,
+                &slip.trans_ref,
+            )
+            .await
             {
                 (Outcome::Found(t), source) => (Box::new(t), source),
                 (Outcome::NotFound, _) => {
@@ -147,53 +158,61 @@ impl Services {
             },
         };
 
-        // Read before the charge: once charged, nothing may fail the request (a client retry
-        // would be charged again).
-        let accounts = if req.match_account {
-            Some(self.store.list_bank_accounts(&caller.branch.id).await?)
-        } else {
-            None
-        };
-        // Matching is a check on a verified slip, not a reason to refuse it.
-        let matched = accounts.map(|a| crate::accounts::matched_account(&a, &transfer.receiver));
-        let draft = req.draft(
-            caller,
-            self.clock.now(),
-            transfer.amount,
-            matched.as_ref().map(Option::is_some),
-        );
-        let outcome = self
-            .record_verified(
+        let (outcome, matched) = self
+            .charge_confirmed(
                 caller,
+                req,
                 (&slip.sending_bank, &slip.trans_ref),
-                VerifiedTransfer::Bank(transfer.clone()),
-                source,
-                (req.job_id.clone(), req.idempotency.as_ref()),
-                draft,
+                (VerifiedTransfer::Bank(transfer.clone()), source),
+                &SlipReceiver::from_party(&transfer.receiver),
+                req.job_id.clone(),
             )
             .await?;
-        if let Some(hook) = &self.after_charge {
+        if let Some(hook) = self.after_charge {
             hook().await;
         }
 
         let mut raw = RawSlip::from_transfer(&transfer);
         // Echo the payload as the caller's QR reads (trimmed), which is what was verified.
         raw.payload = slip.payload.clone();
-        let checks = req.checks(
-            transfer.amount,
-            &outcome,
-            matched.as_ref().map(Option::is_some),
-        );
-        caller
-            .trace
-            .answered(transfer.amount, &checks.mismatches, checks.is_duplicate);
+        let checks = req.answer(caller, transfer.amount, &outcome, &matched);
         Ok(VerifyBankData::new(checks, matched.flatten(), raw))
+    }
+
+    /// Charges the caller for a transfer its space confirmed (`slip`: its sending bank and
+    /// reference; `confirmed`: the transfer and who confirmed it), once per `job_id` or key,
+    /// and matches `receiver` against the branch's accounts when the request asks
+    /// (`matchAccount`; `None`: not asked). The accounts are read before the charge: once
+    /// charged, nothing may fail the request (a client retry would be charged again); a
+    /// receiver not matched is a check on a verified slip, not a reason to refuse it.
+    pub(crate) async fn charge_confirmed<S>(
+        &self,
+        caller: &Caller,
+        req: &VerifyRequest<S>,
+        slip: (&str, &str),
+        (transfer, source): (VerifiedTransfer, String),
+        receiver: &SlipReceiver<'_>,
+        job_id: Option<domain::JobId>,
+    ) -> Result<(ChargeOutcome, Option<Option<MatchedAccount>>), Error> {
+        let accounts = if req.match_account {
+            Some(self.store.list_bank_accounts(&caller.branch.id).await?)
+        } else {
+            None
+        };
+        let matched = accounts.map(|a| crate::accounts::matched_receiver(&a, receiver));
+        let account_matched = matched.as_ref().map(Option::is_some);
+        let draft = req.draft(caller, self.clock.now(), transfer.amount(), account_matched);
+        let claim = req.idempotency.as_ref();
+        let outcome = self
+            .record_verified(caller, slip, transfer, source, (job_id, claim), draft)
+            .await?;
+        Ok((outcome, matched))
     }
 
     /// Charges the caller for `transfer`, the slip `(sending_bank, trans_ref)` as `source`
     /// confirmed it (a test branch records it uncharged), once per job or key (`once`),
     /// committing `draft`, the request's attempts-log record, with the charge when it can.
-    pub(crate) async fn record_verified(
+    async fn record_verified(
         &self,
         caller: &Caller,
         (sending_bank, trans_ref): (&str, &str),

@@ -3,8 +3,7 @@
 //! `TRUEMONEY`) → answer.
 
 use crate::auth::Caller;
-use crate::verify::VerifyRequest;
-use crate::Services;
+use crate::verify::{Verify, VerifyRequest};
 use connectors::Outcome;
 use domain::matching::SlipReceiver;
 use domain::model::{RawWalletSlip, VerifiedTransfer, VerifyWalletData};
@@ -14,7 +13,7 @@ use slip_qr::TrueMoneySlipQr;
 /// Verifications of wallet slips are recorded under this sending "bank".
 pub const TRUEMONEY: &str = "TRUEMONEY";
 
-impl Services {
+impl Verify<'_> {
     pub async fn verify_truewallet(
         &self,
         caller: &Caller,
@@ -40,9 +39,7 @@ impl Services {
                 caller.trace.source("local");
                 (t, source)
             }
-            _ => match self
-                .ask_wallet(caller, &slip.payload, &slip.transaction_id)
-                .await
+            _ => match crate::lookup::ask_wallet(caller, &slip.payload, &slip.transaction_id).await
             {
                 (Outcome::Found(t), source) => (Box::new(t), source),
                 // The router answers a wallet slip found, not found or unavailable.
@@ -57,40 +54,20 @@ impl Services {
                 }
             },
         };
-        // Read before the charge, as for bank slips: once charged nothing may fail.
-        let accounts = if req.match_account {
-            Some(self.store.list_bank_accounts(&caller.branch.id).await?)
-        } else {
-            None
-        };
         let receiver = SlipReceiver::from_wallet(&transfer.receiver_phone, &transfer.receiver_name);
-        let matched = accounts.map(|a| crate::accounts::matched_receiver(&a, &receiver));
-        let draft = req.draft(
-            caller,
-            self.clock.now(),
-            transfer.amount,
-            matched.as_ref().map(Option::is_some),
-        );
-        let outcome = self
-            .record_verified(
+        let (outcome, matched) = self
+            .charge_confirmed(
                 caller,
+                req,
                 (TRUEMONEY, &transfer.transaction_id),
-                VerifiedTransfer::Wallet(transfer.clone()),
-                source,
-                (None, req.idempotency.as_ref()),
-                draft,
+                (VerifiedTransfer::Wallet(transfer.clone()), source),
+                &receiver,
+                None,
             )
             .await?;
         let mut raw = RawWalletSlip::from_transfer(&transfer);
         raw.payload = slip.payload.clone();
-        let checks = req.checks(
-            transfer.amount,
-            &outcome,
-            matched.as_ref().map(Option::is_some),
-        );
-        caller
-            .trace
-            .answered(transfer.amount, &checks.mismatches, checks.is_duplicate);
+        let checks = req.answer(caller, transfer.amount, &outcome, &matched);
         Ok(VerifyWalletData::new(checks, matched.flatten(), raw))
     }
 }

@@ -48,7 +48,7 @@ use domain::{ManualClock, Satang};
 use gateway::NewSandboxTransfer;
 use serde_json::Value;
 use server::App;
-use services::admin::NewBranch;
+use services::admin::{BranchUpdate, NewBranch, ServiceUpdate};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::sync::oneshot;
@@ -372,6 +372,7 @@ impl TestApp {
     pub async fn tenant(&self, quota: i64) -> Tenant {
         let svc = &self.app.services;
         let s = svc
+            .admin()
             .create_service("Test shop", Some(quota))
             .await
             .expect("service");
@@ -379,6 +380,7 @@ impl TestApp {
         // limit set their own.
         self.set_rate_limit(&s.id, Some(1_000_000)).await;
         let (b, key) = svc
+            .admin()
             .create_branch(&NewBranch {
                 service_id: s.id.clone(),
                 name: "Main".into(),
@@ -400,13 +402,7 @@ impl TestApp {
         name: &str,
         limit: Option<i64>,
     ) -> (domain::BranchId, String) {
-        let b = NewBranch {
-            service_id: service_id.into(),
-            name: name.into(),
-            limit_quota: limit,
-            ..Default::default()
-        };
-        let (b, key) = self.app.services.create_branch(&b).await.expect("branch");
+        let (b, key) = self.add_branch(service_id.into(), name, limit, false).await;
         (b.id, key)
     }
 
@@ -416,21 +412,29 @@ impl TestApp {
         service_id: impl Into<domain::ServiceId>,
         limit: Option<i64>,
     ) -> (domain::BranchId, String) {
-        let b = NewBranch {
-            service_id: service_id.into(),
-            name: "Test".into(),
-            limit_quota: limit,
-            sandbox: true,
-            ..Default::default()
-        };
         let (b, key) = self
-            .app
-            .services
-            .create_branch(&b)
-            .await
-            .expect("test branch");
+            .add_branch(service_id.into(), "Test", limit, true)
+            .await;
         assert!(b.sandbox);
         (b.id, key)
+    }
+
+    async fn add_branch(
+        &self,
+        service_id: domain::ServiceId,
+        name: &str,
+        limit: Option<i64>,
+        sandbox: bool,
+    ) -> (domain::model::Branch, String) {
+        let b = NewBranch {
+            service_id,
+            name: name.into(),
+            limit_quota: limit,
+            sandbox,
+            ..Default::default()
+        };
+        let svc = &self.app.services;
+        svc.admin().create_branch(&b).await.expect("branch")
     }
 
     /// A sandbox transfer; returns its payload.
@@ -525,7 +529,8 @@ impl TestApp {
         let auth = format!("Bearer {key}");
         let loopback = "127.0.0.1".parse().unwrap();
         let svc = &self.app.services;
-        svc.authenticate(Some(&auth), loopback, None)
+        svc.auth()
+            .authenticate(Some(&auth), loopback, None)
             .await
             .expect("caller")
     }
@@ -543,7 +548,7 @@ impl TestApp {
             limit,
             ..Default::default()
         };
-        let rows = self.app.services.search_attempts(q).await;
+        let rows = self.app.services.attempts().search_attempts(q).await;
         rows.expect("attempts")
     }
 
@@ -556,7 +561,8 @@ impl TestApp {
     ) -> (domain::model::Partner, String) {
         let services = std::slice::from_ref(service_id);
         let svc = &self.app.services;
-        svc.create_partner("Reseller", services, &[permissions.to_string()])
+        svc.partner()
+            .create_partner("Reseller", services, &[permissions.to_string()])
             .await
             .expect("partner")
     }
@@ -625,30 +631,26 @@ impl TestApp {
     }
 
     /// Changes a branch (as the admin API would), asserting it worked.
-    pub async fn update_branch(
-        &self,
-        branch_id: &domain::BranchId,
-        update: &services::admin::BranchUpdate,
-    ) {
+    pub async fn update_branch(&self, branch_id: &domain::BranchId, update: &BranchUpdate) {
         let svc = &self.app.services;
-        svc.update_branch(branch_id, update).await.expect("branch");
+        svc.admin()
+            .update_branch(branch_id, update)
+            .await
+            .expect("branch");
     }
 
     /// Changes a service (as the admin API would), asserting it worked.
-    pub async fn update_service(
-        &self,
-        service_id: &domain::ServiceId,
-        update: &services::admin::ServiceUpdate,
-    ) {
+    pub async fn update_service(&self, service_id: &domain::ServiceId, update: &ServiceUpdate) {
         let svc = &self.app.services;
-        svc.update_service(service_id, update)
+        svc.admin()
+            .update_service(service_id, update)
             .await
             .expect("service");
     }
 
     /// Sets a service's rate limit in requests a second (`None`: back to its plan's rate).
     pub async fn set_rate_limit(&self, service_id: &domain::ServiceId, rps: Option<u32>) {
-        let update = services::admin::ServiceUpdate {
+        let update = ServiceUpdate {
             rate_limit_rps: Some(rps),
             ..Default::default()
         };
@@ -657,7 +659,7 @@ impl TestApp {
 
     /// Sets a branch's webhook signing secret.
     pub async fn set_webhook_secret(&self, branch_id: &domain::BranchId, secret: &str) {
-        let update = services::admin::BranchUpdate {
+        let update = BranchUpdate {
             webhook_secret: Some(secret.into()),
             ..Default::default()
         };
@@ -666,7 +668,7 @@ impl TestApp {
 
     /// Turns a branch on or off (`active`).
     pub async fn set_branch_active(&self, branch_id: &domain::BranchId, active: bool) {
-        let update = services::admin::BranchUpdate {
+        let update = BranchUpdate {
             active: Some(active),
             ..Default::default()
         };

@@ -153,7 +153,11 @@ async fn verify(
 ) -> Result<Json<V1Ok<Value>>, V1Error> {
     let unreadable = unreadable(&req.input);
     c.trace.input(req.input.kind(req.base64));
-    let slip = svc.bank_slip(c, req.input).await.map_err(unreadable)?;
+    let slip = svc
+        .slips()
+        .bank_slip(c, req.input)
+        .await
+        .map_err(unreadable)?;
     drop(upload_slot);
     // A keyed retry taken over from a node that died may be charged already: its slip is
     // then recorded, and the charge (not this check) answers it as the first run would have.
@@ -165,7 +169,7 @@ async fn verify(
             return Err(dup);
         }
     }
-    let data = svc.verify_bank(c, &request).await?;
+    let data = svc.verify().verify_bank(c, &request).await?;
     if data.is_duplicate {
         // Two requests with the same slip raced past the check above; the charge decided this
         // one was second (and it was charged).
@@ -225,7 +229,10 @@ async fn earlier(
     trans_ref: &str,
 ) -> Result<Option<V1Error>, V1Error> {
     // The caller's own space: a test branch sees only test verifications, and the reverse.
-    let rec = svc.recorded_verification(c, bank, trans_ref).await?;
+    let rec = svc
+        .verify()
+        .recorded_verification(c, bank, trans_ref)
+        .await?;
     let Some(r) = rec else { return Ok(None) };
     let verified_at = json!(format_bangkok(r.verified_at));
     // The slip as its first verification answered it, plus when that was; rows recorded

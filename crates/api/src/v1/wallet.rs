@@ -34,6 +34,7 @@ pub(super) async fn verify_truewallet(
     let unreadable = unreadable(&request.input);
     c.trace.input(request.input.kind(request.base64));
     let slip = svc
+        .slips()
         .truemoney_slip(&c, request.input)
         .await
         .map_err(unreadable)?;
@@ -45,6 +46,7 @@ pub(super) async fn verify_truewallet(
         }
     }
     let data = svc
+        .verify()
         .verify_truewallet(
             &c,
             &plain_request(slip.clone(), request.options.check_duplicate),

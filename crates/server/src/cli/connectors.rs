@@ -17,7 +17,7 @@ pub(crate) async fn run(app: &App, cmd: ConnectorsCmd) -> anyhow::Result<ExitCod
     match cmd {
         ConnectorsCmd::Check => {
             let mut failed = false;
-            for c in svc.check_connectors().await {
+            for c in svc.status().check_connectors().await {
                 failed |= c.result.is_err();
                 let mut line = match c.result {
                     Ok(()) => serde_json::json!({"name": c.name, "ok": true}),

@@ -18,7 +18,7 @@ use crate::line::client::{LineClient, LineError};
 use crate::verify::VerifyRequest;
 use crate::Services;
 use domain::attempt::{Channel, Outcome, SlipKind};
-use domain::job::{Job, LineJob, LINE};
+use domain::job::{Job, LineJob};
 use domain::line::{
     text_message, verdict_messages, Event, GroupMode, LineSettings, SlipCard, Verdict,
 };
@@ -36,10 +36,6 @@ pub struct Line;
 
 #[async_trait::async_trait]
 impl JobKind for Line {
-    fn name(&self) -> &'static str {
-        LINE
-    }
-
     async fn run(&self, cx: &JobContext<'_>, mut job: Job) -> Job {
         let svc = cx.svc;
         let now = svc.now();
@@ -211,12 +207,12 @@ impl Bot<'_> {
             if !branch.active {
                 break 'v Err(Error::BranchInactive);
             }
-            let caller = match svc.caller(service, branch.clone()).await {
+            let caller = match svc.auth().caller(service, branch.clone()).await {
                 Ok(c) => c.traced(trace.clone()),
                 Err(e) => break 'v Err(e),
             };
             trace.input(input.kind(false));
-            let slip = match svc.bank_slip(&caller, input).await {
+            let slip = match svc.slips().bank_slip(&caller, input).await {
                 Ok(s) => s,
                 Err(e) => break 'v Err(e),
             };
@@ -233,11 +229,12 @@ impl Bot<'_> {
                 job_id: Some(domain::JobId::from(self.job_id)),
                 idempotency: None,
             };
-            match svc.verify_bank(&caller, &req).await {
+            match svc.verify().verify_bank(&caller, &req).await {
                 Ok(d) => {
                     let card = card(&d);
                     if d.is_duplicate {
                         let first = svc
+                            .verify()
                             .recorded_verification(&caller, &slip.sending_bank, &slip.trans_ref)
                             .await
                             .ok()
@@ -273,14 +270,15 @@ impl Bot<'_> {
             return Step::Retry;
         }
         let ms = u32::try_from(started.elapsed().as_millis()).unwrap_or(u32::MAX);
-        svc.log_attempt(trace.record(
-            svc.now(),
-            ended,
-            ms,
-            None,
-            Some(domain::JobId::from(self.job_id)),
-        ))
-        .await;
+        svc.attempts()
+            .log_attempt(trace.record(
+                svc.now(),
+                ended,
+                ms,
+                None,
+                Some(domain::JobId::from(self.job_id)),
+            ))
+            .await;
         let v = match verdict {
             Ok(v) => v,
             Err(e) => match Outcome::of_error(&e) {
@@ -444,7 +442,7 @@ impl Bot<'_> {
         // Page by page: a busy day has more records than one query returns.
         let (mut count, mut total) = (0usize, 0i64);
         loop {
-            let Ok(rows) = self.svc.search_attempts(q.clone()).await else {
+            let Ok(rows) = self.svc.attempts().search_attempts(q.clone()).await else {
                 return; // no total rather than a wrong one
             };
             count += rows.len();

@@ -21,6 +21,7 @@ pub mod worker;
 pub use worker::{run_worker, WorkerConfig};
 
 use crate::auth::Caller;
+pub use crate::handles::Jobs;
 use crate::input::SlipInput;
 use crate::Services;
 use domain::job::{Delivery, Job, NewJob, Stage};
@@ -28,16 +29,15 @@ use domain::{BatchId, BranchId, Error, JobId, Satang};
 use egress::EgressError;
 use std::collections::HashMap;
 use std::sync::Arc;
+use store::SqlStore;
 
-/// One kind of background job, in the spirit of crates.io's `BackgroundJob`: the name its rows
-/// carry in `jobs.kind` and the step it runs. The kind's input is the row's `data` (JSON: a
-/// serde type of the kind's own, e.g. `domain::job::NewJob`); its states, retry rules and
-/// callback body are pure functions in `domain::job`. Register it in `Kinds::builtin`.
+/// One kind of background job, in the spirit of crates.io's `BackgroundJob`: the step it
+/// runs. The kind's input is the row's `data` (JSON: a serde type of the kind's own, e.g.
+/// `domain::job::NewJob`); its states, retry rules and callback body are pure functions in
+/// `domain::job`. Register it in `Kinds::builtin` under the name its rows carry in
+/// `jobs.kind`.
 #[async_trait::async_trait]
 pub trait JobKind: Send + Sync + 'static {
-    /// `jobs.kind` of this kind's rows. Never renamed once rows exist.
-    fn name(&self) -> &'static str;
-
     /// Runs the kind's own step (`Stage::Run`) of a claimed job and returns the job in its
     /// next state, decided by `domain::job`'s rules: due again later (`Retrying`), finished
     /// with a callback to post (`Stage::Deliver`: the worker posts it in the same claim, with
@@ -85,14 +85,15 @@ impl Kinds {
     /// Every kind of this build. A new kind: its file beside `verify.rs`, one line here.
     pub fn builtin() -> Self {
         Kinds(HashMap::new())
-            .with(verify::Verify)
-            .with(redeliver::Redeliver)
-            .with(line::Line)
+            .with(domain::job::VERIFY, verify::Verify)
+            .with(domain::job::REDELIVER, redeliver::Redeliver)
+            .with(domain::job::LINE, line::Line)
     }
 
-    /// Adds (or replaces) a kind.
-    pub fn with(mut self, kind: impl JobKind) -> Self {
-        self.0.insert(kind.name(), Arc::new(kind));
+    /// Adds (or replaces) a kind, run for the rows whose `jobs.kind` is `name` (never renamed
+    /// once rows exist).
+    pub fn with(mut self, name: &'static str, kind: impl JobKind) -> Self {
+        self.0.insert(name, Arc::new(kind));
         self
     }
 
@@ -145,7 +146,43 @@ pub struct Submitted {
     pub job_ids: Vec<JobId>,
 }
 
-impl Services {
+/// Queueing jobs (any kind): the job table and this node's worker's wake-up.
+#[derive(Clone, Copy)]
+pub(crate) struct Queue<'a> {
+    store: &'a SqlStore,
+    wake: &'a tokio::sync::Notify,
+}
+
+impl<'a> Queue<'a> {
+    pub(crate) fn of(svc: &'a Services) -> Self {
+        Queue {
+            store: &svc.store,
+            wake: &svc.jobs_wake,
+        }
+    }
+
+    /// Queues jobs in one transaction and wakes this node's worker; a job whose id exists
+    /// is left as it is.
+    pub(crate) async fn enqueue(&self, jobs: &[Job]) -> Result<(), Error> {
+        self.store.insert_jobs(jobs).await?;
+        self.wake.notify_one();
+        Ok(())
+    }
+
+    /// `enqueue` with the audit entry of the operation that made the jobs, in the same
+    /// transaction.
+    pub(crate) async fn enqueue_audited(
+        &self,
+        jobs: &[Job],
+        audit: &store::NewAudit<'_>,
+    ) -> Result<(), Error> {
+        self.store.insert_jobs_audited(jobs, audit).await?;
+        self.wake.notify_one();
+        Ok(())
+    }
+}
+
+impl Jobs<'_> {
     /// Accepts slips for background verification. Everything that can be refused is refused
     /// here, before any job exists: the callback target, each slip's input (an image is read
     /// now, so the job keeps only the QR text), and its QR. `batch`: the slips share a batch id,
@@ -169,7 +206,6 @@ impl Services {
             })?;
         let egress = self
             .egress
-            .as_ref()
             .ok_or_else(|| Error::internal("egress not configured"))?;
         egress
             .check_url(&target, true)
@@ -188,7 +224,7 @@ impl Services {
         let mut jobs = Vec::with_capacity(slips.len());
         for (i, slip) in slips.into_iter().enumerate() {
             // Async is for bank slips only; the job keeps the slip's QR text.
-            let payload = match self.bank_slip(caller, slip.input).await {
+            let payload = match self.slips.bank_slip(caller, slip.input).await {
                 Ok(s) => s.payload,
                 Err(e) if batch => {
                     return Err(Error::invalid(
@@ -225,9 +261,7 @@ impl Services {
     /// Queues jobs of any kind (built with `Job::new` / `Job::of_kind`) in one transaction and
     /// wakes this node's worker; a job whose id exists is left as it is.
     pub async fn enqueue(&self, jobs: &[Job]) -> Result<(), Error> {
-        self.store.insert_jobs(jobs).await?;
-        self.jobs_wake.notify_one();
-        Ok(())
+        self.queue.enqueue(jobs).await
     }
 
     /// A verify job of the caller's branch, while it is retained; otherwise `JOB_NOT_FOUND`
@@ -272,7 +306,7 @@ impl Services {
     /// host again, refuses non-public addresses and connects only to the address it vetted.
     pub(crate) async fn deliver(&self, job: &Job) -> Delivery {
         let (Some(url), Some(body), Some(egress)) =
-            (&job.callback_url, &job.webhook.body, &self.egress)
+            (&job.callback_url, &job.webhook.body, self.egress)
         else {
             return Delivery::Failed {
                 status: None,
@@ -292,7 +326,7 @@ impl Services {
                 self.schedules.webhook_timeout,
             )
             .await;
-        self.count_delivery(&sent, started.elapsed());
+        crate::metrics::count_delivery(self.metrics, &sent, started.elapsed());
         match sent {
             Ok(status) if (200..300).contains(&status) => Delivery::Delivered(status),
             Ok(status) => Delivery::Failed {

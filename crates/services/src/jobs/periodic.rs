@@ -35,73 +35,57 @@ pub trait PeriodicJob: Send + Sync + 'static {
     async fn run(&self, svc: &Services) -> Result<String, Error>;
 }
 
-/// Deletes jobs (of every kind) whose retention ended and whose work is finished; polling
-/// already answers `JOB_NOT_FOUND` for them.
-pub struct ExpireJobs {
-    pub every: Duration,
+/// Declares a periodic job that deletes what is past its time: its type (with its period,
+/// `every`), its name, and the delete (`|svc, now| …`, the number of rows deleted).
+macro_rules! sweep {
+    ($(#[$doc:meta])* $ty:ident, $name:literal, |$svc:ident, $now:ident| $delete:expr) => {
+        $(#[$doc])*
+        pub struct $ty {
+            pub every: Duration,
+        }
+
+        #[async_trait::async_trait]
+        impl PeriodicJob for $ty {
+            fn name(&self) -> &'static str {
+                $name
+            }
+
+            fn every(&self) -> Duration {
+                self.every
+            }
+
+            async fn run(&self, $svc: &Services) -> Result<String, Error> {
+                let $now = $svc.now();
+                let n = $delete.await?;
+                Ok(format!("deleted {n}"))
+            }
+        }
+    };
 }
 
-#[async_trait::async_trait]
-impl PeriodicJob for ExpireJobs {
-    fn name(&self) -> &'static str {
-        "expire-jobs"
-    }
+sweep!(
+    /// Deletes jobs (of every kind) whose retention ended and whose work is finished; polling
+    /// already answers `JOB_NOT_FOUND` for them.
+    ExpireJobs,
+    "expire-jobs",
+    |svc, now| svc.store.sweep_jobs(now)
+);
 
-    fn every(&self) -> Duration {
-        self.every
-    }
+sweep!(
+    /// Forgets `Idempotency-Key`s past their 24 h (a request with an old key forgets that key
+    /// itself; this keeps the table small).
+    SweepIdempotencyKeys,
+    "idempotency-keys",
+    |svc, now| svc.store.sweep_idempotency_keys(now - crate::idempotency::KEEP)
+);
 
-    async fn run(&self, svc: &Services) -> Result<String, Error> {
-        let n = svc.store.sweep_jobs(svc.now()).await?;
-        Ok(format!("deleted {n}"))
-    }
-}
-
-/// Forgets `Idempotency-Key`s past their 24 h (a request with an old key forgets that key
-/// itself; this keeps the table small).
-pub struct SweepIdempotencyKeys {
-    pub every: Duration,
-}
-
-#[async_trait::async_trait]
-impl PeriodicJob for SweepIdempotencyKeys {
-    fn name(&self) -> &'static str {
-        "idempotency-keys"
-    }
-
-    fn every(&self) -> Duration {
-        self.every
-    }
-
-    async fn run(&self, svc: &Services) -> Result<String, Error> {
-        let before = svc.now() - crate::idempotency::KEEP;
-        let n = svc.store.sweep_idempotency_keys(before).await?;
-        Ok(format!("deleted {n}"))
-    }
-}
-
-/// Forgets the LINE bot's reply marks past their 24 h (`jobs/line.rs`: a mark says an
-/// event's reply token was handed to LINE; a reply token is long dead by then).
-pub struct SweepLineReplies {
-    pub every: Duration,
-}
-
-#[async_trait::async_trait]
-impl PeriodicJob for SweepLineReplies {
-    fn name(&self) -> &'static str {
-        "line-replies"
-    }
-
-    fn every(&self) -> Duration {
-        self.every
-    }
-
-    async fn run(&self, svc: &Services) -> Result<String, Error> {
-        let before = svc.now() - crate::jobs::line::REPLY_MARK_KEPT;
-        let n = svc.store.sweep_line_events(before).await?;
-        Ok(format!("deleted {n}"))
-    }
-}
+sweep!(
+    /// Forgets the LINE bot's reply marks past their 24 h (`jobs/line.rs`: a mark says an
+    /// event's reply token was handed to LINE; a reply token is long dead by then).
+    SweepLineReplies,
+    "line-replies",
+    |svc, now| svc.store.sweep_line_events(now - crate::jobs::line::REPLY_MARK_KEPT)
+);
 
 /// The periods of the built-in periodic jobs (`[jobs]` of the configuration).
 #[derive(Debug, Clone)]
@@ -168,6 +152,7 @@ impl PeriodicJob for RetentionPurge {
 
     async fn run(&self, svc: &Services) -> Result<String, Error> {
         let (purged, blanked) = svc
+            .attempts()
             .purge_retention(self.attempts_days, self.personal_data_days)
             .await?;
         Ok(format!(

@@ -6,7 +6,7 @@
 //! secret signs the redelivery); the worker then posts it to the original target through
 //! `egress`, like every callback.
 
-use super::{JobContext, JobKind, Owner};
+use super::{JobContext, JobKind, Jobs, Owner};
 use crate::Services;
 use domain::job::{Job, Redelivery, REDELIVER, VERIFY};
 use domain::{Error, JobId};
@@ -15,10 +15,6 @@ pub struct Redeliver;
 
 #[async_trait::async_trait]
 impl JobKind for Redeliver {
-    fn name(&self) -> &'static str {
-        REDELIVER
-    }
-
     async fn run(&self, cx: &JobContext<'_>, mut job: Job) -> Job {
         let svc = cx.svc;
         let now = svc.now();
@@ -60,7 +56,7 @@ fn retry(svc: &Services, mut job: Job, error: &str) -> Job {
     job
 }
 
-impl Services {
+impl Jobs<'_> {
     /// Queues a redelivery of job `id`'s callback (audited as `actor`) and returns the
     /// redelivery job. `JOB_NOT_FOUND`: no such job, expired, or not a verification job;
     /// `JOB_STILL_RUNNING`: it is still verifying or delivering; a job that finished without
@@ -104,10 +100,9 @@ impl Services {
             branch_id: Some(&original.branch_id),
             detail: detail.to_string(),
         };
-        self.store
-            .insert_jobs_audited(std::slice::from_ref(&job), &audit)
+        self.queue
+            .enqueue_audited(std::slice::from_ref(&job), &audit)
             .await?;
-        self.jobs_wake.notify_one();
         Ok(job)
     }
 }

@@ -7,17 +7,13 @@ use super::{JobContext, JobKind, Owner};
 use crate::attempts::Trace;
 use crate::verify::VerifyRequest;
 use domain::attempt::Outcome;
-use domain::job::{Attempt, Job, Stage, VERIFY};
+use domain::job::{Attempt, Job, Stage};
 use domain::Error;
 
 pub struct Verify;
 
 #[async_trait::async_trait]
 impl JobKind for Verify {
-    fn name(&self) -> &'static str {
-        VERIFY
-    }
-
     async fn run(&self, cx: &JobContext<'_>, mut job: Job) -> Job {
         let started = std::time::Instant::now();
         let trace = Trace::for_job(&job.service_id, &job.branch_id);
@@ -29,7 +25,7 @@ impl JobKind for Verify {
         if job.stage != Stage::Run {
             let ms = u32::try_from(started.elapsed().as_millis()).unwrap_or(u32::MAX);
             let record = trace.record(cx.svc.now(), Some(ended), ms, None, Some(job.id.clone()));
-            cx.svc.log_attempt(record).await;
+            cx.svc.attempts().log_attempt(record).await;
         }
         job
     }
@@ -66,7 +62,7 @@ async fn attempt(cx: &JobContext<'_>, job: &Job, trace: &Trace) -> (Attempt, Opt
     let billing_down = |e: Error| Attempt::BillingUnavailable {
         message: e.public_message(),
     };
-    let mut caller = match svc.caller(service, branch).await {
+    let mut caller = match svc.auth().caller(service, branch).await {
         Ok(c) => c,
         Err(e @ Error::RenewalTemporarilyUnavailable) => return (billing_down(e), secret),
         Err(e @ Error::Internal(_)) => return (outage(e), secret),
@@ -92,7 +88,7 @@ async fn attempt(cx: &JobContext<'_>, job: &Job, trace: &Trace) -> (Attempt, Opt
                 job_id: Some(job.id.clone()),
                 idempotency: None,
             };
-            svc.verify_bank(&caller, &req).await
+            svc.verify().verify_bank(&caller, &req).await
         }
         Err(e) => Err(e),
     };

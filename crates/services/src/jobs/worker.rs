@@ -27,7 +27,7 @@ async fn run_job(svc: &Services, kinds: &Kinds, mut job: Job, token: &str, owner
     // A claimed job's step is due (the claim moved `due_at` out by the lease); a job that
     // just finished its step is delivered at once.
     if job.stage == Stage::Deliver {
-        let d = svc.deliver(&job).await;
+        let d = svc.jobs().deliver(&job).await;
         job.after_delivery(d, svc.clock.now(), &svc.schedules);
     }
     match svc.store.save_job(&job, token).await {
@@ -111,7 +111,7 @@ pub async fn run_worker(svc: Services, cfg: WorkerConfig, mut shutdown: watch::R
         if tokens.len() > 4096 {
             tokens.drain(..2048);
         }
-        let owners = Arc::new(svc.load_owners(&claimed).await);
+        let owners = Arc::new(svc.jobs().load_owners(&claimed).await);
         let kinds = svc.kinds.clone();
         let mut permit = Some(first);
         for job in claimed {

@@ -5,7 +5,8 @@
 //! inserts nothing new (`ON CONFLICT (id) DO NOTHING`), so it is processed once, and a node
 //! that dies after the answer loses nothing.
 
-use crate::Services;
+use crate::auth::branch_with_service;
+pub use crate::handles::LineWebhook;
 use domain::job::{Job, LineJob, LINE};
 use domain::line::Callback;
 use domain::{BranchId, Error, JobId};
@@ -16,7 +17,7 @@ pub const MAX_WEBHOOK_BYTES: usize = 1024 * 1024;
 /// Event kinds the bot acts on; others are answered 200 and dropped.
 const HANDLED: [&str; 2] = ["message", "join"];
 
-impl Services {
+impl LineWebhook<'_> {
     /// Checks the signature, then queues each event the bot handles; `INVALID_SIGNATURE` (401)
     /// for a bad or missing signature, a branch without LINE, or no such branch (one answer
     /// for all: the URL tells nothing).
@@ -38,19 +39,12 @@ impl Services {
         if callback.events.is_empty() {
             return Ok(0); // the console's "Verify" button
         }
-        let branch = self
-            .store
-            .get_branch(branch_id)
-            .await?
-            .ok_or(Error::InvalidSignature)?;
-        let service = self
-            .store
-            .get_service(&branch.service_id)
+        let (service, branch) = branch_with_service(self.store, branch_id, |_| true)
             .await?
             .ok_or(Error::InvalidSignature)?;
         // The branch's rate limit applies (one token per webhook call).
-        let caller = self.caller_as_read(service, branch);
-        self.rate_check(&caller).await?;
+        let caller = self.auth.caller_as_read(service, branch);
+        self.auth.rate_check(&caller).await?;
         let now = self.clock.now();
         let raw: serde_json::Value =
             serde_json::from_slice(body).map_err(|_| Error::invalid("body", "is not JSON"))?;
@@ -73,12 +67,12 @@ impl Services {
                 caller.branch.id.clone(),
                 None,
                 now,
-                self.schedules().retention,
+                self.schedules.retention,
             ));
         }
         let n = jobs.len();
         if n > 0 {
-            self.enqueue(&jobs).await?;
+            self.queue.enqueue(&jobs).await?;
         }
         // Counted once the call is accepted: LINE redelivers only what it did not see
         // answered 200, so each event counts once (twice only if our 200 was lost).

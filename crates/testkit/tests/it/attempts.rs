@@ -439,6 +439,7 @@ both!(the_csv_export_keeps_its_bytes, |b: Backend| async move {
         };
     t.app
         .services
+        .attempts()
         .insert_attempts(&[
             record(0, "016331140712ATF07959", "kbank", "req-1"),
             record(1, "=HYPERLINK(\"x\")", "+sum", "-lead-dash"),
@@ -480,7 +481,13 @@ both!(
         let name = first["data"]["rawSlip"]["sender"]["account"]["name"]["th"].clone();
         assert_ne!(name, "");
         t.clock.advance(time::Duration::days(181));
-        let (purged, blanked) = t.app.services.purge_retention(180, 180).await.unwrap();
+        let (purged, blanked) = t
+            .app
+            .services
+            .attempts()
+            .purge_retention(180, 180)
+            .await
+            .unwrap();
         assert_eq!((purged, blanked), (1, 1));
         assert!(all(&t).await.is_empty(), "the old attempt is gone");
         // The repeat is still a duplicate, answered from the stored transfer with blank names
@@ -500,7 +507,16 @@ both!(
         assert_eq!(v["data"]["transRef"], tr.trans_ref);
         assert_eq!(v["data"]["amount"]["amount"], 7.0);
         // Idempotent: nothing left to do.
-        assert_eq!(t.app.services.purge_retention(180, 180).await.unwrap().1, 0);
+        assert_eq!(
+            t.app
+                .services
+                .attempts()
+                .purge_retention(180, 180)
+                .await
+                .unwrap()
+                .1,
+            0
+        );
         t.stop().await;
     }
 );

@@ -22,6 +22,7 @@ use crate::common::{code, v1_code};
 async fn package(t: &TestApp, name: &str, quota: i64, days: u32, price_baht: i64) {
     t.app
         .services
+        .billing()
         .set_package(&NewPackage {
             name: name.into(),
             quota,
@@ -35,6 +36,7 @@ async fn package(t: &TestApp, name: &str, quota: i64, days: u32, price_baht: i64
 async fn subscribe(t: &TestApp, ten: &Tenant, name: &str, auto: AutoRenew) {
     t.app
         .services
+        .billing()
         .subscribe(&ten.service_id, name, Some(auto), false, "test")
         .await
         .expect("subscribe");
@@ -50,6 +52,7 @@ async fn subscribed(t: &TestApp, ten: &Tenant, name: &str, quota: i64, days: u32
 async fn top_up(t: &TestApp, ten: &Tenant, baht: i64) {
     t.app
         .services
+        .billing()
         .move_credit(
             &ten.service_id,
             CreditKind::TopUp,
@@ -77,6 +80,7 @@ async fn ledger(t: &TestApp, ten: &Tenant) -> Vec<(String, i64, i64)> {
     let (_, entries) = t
         .app
         .services
+        .billing()
         .credit_history(&ten.service_id)
         .await
         .unwrap();
@@ -144,6 +148,7 @@ both!(
         // Auto-renew on, but no credit: still expired, nothing drawn.
         t.app
             .services
+            .billing()
             .set_auto_renew(&ten.service_id, AutoRenew::ON, "test")
             .await
             .unwrap();

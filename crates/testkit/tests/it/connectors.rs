@@ -363,6 +363,7 @@ both!(
 async fn admin_status_kinds(t: &TestApp) -> Vec<String> {
     t.app
         .services
+        .status()
         .connector_status()
         .into_iter()
         .map(|s| s.kind)

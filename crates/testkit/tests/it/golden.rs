@@ -310,24 +310,27 @@ both!(info_and_me, |b: Backend| async move {
     assert_eq!(v["data"]["currentCredit"], 0.0);
 
     let svc = &t.app.services;
-    svc.move_credit(
-        &ten.service_id,
-        CreditKind::TopUp,
-        Satang(25_050),
-        None,
-        "test",
-    )
-    .await
-    .unwrap();
-    svc.set_package(&NewPackage {
-        name: "Standard".into(),
-        quota: 5000,
-        duration_days: 30,
-        price: Satang(0),
-    })
-    .await
-    .unwrap();
-    svc.subscribe(&ten.service_id, "Standard", None, false, "test")
+    svc.billing()
+        .move_credit(
+            &ten.service_id,
+            CreditKind::TopUp,
+            Satang(25_050),
+            None,
+            "test",
+        )
+        .await
+        .unwrap();
+    svc.billing()
+        .set_package(&NewPackage {
+            name: "Standard".into(),
+            quota: 5000,
+            duration_days: 30,
+            price: Satang(0),
+        })
+        .await
+        .unwrap();
+    svc.billing()
+        .subscribe(&ten.service_id, "Standard", None, false, "test")
         .await
         .unwrap();
     let (_, v) = t.get("/v2/info", Some(key)).await;

@@ -480,7 +480,12 @@ both!(
         assert_eq!(claimed[0].id.as_str(), id);
         let caller = t.caller(&ten.api_key).await;
         let req = job_request(&tr.payload, false, id.clone().into());
-        t.app.services.verify_bank(&caller, &req).await.unwrap();
+        t.app
+            .services
+            .verify()
+            .verify_bank(&caller, &req)
+            .await
+            .unwrap();
         assert_eq!(t.used(&ten.api_key).await, 1);
         assert_eq!(poll(&t, &ten.api_key, &id).await["status"], "processing");
 
@@ -565,7 +570,7 @@ both!(
         let runs: Vec<_> = (0..8)
             .map(|_| {
                 let (svc, caller, req) = (t.app.services.clone(), caller.clone(), req.clone());
-                tokio::spawn(async move { svc.verify_bank(&caller, &req).await })
+                tokio::spawn(async move { svc.verify().verify_bank(&caller, &req).await })
             })
             .collect();
         for r in runs {

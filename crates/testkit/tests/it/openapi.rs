@@ -398,6 +398,7 @@ async fn documented_examples_match_the_server() {
     let (_, test_key) = t
         .app
         .services
+        .admin()
         .create_branch(&services::admin::NewBranch {
             service_id: ten.service_id.clone(),
             name: "QA".into(),

@@ -108,22 +108,20 @@ both!(
         assert_eq!(d["branch"]["quota"]["used"], 0);
 
         // Account states still apply: an inactive branch, then an expired service.
-        let svc = &t.app.services;
         let (path, slip) = ("/v2/verify/bank", json!({"payload": tr2.payload}));
         t.set_branch_active(&test_id, false).await;
         t.post_err(path, &test, slip.clone(), 403, "BRANCH_INACTIVE")
             .await;
         t.set_branch_active(&test_id, true).await;
         let past = t.clock.now() - time::Duration::days(1);
-        svc.update_service(
+        t.update_service(
             &ten.service_id,
             &ServiceUpdate {
                 expires_at: Some(Some(past)),
                 ..Default::default()
             },
         )
-        .await
-        .unwrap();
+        .await;
         t.post_err(path, &test, slip, 403, "SERVICE_EXPIRED").await;
         t.stop().await;
     }

@@ -367,14 +367,16 @@ both!(authentication_and_account_states, |b: Backend| async move {
         active,
         ..Default::default()
     };
-    svc.update_branch(
-        &ten.branch_id,
-        &branch(Some(vec!["10.0.0.0/8".into()]), None),
-    )
-    .await
-    .unwrap();
+    svc.admin()
+        .update_branch(
+            &ten.branch_id,
+            &branch(Some(vec!["10.0.0.0/8".into()]), None),
+        )
+        .await
+        .unwrap();
     assert_v1(&verify_get(&t, key, &p, None).await, 403, "access_denied");
-    svc.update_branch(&ten.branch_id, &branch(Some(vec!["*".into()]), Some(false)))
+    svc.admin()
+        .update_branch(&ten.branch_id, &branch(Some(vec!["*".into()]), Some(false)))
         .await
         .unwrap();
     assert_v1(
@@ -382,15 +384,14 @@ both!(authentication_and_account_states, |b: Backend| async move {
         403,
         "application_deactivated",
     );
-    svc.update_branch(&ten.branch_id, &branch(None, Some(true)))
+    svc.admin()
+        .update_branch(&ten.branch_id, &branch(None, Some(true)))
         .await
         .unwrap();
 
     let set = |upd: ServiceUpdate| {
-        let (svc, id) = (t.app.services.clone(), ten.service_id.clone());
-        async move {
-            svc.update_service(&id, &upd).await.unwrap();
-        }
+        let (t, id) = (&t, &ten.service_id);
+        async move { t.update_service(id, &upd).await }
     };
     for state in [ServiceState::Banned, ServiceState::Deleted] {
         set(ServiceUpdate {
@@ -409,19 +410,19 @@ both!(authentication_and_account_states, |b: Backend| async move {
         ..Default::default()
     })
     .await;
-    let owner = svc.create_user("Owner").await.unwrap();
+    let owner = svc.admin().create_user("Owner").await.unwrap();
     set(ServiceUpdate {
         owner_id: Some(owner.id.clone()),
         ..Default::default()
     })
     .await;
-    svc.set_user_banned(&owner.id, true).await.unwrap();
+    svc.admin().set_user_banned(&owner.id, true).await.unwrap();
     assert_v1(
         &verify_get(&t, key, &p, None).await,
         403,
         "application_deactivated",
     );
-    svc.set_user_banned(&owner.id, false).await.unwrap();
+    svc.admin().set_user_banned(&owner.id, false).await.unwrap();
 
     // Quota 1: the first slip passes, the second is refused.
     let (s, v) = verify_get(&t, key, &p, None).await;

@@ -200,24 +200,27 @@ both!(authentication, |b: Backend| async move {
         active,
         ..Default::default()
     };
-    svc.update_branch(&ten.branch_id, &upd(Some(vec!["10.0.0.0/8".into()]), None))
+    svc.admin()
+        .update_branch(&ten.branch_id, &upd(Some(vec!["10.0.0.0/8".into()]), None))
         .await
         .unwrap();
     let (s, v) = t
         .post_raw("/v2/verify/bank", Some(&ten.api_key), &body)
         .await;
     assert_eq!((s, code(&v)), (403, "IP_NOT_ALLOWED"));
-    svc.update_branch(
-        &ten.branch_id,
-        &upd(Some(vec!["127.0.0.1".into()]), Some(false)),
-    )
-    .await
-    .unwrap();
+    svc.admin()
+        .update_branch(
+            &ten.branch_id,
+            &upd(Some(vec!["127.0.0.1".into()]), Some(false)),
+        )
+        .await
+        .unwrap();
     let (s, v) = t
         .post_raw("/v2/verify/bank", Some(&ten.api_key), &body)
         .await;
     assert_eq!((s, code(&v)), (403, "BRANCH_INACTIVE"));
-    svc.update_branch(&ten.branch_id, &upd(None, Some(true)))
+    svc.admin()
+        .update_branch(&ten.branch_id, &upd(None, Some(true)))
         .await
         .unwrap();
     let (s, _) = t
@@ -225,7 +228,7 @@ both!(authentication, |b: Backend| async move {
         .await;
     assert_eq!(s, 200);
 
-    let new_key = svc.rotate_key(&ten.branch_id, None).await.unwrap();
+    let new_key = svc.admin().rotate_key(&ten.branch_id, None).await.unwrap();
     t.get_err("/v2/info", &ten.api_key, 401, "INVALID_API_KEY")
         .await;
     t.get_ok("/v2/info", &new_key).await;
@@ -455,7 +458,7 @@ both!(
         let p = t.transfer("004", "014", 100).await.payload;
         let verify = || t.verify_bank(&ten.api_key, json!({"payload": p}));
 
-        let owner = svc.create_user("Owner").await.unwrap();
+        let owner = svc.admin().create_user("Owner").await.unwrap();
         t.update_service(
             &ten.service_id,
             &ServiceUpdate {
@@ -464,7 +467,7 @@ both!(
             },
         )
         .await;
-        svc.set_user_banned(&owner.id, true).await.unwrap();
+        svc.admin().set_user_banned(&owner.id, true).await.unwrap();
         let (s, v) = verify().await;
         assert_eq!((s, code(&v)), (403, "USER_BANNED"));
         set_service_state(&t, &ten.service_id, ServiceState::Banned).await;
@@ -486,7 +489,7 @@ both!(
         );
 
         t.set_branch_active(&ten.branch_id, true).await;
-        svc.set_user_banned(&owner.id, false).await.unwrap();
+        svc.admin().set_user_banned(&owner.id, false).await.unwrap();
         let expiry = domain::Clock::now(&*t.clock) + time::Duration::days(3);
         t.update_service(
             &ten.service_id,
@@ -503,7 +506,8 @@ both!(
         let (s, v) = verify().await;
         assert_eq!((s, code(&v)), (403, "SERVICE_EXPIRED"));
         assert_eq!(
-            svc.get_service(&ten.service_id)
+            svc.admin()
+                .get_service(&ten.service_id)
                 .await
                 .unwrap()
                 .unwrap()
@@ -542,11 +546,16 @@ both!(quota_resets_each_billing_cycle, |b: Backend| async move {
         ..Default::default()
     };
     let br = svc
+        .admin()
         .update_branch(&ten.branch_id, &upd(Some(5)))
         .await
         .unwrap();
     assert_eq!(br.quota.limit, Some(5));
-    let br = svc.update_branch(&ten.branch_id, &upd(None)).await.unwrap();
+    let br = svc
+        .admin()
+        .update_branch(&ten.branch_id, &upd(None))
+        .await
+        .unwrap();
     assert_eq!(br.quota.limit, None);
     t.stop().await;
 });
@@ -607,6 +616,7 @@ both!(
         let (t, ten) = TestApp::spawn_with_tenant(b, 100).await;
         let svc = &t.app.services;
         let new_key = svc
+            .admin()
             .rotate_key(&ten.branch_id, Some(time::Duration::hours(1)))
             .await
             .unwrap();
@@ -620,6 +630,7 @@ both!(
         t.get_err("/v2/info", &ten.api_key, 401, "INVALID_API_KEY")
             .await;
         assert!(svc
+            .admin()
             .rotate_key(&ten.branch_id, Some(time::Duration::days(8)))
             .await
             .is_err());
@@ -629,7 +640,8 @@ both!(
             allow_ips: Some(vec![ip.into()]),
             ..Default::default()
         };
-        svc.update_branch(&ten.branch_id, &only("203.0.113.7"))
+        svc.admin()
+            .update_branch(&ten.branch_id, &only("203.0.113.7"))
             .await
             .unwrap();
         assert_eq!(

@@ -20,8 +20,8 @@ pub(crate) struct AuditArgs {
 
 pub(super) async fn run(svc: &Services, a: AuditArgs) -> anyhow::Result<()> {
     let entries = match (a.branch, a.service) {
-        (Some(branch), _) => svc.list_audit(&branch).await?,
-        (None, Some(service)) => svc.service_audit(&service).await.public()?,
+        (Some(branch), _) => svc.admin().list_audit(&branch).await?,
+        (None, Some(service)) => svc.billing().service_audit(&service).await.public()?,
         (None, None) => unreachable!("clap requires --branch or --service"),
     };
     print(api::views::audit(&entries));

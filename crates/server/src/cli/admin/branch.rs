@@ -98,6 +98,7 @@ pub(super) async fn run(svc: &Services, cmd: BranchCmd) -> anyhow::Result<()> {
             sandbox,
         } => {
             let (b, key) = svc
+                .admin()
                 .create_branch(&NewBranch {
                     service_id: service,
                     name,
@@ -111,9 +112,14 @@ pub(super) async fn run(svc: &Services, cmd: BranchCmd) -> anyhow::Result<()> {
             print(api::views::branch(&b, Some(&key)));
         }
         BranchCmd::Update(a) => {
-            let b = svc.update_branch(&a.branch, &a.update()?).await.public()?;
+            let b = svc
+                .admin()
+                .update_branch(&a.branch, &a.update()?)
+                .await
+                .public()?;
             let mut view = api::views::branch(&b, None);
             view.line = svc
+                .admin()
                 .line_settings(&b.id)
                 .await
                 .public()?

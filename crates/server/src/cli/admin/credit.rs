@@ -55,13 +55,14 @@ pub(super) async fn run(svc: &Services, cmd: CreditCmd) -> anyhow::Result<()> {
             note,
         } => (service, CreditKind::Adjustment, amount, Some(note)),
         CreditCmd::History { service } => {
-            let (balance, entries) = svc.credit_history(&service).await.public()?;
+            let (balance, entries) = svc.billing().credit_history(&service).await.public()?;
             print(api::views::credit_history(balance, &entries));
             return Ok(());
         }
     };
     let amount = parse_signed_amount(&amount)?;
     let e = svc
+        .billing()
         .move_credit(&service, kind, amount, note.as_deref(), CLI_ACTOR)
         .await
         .public()?;

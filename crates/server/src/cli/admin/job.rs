@@ -21,6 +21,7 @@ pub(super) async fn run(svc: &Services, cmd: JobCmd) -> anyhow::Result<()> {
     let JobCmd::Redeliver { job } = cmd;
     // The code too: an operator scripting redeliveries tells "not finished" from "no such job".
     let r = svc
+        .jobs()
         .redeliver_job(&job, CLI_ACTOR)
         .await
         .map_err(|e| anyhow!("{}: {}", e.code(), e.public_message()))?;

@@ -24,7 +24,7 @@ pub(crate) enum KeyCmd {
 pub(super) async fn run(svc: &Services, cmd: KeyCmd) -> anyhow::Result<()> {
     let KeyCmd::Rotate { branch, grace } = cmd;
     let grace = grace.as_deref().map(parse_duration).transpose()?;
-    let key = svc.rotate_key(&branch, grace).await.public()?;
+    let key = svc.admin().rotate_key(&branch, grace).await.public()?;
     print(json!({ "id": branch, "apiKey": key }));
     Ok(())
 }

@@ -41,6 +41,7 @@ pub(super) async fn run(svc: &Services, cmd: PackageCmd) -> anyhow::Result<()> {
         } => {
             let price = Satang::parse(&price).map_err(|r| anyhow!("--price {r}"))?;
             let p = svc
+                .billing()
                 .set_package(&NewPackage {
                     name,
                     quota,
@@ -52,7 +53,7 @@ pub(super) async fn run(svc: &Services, cmd: PackageCmd) -> anyhow::Result<()> {
             print(api::views::package(&p));
         }
         PackageCmd::List => {
-            let packages = svc.packages().await.public()?;
+            let packages = svc.billing().packages().await.public()?;
             print(json!(packages
                 .iter()
                 .map(api::views::package)

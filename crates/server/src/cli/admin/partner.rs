@@ -30,6 +30,7 @@ pub(super) async fn run(svc: &Services, cmd: PartnerCmd) -> anyhow::Result<()> {
         permissions,
     } = cmd;
     let (p, key) = svc
+        .partner()
         .create_partner(&name, &services, &[permissions])
         .await
         .public()?;

@@ -27,11 +27,11 @@ pub(crate) enum PlanCmd {
 pub(super) async fn run(svc: &Services, cmd: PlanCmd) -> anyhow::Result<()> {
     match cmd {
         PlanCmd::Set { name, rps, burst } => {
-            let p = svc.set_plan(&name, rps, burst).await.public()?;
+            let p = svc.admin().set_plan(&name, rps, burst).await.public()?;
             print(api::views::plan(&p));
         }
         PlanCmd::List => {
-            let plans = svc.list_plans().await?;
+            let plans = svc.admin().list_plans().await?;
             print(json!(plans
                 .iter()
                 .map(api::views::plan)

@@ -102,8 +102,11 @@ pub(crate) struct AutoRenewArgs {
 
 pub(super) async fn run(svc: &Services, cmd: ServiceCmd) -> anyhow::Result<()> {
     let s = match cmd {
-        ServiceCmd::Create { name, quota } => svc.create_service(&name, quota).await.public()?,
+        ServiceCmd::Create { name, quota } => {
+            svc.admin().create_service(&name, quota).await.public()?
+        }
         ServiceCmd::Update(a) => svc
+            .admin()
             .update_service(&a.service, &a.update()?)
             .await
             .public()?,
@@ -113,6 +116,7 @@ pub(super) async fn run(svc: &Services, cmd: ServiceCmd) -> anyhow::Result<()> {
             auto_renew,
             pay_from_credit,
         } => svc
+            .billing()
             .subscribe(
                 &service,
                 &package,
@@ -123,6 +127,7 @@ pub(super) async fn run(svc: &Services, cmd: ServiceCmd) -> anyhow::Result<()> {
             .await
             .public()?,
         ServiceCmd::AutoRenew(a) => svc
+            .billing()
             .set_auto_renew(&a.service, a.setting(), CLI_ACTOR)
             .await
             .public()?,

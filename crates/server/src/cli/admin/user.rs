@@ -27,8 +27,10 @@ pub(crate) enum UserCmd {
 
 pub(super) async fn run(svc: &Services, cmd: UserCmd) -> anyhow::Result<()> {
     let u = match cmd {
-        UserCmd::Create { name } => svc.create_user(&name).await.public()?,
-        UserCmd::Update { user, banned } => svc.set_user_banned(&user, banned).await.public()?,
+        UserCmd::Create { name } => svc.admin().create_user(&name).await.public()?,
+        UserCmd::Update { user, banned } => {
+            svc.admin().set_user_banned(&user, banned).await.public()?
+        }
     };
     print(api::views::user(&u));
     Ok(())
