@@ -252,10 +252,13 @@ pub struct AttemptRow {
 /// `q`: a transRef or a part of one, or an amount.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TextQuery {
-    /// Matched anywhere in the reference (3 characters or more), else the whole reference.
+    /// Matched anywhere in the reference: 3 letters or digits or more (no bank's reference is
+    /// shorter, and shorter text is not worth a look-up without an index of its own).
     pub reference: Option<String>,
     /// `q` read as baht (`1250`, `1250.50`, `1,250.50`).
     pub amount: Option<Satang>,
+    /// A `q` was given: when it can mean neither, nothing matches (rather than everything).
+    pub given: bool,
 }
 
 impl TextQuery {
@@ -266,10 +269,11 @@ impl TextQuery {
             return TextQuery::default();
         }
         let amount = Satang::parse(&q.replace(',', "")).ok();
-        let looks_like_ref = q.chars().all(|c| c.is_ascii_alphanumeric());
+        let looks_like_ref = q.len() >= 3 && q.chars().all(|c| c.is_ascii_alphanumeric());
         TextQuery {
             reference: looks_like_ref.then(|| q.to_string()),
             amount,
+            given: true,
         }
     }
 }
@@ -433,6 +437,11 @@ mod tests {
         assert_eq!(TextQuery::parse("  "), TextQuery::default());
         // Nothing a LIKE pattern could misread gets through as a reference.
         assert_eq!(TextQuery::parse("a%_b").reference, None);
+        assert!(TextQuery::parse("a%_b").given);
+        // Under three characters: an amount or nothing.
+        let t = TextQuery::parse("12");
+        assert_eq!((t.reference, t.amount), (None, Some(Satang(1200))));
+        assert_eq!(TextQuery::parse("AB").reference, None);
     }
 
     #[test]

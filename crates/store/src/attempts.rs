@@ -55,7 +55,6 @@ impl AttemptWriter {
 
 async fn run(pool: Pool, gate: crate::sql::WriteGate, mut rx: mpsc::Receiver<(Attempt, Reply)>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
-    let mut index = RefIndex::default();
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let rows: Vec<&Attempt> = batch.iter().map(|(a, _)| a).collect();
         // A busy database (a lock held by another writer past the busy timeout, a pool out of
@@ -79,37 +78,73 @@ async fn run(pool: Pool, gate: crate::sql::WriteGate, mut rx: mpsc::Receiver<(At
                 Err(e) => Err(StoreError::WriteFailed(e.to_string())),
             });
         }
-        index.maybe(&pool, &gate).await;
     }
 }
 
-/// SQLite's trigram index, caught up after the answers about once a second by whichever
-/// writer (this one, or the charge writer that commits records with their charges) wrote
-/// records; each keeps its own clock (catching up is idempotent).
-pub(crate) struct RefIndex {
-    last: std::time::Instant,
+/// The log's upkeep, on a task of its own so that neither writer waits for it: the inbox moved
+/// into the log every quarter second (short turns at SQLite's lock rather than one long one a
+/// second), SQLite's trigram index caught up about once a second. Ends with the writers' pool.
+pub(crate) fn spawn_upkeep(pool: Pool, gate: crate::sql::WriteGate) {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(MOVE_EVERY);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut indexed = std::time::Instant::now();
+        loop {
+            tick.tick().await;
+            if on_pool!(pool: &pool, p => p.is_closed()) {
+                return;
+            }
+            let turn = gate.turn(&pool).await;
+            if let Err(e) = move_inbox(&pool).await {
+                tracing::warn!(error = %e, "attempts: moving the inbox failed; retried");
+            }
+            if indexed.elapsed() >= INDEX_EVERY {
+                if let Err(e) = index_refs(&pool).await {
+                    tracing::warn!(error = %e, "attempts: indexing references failed; retried");
+                }
+                indexed = std::time::Instant::now();
+            }
+            drop(turn);
+        }
+    });
 }
 
-impl Default for RefIndex {
-    fn default() -> Self {
-        Self {
-            last: std::time::Instant::now(),
-        }
-    }
-}
+/// How often the inbox is moved into the log.
+const MOVE_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
 
-impl RefIndex {
-    pub(crate) async fn maybe(&mut self, pool: &Pool, gate: &crate::sql::WriteGate) {
-        if !matches!(pool, Pool::Sqlite(_)) || self.last.elapsed() < INDEX_EVERY {
-            return;
+/// Moves the records committed with their charges (`attempts_inbox`, migration 0018) into the
+/// log, oldest first, atomically: on PostgreSQL one `DELETE … RETURNING` feeding the insert, so
+/// nodes moving at once each move different rows; on SQLite one write transaction. Cheap when
+/// the inbox is empty (one read). Every read of the log calls it first.
+pub(crate) async fn move_inbox(pool: &Pool) -> Result<()> {
+    const WAITING: &str = "SELECT EXISTS (SELECT 1 FROM attempts_inbox)";
+    on_pool!(pool: pool, p => {
+        let waiting: bool = sqlx::query(WAITING).fetch_one(p).await?.try_get(0)?;
+        if !waiting {
+            return Ok(());
         }
-        let turn = gate.turn(pool).await;
-        if let Err(e) = index_refs(pool).await {
-            tracing::warn!(error = %e, "attempts: indexing references failed; retried");
+    });
+    match pool {
+        Pool::Sqlite(p) => {
+            // `WHERE true`: SQLite's upsert after a SELECT needs a WHERE to parse.
+            let sql = format!(
+                "INSERT INTO attempts ({COLUMNS}) SELECT {COLUMNS} FROM attempts_inbox \
+                 WHERE true ORDER BY seq {ONCE_PER_JOB}; DELETE FROM attempts_inbox"
+            );
+            let mut tx = p.begin_with("BEGIN IMMEDIATE").await?;
+            sqlx::query(&sql).execute(&mut *tx).await?;
+            tx.commit().await?;
         }
-        drop(turn);
-        self.last = std::time::Instant::now();
+        Pool::Pg(p) => {
+            let sql = format!(
+                "WITH moved AS (DELETE FROM attempts_inbox RETURNING *) \
+                 INSERT INTO attempts ({COLUMNS}) SELECT {COLUMNS} FROM moved ORDER BY seq \
+                 {ONCE_PER_JOB}"
+            );
+            sqlx::query(&sql).execute(p).await?;
+        }
     }
+    Ok(())
 }
 
 /// How often the SQLite trigram index catches up with the log.
@@ -155,10 +190,10 @@ const PER_ROW: usize = 16;
 /// Inserts `rows` (`&[&Attempt]`) on `tx`, a transaction of either driver (inside `on_pool!`):
 /// the log's own writer and the charge writer, which commits a charge's record with it.
 macro_rules! insert_rows {
-    ($pool:expr, $tx:ident, $rows:expr) => {{
+    ($pool:expr, $tx:ident, $rows:expr, $table:expr) => {{
         let rows: &[&domain::attempt::Attempt] = $rows;
         for chunk in rows.chunks($crate::attempts::rows_per_statement($pool)) {
-            let sql = $crate::attempts::insert_sql(chunk.len());
+            let sql = $crate::attempts::insert_sql($table, chunk.len());
             let mut q = sqlx::query(&sql);
             for a in chunk {
                 q = q
@@ -185,17 +220,26 @@ macro_rules! insert_rows {
 }
 pub(crate) use insert_rows;
 
-/// The INSERT of `n` records. A job's record is written once, also when a crashed worker's
-/// job runs again.
-pub(crate) fn insert_sql(n: usize) -> String {
+/// Where records are inserted: the log itself, or the inbox (a charge's transaction).
+#[derive(Clone, Copy)]
+pub(crate) enum Table {
+    Log,
+    Inbox,
+}
+
+/// A job's record is written once, also when a crashed worker's job runs again.
+const ONCE_PER_JOB: &str = "ON CONFLICT (job_id) WHERE job_id IS NOT NULL DO NOTHING";
+
+/// The INSERT of `n` records.
+pub(crate) fn insert_sql(into: Table, n: usize) -> String {
     let values: Vec<String> = (0..n)
         .map(|i| format!("({})", crate::sql::placeholders(i * PER_ROW + 1, PER_ROW)))
         .collect();
-    format!(
-        "INSERT INTO attempts ({COLUMNS}) VALUES {} \
-         ON CONFLICT (job_id) WHERE job_id IS NOT NULL DO NOTHING",
-        values.join(", ")
-    )
+    let values = values.join(", ");
+    match into {
+        Table::Log => format!("INSERT INTO attempts ({COLUMNS}) VALUES {values} {ONCE_PER_JOB}"),
+        Table::Inbox => format!("INSERT INTO attempts_inbox ({COLUMNS}) VALUES {values}"),
+    }
 }
 
 /// Inserts `rows` in one transaction.
@@ -215,7 +259,7 @@ pub(crate) async fn insert(pool: &Pool, rows: &[&Attempt]) -> Result<()> {
                 .execute(&mut *tx)
                 .await?;
         }
-        insert_rows!(pool, tx, rows);
+        insert_rows!(pool, tx, rows, Table::Log);
         tx.commit().await?;
         Ok(())
     })
@@ -228,6 +272,7 @@ enum Param {
 
 /// The rows matching `q`, newest first, at most `q.limit`.
 pub(crate) async fn search(pool: &Pool, q: &AttemptQuery) -> Result<Vec<AttemptRow>> {
+    move_inbox(pool).await?;
     let mut params: Vec<Param> = Vec::new();
     let next = |p: Param, params: &mut Vec<Param>| {
         params.push(p);
@@ -236,8 +281,8 @@ pub(crate) async fn search(pool: &Pool, q: &AttemptQuery) -> Result<Vec<AttemptR
     let mut clauses: Vec<String> = Vec::new();
     let mut text: Vec<String> = Vec::new();
     if let Some(part) = &q.text.reference {
-        // A part of three characters or more is looked up in the trigram index; a shorter one
-        // can only be a whole reference.
+        // A part of three characters or more is looked up in the trigram index (the domain
+        // reads nothing shorter as a reference); a shorter one can only be a whole reference.
         if part.chars().count() >= 3 {
             let n = next(Param::Text(format!("%{part}%")), &mut params);
             text.push(match pool {
@@ -260,6 +305,9 @@ pub(crate) async fn search(pool: &Pool, q: &AttemptQuery) -> Result<Vec<AttemptR
     }
     if !text.is_empty() {
         clauses.push(format!("({})", text.join(" OR ")));
+    } else if q.text.given {
+        // A `q` that can be neither a reference nor an amount matches nothing.
+        clauses.push("1 = 0".into());
     }
     if let Some(s) = &q.service_id {
         let n = next(Param::Text(s.as_str().into()), &mut params);
@@ -345,6 +393,8 @@ pub(crate) async fn search(pool: &Pool, q: &AttemptQuery) -> Result<Vec<AttemptR
 
 /// Deletes the records older than `before`, a chunk per statement; how many went.
 pub(crate) async fn purge(pool: &Pool, before: OffsetDateTime) -> Result<u64> {
+    // What waits in the inbox is part of the log (old only on a clock moved by hand).
+    move_inbox(pool).await?;
     let sql = "DELETE FROM attempts WHERE id IN \
                (SELECT id FROM attempts WHERE at < $1 ORDER BY at LIMIT $2)";
     let mut total = 0;

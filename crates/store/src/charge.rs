@@ -59,7 +59,6 @@ impl ChargeWriter {
 async fn run(pool: Pool, gate: crate::sql::WriteGate, mut rx: mpsc::Receiver<Queued>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     let mut held = Held::default();
-    let mut index = crate::attempts::RefIndex::default();
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         // One lock order for every transaction of every node: by service, then branch (a
         // service's row is always locked before its branches'), so batches never deadlock.
@@ -73,7 +72,6 @@ async fn run(pool: Pool, gate: crate::sql::WriteGate, mut rx: mpsc::Receiver<Que
         });
         let recs: Vec<&VerificationRecord> = batch.iter().map(|(r, ..)| r).collect();
         let drafts: Vec<Option<&AttemptDraft>> = batch.iter().map(|(_, d, _)| d.as_ref()).collect();
-        let logs = drafts.iter().any(Option::is_some);
         let turn = gate.turn(&pool).await;
         let applied = apply(&pool, &mut held, &recs, &drafts).await;
         if applied.is_err() {
@@ -108,9 +106,6 @@ async fn run(pool: Pool, gate: crate::sql::WriteGate, mut rx: mpsc::Receiver<Que
                     let _ = reply.send(outcome);
                 }
             }
-        }
-        if logs {
-            index.maybe(&pool, &gate).await;
         }
     }
 }
@@ -268,7 +263,7 @@ async fn apply(
             }
         }
         let logged: Vec<&Attempt> = logged.iter().collect();
-        crate::attempts::insert_rows!(pool, tx, &logged);
+        crate::attempts::insert_rows!(pool, tx, &logged, crate::attempts::Table::Inbox);
         for (branch, key, first) in &settled.keys {
             sqlx::query(UPDATE_KEY)
                 .bind(*branch)

@@ -37,6 +37,7 @@ macro_rules! for_backend {
             15 => "0015_job_kinds.sql",
             16 => "0016_line.sql",
             17 => "0017_attempt_refs_deferred.sql",
+            18 => "0018_attempts_inbox.sql",
         )
     };
 }

@@ -44,7 +44,7 @@ impl SqlStore {
                 .connect_with(opts.clone())
                 .await?;
             // The writers' own connections (the charge writer keeps one, detached; the attempts
-            // writer and the trigram catch-up take turns on the others): see `with_pools`.
+            // writer and the log's upkeep (`attempts::spawn_upkeep`) take turns on the others): see `with_pools`.
             let writers = SqlitePoolOptions::new()
                 .max_connections(2)
                 .test_before_acquire(false)
@@ -77,7 +77,8 @@ impl SqlStore {
     fn with_pools(pool: Pool, writers: Pool) -> Self {
         let gate = WriteGate::default();
         let writer = ChargeWriter::spawn(writers.clone(), gate.clone());
-        let attempts = crate::attempts::AttemptWriter::spawn(writers.clone(), gate);
+        let attempts = crate::attempts::AttemptWriter::spawn(writers.clone(), gate.clone());
+        crate::attempts::spawn_upkeep(writers.clone(), gate);
         Self {
             pool,
             writers,
@@ -200,7 +201,7 @@ impl SqlStore {
     pub async fn insert_attempts(&self, rows: &[domain::attempt::Attempt]) -> Result<()> {
         let rows: Vec<&domain::attempt::Attempt> = rows.iter().collect();
         crate::attempts::insert(&self.pool, &rows).await?;
-        // A bulk load is indexed at once (the writer indexes its own records about once a second).
+        // A bulk load is indexed at once (the upkeep task indexes the others about once a second).
         crate::attempts::index_refs(&self.pool).await
     }
 
@@ -214,6 +215,7 @@ impl SqlStore {
 
     /// Every record, counted (the search benchmark's reference: one pass over the table).
     pub async fn count_attempts(&self) -> Result<i64> {
+        crate::attempts::move_inbox(&self.pool).await?;
         on_pool!(self, p => Ok(sqlx::query("SELECT COUNT(*) FROM attempts")
             .fetch_one(p)
             .await?

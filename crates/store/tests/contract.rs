@@ -390,6 +390,51 @@ both!(
     }
 );
 
+both!(
+    records_wait_in_the_inbox_and_are_moved_once,
+    |b: Backend| async move {
+        let db = TestDb::new(b).await;
+        let a = std::sync::Arc::new(open(&db).await);
+        s1_with_two_branches(&a, 100, 100).await;
+        for i in 0..20 {
+            let r = format!("I{i:02}");
+            let mut d = draft(&r, true);
+            d.attempt.request_id = Some(format!("req-{i:02}"));
+            a.charge_and_log(&record("s1", "b1", &r), d).await.unwrap();
+        }
+        let count = |table: &'static str| {
+            let url = db.url.clone();
+            async move {
+                with_raw_pool!(b, &url, p => {
+                    sqlx::query_scalar::<_, i64>(&format!("SELECT COUNT(*) FROM {table}"))
+                        .fetch_one(&p)
+                        .await
+                        .unwrap()
+                })
+            }
+        };
+        // Committed with their charges into the inbox; the writer moves them about once a
+        // second, so some may have moved already: none is in both, none is missing.
+        let (waiting, moved) = (count("attempts_inbox").await, count("attempts").await);
+        assert_eq!(waiting + moved, 20);
+        // Two nodes read the log at once: each read moves first; every record lands once.
+        let bnode = std::sync::Arc::new(open(&db).await);
+        let (x, y) = tokio::join!(logged(&a), logged(&bnode));
+        assert_eq!((x.len(), y.len()), (20, 20));
+        assert_eq!(count("attempts_inbox").await, 0);
+        assert_eq!(a.count_attempts().await.unwrap(), 20);
+        // Left in the inbox at a stop, found after the restart.
+        a.charge_and_log(&record("s1", "b1", "I99"), draft("I99", true))
+            .await
+            .unwrap();
+        a.close().await;
+        bnode.close().await;
+        let again = open(&db).await;
+        assert_eq!(logged(&again).await.len(), 21);
+        again.close().await;
+    }
+);
+
 both!(charging_and_recording, |b: Backend| async move {
     let db = TestDb::new(b).await;
     let s = open(&db).await;

@@ -358,6 +358,10 @@ both!(
             [first.trans_ref.as_str()]
         );
         assert_eq!(refs(&search(&t, "q=99").await), [second.trans_ref.as_str()]);
+        // Under three characters a `q` is an amount only; one that means nothing finds nothing.
+        let none: [&str; 0] = [];
+        assert_eq!(refs(&search(&t, &format!("q={}", &part[..2])).await), none);
+        assert_eq!(refs(&search(&t, "q=a%25_b").await), none);
         let page = search(&t, "outcome=invalid_qr").await;
         assert_eq!(page["data"]["items"].as_array().unwrap().len(), 1);
         assert_eq!(page["data"]["items"][0]["outcome"], "invalid_qr");
