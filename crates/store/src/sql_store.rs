@@ -20,6 +20,8 @@ pub struct SqlStore {
     writers: Pool,
     writer: ChargeWriter,
     attempts: crate::attempts::AttemptWriter,
+    gate: WriteGate,
+    upkeep: std::sync::Once,
 }
 
 impl SqlStore {
@@ -78,17 +80,24 @@ impl SqlStore {
         let gate = WriteGate::default();
         let writer = ChargeWriter::spawn(writers.clone(), gate.clone());
         let attempts = crate::attempts::AttemptWriter::spawn(writers.clone(), gate.clone());
-        crate::attempts::spawn_upkeep(writers.clone(), gate);
         Self {
             pool,
             writers,
             writer,
             attempts,
+            gate,
+            upkeep: std::sync::Once::new(),
         }
     }
 
+    /// Applies every migration, then starts the attempts log's upkeep (`attempts::spawn_upkeep`)
+    /// — not before: its turns at SQLite's write lock would refuse a migration's transaction.
     pub async fn migrate(&self) -> Result<()> {
-        self.migrate_up_to(i64::MAX).await
+        self.migrate_up_to(i64::MAX).await?;
+        self.upkeep.call_once(|| {
+            crate::attempts::spawn_upkeep(self.writers.clone(), self.gate.clone());
+        });
+        Ok(())
     }
 
     /// Applies the migrations up to version `last` only: for tests of a migration on rows
@@ -201,8 +210,8 @@ impl SqlStore {
     pub async fn insert_attempts(&self, rows: &[domain::attempt::Attempt]) -> Result<()> {
         let rows: Vec<&domain::attempt::Attempt> = rows.iter().collect();
         crate::attempts::insert(&self.pool, &rows).await?;
-        // A bulk load is indexed at once (the upkeep task indexes the others about once a second).
-        crate::attempts::index_refs(&self.pool).await
+        // A bulk load is indexed at once (the upkeep task indexes the others a few thousand at a time).
+        crate::attempts::index_refs(&self.pool, None).await
     }
 
     /// The attempts matching the query, newest first.
