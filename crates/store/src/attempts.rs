@@ -125,7 +125,7 @@ pub(crate) async fn move_inbox(pool: &Pool) -> Result<()> {
             // `WHERE true`: SQLite's upsert after a SELECT needs a WHERE to parse.
             let sql = format!(
                 "INSERT INTO attempts ({COLUMNS}) SELECT {COLUMNS} FROM attempts_inbox \
-                 WHERE true ORDER BY seq {ONCE_PER_JOB}; DELETE FROM attempts_inbox"
+                 WHERE true ORDER BY rowid {ONCE_PER_JOB}; DELETE FROM attempts_inbox"
             );
             let mut tx = p.begin_with("BEGIN IMMEDIATE").await?;
             sqlx::query(&sql).execute(&mut *tx).await?;
@@ -134,7 +134,7 @@ pub(crate) async fn move_inbox(pool: &Pool) -> Result<()> {
         Pool::Pg(p) => {
             let sql = format!(
                 "WITH moved AS (DELETE FROM attempts_inbox RETURNING *) \
-                 INSERT INTO attempts ({COLUMNS}) SELECT {COLUMNS} FROM moved ORDER BY seq \
+                 INSERT INTO attempts ({COLUMNS}) SELECT {COLUMNS} FROM moved ORDER BY id \
                  {ONCE_PER_JOB}"
             );
             sqlx::query(&sql).execute(p).await?;
