@@ -2,6 +2,8 @@
 //! credit arithmetic. The store applies exactly these rules with the service row locked, so
 //! however many requests (or nodes) see the boundary at once, one renewal happens.
 
+/// Defined with the service that holds them (`Service::subscription`).
+pub use crate::model::{AutoRenew, Subscription};
 use crate::model::{Service, ServiceState};
 use crate::money::Satang;
 use time::{Duration, OffsetDateTime};
@@ -24,37 +26,6 @@ impl Package {
     pub fn duration(&self) -> Duration {
         Duration::days(i64::from(self.duration_days))
     }
-}
-
-/// When the package renews by itself.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct AutoRenew {
-    /// At (or after) the expiry.
-    pub on_expiry: bool,
-    /// When the service's quota of the cycle is used up.
-    pub on_quota: bool,
-}
-
-impl AutoRenew {
-    pub const ON: AutoRenew = AutoRenew {
-        on_expiry: true,
-        on_quota: true,
-    };
-}
-
-/// A service's subscription: the package and its current period (the service's
-/// `expires_at` ends it; `billing_anchor` starts its cycles).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Subscription {
-    pub package_id: Option<crate::PackageId>,
-    /// Start of the current period (subscription or last renewal).
-    pub started_at: Option<OffsetDateTime>,
-    pub auto_renew: AutoRenew,
-    /// Renewals so far: names a period, so an external billing system can be asked for one
-    /// renewal of it idempotently (`<service id>:<seq>`).
-    pub renewal_seq: i64,
-    /// Prepaid credit (satang); never negative.
-    pub credit: i64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -58,7 +58,7 @@ pub struct Service {
     pub plan: Plan,
     pub rate_limit_rps: Option<u32>,
     /// Package, current period, auto-renewal and credit (see `billing`).
-    pub subscription: crate::billing::Subscription,
+    pub subscription: Subscription,
 }
 
 /// A named requests-per-second allowance for every branch of a service.
@@ -782,4 +782,35 @@ mod stored_transfer_tests {
         );
         assert_eq!(VerifiedTransfer::from_json(&json).unwrap(), t);
     }
+}
+
+/// When the package renews by itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AutoRenew {
+    /// At (or after) the expiry.
+    pub on_expiry: bool,
+    /// When the service's quota of the cycle is used up.
+    pub on_quota: bool,
+}
+
+impl AutoRenew {
+    pub const ON: AutoRenew = AutoRenew {
+        on_expiry: true,
+        on_quota: true,
+    };
+}
+
+/// A service's subscription: the package and its current period (the service's
+/// `expires_at` ends it; `billing_anchor` starts its cycles).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Subscription {
+    pub package_id: Option<crate::PackageId>,
+    /// Start of the current period (subscription or last renewal).
+    pub started_at: Option<OffsetDateTime>,
+    pub auto_renew: AutoRenew,
+    /// Renewals so far: names a period, so an external billing system can be asked for one
+    /// renewal of it idempotently (`<service id>:<seq>`).
+    pub renewal_seq: i64,
+    /// Prepaid credit (satang); never negative.
+    pub credit: i64,
 }

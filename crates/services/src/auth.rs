@@ -185,3 +185,17 @@ mod tests {
         assert_eq!(bearer_token("Bearer  "), None);
     }
 }
+
+/// The key a request runs under. It travels beside the caller, on the request
+/// (`VerifyRequest::idempotency`, `Jobs::submit_jobs`), not inside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdemClaim {
+    pub key: String,
+    /// A request ran under this key before and its node died: it may have been charged, and
+    /// the quota pre-check must not refuse what the charge will answer from its record.
+    pub takeover: bool,
+    /// When this use of the key began (milliseconds): ids derived from the key include it,
+    /// so the same key used again after it was forgotten (24 h) never names the first
+    /// use's jobs (which live 7 days).
+    pub first_used_ms: i64,
+}

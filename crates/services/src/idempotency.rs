@@ -5,6 +5,8 @@
 //! again.
 
 use crate::auth::Caller;
+/// Defined beside `Caller`, which it travels with.
+pub use crate::auth::IdemClaim;
 use crate::verify::Verify;
 use domain::Error;
 use store::{IdemBegin, IdemKey};
@@ -17,20 +19,6 @@ pub const KEEP: time::Duration = time::Duration::hours(24);
 /// request runs: body deadline (30 s), image fetch and decode, the connectors' timeouts and
 /// fallback.
 pub const LEASE: time::Duration = time::Duration::seconds(120);
-
-/// The key a request runs under. It travels beside the caller, on the request
-/// (`VerifyRequest::idempotency`, `Jobs::submit_jobs`), not inside it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IdemClaim {
-    pub key: String,
-    /// A request ran under this key before and its node died: it may have been charged, and
-    /// the quota pre-check must not refuse what the charge will answer from its record.
-    pub takeover: bool,
-    /// When this use of the key began (milliseconds): ids derived from the key include it,
-    /// so the same key used again after it was forgotten (24 h) never names the first
-    /// use's jobs (which live 7 days).
-    pub first_used_ms: i64,
-}
 
 /// What to do with a keyed request.
 #[derive(Debug)]

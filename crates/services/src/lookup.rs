@@ -3,11 +3,8 @@
 //! first, `Space::confirmed_before`). The answer's source is noted on the caller's trace.
 
 use crate::auth::Caller;
-use crate::verify::Verify;
 use connectors::{Outcome, SlipQuery, WalletQuery};
 use domain::model::{Transfer, WalletTransfer};
-use domain::Error;
-use store::VerificationRecord;
 
 /// Asks the caller's space about a bank slip; the answer and who gave it.
 pub(crate) async fn ask_bank(
@@ -30,29 +27,6 @@ pub(crate) async fn ask_wallet(
     let q = WalletQuery::new(Some(payload.to_string()), transaction_id);
     let (answer, source) = caller.space().ask_wallet(&q).await;
     (answer, noted(caller, source))
-}
-
-impl Verify<'_> {
-    /// The first verification of a slip in the caller's space (v1 `duplicate_slip`).
-    pub async fn recorded_verification(
-        &self,
-        caller: &Caller,
-        sending_bank: &str,
-        trans_ref: &str,
-    ) -> Result<Option<VerificationRecord>, Error> {
-        caller
-            .space()
-            .recorded(&caller.service.id, (sending_bank, trans_ref))
-            .await
-    }
-
-    /// Test verifications of the caller's service and branch (`/v2/info` `sandboxUsed`).
-    pub async fn sandbox_used(&self, caller: &Caller) -> Result<(i64, i64), Error> {
-        Ok(self
-            .store
-            .sandbox_used(&caller.service.id, &caller.branch.id)
-            .await?)
-    }
 }
 
 /// The source noted on the caller's trace; nobody answered when every connector was down:

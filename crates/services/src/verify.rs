@@ -1,9 +1,8 @@
 //! Verifying a parsed bank slip: quota pre-check → ask the sending bank →
 //! charge and record atomically → answer.
 
-use crate::auth::Caller;
+use crate::auth::{Caller, IdemClaim};
 pub use crate::handles::Verify;
-use crate::idempotency::IdemClaim;
 use connectors::Outcome;
 use domain::attempt::AttemptDraft;
 use domain::matching::SlipReceiver;
@@ -242,5 +241,28 @@ impl Verify<'_> {
             caller.trace.logged();
         }
         Ok(outcome)
+    }
+}
+
+impl Verify<'_> {
+    /// The first verification of a slip in the caller's space (v1 `duplicate_slip`).
+    pub async fn recorded_verification(
+        &self,
+        caller: &Caller,
+        sending_bank: &str,
+        trans_ref: &str,
+    ) -> Result<Option<VerificationRecord>, Error> {
+        caller
+            .space()
+            .recorded(&caller.service.id, (sending_bank, trans_ref))
+            .await
+    }
+
+    /// Test verifications of the caller's service and branch (`/v2/info` `sandboxUsed`).
+    pub async fn sandbox_used(&self, caller: &Caller) -> Result<(i64, i64), Error> {
+        Ok(self
+            .store
+            .sandbox_used(&caller.service.id, &caller.branch.id)
+            .await?)
     }
 }
