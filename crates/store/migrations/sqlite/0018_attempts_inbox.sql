@@ -10,19 +10,3 @@ CREATE TABLE attempts_inbox AS SELECT * FROM attempts WHERE false;
 -- reference; such a `q` is now read as an amount only (a reference is 3 characters or more,
 -- found through the trigram index). It was the costliest index to keep up (random positions).
 DROP INDEX attempts_ref;
--- The trigram index without positions or column sizes (`detail=none`, `columnsize=0`): a
--- `LIKE '%part%'` still uses it (each candidate is checked against the row), and each reference
--- costs about 30 % less to index. Rebuilt from the start: the upkeep indexes a few thousand
--- records a turn, and until it has caught up searches read the rest unindexed.
-DROP TRIGGER attempts_ref_delete;
-DROP TABLE attempt_refs;
-CREATE VIRTUAL TABLE attempt_refs USING fts5(
-    trans_ref, content='attempts', content_rowid='id', tokenize='trigram',
-    detail='none', columnsize=0
-);
-UPDATE attempt_refs_mark SET upto = 0 WHERE only = 1;
-CREATE TRIGGER attempts_ref_delete AFTER DELETE ON attempts
-WHEN old.trans_ref IS NOT NULL AND old.id <= (SELECT upto FROM attempt_refs_mark WHERE only = 1)
-BEGIN
-    INSERT INTO attempt_refs(attempt_refs, rowid, trans_ref) VALUES ('delete', old.id, old.trans_ref);
-END;
