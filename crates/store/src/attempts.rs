@@ -285,11 +285,14 @@ pub(crate) async fn search(pool: &Pool, q: &AttemptQuery) -> Result<Vec<AttemptR
         if part.chars().count() >= 3 {
             let n = next(Param::Text(format!("%{part}%")), &mut params);
             text.push(match pool {
-                // The index, and the records written since it last caught up (`index_refs`).
+                // The index, and the records written since it last caught up (`index_refs`),
+                // as one list of ids: written as two ORed conditions, SQLite walked the whole
+                // log newest first testing each row (70 ms on 1,000,000; one list: 0.5 ms).
                 Pool::Sqlite(_) => format!(
-                    "(id IN (SELECT rowid FROM attempt_refs WHERE attempt_refs.trans_ref LIKE {n}) \
-                     OR (id > (SELECT upto FROM attempt_refs_mark WHERE only = 1) \
-                     AND trans_ref LIKE {n}))"
+                    "id IN (SELECT rowid FROM attempt_refs WHERE attempt_refs.trans_ref LIKE {n} \
+                     UNION ALL SELECT id FROM attempts \
+                     WHERE id > (SELECT upto FROM attempt_refs_mark WHERE only = 1) \
+                     AND trans_ref LIKE {n})"
                 ),
                 Pool::Pg(_) => format!("trans_ref ILIKE {n}"),
             });
