@@ -3,7 +3,7 @@
 //! concern (`services.rs`, `branches.rs`, `jobs.rs`, …); the writer-backed ones stay here.
 
 use crate::charge::ChargeWriter;
-use crate::migrate::{self, Migration};
+use crate::migrate::{self, Backend};
 use crate::sql::{on_pool, Pool, WriteGate};
 use crate::{ChargeOutcome, Result, StoreError, VerificationRecord};
 use domain::clock::to_millis;
@@ -104,17 +104,13 @@ impl SqlStore {
     /// written in the schema before it.
     #[doc(hidden)]
     pub async fn migrate_up_to(&self, last: i64) -> Result<()> {
-        let upto = |list: &'static [Migration]| {
-            let n = list.iter().take_while(|m| m.version <= last).count();
-            &list[..n]
-        };
         match &self.pool {
             Pool::Sqlite(p) => {
                 let mut conn = p.acquire().await?;
                 sqlx::raw_sql(migrate::CREATE_TABLE)
                     .execute(&mut *conn)
                     .await?;
-                apply(&mut conn, upto(migrate::SQLITE)).await
+                apply(&mut conn, Backend::Sqlite, last).await
             }
             Pool::Pg(p) => {
                 let mut conn = p.acquire().await?;
@@ -126,7 +122,7 @@ impl SqlStore {
                     sqlx::raw_sql(migrate::CREATE_TABLE)
                         .execute(&mut *conn)
                         .await?;
-                    apply(&mut conn, upto(migrate::POSTGRES)).await
+                    apply(&mut conn, Backend::Postgres, last).await
                 }
                 .await;
                 sqlx::query("SELECT pg_advisory_unlock($1)")
@@ -144,8 +140,12 @@ impl SqlStore {
     }
 }
 
-/// Applies each missing migration in its own transaction.
-async fn apply<DB>(conn: &mut sqlx::pool::PoolConnection<DB>, list: &[Migration]) -> Result<()>
+/// Applies each missing migration up to version `last`, each in its own transaction.
+async fn apply<DB>(
+    conn: &mut sqlx::pool::PoolConnection<DB>,
+    backend: Backend,
+    last: i64,
+) -> Result<()>
 where
     DB: sqlx::Database,
     for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
@@ -154,7 +154,7 @@ where
     usize: sqlx::ColumnIndex<DB::Row>,
 {
     use sqlx::Connection;
-    for m in list {
+    for m in migrate::ALL.iter().take_while(|m| m.version <= last) {
         let mut tx = conn.begin().await?;
         let done: Option<(i64,)> =
             sqlx::query_as("SELECT version FROM schema_migrations WHERE version = $1")
@@ -162,7 +162,11 @@ where
                 .fetch_optional(&mut *tx)
                 .await?;
         if done.is_none() {
-            sqlx::raw_sql(m.sql).execute(&mut *tx).await?;
+            let sql = m.sql(backend);
+            // A version of the other backend alone still gets its row, so both count alike.
+            if !sql.is_empty() {
+                sqlx::raw_sql(&sql).execute(&mut *tx).await?;
+            }
             sqlx::query("INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)")
                 .bind(m.version)
                 .bind(to_millis(time::OffsetDateTime::now_utc()))
