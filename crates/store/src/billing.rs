@@ -90,20 +90,17 @@ macro_rules! ledger_from_row {
     }};
 }
 
-fn begin_and_lock(pool: &Pool) -> (&'static str, &'static str) {
-    match pool {
-        Pool::Sqlite(_) => ("BEGIN IMMEDIATE", ""),
-        // The service row only: users and plans are joined for reading.
-        Pool::Pg(_) => ("BEGIN", " FOR UPDATE OF s"),
-    }
-}
-
-fn locked_service_sql(lock: &str) -> String {
-    format!(
-        "SELECT {} FROM services s{} WHERE s.id = $1{lock}",
+/// How `start_period`'s transaction begins, and its read of the service that locks the row
+/// (the service's only: users and plans are joined for reading).
+fn lock_service(pool: &Pool) -> (&'static str, String) {
+    let (begin, lock) = pool.read_for_update();
+    let of = if lock.is_empty() { "" } else { " OF s" };
+    let sql = format!(
+        "SELECT {} FROM services s{} WHERE s.id = $1{lock}{of}",
         service_cols!(),
         service_joins!()
-    )
+    );
+    (begin, sql)
 }
 
 fn json_str(s: &str) -> String {
@@ -219,8 +216,7 @@ impl SqlStore {
     ) -> Result<PeriodOutcome> {
         let pool = &self.pool;
         let service_id = service_id.as_str();
-        let (begin, lock) = begin_and_lock(pool);
-        let svc_sql = locked_service_sql(lock);
+        let (begin, svc_sql) = lock_service(pool);
         let pkg_sql = format!("SELECT {PACKAGE_COLS} FROM packages WHERE id = $1");
         on_pool!(pool: pool, q => {
             let mut tx = q.begin_with(begin).await?;
@@ -321,8 +317,7 @@ impl SqlStore {
     ) -> Result<CreditMove> {
         let pool = &self.pool;
         let service_id = service_id.as_str();
-        let (begin, lock) = begin_and_lock(pool);
-        let lock = lock.replace(" OF s", "");
+        let (begin, lock) = pool.read_for_update();
         let sql = format!("SELECT credit_satang FROM services WHERE id = $1{lock}");
         on_pool!(pool: pool, q => {
             let mut tx = q.begin_with(begin).await?;

@@ -137,10 +137,7 @@ async fn apply(
         .collect();
     // SQLite: take the write lock up front, so the reads below see what we then update.
     // PostgreSQL: row locks in id order (`FOR UPDATE` after `ORDER BY`), services first.
-    let (begin, lock) = match pool {
-        Pool::Sqlite(_) => ("BEGIN IMMEDIATE", ""),
-        Pool::Pg(_) => ("BEGIN", " FOR UPDATE"),
-    };
+    let (begin, lock) = pool.read_for_update();
     let svc_sql = format!(
         "SELECT id, limit_quota, used_quota, total_used_quota, billing_anchor, cycle_start \
          FROM services WHERE id IN ({}) ORDER BY id{lock}",

@@ -1,6 +1,6 @@
 //! Partner quota operations: decided with the rows locked, audited in the same transaction.
 
-use crate::sql::{on_pool, Pool};
+use crate::sql::on_pool;
 use crate::{Result, SqlStore};
 use domain::clock::{from_millis, to_millis};
 use domain::cycle::{cycle_start, effective};
@@ -61,10 +61,7 @@ impl SqlStore {
         let branch_id = branch_id.as_str();
         let pool = &self.pool;
         // Same lock order as the charge writer: the service row, then the branch row.
-        let (begin, lock) = match pool {
-            Pool::Sqlite(_) => ("BEGIN IMMEDIATE", ""),
-            Pool::Pg(_) => ("BEGIN", " FOR UPDATE"),
-        };
+        let (begin, lock) = pool.read_for_update();
         let svc_sql = format!(
             "SELECT id, billing_anchor FROM services \
          WHERE id = (SELECT service_id FROM branches WHERE id = $1){lock}"

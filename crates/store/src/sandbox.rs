@@ -63,10 +63,7 @@ impl SqlStore {
     ) -> Result<ChargeOutcome> {
         let pool = &self.pool;
         // Lock order as in the charge writer: branch row, then job row.
-        let (begin, lock) = match pool {
-            Pool::Sqlite(_) => ("BEGIN IMMEDIATE", ""),
-            Pool::Pg(_) => ("BEGIN", " FOR UPDATE"),
-        };
+        let (begin, lock) = pool.read_for_update();
         let branch_sql = format!("SELECT id FROM branches WHERE id = $1 AND service_id = $2{lock}");
         let job_sql = format!("SELECT charged_first FROM jobs WHERE id = $1{lock}");
         on_pool!(pool: pool, p => {

@@ -16,6 +16,18 @@ pub(crate) enum Pool {
     Pg(PgPool),
 }
 
+impl Pool {
+    /// How a transaction that reads rows and then writes them begins, and what ends its
+    /// `SELECT`s: SQLite takes its one write lock at `BEGIN IMMEDIATE`, so what it reads stays
+    /// as read until the commit; PostgreSQL locks the rows it reads (`FOR UPDATE`).
+    pub(crate) fn read_for_update(&self) -> (&'static str, &'static str) {
+        match self {
+            Pool::Sqlite(_) => ("BEGIN IMMEDIATE", ""),
+            Pool::Pg(_) => ("BEGIN", " FOR UPDATE"),
+        }
+    }
+}
+
 /// SQLite has one writer at a time: this process's group-committing writers (charges, the
 /// attempts log) take turns here instead of meeting at the database's lock, where the loser
 /// sleeps in SQLite's busy handler. PostgreSQL locks rows: no turn is taken.

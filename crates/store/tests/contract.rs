@@ -267,6 +267,15 @@ both!(services_and_branches, |b: Backend| async move {
 
 /// A draft of the request's record for `trans_ref` (`charge_and_log`).
 fn draft(trans_ref: &str, check_duplicate: bool) -> domain::attempt::AttemptDraft {
+    draft_of(&format!("req-{trans_ref}"), trans_ref, check_duplicate)
+}
+
+/// `draft` for the request `request_id` (a slip's second request needs its own).
+fn draft_of(
+    request_id: &str,
+    trans_ref: &str,
+    check_duplicate: bool,
+) -> domain::attempt::AttemptDraft {
     use domain::attempt::{Attempt, AttemptDraft, Channel, Outcome, SlipKind};
     AttemptDraft {
         attempt: Attempt {
@@ -284,7 +293,7 @@ fn draft(trans_ref: &str, check_duplicate: bool) -> domain::attempt::AttemptDraf
             mismatches: vec![],
             source: Some("sandbox".into()),
             latency_ms: 3,
-            request_id: Some(format!("req-{trans_ref}")),
+            request_id: Some(request_id.into()),
             job_id: None,
         },
         duplicate_when_repeat: check_duplicate,
@@ -325,15 +334,13 @@ both!(
             .unwrap();
         assert!(o.first_verification && o.attempt_logged);
         // A repeat: a duplicate when the caller asked for the check, else verified again.
-        let mut again = draft("A1", true);
-        again.attempt.request_id = Some("req-A1-dup".into());
+        let again = draft_of("req-A1-dup", "A1", true);
         let o = s
             .charge_and_log(&record("s1", "b1", "A1"), again)
             .await
             .unwrap();
         assert!(!o.first_verification && o.attempt_logged);
-        let mut unchecked = draft("A1", false);
-        unchecked.attempt.request_id = Some("req-A1-unchecked".into());
+        let unchecked = draft_of("req-A1-unchecked", "A1", false);
         s.charge_and_log(&record("s1", "b1", "A1"), unchecked)
             .await
             .unwrap();
@@ -370,8 +377,7 @@ both!(
             let s = s.clone();
             tasks.push(tokio::spawn(async move {
                 let r = format!("C{}", i % 10);
-                let mut d = draft(&r, true);
-                d.attempt.request_id = Some(format!("req-{i:02}"));
+                let d = draft_of(&format!("req-{i:02}"), &r, true);
                 s.charge_and_log(&record("s1", "b1", &r), d).await.unwrap()
             }));
         }
@@ -398,8 +404,7 @@ both!(
         s1_with_two_branches(&a, 100, 100).await;
         for i in 0..20 {
             let r = format!("I{i:02}");
-            let mut d = draft(&r, true);
-            d.attempt.request_id = Some(format!("req-{i:02}"));
+            let d = draft_of(&format!("req-{i:02}"), &r, true);
             a.charge_and_log(&record("s1", "b1", &r), d).await.unwrap();
         }
         let count = |table: &'static str| {
