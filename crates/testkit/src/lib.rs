@@ -583,6 +583,21 @@ impl TestApp {
         self.submit_job(key, body).await
     }
 
+    /// A new sandbox transfer of `satang` from bank `from` to SCB, submitted by the tenant as
+    /// an async job whose callback goes to `callback_url`; the transfer and the job id.
+    pub async fn slip_job(
+        &self,
+        ten: &Tenant,
+        from: &str,
+        satang: i64,
+        callback_url: &str,
+    ) -> (domain::model::Transfer, String) {
+        let tr = self.transfer(from, "014", satang).await;
+        let key = ten.api_key.as_str();
+        let id = self.submit_job_to(key, &tr.payload, callback_url).await;
+        (tr, id)
+    }
+
     /// A branch's audit log, oldest first.
     pub async fn branch_audit(&self, branch_id: &domain::BranchId) -> Vec<AuditEntry> {
         let entries = self.app.store.list_audit(branch_id).await;
@@ -632,20 +647,16 @@ impl TestApp {
 
     /// Changes a branch (as the admin API would), asserting it worked.
     pub async fn update_branch(&self, branch_id: &domain::BranchId, update: &BranchUpdate) {
-        let svc = &self.app.services;
-        svc.admin()
-            .update_branch(branch_id, update)
-            .await
-            .expect("branch");
+        let admin = self.app.services.admin();
+        let changed = admin.update_branch(branch_id, update).await;
+        changed.expect("branch");
     }
 
     /// Changes a service (as the admin API would), asserting it worked.
     pub async fn update_service(&self, service_id: &domain::ServiceId, update: &ServiceUpdate) {
-        let svc = &self.app.services;
-        svc.admin()
-            .update_service(service_id, update)
-            .await
-            .expect("service");
+        let admin = self.app.services.admin();
+        let changed = admin.update_service(service_id, update).await;
+        changed.expect("service");
     }
 
     /// Sets a service's rate limit in requests a second (`None`: back to its plan's rate).

@@ -229,11 +229,8 @@ both!(
     an_async_job_records_its_final_outcome_once,
     |b: Backend| async move {
         let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
-        let tr = t.transfer("004", "014", 900).await;
         // The submission itself is not an outcome.
-        let id = t
-            .submit_job_to(&ten.api_key, &tr.payload, &rx.url("hook"))
-            .await;
+        let (tr, id) = t.slip_job(&ten, "004", 900, &rx.url("hook")).await;
         t.poll_job(&ten.api_key, &id, |j| j["status"] == "done")
             .await;
         let a = only(&t, Outcome::Verified).await;

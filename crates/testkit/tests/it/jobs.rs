@@ -206,10 +206,7 @@ both!(
     |b: Backend| async move {
         let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
         rx.answer_next(&[404]);
-        let tr = t.transfer("004", "014", 100).await;
-        let id = t
-            .submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
-            .await;
+        let (_, id) = t.slip_job(&ten, "004", 100, &rx.url("h")).await;
         rx.wait_for(1).await;
         let j = t
             .poll_job(&ten.api_key, &id, |j| j["webhook"]["attempts"] == 1)
@@ -234,10 +231,7 @@ both!(
         // No quota: the accepted job fails with QUOTA_EXCEEDED (a policy restriction).
         let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 0).await;
         rx.answer_always(500);
-        let tr = t.transfer("004", "014", 100).await;
-        let id = t
-            .submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
-            .await;
+        let (_, id) = t.slip_job(&ten, "004", 100, &rx.url("h")).await;
         rx.wait_for(1).await;
         for (n, secs) in [(2, 10), (3, 30), (4, 120)] {
             t.poll_job(&ten.api_key, &id, |j| j["webhook"]["attempts"] == n - 1)
@@ -280,10 +274,7 @@ async fn redirects_are_not_followed_and_slow_receivers_time_out() {
     .await;
     let ten = t.tenant(100).await;
     rx.answer_next(&[302]);
-    let tr = t.transfer("004", "014", 100).await;
-    let id = t
-        .submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
-        .await;
+    let (_, id) = t.slip_job(&ten, "004", 100, &rx.url("h")).await;
     let j = t
         .poll_job(&ten.api_key, &id, |j| j["webhook"]["attempts"] == 1)
         .await;
@@ -344,10 +335,7 @@ both!(
     bangkok_bank_pending_succeeds_after_retries,
     |b: Backend| async move {
         let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
-        let tr = t.transfer("002", "014", 100).await;
-        let id = t
-            .submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
-            .await;
+        let (_, id) = t.slip_job(&ten, "002", 100, &rx.url("h")).await;
         // Pending for 5 minutes: attempts at 0, 30, 90, 210 s stay pending, 450 s succeeds.
         for (n, secs) in [(1, 30), (2, 60), (3, 120), (4, 240)] {
             let j = t
@@ -401,10 +389,7 @@ both!(
 both!(jobs_are_private_and_expire, |b: Backend| async move {
     let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
     let (_, other_key) = t.branch(&ten.service_id, "Other", None).await;
-    let tr = t.transfer("004", "014", 100).await;
-    let id = t
-        .submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
-        .await;
+    let (_, id) = t.slip_job(&ten, "004", 100, &rx.url("h")).await;
     rx.wait_for(1).await;
     t.poll_job(&ten.api_key, &id, |j| j["webhook"]["state"] == "delivered")
         .await;
@@ -465,10 +450,7 @@ both!(
         let (rx, t) = TestApp::http_only_with_receiver(b).await;
         // Quota 1: the re-run must not be refused by the quota the first run used.
         let ten = t.tenant(1).await;
-        let tr = t.transfer("004", "014", 4200).await;
-        let id = t
-            .submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
-            .await;
+        let (tr, id) = t.slip_job(&ten, "004", 4200, &rx.url("h")).await;
         let now = domain::Clock::now(&*t.clock);
         let claimed = t
             .app
@@ -522,10 +504,7 @@ both!(
         let worker = worker_node(&t, &rx).await;
         let ten = t.tenant(100).await;
         rx.delay(Duration::from_millis(1500));
-        let tr = t.transfer("004", "014", 100).await;
-        let id = t
-            .submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
-            .await;
+        let (_, id) = t.slip_job(&ten, "004", 100, &rx.url("h")).await;
         t.poll_job(&ten.api_key, &id, |j| j["status"] == "processing")
             .await;
         worker.stop().await;

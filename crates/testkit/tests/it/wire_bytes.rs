@@ -31,6 +31,15 @@ fn j(v: serde_json::Value) -> Body {
     Body::Json(v.to_string())
 }
 
+/// A request without a body: label, method, path, `Authorization`, other headers.
+type Head<'a> = (
+    &'a str,
+    &'a str,
+    &'a str,
+    Option<&'a str>,
+    &'a [(&'a str, &'a str)],
+);
+
 struct Tape<'a> {
     t: &'a TestApp,
     out: String,
@@ -138,7 +147,7 @@ impl<'a> Tape<'a> {
     }
 
     /// `send` of each (label, method, path, auth, headers) in order, without a body.
-    async fn send_heads(&mut self, requests: &[(&str, &str, &str, Option<&str>, &[(&str, &str)])]) {
+    async fn send_heads(&mut self, requests: &[Head<'_>]) {
         for &(label, method, path, auth, headers) in requests {
             self.send(label, method, path, auth, headers, Body::None)
                 .await;
