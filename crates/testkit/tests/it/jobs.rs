@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use services::admin::BranchUpdate;
 use std::time::Duration;
 use testkit::receiver::Receiver;
-use testkit::{both, Backend, TestApp};
+use testkit::{both, Backend, Tenant, TestApp};
 
 use crate::common::{assert_validation, code};
 
@@ -46,6 +46,16 @@ fn job_request(
         job_id: Some(id),
         idempotency: None,
     }
+}
+
+/// Waits until job `id` is `status`; asserts it took five attempts and the service has used
+/// `used` of its quota.
+async fn ends_after_five_attempts(t: &TestApp, ten: &Tenant, id: &str, status: &str, used: i64) {
+    let j = t
+        .poll_job(&ten.api_key, id, |j| j["status"] == status)
+        .await;
+    assert_eq!(j["attempts"], 5);
+    assert_eq!(t.used(&ten.api_key).await, used);
 }
 
 async fn poll(t: &TestApp, key: &str, id: &str) -> Value {
@@ -349,11 +359,7 @@ both!(
         }
         let got = rx.wait_for(1).await;
         assert_eq!(got[0].json()["status"], "success");
-        let j = t
-            .poll_job(&ten.api_key, &id, |j| j["status"] == "done")
-            .await;
-        assert_eq!(j["attempts"], 5);
-        assert_eq!(t.used(&ten.api_key).await, 1);
+        ends_after_five_attempts(&t, &ten, &id, "done", 1).await;
         t.stop().await;
     }
 );
@@ -377,11 +383,7 @@ both!(
             .unwrap()
             .contains("no transfer"));
         assert!(body.get("error").is_none());
-        let j = t
-            .poll_job(&ten.api_key, &id, |j| j["status"] == "not_found")
-            .await;
-        assert_eq!(j["attempts"], 5);
-        assert_eq!(t.used(&ten.api_key).await, 0);
+        ends_after_five_attempts(&t, &ten, &id, "not_found", 0).await;
         t.stop().await;
     }
 );

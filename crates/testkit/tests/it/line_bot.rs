@@ -261,13 +261,9 @@ both!(
         let (line, t, ten) = bot(b).await;
         line.put_content("3001", blank_png());
         line.put_content("3002", blank_png());
+        let in_group = Some("Cdeadbeefdeadbeefdeadbeefdeadbeef");
         let private = image_event("01HEVENT0000000000000000C1", "3001", "rt-c1", None);
-        let group = image_event(
-            "01HEVENT0000000000000000C2",
-            "3002",
-            "rt-c2",
-            Some("Cdeadbeefdeadbeefdeadbeefdeadbeef"),
-        );
+        let group = image_event("01HEVENT0000000000000000C2", "3002", "rt-c2", in_group);
         send(&t, &ten, vec![private, group]).await;
         let records = line_records(&t, 2).await;
         assert!(
@@ -281,12 +277,7 @@ both!(
         assert_alt_starts(&replies[0], "📷");
         // A good slip in a silent group: verified, and no word.
         slip_picture(&t, &line, "3003", 900).await;
-        let good = image_event(
-            "01HEVENT0000000000000000C3",
-            "3003",
-            "rt-c3",
-            Some("Cdeadbeefdeadbeefdeadbeefdeadbeef"),
-        );
+        let good = image_event("01HEVENT0000000000000000C3", "3003", "rt-c3", in_group);
         send(&t, &ten, vec![good]).await;
         let records = line_records(&t, 3).await;
         assert_eq!(records[0].outcome, Outcome::Verified);
@@ -498,12 +489,8 @@ both!(
         send(&t, &ten, vec![ev]).await;
         let _ = line_records(&t, 3).await;
         // `สรุป` in another group: not the staff's, no answer.
-        let elsewhere = text_event(
-            "01HEVENT0000000000000000J4",
-            "สรุป",
-            "rt-j4",
-            Some("Cabcdefabcdefabcdefabcdefabcdef01"),
-        );
+        let other_group = Some("Cabcdefabcdefabcdefabcdefabcdef01");
+        let elsewhere = text_event("01HEVENT0000000000000000J4", "สรุป", "rt-j4", other_group);
         send(&t, &ten, vec![elsewhere]).await;
         let ask = text_event("01HEVENT0000000000000000J5", "สรุป", "rt-j5", Some(STAFF));
         send(&t, &ten, vec![ask]).await;
