@@ -14,7 +14,7 @@ async fn info_used(t: &TestApp, key: &str) -> (i64, i64) {
 }
 
 /// A tenant with `quota`, and `n` identical verifications sent at once of one fresh slip of 42
-/// baht (`banks`: from, to), as `body` makes them of its payload; the answers.
+/// baht between the banks `(from, to)`, as `body` makes them of its payload; the answers.
 async fn all_at_once(
     b: Backend,
     quota: i64,
@@ -225,7 +225,6 @@ both!(authentication, |b: Backend| async move {
     assert_eq!(s, 200);
 
     let svc = &t.app.services;
-
     let new_key = svc.admin().rotate_key(&ten.branch_id, None).await.unwrap();
     t.get_err("/v2/info", &ten.api_key, 401, "INVALID_API_KEY")
         .await;
