@@ -215,6 +215,26 @@ impl TestApp {
         (rx, t, ten)
     }
 
+    /// `with_receiver_and_tenant` (quota 100) and a fresh sandbox slip of `satang` from bank
+    /// `from` submitted as an async job whose callback goes to the receiver's `path`: the
+    /// receiver, the app, the tenant, the transfer and the job id.
+    pub async fn with_receiver_and_job(
+        backend: Backend,
+        from: &str,
+        satang: i64,
+        path: &str,
+    ) -> (
+        receiver::Receiver,
+        TestApp,
+        Tenant,
+        domain::model::Transfer,
+        String,
+    ) {
+        let (rx, t, ten) = Self::with_receiver_and_tenant(backend, 100).await;
+        let (tr, id) = t.slip_job(&ten, from, satang, &rx.url(path)).await;
+        (rx, t, ten, tr, id)
+    }
+
     /// `with_receiver`, the server's job worker off: it serves HTTP only and the test decides
     /// who runs the jobs.
     pub async fn http_only_with_receiver(backend: Backend) -> (receiver::Receiver, TestApp) {

@@ -234,9 +234,8 @@ both!(a_malformed_request_is_an_error, |b: Backend| async move {
 both!(
     an_async_job_records_its_final_outcome_once,
     |b: Backend| async move {
-        let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
         // The submission itself is not an outcome.
-        let (tr, id) = t.slip_job(&ten, "004", 900, &rx.url("hook")).await;
+        let (_rx, t, ten, tr, id) = TestApp::with_receiver_and_job(b, "004", 900, "hook").await;
         t.poll_job(&ten.api_key, &id, |j| j["status"] == "done")
             .await;
         let a = only(&t, Outcome::Verified).await;

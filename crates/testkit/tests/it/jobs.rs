@@ -344,8 +344,7 @@ both!(
 both!(
     bangkok_bank_pending_succeeds_after_retries,
     |b: Backend| async move {
-        let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
-        let (_, id) = t.slip_job(&ten, "002", 100, &rx.url("h")).await;
+        let (rx, t, ten, _, id) = TestApp::with_receiver_and_job(b, "002", 100, "h").await;
         // Pending for 5 minutes: attempts at 0, 30, 90, 210 s stay pending, 450 s succeeds.
         for (n, secs) in [(1, 30), (2, 60), (3, 120), (4, 240)] {
             let j = t
