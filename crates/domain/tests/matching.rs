@@ -143,24 +143,27 @@ const MORE_EVIDENCE: &[RegisteredAccount<'static>] = &[
     ),
 ];
 
+/// The table's text: every case is a constant.
+type S = &'static str;
+
 struct Case {
-    what: &'static str,
+    what: S,
     accounts: &'static [RegisteredAccount<'static>],
-    bank: &'static str,
-    account: &'static str,
-    name_th: &'static str,
-    name_en: Option<&'static str>,
-    proxy: Option<&'static str>,
-    expected: Option<&'static str>,
+    bank: S,
+    account: S,
+    name_th: S,
+    name_en: Option<S>,
+    proxy: Option<S>,
+    expected: Option<S>,
 }
 
 const fn case(
-    what: &'static str,
-    bank: &'static str,
-    account: &'static str,
-    name_th: &'static str,
-    name_en: Option<&'static str>,
-    expected: Option<&'static str>,
+    what: S,
+    bank: S,
+    account: S,
+    name_th: S,
+    name_en: Option<S>,
+    expected: Option<S>,
 ) -> Case {
     Case {
         what,

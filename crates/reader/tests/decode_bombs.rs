@@ -167,20 +167,14 @@ fn interlaced_and_16_bit_pngs_decode_without_a_full_colour_buffer() {
         .iter()
         .flat_map(|&v| [v, v, v, v, v, v, 255, 255])
         .collect();
+    // Adam7's seven passes, a column each: x offset and step, y offset and step.
+    let x_offsets = [0, 4, 0, 2, 0, 1, 0];
+    let x_steps = [8, 8, 4, 4, 2, 2, 1];
+    let y_offsets = [0, 0, 4, 0, 2, 0, 1];
+    let y_steps = [8, 8, 8, 4, 4, 2, 2];
     let mut raw = Vec::new();
-    for (pass, (xo, xs, yo, ys)) in [
-        (0, 8, 0, 8),
-        (4, 8, 0, 8),
-        (0, 4, 4, 8),
-        (2, 4, 0, 4),
-        (0, 2, 2, 4),
-        (1, 2, 0, 2),
-        (0, 1, 1, 2),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let _ = pass;
+    let x_passes = x_offsets.into_iter().zip(x_steps);
+    for ((xo, xs), (yo, ys)) in x_passes.zip(y_offsets.into_iter().zip(y_steps)) {
         for y in (yo..side).step_by(ys) {
             if xo >= side {
                 break;

@@ -215,6 +215,26 @@ impl TestApp {
         (rx, t, ten)
     }
 
+    /// `with_receiver_and_tenant` (quota 100) and a fresh sandbox slip of `satang` from bank
+    /// `from` submitted as an async job whose callback goes to the receiver's `path`: the
+    /// receiver, the app, the tenant, the transfer and the job id.
+    pub async fn with_receiver_and_job(
+        backend: Backend,
+        from: &str,
+        satang: i64,
+        path: &str,
+    ) -> (
+        receiver::Receiver,
+        TestApp,
+        Tenant,
+        domain::model::Transfer,
+        String,
+    ) {
+        let (rx, t, ten) = Self::with_receiver_and_tenant(backend, 100).await;
+        let (tr, id) = t.slip_job(&ten, from, satang, &rx.url(path)).await;
+        (rx, t, ten, tr, id)
+    }
+
     /// `with_receiver`, the server's job worker off: it serves HTTP only and the test decides
     /// who runs the jobs.
     pub async fn http_only_with_receiver(backend: Backend) -> (receiver::Receiver, TestApp) {
@@ -583,6 +603,21 @@ impl TestApp {
         self.submit_job(key, body).await
     }
 
+    /// A new sandbox transfer of `satang` from bank `from` to SCB, submitted by the tenant as
+    /// an async job whose callback goes to `callback_url`; the transfer and the job id.
+    pub async fn slip_job(
+        &self,
+        ten: &Tenant,
+        from: &str,
+        satang: i64,
+        callback_url: &str,
+    ) -> (domain::model::Transfer, String) {
+        let tr = self.transfer(from, "014", satang).await;
+        let key = ten.api_key.as_str();
+        let id = self.submit_job_to(key, &tr.payload, callback_url).await;
+        (tr, id)
+    }
+
     /// A branch's audit log, oldest first.
     pub async fn branch_audit(&self, branch_id: &domain::BranchId) -> Vec<AuditEntry> {
         let entries = self.app.store.list_audit(branch_id).await;
@@ -632,20 +667,16 @@ impl TestApp {
 
     /// Changes a branch (as the admin API would), asserting it worked.
     pub async fn update_branch(&self, branch_id: &domain::BranchId, update: &BranchUpdate) {
-        let svc = &self.app.services;
-        svc.admin()
-            .update_branch(branch_id, update)
-            .await
-            .expect("branch");
+        let admin = self.app.services.admin();
+        let changed = admin.update_branch(branch_id, update).await;
+        changed.expect("branch");
     }
 
     /// Changes a service (as the admin API would), asserting it worked.
     pub async fn update_service(&self, service_id: &domain::ServiceId, update: &ServiceUpdate) {
-        let svc = &self.app.services;
-        svc.admin()
-            .update_service(service_id, update)
-            .await
-            .expect("service");
+        let admin = self.app.services.admin();
+        let changed = admin.update_service(service_id, update).await;
+        changed.expect("service");
     }
 
     /// Sets a service's rate limit in requests a second (`None`: back to its plan's rate).

@@ -4,6 +4,7 @@
 
 use crate::common::{blank_png, v1_code};
 use domain::attempt::{AttemptRow, Outcome};
+use domain::model::Transfer;
 use serde_json::{json, Value};
 use testkit::{both, Backend, Tenant, TestApp};
 
@@ -13,6 +14,13 @@ async fn app(b: Backend) -> (TestApp, Tenant) {
     let t = TestApp::spawn_with(b, |s| s.set_admin_token(TOKEN)).await;
     let ten = t.tenant(100).await;
     (t, ten)
+}
+
+/// `app` and a fresh sandbox slip of `satang` (KBank to SCB).
+async fn app_and_slip(b: Backend, satang: i64) -> (TestApp, Tenant, Transfer) {
+    let (t, ten) = app(b).await;
+    let tr = t.transfer("004", "014", satang).await;
+    (t, ten, tr)
 }
 
 /// Every record, newest first.
@@ -77,8 +85,7 @@ fn refs(page: &Value) -> Vec<String> {
 both!(
     a_verified_slip_is_recorded_with_what_was_learnt,
     |b: Backend| async move {
-        let (t, ten) = app(b).await;
-        let tr = t.transfer("004", "014", 125_050).await;
+        let (t, ten, tr) = app_and_slip(b, 125_050).await;
         let resp = t
             .http
             .post(format!("{}/v2/verify/bank", t.base))
@@ -112,8 +119,7 @@ both!(
 both!(
     a_repeat_checked_for_duplicates_is_a_duplicate,
     |b: Backend| async move {
-        let (t, ten) = app(b).await;
-        let tr = t.transfer("004", "014", 700).await;
+        let (t, ten, tr) = app_and_slip(b, 700).await;
         let body = json!({"payload": tr.payload, "checkDuplicate": true});
         t.verify_bank_ok(&ten.api_key, body.clone()).await;
         let v = t.verify_bank_ok(&ten.api_key, body).await;
@@ -228,12 +234,8 @@ both!(a_malformed_request_is_an_error, |b: Backend| async move {
 both!(
     an_async_job_records_its_final_outcome_once,
     |b: Backend| async move {
-        let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
-        let tr = t.transfer("004", "014", 900).await;
         // The submission itself is not an outcome.
-        let id = t
-            .submit_job_to(&ten.api_key, &tr.payload, &rx.url("hook"))
-            .await;
+        let (_rx, t, ten, tr, id) = TestApp::with_receiver_and_job(b, "004", 900, "hook").await;
         t.poll_job(&ten.api_key, &id, |j| j["status"] == "done")
             .await;
         let a = only(&t, Outcome::Verified).await;
@@ -247,8 +249,7 @@ both!(
 both!(
     refused_callers_and_replays_leave_no_record,
     |b: Backend| async move {
-        let (t, ten) = app(b).await;
-        let tr = t.transfer("004", "014", 700).await;
+        let (t, ten, tr) = app_and_slip(b, 700).await;
         // No key, a wrong key: authentication refused them.
         let (s, _) = t
             .post_raw(
@@ -477,8 +478,7 @@ both!(the_csv_export_keeps_its_bytes, |b: Backend| async move {
 both!(
     a_purge_blanks_names_but_a_repeat_is_still_a_duplicate,
     |b: Backend| async move {
-        let (t, ten) = app(b).await;
-        let tr = t.transfer("004", "014", 700).await;
+        let (t, ten, tr) = app_and_slip(b, 700).await;
         let first = t
             .verify_bank_ok(&ten.api_key, json!({"payload": tr.payload}))
             .await;

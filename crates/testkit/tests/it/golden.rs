@@ -282,11 +282,7 @@ both!(v2_optional_fields, |b: Backend| async move {
 both!(
     webhook_and_polled_job_without_match_amount,
     |b: Backend| async move {
-        let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
-        let tr = t.transfer("004", "014", 15050).await;
-        let id = t
-            .submit_job_to(&ten.api_key, &tr.payload, &rx.url("hook"))
-            .await;
+        let (rx, t, ten, tr, id) = TestApp::with_receiver_and_job(b, "004", 15050, "hook").await;
         let expected = first_bank_data(&tr, 150.5);
         let got = rx.wait_for(1).await;
         assert_eq!(got[0].json()["data"], expected);

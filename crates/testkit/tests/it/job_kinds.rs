@@ -32,9 +32,8 @@ async fn setup(b: Backend) -> (Receiver, TestApp, Tenant) {
 
 /// Submits one fresh slip whose callback goes to the receiver's `/h`; returns the job id.
 async fn submit(t: &TestApp, ten: &Tenant, rx: &Receiver, satang: i64) -> String {
-    let tr = t.transfer("004", "014", satang).await;
-    t.submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
-        .await
+    let (_, id) = t.slip_job(ten, "004", satang, &rx.url("h")).await;
+    id
 }
 
 async fn redeliver(t: &TestApp, id: &str, body: Option<Value>) -> (u16, Value) {

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use services::admin::BranchUpdate;
 use std::time::Duration;
 use testkit::receiver::Receiver;
-use testkit::{both, Backend, TestApp};
+use testkit::{both, Backend, Tenant, TestApp};
 
 use crate::common::{assert_validation, code};
 
@@ -46,6 +46,16 @@ fn job_request(
         job_id: Some(id),
         idempotency: None,
     }
+}
+
+/// Waits until job `id` is `status`; asserts it took five attempts and the service has used
+/// `used` of its quota.
+async fn ends_after_five_attempts(t: &TestApp, ten: &Tenant, id: &str, status: &str, used: i64) {
+    let j = t
+        .poll_job(&ten.api_key, id, |j| j["status"] == status)
+        .await;
+    assert_eq!(j["attempts"], 5);
+    assert_eq!(t.used(&ten.api_key).await, used);
 }
 
 async fn poll(t: &TestApp, key: &str, id: &str) -> Value {
@@ -206,10 +216,7 @@ both!(
     |b: Backend| async move {
         let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
         rx.answer_next(&[404]);
-        let tr = t.transfer("004", "014", 100).await;
-        let id = t
-            .submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
-            .await;
+        let (_, id) = t.slip_job(&ten, "004", 100, &rx.url("h")).await;
         rx.wait_for(1).await;
         let j = t
             .poll_job(&ten.api_key, &id, |j| j["webhook"]["attempts"] == 1)
@@ -234,10 +241,7 @@ both!(
         // No quota: the accepted job fails with QUOTA_EXCEEDED (a policy restriction).
         let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 0).await;
         rx.answer_always(500);
-        let tr = t.transfer("004", "014", 100).await;
-        let id = t
-            .submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
-            .await;
+        let (_, id) = t.slip_job(&ten, "004", 100, &rx.url("h")).await;
         rx.wait_for(1).await;
         for (n, secs) in [(2, 10), (3, 30), (4, 120)] {
             t.poll_job(&ten.api_key, &id, |j| j["webhook"]["attempts"] == n - 1)
@@ -280,10 +284,7 @@ async fn redirects_are_not_followed_and_slow_receivers_time_out() {
     .await;
     let ten = t.tenant(100).await;
     rx.answer_next(&[302]);
-    let tr = t.transfer("004", "014", 100).await;
-    let id = t
-        .submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
-        .await;
+    let (_, id) = t.slip_job(&ten, "004", 100, &rx.url("h")).await;
     let j = t
         .poll_job(&ten.api_key, &id, |j| j["webhook"]["attempts"] == 1)
         .await;
@@ -343,11 +344,7 @@ both!(
 both!(
     bangkok_bank_pending_succeeds_after_retries,
     |b: Backend| async move {
-        let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
-        let tr = t.transfer("002", "014", 100).await;
-        let id = t
-            .submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
-            .await;
+        let (rx, t, ten, _, id) = TestApp::with_receiver_and_job(b, "002", 100, "h").await;
         // Pending for 5 minutes: attempts at 0, 30, 90, 210 s stay pending, 450 s succeeds.
         for (n, secs) in [(1, 30), (2, 60), (3, 120), (4, 240)] {
             let j = t
@@ -361,11 +358,7 @@ both!(
         }
         let got = rx.wait_for(1).await;
         assert_eq!(got[0].json()["status"], "success");
-        let j = t
-            .poll_job(&ten.api_key, &id, |j| j["status"] == "done")
-            .await;
-        assert_eq!(j["attempts"], 5);
-        assert_eq!(t.used(&ten.api_key).await, 1);
+        ends_after_five_attempts(&t, &ten, &id, "done", 1).await;
         t.stop().await;
     }
 );
@@ -389,11 +382,7 @@ both!(
             .unwrap()
             .contains("no transfer"));
         assert!(body.get("error").is_none());
-        let j = t
-            .poll_job(&ten.api_key, &id, |j| j["status"] == "not_found")
-            .await;
-        assert_eq!(j["attempts"], 5);
-        assert_eq!(t.used(&ten.api_key).await, 0);
+        ends_after_five_attempts(&t, &ten, &id, "not_found", 0).await;
         t.stop().await;
     }
 );
@@ -401,10 +390,7 @@ both!(
 both!(jobs_are_private_and_expire, |b: Backend| async move {
     let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
     let (_, other_key) = t.branch(&ten.service_id, "Other", None).await;
-    let tr = t.transfer("004", "014", 100).await;
-    let id = t
-        .submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
-        .await;
+    let (_, id) = t.slip_job(&ten, "004", 100, &rx.url("h")).await;
     rx.wait_for(1).await;
     t.poll_job(&ten.api_key, &id, |j| j["webhook"]["state"] == "delivered")
         .await;
@@ -465,10 +451,7 @@ both!(
         let (rx, t) = TestApp::http_only_with_receiver(b).await;
         // Quota 1: the re-run must not be refused by the quota the first run used.
         let ten = t.tenant(1).await;
-        let tr = t.transfer("004", "014", 4200).await;
-        let id = t
-            .submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
-            .await;
+        let (tr, id) = t.slip_job(&ten, "004", 4200, &rx.url("h")).await;
         let now = domain::Clock::now(&*t.clock);
         let claimed = t
             .app
@@ -522,10 +505,7 @@ both!(
         let worker = worker_node(&t, &rx).await;
         let ten = t.tenant(100).await;
         rx.delay(Duration::from_millis(1500));
-        let tr = t.transfer("004", "014", 100).await;
-        let id = t
-            .submit_job_to(&ten.api_key, &tr.payload, &rx.url("h"))
-            .await;
+        let (_, id) = t.slip_job(&ten, "004", 100, &rx.url("h")).await;
         t.poll_job(&ten.api_key, &id, |j| j["status"] == "processing")
             .await;
         worker.stop().await;

@@ -5,8 +5,11 @@
 
 use crate::common::{blank_png, on_path, png};
 use domain::attempt::Outcome;
-use serde_json::json;
-use sim::line::{image_event, image_set_event, join_event, text_event, webhook_body, LineSim};
+use domain::model::Transfer;
+use serde_json::{json, Value};
+use sim::line::{
+    image_event, image_set_event, join_event, text_event, webhook_body, LineCall, LineSim,
+};
 use testkit::{both, Backend, Tenant, TestApp};
 
 const SECRET: &str = "line-channel-secret-0123456789";
@@ -19,6 +22,9 @@ fn line_cfg(line: &LineSim) -> String {
         line.base_url()
     )
 }
+
+/// `[jobs]` for a node that only takes webhooks: its events wait for a worker node.
+const WEBHOOKS_ONLY: &str = "[jobs]\nconcurrency = 0\n";
 
 async fn bot(b: Backend) -> (LineSim, TestApp, Tenant) {
     bot_with(b, "").await
@@ -65,6 +71,38 @@ async fn deliver(t: &TestApp, ten: &Tenant, body: &str, secret: Option<&str>) ->
     req.send().await.unwrap().status().as_u16()
 }
 
+/// Delivers `events` signed with the channel's secret, asserting LINE gets its 200.
+async fn send(t: &TestApp, ten: &Tenant, events: Vec<Value>) {
+    let body = webhook_body(events);
+    assert_eq!(deliver(t, ten, &body, Some(SECRET)).await, 200);
+}
+
+/// A sandbox slip (KBank to SCB, `satang`) whose picture LINE holds as message `msg`.
+async fn slip_picture(t: &TestApp, line: &LineSim, msg: &str, satang: i64) -> Transfer {
+    let tr = t.transfer("004", "014", satang).await;
+    line.put_content(msg, png(&tr.payload));
+    tr
+}
+
+/// The staff's group chat.
+const STAFF: &str = "C0123456789abcdef0123456789abcdef";
+
+/// The branch's LINE channel with its notices to the staff's group.
+fn notifying_staff() -> domain::line::LinePatch {
+    domain::line::LinePatch {
+        notify_to: Some(STAFF.into()),
+        ..Default::default()
+    }
+}
+
+/// The branch's LINE channel with pushes on.
+fn pushes_on() -> domain::line::LinePatch {
+    domain::line::LinePatch {
+        push: Some(true),
+        ..Default::default()
+    }
+}
+
 /// Waits (real time, 20 s at most) until the attempts log holds `n` LINE records.
 async fn line_records(t: &TestApp, n: usize) -> Vec<domain::attempt::Attempt> {
     for _ in 0..200 {
@@ -83,7 +121,7 @@ async fn line_records(t: &TestApp, n: usize) -> Vec<domain::attempt::Attempt> {
 }
 
 /// Waits until the simulator recorded `n` calls of `kind`.
-async fn calls(line: &LineSim, kind: &str, n: usize) -> Vec<sim::line::LineCall> {
+async fn calls(line: &LineSim, kind: &str, n: usize) -> Vec<LineCall> {
     for _ in 0..200 {
         let c = line.calls(kind);
         if c.len() >= n {
@@ -95,13 +133,27 @@ async fn calls(line: &LineSim, kind: &str, n: usize) -> Vec<sim::line::LineCall>
 }
 
 /// The `altText` of the call's Flex card (after the quoting text, when there is one).
-fn alt(call: &sim::line::LineCall) -> String {
+fn alt(call: &LineCall) -> String {
     call.body["messages"]
         .as_array()
         .and_then(|m| m.iter().find(|m| m["type"] == "flex"))
         .and_then(|m| m["altText"].as_str())
         .unwrap_or_default()
         .to_string()
+}
+
+/// The call's Flex card's `altText` starts with `prefix`.
+#[track_caller]
+fn assert_alt_starts(call: &LineCall, prefix: &str) {
+    let text = alt(call);
+    assert!(text.starts_with(prefix), "{text}");
+}
+
+/// The call's Flex card's `altText` contains `part`.
+#[track_caller]
+fn assert_alt_contains(call: &LineCall, part: &str) {
+    let text = alt(call);
+    assert!(text.contains(part), "{text}");
 }
 
 /// Waits until the store holds no `line` job that is not finished.
@@ -123,13 +175,9 @@ both!(
     an_image_slip_is_answered_once_and_a_repeat_is_a_duplicate,
     |b: Backend| async move {
         let (line, t, ten) = bot(b).await;
-        let tr = t.transfer("004", "014", 125_050).await;
-        line.put_content("1001", png(&tr.payload));
+        let tr = slip_picture(&t, &line, "1001", 125_050).await;
         let ev = image_event("01HEVENT0000000000000000A1", "1001", "rt-1", None);
-        assert_eq!(
-            deliver(&t, &ten, &webhook_body(vec![ev.clone()]), Some(SECRET)).await,
-            200
-        );
+        send(&t, &ten, vec![ev.clone()]).await;
         let replies = calls(&line, "reply", 1).await;
         assert_eq!(replies[0].body["replyToken"], "rt-1");
         assert_eq!(
@@ -143,34 +191,21 @@ both!(
         assert_eq!(messages[0]["quoteToken"], "q-1001");
         assert_eq!(messages[0]["text"], "✅ สลิปถูกต้อง 1,250.50 บาท");
         assert_eq!(messages[1]["type"], "flex");
-        assert!(
-            line.calls("refused").is_empty(),
-            "{:?}",
-            line.calls("refused")
-        );
+        let refused = line.calls("refused");
+        assert!(refused.is_empty(), "{refused:?}");
         // The loading indicator in a one-to-one chat.
         assert_eq!(line.calls("loading").len(), 1);
 
         // LINE redelivers the same event: no second download, no second reply.
         let mut again = ev.clone();
         again["deliveryContext"]["isRedelivery"] = json!(true);
-        assert_eq!(
-            deliver(&t, &ten, &webhook_body(vec![again]), Some(SECRET)).await,
-            200
-        );
+        send(&t, &ten, vec![again]).await;
         // The same picture sent again: a duplicate.
         line.put_content("1002", png(&tr.payload));
         let second = image_event("01HEVENT0000000000000000A2", "1002", "rt-2", None);
-        assert_eq!(
-            deliver(&t, &ten, &webhook_body(vec![second]), Some(SECRET)).await,
-            200
-        );
+        send(&t, &ten, vec![second]).await;
         let replies = calls(&line, "reply", 2).await;
-        assert!(
-            alt(&replies[1]).starts_with("⛔ สลิปซ้ำ 1,250.50 บาท"),
-            "{}",
-            alt(&replies[1])
-        );
+        assert_alt_starts(&replies[1], "⛔ สลิปซ้ำ 1,250.50 บาท");
         let records = line_records(&t, 2).await;
         assert_eq!(line.calls("content").len(), 2, "one download per event");
         assert_eq!(line.calls("reply").len(), 2);
@@ -187,8 +222,7 @@ both!(
     a_bad_signature_is_refused_and_processes_nothing,
     |b: Backend| async move {
         let (line, t, ten) = bot(b).await;
-        let tr = t.transfer("004", "014", 700).await;
-        line.put_content("2001", png(&tr.payload));
+        slip_picture(&t, &line, "2001", 700).await;
         let body = webhook_body(vec![image_event(
             "01HEVENT0000000000000000B1",
             "2001",
@@ -209,10 +243,7 @@ both!(
             .unwrap();
         assert_eq!(resp.status(), 401);
         // LINE's "Verify" button: no events.
-        assert_eq!(
-            deliver(&t, &ten, &webhook_body(vec![]), Some(SECRET)).await,
-            200
-        );
+        send(&t, &ten, vec![]).await;
         // Another branch (no LINE channel) answers the same 401.
         let other = t.tenant(10).await;
         assert_eq!(deliver(&t, &other, &body, Some(SECRET)).await, 401);
@@ -230,15 +261,10 @@ both!(
         let (line, t, ten) = bot(b).await;
         line.put_content("3001", blank_png());
         line.put_content("3002", blank_png());
+        let in_group = Some("Cdeadbeefdeadbeefdeadbeefdeadbeef");
         let private = image_event("01HEVENT0000000000000000C1", "3001", "rt-c1", None);
-        let group = image_event(
-            "01HEVENT0000000000000000C2",
-            "3002",
-            "rt-c2",
-            Some("Cdeadbeefdeadbeefdeadbeefdeadbeef"),
-        );
-        let body = webhook_body(vec![private, group]);
-        assert_eq!(deliver(&t, &ten, &body, Some(SECRET)).await, 200);
+        let group = image_event("01HEVENT0000000000000000C2", "3002", "rt-c2", in_group);
+        send(&t, &ten, vec![private, group]).await;
         let records = line_records(&t, 2).await;
         assert!(
             records.iter().all(|a| a.outcome == Outcome::NoQr),
@@ -248,20 +274,11 @@ both!(
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
         assert_eq!(line.calls("reply").len(), 1, "silence in the group");
         assert_eq!(replies[0].body["replyToken"], "rt-c1");
-        assert!(alt(&replies[0]).starts_with("📷"), "{}", alt(&replies[0]));
+        assert_alt_starts(&replies[0], "📷");
         // A good slip in a silent group: verified, and no word.
-        let tr = t.transfer("004", "014", 900).await;
-        line.put_content("3003", png(&tr.payload));
-        let good = image_event(
-            "01HEVENT0000000000000000C3",
-            "3003",
-            "rt-c3",
-            Some("Cdeadbeefdeadbeefdeadbeefdeadbeef"),
-        );
-        assert_eq!(
-            deliver(&t, &ten, &webhook_body(vec![good]), Some(SECRET)).await,
-            200
-        );
+        slip_picture(&t, &line, "3003", 900).await;
+        let good = image_event("01HEVENT0000000000000000C3", "3003", "rt-c3", in_group);
+        send(&t, &ten, vec![good]).await;
         let records = line_records(&t, 3).await;
         assert_eq!(records[0].outcome, Outcome::Verified);
         assert_eq!(line.calls("reply").len(), 1);
@@ -272,32 +289,18 @@ both!(
 both!(
     a_late_answer_is_pushed_only_when_pushes_are_on,
     |b: Backend| async move {
-        let line = LineSim::start(TOKEN).await;
-        let cfg = format!(
-            "[line]\napi_base = \"{0}\"\ndata_api_base = \"{0}\"\n",
-            line.base_url()
-        );
         // This node only takes webhooks (no worker): the events wait.
-        let t = TestApp::spawn_with_config(b, &format!("{cfg}[jobs]\nconcurrency = 0\n")).await;
-        let ten = t.tenant(100).await;
-        let setup = |push: bool| services::admin::BranchUpdate {
-            line: domain::line::LinePatch {
-                channel_secret: Some(SECRET.into()),
-                channel_token: Some(TOKEN.into()),
-                push: Some(push),
-                push_daily_limit: Some(1),
-                ..Default::default()
-            },
+        let (line, t, ten) = bot_with(b, WEBHOOKS_ONLY).await;
+        let cfg = line_cfg(&line);
+        let push = |push: bool| domain::line::LinePatch {
+            push: Some(push),
+            push_daily_limit: Some(1),
             ..Default::default()
         };
-        t.update_branch(&ten.branch_id, &setup(false)).await;
-        let tr = t.transfer("004", "014", 5_000).await;
-        line.put_content("4001", png(&tr.payload));
+        set_line(&t, &ten, push(false)).await;
+        slip_picture(&t, &line, "4001", 5_000).await;
         let ev = image_event("01HEVENT0000000000000000D1", "4001", "rt-d1", None);
-        assert_eq!(
-            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
-            200
-        );
+        send(&t, &ten, vec![ev]).await;
         // Two minutes later a node with a worker gets to it: the reply token is too old and
         // pushes are off, so nothing is sent (the slip is still verified and logged).
         t.clock.advance(time::Duration::minutes(2));
@@ -308,7 +311,7 @@ both!(
         worker.stop().await;
 
         // With pushes on (one a day): pushed once, with a retry key; the next is over the limit.
-        t.update_branch(&ten.branch_id, &setup(true)).await;
+        set_line(&t, &ten, push(true)).await;
         for (n, (event, msg, amount)) in [
             ("01HEVENT0000000000000000D2", "4002", 6_000),
             ("01HEVENT0000000000000000D3", "4003", 7_000),
@@ -316,13 +319,9 @@ both!(
         .into_iter()
         .enumerate()
         {
-            let tr = t.transfer("004", "014", amount).await;
-            line.put_content(msg, png(&tr.payload));
+            slip_picture(&t, &line, msg, amount).await;
             let ev = image_event(event, msg, "rt-late", None);
-            assert_eq!(
-                deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
-                200
-            );
+            send(&t, &ten, vec![ev]).await;
             t.clock.advance(time::Duration::minutes(2));
             let worker = t.another_node_with_config(&cfg).await;
             let _ = line_records(&t, n + 2).await;
@@ -336,7 +335,7 @@ both!(
             36,
             "a UUID retry key"
         );
-        assert!(alt(&pushes[0]).contains("60.00"), "{}", alt(&pushes[0]));
+        assert_alt_contains(&pushes[0], "60.00");
         assert!(line.calls("reply").is_empty());
         t.stop().await;
     }
@@ -346,27 +345,14 @@ both!(
     a_pending_slip_is_answered_then_its_result_pushed_once,
     |b: Backend| async move {
         let (line, t, ten) = bot(b).await;
-        t.update_branch(
-            &ten.branch_id,
-            &services::admin::BranchUpdate {
-                line: domain::line::LinePatch {
-                    push: Some(true),
-                    ..Default::default()
-                },
-                ..Default::default()
-            },
-        )
-        .await;
+        set_line(&t, &ten, pushes_on()).await;
         // Bangkok Bank: pending for five minutes on the sandbox ledger.
         let tr = t.transfer("002", "014", 12_345).await;
         line.put_content("5001", png(&tr.payload));
         let ev = image_event("01HEVENT0000000000000000E1", "5001", "rt-e1", None);
-        assert_eq!(
-            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
-            200
-        );
+        send(&t, &ten, vec![ev]).await;
         let replies = calls(&line, "reply", 1).await;
-        assert!(alt(&replies[0]).starts_with("⏳"), "{}", alt(&replies[0]));
+        assert_alt_starts(&replies[0], "⏳");
         // Not logged yet: the record carries the final outcome.
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
         assert!(t.attempts(10).await.is_empty());
@@ -375,11 +361,7 @@ both!(
         let records = line_records(&t, 1).await;
         assert_eq!(records[0].outcome, Outcome::Verified);
         let pushes = calls(&line, "push", 1).await;
-        assert!(
-            alt(&pushes[0]).starts_with("✅ สลิปถูกต้อง 123.45 บาท"),
-            "{}",
-            alt(&pushes[0])
-        );
+        assert_alt_starts(&pushes[0], "✅ สลิปถูกต้อง 123.45 บาท");
         tokio::time::sleep(std::time::Duration::from_millis(500)).await;
         assert_eq!(line.calls("push").len(), 1, "pushed once");
         assert_eq!(line.calls("reply").len(), 1);
@@ -397,14 +379,11 @@ both!(
         // Content over 4 MB is not downloaded past the cap: the customer is asked for a picture.
         line.put_content("6001", vec![0xFF; 5 * 1024 * 1024]);
         let ev = image_event("01HEVENT0000000000000000F1", "6001", "rt-f1", None);
-        assert_eq!(
-            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
-            200
-        );
+        send(&t, &ten, vec![ev]).await;
         let records = line_records(&t, 1).await;
         assert_eq!(records[0].outcome, Outcome::Error, "{records:?}");
         let replies = calls(&line, "reply", 1).await;
-        assert!(alt(&replies[0]).starts_with("📷"), "{}", alt(&replies[0]));
+        assert_alt_starts(&replies[0], "📷");
         t.stop().await;
     }
 );
@@ -413,16 +392,18 @@ both!(
     an_image_set_of_two_slips_gets_two_verdicts,
     |b: Backend| async move {
         let (line, t, ten) = bot(b).await;
-        let first = t.transfer("004", "014", 10_000).await;
-        let second = t.transfer("004", "014", 25_075).await;
-        line.put_content("7001", png(&first.payload));
-        line.put_content("7002", png(&second.payload));
+        slip_picture(&t, &line, "7001", 10_000).await;
+        slip_picture(&t, &line, "7002", 25_075).await;
         // Two pictures sent at once: two events of one `imageSet`, each with its reply token.
-        let body = webhook_body(vec![
-            image_set_event("01HEVENT0000000000000000G1", "7001", "rt-g1", "set-1", 1, 2),
-            image_set_event("01HEVENT0000000000000000G2", "7002", "rt-g2", "set-1", 2, 2),
-        ]);
-        assert_eq!(deliver(&t, &ten, &body, Some(SECRET)).await, 200);
+        send(
+            &t,
+            &ten,
+            vec![
+                image_set_event("01HEVENT0000000000000000G1", "7001", "rt-g1", "set-1", 1, 2),
+                image_set_event("01HEVENT0000000000000000G2", "7002", "rt-g2", "set-1", 2, 2),
+            ],
+        )
+        .await;
         let replies = calls(&line, "reply", 2).await;
         let mut got: Vec<(String, String, String)> = replies
             .iter()
@@ -467,10 +448,7 @@ both!(
         let (line, t, ten) = bot(b).await;
         let group = "Cfeedfacefeedfacefeedfacefeedface";
         let join = join_event("01HEVENT0000000000000000H1", "rt-h1", group);
-        assert_eq!(
-            deliver(&t, &ten, &webhook_body(vec![join.clone()]), Some(SECRET)).await,
-            200
-        );
+        send(&t, &ten, vec![join.clone()]).await;
         let replies = calls(&line, "reply", 1).await;
         assert_eq!(replies[0].body["replyToken"], "rt-h1");
         let text = replies[0].body["messages"][0]["text"].as_str().unwrap();
@@ -478,10 +456,7 @@ both!(
         // Redelivered: answered once.
         let mut again = join;
         again["deliveryContext"]["isRedelivery"] = json!(true);
-        assert_eq!(
-            deliver(&t, &ten, &webhook_body(vec![again]), Some(SECRET)).await,
-            200
-        );
+        send(&t, &ten, vec![again]).await;
         line_jobs_settled(&t).await;
         assert_eq!(line.calls("reply").len(), 1);
         assert!(line.calls("push").is_empty());
@@ -493,30 +468,17 @@ both!(
     summary_in_the_staff_group_answers_the_days_total,
     |b: Backend| async move {
         let (line, t, ten) = bot(b).await;
-        let staff = "C0123456789abcdef0123456789abcdef";
-        set_line(
-            &t,
-            &ten,
-            domain::line::LinePatch {
-                notify_to: Some(staff.into()),
-                ..Default::default()
-            },
-        )
-        .await;
+        set_line(&t, &ten, notifying_staff()).await;
         for (i, amount) in [(1, 120_000), (2, 5_050)] {
-            let tr = t.transfer("004", "014", amount).await;
             let msg = format!("800{i}");
-            line.put_content(&msg, png(&tr.payload));
+            slip_picture(&t, &line, &msg, amount).await;
             let ev = image_event(
                 &format!("01HEVENT0000000000000000J{i}"),
                 &msg,
                 &format!("rt-j{i}"),
                 None,
             );
-            assert_eq!(
-                deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
-                200
-            );
+            send(&t, &ten, vec![ev]).await;
         }
         // A slip that is not found does not count.
         line.put_content(
@@ -524,27 +486,14 @@ both!(
             png(&slip_qr::encode_bank_slip("004", "NOSUCHREF00000000001")),
         );
         let ev = image_event("01HEVENT0000000000000000J3", "8003", "rt-j3", None);
-        assert_eq!(
-            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
-            200
-        );
+        send(&t, &ten, vec![ev]).await;
         let _ = line_records(&t, 3).await;
         // `สรุป` in another group: not the staff's, no answer.
-        let elsewhere = text_event(
-            "01HEVENT0000000000000000J4",
-            "สรุป",
-            "rt-j4",
-            Some("Cabcdefabcdefabcdefabcdefabcdef01"),
-        );
-        assert_eq!(
-            deliver(&t, &ten, &webhook_body(vec![elsewhere]), Some(SECRET)).await,
-            200
-        );
-        let ask = text_event("01HEVENT0000000000000000J5", "สรุป", "rt-j5", Some(staff));
-        assert_eq!(
-            deliver(&t, &ten, &webhook_body(vec![ask]), Some(SECRET)).await,
-            200
-        );
+        let other_group = Some("Cabcdefabcdefabcdefabcdefabcdef01");
+        let elsewhere = text_event("01HEVENT0000000000000000J4", "สรุป", "rt-j4", other_group);
+        send(&t, &ten, vec![elsewhere]).await;
+        let ask = text_event("01HEVENT0000000000000000J5", "สรุป", "rt-j5", Some(STAFF));
+        send(&t, &ten, vec![ask]).await;
         line_jobs_settled(&t).await;
         let replies = line.calls("reply");
         let summary: Vec<_> = replies
@@ -568,37 +517,21 @@ both!(
     a_refused_reply_token_falls_back_to_one_push_only_when_pushes_are_on,
     |b: Backend| async move {
         let (line, t, ten) = bot(b).await;
-        let tr = t.transfer("004", "014", 3_300).await;
-        line.put_content("9001", png(&tr.payload));
+        slip_picture(&t, &line, "9001", 3_300).await;
         line.expire_reply_token("rt-k1");
         let ev = image_event("01HEVENT0000000000000000K1", "9001", "rt-k1", None);
-        assert_eq!(
-            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
-            200
-        );
+        send(&t, &ten, vec![ev]).await;
         let _ = line_records(&t, 1).await;
         line_jobs_settled(&t).await;
         assert!(line.calls("reply").is_empty());
         assert!(line.calls("push").is_empty(), "pushes are off");
 
-        set_line(
-            &t,
-            &ten,
-            domain::line::LinePatch {
-                push: Some(true),
-                ..Default::default()
-            },
-        )
-        .await;
-        let tr = t.transfer("004", "014", 4_400).await;
-        line.put_content("9002", png(&tr.payload));
+        set_line(&t, &ten, pushes_on()).await;
+        slip_picture(&t, &line, "9002", 4_400).await;
         line.expire_reply_token("rt-k2");
         line.fail_next_pushes(&[429]);
         let ev = image_event("01HEVENT0000000000000000K2", "9002", "rt-k2", None);
-        assert_eq!(
-            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
-            200
-        );
+        send(&t, &ten, vec![ev]).await;
         let pushes = calls(&line, "push", 1).await;
         line_jobs_settled(&t).await;
         let pushes_now = line.calls("push");
@@ -606,7 +539,7 @@ both!(
         assert_eq!(pushes[0].body["to"], "Ucustomer");
         let key = &pushes[0].headers["x-line-retry-key"];
         assert!(uuid::Uuid::parse_str(key).is_ok(), "{key}");
-        assert!(alt(&pushes[0]).contains("44.00"), "{}", alt(&pushes[0]));
+        assert_alt_contains(&pushes[0], "44.00");
         // The push quotes the image too (the same chat).
         assert_eq!(pushes[0].body["messages"][0]["quoteToken"], "q-9002");
         t.stop().await;
@@ -625,16 +558,10 @@ both!(a_payment_qr_is_not_a_slip, |b: Backend| async move {
     .unwrap();
     line.put_content("9301", png(&payment));
     line.put_content("9302", png(&payment));
-    let body = webhook_body(vec![
-        image_event("01HEVENT0000000000000000N1", "9301", "rt-n1", None),
-        image_event(
-            "01HEVENT0000000000000000N2",
-            "9302",
-            "rt-n2",
-            Some("C0123456789abcdef0123456789abcdef"),
-        ),
-    ]);
-    assert_eq!(deliver(&t, &ten, &body, Some(SECRET)).await, 200);
+    let group = Some("C0123456789abcdef0123456789abcdef");
+    let private = image_event("01HEVENT0000000000000000N1", "9301", "rt-n1", None);
+    let in_group = image_event("01HEVENT0000000000000000N2", "9302", "rt-n2", group);
+    send(&t, &ten, vec![private, in_group]).await;
     let records = line_records(&t, 2).await;
     assert!(
         records.iter().all(|a| a.outcome == Outcome::InvalidQr),
@@ -644,7 +571,7 @@ both!(a_payment_qr_is_not_a_slip, |b: Backend| async move {
     let replies = line.calls("reply");
     assert_eq!(replies.len(), 1, "silence in the group");
     assert_eq!(replies[0].body["replyToken"], "rt-n1");
-    assert!(alt(&replies[0]).starts_with("📷"), "{}", alt(&replies[0]));
+    assert_alt_starts(&replies[0], "📷");
     t.stop().await;
 });
 
@@ -655,33 +582,19 @@ both!(
     a_hidden_refusal_tells_the_customer_staff_will_confirm_and_notifies_staff,
     |b: Backend| async move {
         let (line, t, ten) = bot(b).await;
-        let staff = "C0123456789abcdef0123456789abcdef";
-        set_line(
-            &t,
-            &ten,
-            domain::line::LinePatch {
-                notify_to: Some(staff.into()),
-                push: Some(true),
-                ..Default::default()
-            },
-        )
-        .await;
-        let tr = t.transfer("004", "014", 8_800).await;
-        line.put_content("9401", png(&tr.payload));
+        let patch = domain::line::LinePatch {
+            push: Some(true),
+            ..notifying_staff()
+        };
+        set_line(&t, &ten, patch).await;
+        let tr = slip_picture(&t, &line, "9401", 8_800).await;
         t.set_branch_active(&ten.branch_id, false).await;
         let ev = image_event("01HEVENT0000000000000000P1", "9401", "rt-p1", None);
-        assert_eq!(
-            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
-            200
-        );
+        send(&t, &ten, vec![ev]).await;
         let replies = calls(&line, "reply", 1).await;
-        assert!(
-            alt(&replies[0]).starts_with("ได้รับสลิปแล้ว"),
-            "{}",
-            alt(&replies[0])
-        );
+        assert_alt_starts(&replies[0], "ได้รับสลิปแล้ว");
         let pushes = calls(&line, "push", 1).await;
-        assert_eq!(pushes[0].body["to"], staff);
+        assert_eq!(pushes[0].body["to"], STAFF);
         assert_eq!(
             pushes[0].body["messages"][0]["text"],
             domain::line::notice_unchecked("BRANCH_INACTIVE")
@@ -692,12 +605,9 @@ both!(
         t.set_branch_active(&ten.branch_id, true).await;
         line.put_content("9402", png(&tr.payload));
         let ev = image_event("01HEVENT0000000000000000P2", "9402", "rt-p2", None);
-        assert_eq!(
-            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
-            200
-        );
+        send(&t, &ten, vec![ev]).await;
         let pushes = calls(&line, "push", 2).await;
-        assert_eq!(pushes[1].body["to"], staff);
+        assert_eq!(pushes[1].body["to"], STAFF);
         assert_eq!(pushes[1].body["messages"][0]["text"], "✅ 88.00 บาท");
         let replies = calls(&line, "reply", 2).await;
         assert_eq!(alt(&replies[1]), "✅ สลิปถูกต้อง 88.00 บาท");
@@ -718,16 +628,10 @@ both!(
     |b: Backend| async move {
         let (line, t, ten) = bot(b).await;
         let tr = t.transfer("004", "014", 77_700).await;
-        let body = webhook_body(vec![
-            text_event("01HEVENT0000000000000000R1", &tr.payload, "rt-r1", None),
-            text_event(
-                "01HEVENT0000000000000000R2",
-                "สวัสดีค่ะ โอนแล้วนะคะ",
-                "rt-r2",
-                None,
-            ),
-        ]);
-        assert_eq!(deliver(&t, &ten, &body, Some(SECRET)).await, 200);
+        let payload = text_event("01HEVENT0000000000000000R1", &tr.payload, "rt-r1", None);
+        let chat = "สวัสดีค่ะ โอนแล้วนะคะ";
+        let chat = text_event("01HEVENT0000000000000000R2", chat, "rt-r2", None);
+        send(&t, &ten, vec![payload, chat]).await;
         let replies = calls(&line, "reply", 1).await;
         assert_eq!(replies[0].body["replyToken"], "rt-r1");
         assert_eq!(alt(&replies[0]), "✅ สลิปถูกต้อง 777.00 บาท");
@@ -752,10 +656,7 @@ both!(
         let url = format!("http://{}/slip.png", testkit::serve_on_loopback(host).await);
         let mut ev = image_event("01HEVENT0000000000000000R3", "9601", "rt-r3", None);
         ev["message"]["contentProvider"] = json!({"type": "external", "originalContentUrl": url});
-        assert_eq!(
-            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
-            200
-        );
+        send(&t, &ten, vec![ev]).await;
         let records = line_records(&t, 2).await;
         assert_eq!(records[1].outcome, Outcome::Verified);
         assert_eq!(records[0].outcome, Outcome::Error, "{records:?}");
@@ -763,7 +664,7 @@ both!(
         let replies = line.calls("reply");
         assert_eq!(replies.len(), 2, "chat is not answered");
         assert_eq!(replies[1].body["replyToken"], "rt-r3");
-        assert!(alt(&replies[1]).starts_with("📷"), "{}", alt(&replies[1]));
+        assert_alt_starts(&replies[1], "📷");
         assert!(
             line.calls("content").is_empty(),
             "nothing downloaded from LINE"
@@ -795,44 +696,42 @@ async fn worker_node(t: &TestApp, line: &LineSim, drain: std::time::Duration) ->
     .await
 }
 
+/// Sends a slip of `satang` (`event`: its event id, message id and reply token) while LINE
+/// holds every call of one kind unanswered; stops the worker node once it has made the `n`th
+/// such call, lets LINE answer again and returns the next worker node.
+async fn stop_mid_call(
+    t: &TestApp,
+    ten: &Tenant,
+    line: &LineSim,
+    (held, n): (&'static str, usize),
+    (event, msg, reply_token): (&str, &str, &str),
+    satang: i64,
+) -> TestApp {
+    let cut = std::time::Duration::from_millis(50);
+    slip_picture(t, line, msg, satang).await;
+    line.hold(held);
+    let n1 = worker_node(t, line, cut).await;
+    send(t, ten, vec![image_event(event, msg, reply_token, None)]).await;
+    let _ = calls(line, held, n).await;
+    n1.stop().await;
+    line.release();
+    worker_node(t, line, cut).await
+}
+
 // A node stopped in the middle of an event — after the webhook's 200, while LINE's content
 // host or reply call has not answered — leaves the event to the next node: the customer gets
 // exactly one answer, and the slip is charged once.
 both!(
     a_node_stopped_mid_event_leaves_one_answer_to_the_next_node,
     |b: Backend| async move {
-        let line = LineSim::start(TOKEN).await;
         // This node takes webhooks only; the worker nodes come and go.
-        let t =
-            TestApp::spawn_with_config(b, &format!("{}[jobs]\nconcurrency = 0\n", line_cfg(&line)))
-                .await;
-        let ten = t.tenant(100).await;
+        let (line, t, ten) = bot_with(b, WEBHOOKS_ONLY).await;
         // Pushes on: a wrong reading of the spent token would show as a push.
-        set_line(
-            &t,
-            &ten,
-            domain::line::LinePatch {
-                push: Some(true),
-                ..Default::default()
-            },
-        )
-        .await;
-        let cut = std::time::Duration::from_millis(50);
+        set_line(&t, &ten, pushes_on()).await;
 
         // 1. Stopped while downloading the picture.
-        let tr = t.transfer("004", "014", 11_100).await;
-        line.put_content("9101", png(&tr.payload));
-        line.hold("content");
-        let n1 = worker_node(&t, &line, cut).await;
-        let ev = image_event("01HEVENT0000000000000000L1", "9101", "rt-l1", None);
-        assert_eq!(
-            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
-            200
-        );
-        let _ = calls(&line, "content", 1).await;
-        n1.stop().await;
-        line.release();
-        let n2 = worker_node(&t, &line, cut).await;
+        let ev = ("01HEVENT0000000000000000L1", "9101", "rt-l1");
+        let n2 = stop_mid_call(&t, &ten, &line, ("content", 1), ev, 11_100).await;
         let replies = calls(&line, "reply", 1).await;
         assert_eq!(replies[0].body["replyToken"], "rt-l1");
         assert_eq!(alt(&replies[0]), "✅ สลิปถูกต้อง 111.00 บาท");
@@ -842,19 +741,8 @@ both!(
         assert_eq!(line.calls("reply").len(), 1);
 
         // 2. Stopped after LINE took the reply (its token is spent) but before it answered.
-        let tr = t.transfer("004", "014", 22_200).await;
-        line.put_content("9102", png(&tr.payload));
-        line.hold("reply");
-        let n1 = worker_node(&t, &line, cut).await;
-        let ev = image_event("01HEVENT0000000000000000L2", "9102", "rt-l2", None);
-        assert_eq!(
-            deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
-            200
-        );
-        let _ = calls(&line, "reply", 2).await;
-        n1.stop().await;
-        line.release();
-        let n2 = worker_node(&t, &line, cut).await;
+        let ev = ("01HEVENT0000000000000000L2", "9102", "rt-l2");
+        let n2 = stop_mid_call(&t, &ten, &line, ("reply", 2), ev, 22_200).await;
         line_jobs_settled(&t).await;
         // The next node ran the event again and found the reply mark: LINE's 400 on the spent
         // token means "answered", not "too old, push".
@@ -873,8 +761,7 @@ both!(
     line_events_and_sends_are_counted_in_the_metrics,
     |b: Backend| async move {
         let (line, t, ten) = bot_with(b, "[metrics]\nlisten = \"127.0.0.1:0\"\n").await;
-        let tr = t.transfer("004", "014", 1_000).await;
-        line.put_content("9201", png(&tr.payload));
+        slip_picture(&t, &line, "9201", 1_000).await;
         let follow = json!({
             "type": "follow", "mode": "active", "timestamp": 1_795_760_000_000_i64,
             "webhookEventId": "01HEVENT0000000000000000M3", "deliveryContext": {"isRedelivery": false},
@@ -1136,13 +1023,9 @@ fn the_signature_check_agrees_with_lines_node_sdk() {
 both!(reply_marks_are_swept_after_a_day, |b: Backend| async move {
     use services::jobs::periodic::{builtin, PeriodicJob, Periods, SweepLineReplies};
     let (line, t, ten) = bot(b).await;
-    let tr = t.transfer("004", "014", 1_500).await;
-    line.put_content("9501", png(&tr.payload));
+    slip_picture(&t, &line, "9501", 1_500).await;
     let ev = image_event("01HEVENT0000000000000000Q1", "9501", "rt-q1", None);
-    assert_eq!(
-        deliver(&t, &ten, &webhook_body(vec![ev]), Some(SECRET)).await,
-        200
-    );
+    send(&t, &ten, vec![ev]).await;
     let _ = calls(&line, "reply", 1).await;
     line_jobs_settled(&t).await;
     let sweep = SweepLineReplies {

@@ -1,7 +1,7 @@
 //! `/v2` over HTTP against a real server, on SQLite and on PostgreSQL.
 
 use serde_json::{json, Value};
-use testkit::{both, post_concurrently, Backend, TestApp};
+use testkit::{both, post_concurrently, Backend, Tenant, TestApp};
 
 use crate::common::{assert_error, code, record_with, strings};
 
@@ -11,6 +11,21 @@ async fn info_used(t: &TestApp, key: &str) -> (i64, i64) {
         v["data"]["application"]["quota"]["used"].as_i64().unwrap(),
         v["data"]["branch"]["quota"]["used"].as_i64().unwrap(),
     )
+}
+
+/// A tenant with `quota`, and `n` identical verifications sent at once of one fresh slip of 42
+/// baht between the banks `(from, to)`, as `body` makes them of its payload; the answers.
+async fn all_at_once(
+    b: Backend,
+    quota: i64,
+    (from, to): (&str, &str),
+    body: impl FnOnce(String) -> Value,
+    n: usize,
+) -> (TestApp, Tenant, Vec<(u16, Value)>) {
+    let (t, ten) = TestApp::spawn_with_tenant(b, quota).await;
+    let body = body(t.transfer(from, to, 4200).await.payload);
+    let answers = post_concurrently(&[&t.base], "/v2/verify/bank", &ten.api_key, &body, n).await;
+    (t, ten, answers)
 }
 
 both!(verifies_a_slip_with_every_field, |b: Backend| async move {
@@ -127,13 +142,9 @@ both!(slips_that_are_not_verified, |b: Backend| async move {
     let i = 20;
     tampered[i] = if tampered[i] == b'A' { b'B' } else { b'A' };
     let tampered = String::from_utf8(tampered).unwrap();
-    t.verify_bank_err(
-        &ten.api_key,
-        json!({"payload": tampered}),
-        404,
-        "SLIP_NOT_FOUND",
-    )
-    .await;
+    let body = json!({"payload": tampered});
+    t.verify_bank_err(&ten.api_key, body, 404, "SLIP_NOT_FOUND")
+        .await;
     // A well-formed slip the bank does not know.
     let unknown = slip_qr::encode_bank_slip("004", "0123456789ABCDEFGHIJ");
     let (s, v) = t
@@ -194,40 +205,26 @@ both!(authentication, |b: Backend| async move {
     let (s, v) = t.get("/v2/info", Some(&ten.api_key.to_uppercase())).await;
     assert_eq!(s, 200, "keys are case-insensitive UUIDs: {v}");
 
-    let svc = &t.app.services;
     let upd = |ips: Option<Vec<String>>, active: Option<bool>| services::admin::BranchUpdate {
         allow_ips: ips,
         active,
         ..Default::default()
     };
-    svc.admin()
-        .update_branch(&ten.branch_id, &upd(Some(vec!["10.0.0.0/8".into()]), None))
-        .await
-        .unwrap();
-    let (s, v) = t
-        .post_raw("/v2/verify/bank", Some(&ten.api_key), &body)
-        .await;
+    let send = || t.post_raw("/v2/verify/bank", Some(&ten.api_key), &body);
+    let only_private = upd(Some(vec!["10.0.0.0/8".into()]), None);
+    t.update_branch(&ten.branch_id, &only_private).await;
+    let (s, v) = send().await;
     assert_eq!((s, code(&v)), (403, "IP_NOT_ALLOWED"));
-    svc.admin()
-        .update_branch(
-            &ten.branch_id,
-            &upd(Some(vec!["127.0.0.1".into()]), Some(false)),
-        )
-        .await
-        .unwrap();
-    let (s, v) = t
-        .post_raw("/v2/verify/bank", Some(&ten.api_key), &body)
-        .await;
+    let inactive = upd(Some(vec!["127.0.0.1".into()]), Some(false));
+    t.update_branch(&ten.branch_id, &inactive).await;
+    let (s, v) = send().await;
     assert_eq!((s, code(&v)), (403, "BRANCH_INACTIVE"));
-    svc.admin()
-        .update_branch(&ten.branch_id, &upd(None, Some(true)))
-        .await
-        .unwrap();
-    let (s, _) = t
-        .post_raw("/v2/verify/bank", Some(&ten.api_key), &body)
+    t.update_branch(&ten.branch_id, &upd(None, Some(true)))
         .await;
+    let (s, _) = send().await;
     assert_eq!(s, 200);
 
+    let svc = &t.app.services;
     let new_key = svc.admin().rotate_key(&ten.branch_id, None).await.unwrap();
     t.get_err("/v2/info", &ten.api_key, 401, "INVALID_API_KEY")
         .await;
@@ -272,13 +269,9 @@ both!(validation_errors_use_no_quota, |b: Backend| async move {
         assert_eq!(v["success"], false);
     }
     let long = "A".repeat(129);
-    t.verify_bank_err(
-        &ten.api_key,
-        json!({"payload": long}),
-        400,
-        "VALIDATION_ERROR",
-    )
-    .await;
+    let body = json!({"payload": long});
+    t.verify_bank_err(&ten.api_key, body, 400, "VALIDATION_ERROR")
+        .await;
     let (s, v) = t
         .verify_bank(
             &ten.api_key,
@@ -313,11 +306,8 @@ both!(quota_limits_service_and_branch, |b: Backend| async move {
 both!(
     concurrent_first_verification_is_unique,
     |b: Backend| async move {
-        let (t, ten) = TestApp::spawn_with_tenant(b, 1000).await;
-        let p = t.transfer("014", "004", 4200).await.payload;
-        let body = json!({"payload": p, "checkDuplicate": true});
-        let answers =
-            post_concurrently(&[&t.base], "/v2/verify/bank", &ten.api_key, &body, 50).await;
+        let once = |p| json!({"payload": p, "checkDuplicate": true});
+        let (t, ten, answers) = all_at_once(b, 1000, ("014", "004"), once, 50).await;
         let mut firsts = 0;
         for (s, v) in answers {
             assert_eq!(s, 200, "{v}");
@@ -332,11 +322,8 @@ both!(
 both!(
     concurrent_requests_never_overspend_quota,
     |b: Backend| async move {
-        let (t, ten) = TestApp::spawn_with_tenant(b, 10).await;
-        let p = t.transfer("004", "014", 4200).await.payload;
-        let body = json!({"payload": p});
-        let answers =
-            post_concurrently(&[&t.base], "/v2/verify/bank", &ten.api_key, &body, 30).await;
+        let plain = |p| json!({"payload": p});
+        let (t, ten, answers) = all_at_once(b, 10, ("004", "014"), plain, 30).await;
         let mut ok = 0;
         for (s, v) in answers {
             match s {

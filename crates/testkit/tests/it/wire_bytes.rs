@@ -31,6 +31,15 @@ fn j(v: serde_json::Value) -> Body {
     Body::Json(v.to_string())
 }
 
+/// A request without a body: label, method, path, `Authorization`, other headers.
+type Head<'a> = (
+    &'a str,
+    &'a str,
+    &'a str,
+    Option<&'a str>,
+    &'a [(&'a str, &'a str)],
+);
+
 struct Tape<'a> {
     t: &'a TestApp,
     out: String,
@@ -134,6 +143,14 @@ impl<'a> Tape<'a> {
     ) {
         for (label, body) in cases {
             self.send(label, method, path, auth, headers, body).await;
+        }
+    }
+
+    /// `send` of each (label, method, path, auth, headers) in order, without a body.
+    async fn send_heads(&mut self, requests: &[Head<'_>]) {
+        for &(label, method, path, auth, headers) in requests {
+            self.send(label, method, path, auth, headers, Body::None)
+                .await;
         }
     }
 
@@ -377,24 +394,14 @@ both!(v2_answers, |b: Backend| async move {
     // TrueMoney receiving accounts and `matchAccount` on wallet slips.
     let wallet_acct = json!({"bankCode": "TRUEMONEY", "bankNumber": "081-234-5678",
         "nameTh": "ร้านกาแฟ ดีดี", "nameEn": "DD Coffee", "type": "PERSONAL"});
-    tp.post(
-        "wallet account created",
-        "POST",
-        "/v2/bank-accounts",
-        k,
-        wallet_acct,
-    )
-    .await;
     let bad = json!({"bankCode": "TRUEMONEY", "bankNumber": "12345678",
         "nameTh": "ร้านกาแฟ ดีดี", "nameEn": "DD Coffee", "type": "PERSONAL"});
-    tp.post(
-        "wallet account not a phone",
-        "POST",
-        "/v2/bank-accounts",
-        k,
-        bad,
-    )
-    .await;
+    let wallet_accounts = [
+        ("wallet account created", j(wallet_acct)),
+        ("wallet account not a phone", j(bad)),
+    ];
+    tp.send_each("POST", "/v2/bank-accounts", k, &[], wallet_accounts)
+        .await;
     let ours = wallet_transfer_to(&t, &mut tp, "ร้านกาแฟ ดีดี", "0812345678", 2).await;
     let theirs = wallet_transfer_to(&t, &mut tp, "ร้านอื่น", "0899990000", 3).await;
     let fresh = t.tenant(10).await;
@@ -579,14 +586,8 @@ both!(admin_and_partner_answers, |b: Backend| async move {
     tp.send_each("POST", &subscription, k, &[], subscriptions)
         .await;
     let auto_renew = format!("{service}/auto-renew");
-    tp.post(
-        "auto-renew",
-        "PUT",
-        &auto_renew,
-        k,
-        json!({"enabled": true}),
-    )
-    .await;
+    let on = json!({"enabled": true});
+    tp.post("auto-renew", "PUT", &auto_renew, k, on).await;
     tp.get("service audit", "GET", &format!("{service}/audit"), k)
         .await;
     let v = tp.post("partner", "POST", "/admin/partners", k, json!({"name": "POS", "serviceIds": [sid], "permissions": ["quota:read", "quota:write"]})).await;
@@ -824,14 +825,9 @@ both!(job_and_webhook_answers, |b: Backend| async move {
     let unknown = "/admin/jobs/9b2f3c1e-0000-4000-8000-000000000000/redeliver";
     tp.get("redeliver unknown job", "POST", unknown, a).await;
     let redeliver = format!("/admin/jobs/{id}/redeliver");
-    tp.post(
-        "redeliver field",
-        "POST",
-        &redeliver,
-        a,
-        json!({"force": true}),
-    )
-    .await;
+    let force = json!({"force": true});
+    tp.post("redeliver field", "POST", &redeliver, a, force)
+        .await;
     tp.get("redeliver", "POST", &redeliver, a).await;
     rx.wait_for(2).await;
     tp.post(
@@ -861,24 +857,14 @@ both!(cors_answers, |b: Backend| async move {
         ),
     ];
     let page = [("origin", "https://shop.example")];
+    // The routes asked, and the headers of a preflight.
+    let (bank, info, pf) = ("/v2/verify/bank", "/v2/info", &preflight[..]);
+    let key = Some(bearer.as_str());
     let mut tp = Tape::new(&off);
-    tp.send(
-        "off: preflight",
-        "OPTIONS",
-        "/v2/verify/bank",
-        None,
-        &preflight,
-        Body::None,
-    )
-    .await;
-    tp.send(
-        "off: from a page",
-        "GET",
-        "/v2/info",
-        Some(&bearer),
-        &page,
-        Body::None,
-    )
+    tp.send_heads(&[
+        ("off: preflight", "OPTIONS", bank, None, pf),
+        ("off: from a page", "GET", info, key, &page),
+    ])
     .await;
     tp.check("cors-off");
     let on = TestApp::spawn_with_config(b, "[server]\ncors_origins = [\"https://shop.example\"]\n")
@@ -890,69 +876,29 @@ both!(cors_answers, |b: Backend| async move {
         ("origin", "https://evil.example"),
         ("access-control-request-method", "POST"),
     ];
+    let key = Some(bearer.as_str());
     let mut tp = Tape::new(&on);
-    tp.send(
-        "listed: preflight",
-        "OPTIONS",
-        "/v2/verify/bank",
-        None,
-        &preflight,
-        Body::None,
-    )
-    .await;
-    tp.send(
-        "listed: from a page",
-        "GET",
-        "/v2/info",
-        Some(&bearer),
-        &page,
-        Body::None,
-    )
-    .await;
-    tp.send(
-        "listed: v1 preflight",
-        "OPTIONS",
-        "/api/v1/verify",
-        None,
-        &preflight,
-        Body::None,
-    )
-    .await;
-    tp.send(
-        "other origin: preflight",
-        "OPTIONS",
-        "/v2/verify/bank",
-        None,
-        &other,
-        Body::None,
-    )
-    .await;
-    tp.send(
-        "other origin: from a page",
-        "GET",
-        "/v2/info",
-        Some(&bearer),
-        &other[..1],
-        Body::None,
-    )
-    .await;
-    tp.send(
-        "admin: preflight",
-        "OPTIONS",
-        "/admin/services",
-        None,
-        &preflight,
-        Body::None,
-    )
-    .await;
-    tp.send(
-        "partner: preflight",
-        "OPTIONS",
-        "/v2/b2b/branch/quota",
-        None,
-        &preflight,
-        Body::None,
-    )
+    tp.send_heads(&[
+        ("listed: preflight", "OPTIONS", bank, None, pf),
+        ("listed: from a page", "GET", info, key, &page),
+        (
+            "listed: v1 preflight",
+            "OPTIONS",
+            "/api/v1/verify",
+            None,
+            pf,
+        ),
+        ("other origin: preflight", "OPTIONS", bank, None, &other),
+        ("other origin: from a page", "GET", info, key, &other[..1]),
+        ("admin: preflight", "OPTIONS", "/admin/services", None, pf),
+        (
+            "partner: preflight",
+            "OPTIONS",
+            "/v2/b2b/branch/quota",
+            None,
+            pf,
+        ),
+    ])
     .await;
     tp.check("cors-on");
 });
