@@ -17,7 +17,8 @@ use axum::Json;
 use domain::Error;
 use serde_json::Value;
 use services::input::SlipInput;
-use services::jobs::{SubmitSlip, MAX_BATCH};
+use services::jobs::MAX_BATCH;
+use services::verify::VerifyRequest;
 use services::Services;
 use utoipa_axum::router::UtoipaMethodRouterExt;
 use utoipa_axum::routes;
@@ -37,14 +38,9 @@ pub(crate) fn routes() -> Routes {
         .api(routes!(poll))
 }
 
-fn slip(s: Submitted) -> SubmitSlip {
-    SubmitSlip {
-        input: s.input,
-        check_duplicate: s.options.check_duplicate,
-        match_account: s.options.match_account,
-        match_amount: s.options.match_amount,
-        remark: s.options.remark,
-    }
+/// One slip of a submission: its input as sent, with its options.
+fn slip(s: Submitted) -> VerifyRequest<SlipInput> {
+    s.options.verify(s.input)
 }
 
 #[utoipa::path(post, path = "/verify/bank/async", tag = "v2 async",
@@ -156,11 +152,11 @@ async fn submit_batch(
         }
         (k, f.finish())
     });
-    let slips: Vec<SubmitSlip> = slips.into_iter().map(slip).collect();
+    let slips: Vec<_> = slips.into_iter().map(slip).collect();
     let svc = &svc;
     Ok(crate::idempotency::once(svc, c, key, |c, key| async move {
         // URLs are fetched one after another at submission: one slot for the batch.
-        let any_url = slips.iter().any(|s| matches!(s.input, SlipInput::Url(_)));
+        let any_url = slips.iter().any(|s| matches!(s.slip, SlipInput::Url(_)));
         let _slot = crate::body::slot_for_url(svc, &c, slot, any_url).await;
         let done = svc
             .jobs()
