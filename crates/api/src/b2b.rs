@@ -10,6 +10,7 @@ use crate::body::parse_object;
 use crate::error::ApiError;
 use crate::path::PathIds;
 use crate::request::parse;
+use crate::responses::{AccountNotFound, NewAccountErrors};
 use crate::routing::Routes;
 use crate::wire::v2::{
     AdjustQuota, Bank, BankAccount as AccountView, Deleted, NewBankAccount as NewAccountBody,
@@ -385,10 +386,7 @@ async fn new_account_on(
     summary = "Register a receiving account for the branch (permission bank-account:write)",
     params(("branchId" = String, Path, description = "Branch id (UUID)")),
     request_body(content((NewAccountBody = "application/json"))),
-    responses(
-        (status = 201, description = "Created", body = Plain<AccountView>),
-        (status = 400, description = "VALIDATION_ERROR, INVALID_BANK_CODE, INVALID_EXTRA_VERIFY", body = ErrorBody),
-        (status = 409, description = "BANK_ACCOUNT_DUPLICATE", body = ErrorBody)))]
+    responses((status = 201, description = "Created", body = Plain<AccountView>), NewAccountErrors))]
 async fn add_branch_account(
     State(svc): State<Services>,
     PathIds(ids): PathIds,
@@ -403,9 +401,7 @@ async fn add_branch_account(
     params(
         ("branchId" = String, Path, description = "Branch id (UUID)"),
         ("bankAccountId" = String, Path, description = "Account id")),
-    responses(
-        (status = 200, description = "Deleted", body = Plain<Deleted>),
-        (status = 404, description = "BANK_ACCOUNT_NOT_FOUND", body = ErrorBody)))]
+    responses((status = 200, description = "Deleted", body = Plain<Deleted>), AccountNotFound))]
 async fn remove_branch_account(
     State(svc): State<Services>,
     PathIds(ids): PathIds,
@@ -420,10 +416,7 @@ async fn remove_branch_account(
 #[utoipa::path(post, path = "/b2b/bank-accounts", tag = "partner",
     summary = "Register a receiving account for one of the partner's branches, named by branchId (permission bank-account:write)",
     request_body(content((PartnerNewBankAccount = "application/json"))),
-    responses(
-        (status = 201, description = "Created", body = Plain<AccountView>),
-        (status = 400, description = "VALIDATION_ERROR, INVALID_BANK_CODE, INVALID_EXTRA_VERIFY", body = ErrorBody),
-        (status = 409, description = "BANK_ACCOUNT_DUPLICATE", body = ErrorBody)))]
+    responses((status = 201, description = "Created", body = Plain<AccountView>), NewAccountErrors))]
 async fn create_account(
     State(svc): State<Services>,
     req: Request,

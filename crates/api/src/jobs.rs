@@ -3,7 +3,7 @@
 
 use crate::authed::Authed;
 use crate::body::json_object;
-use crate::error::ApiError;
+use crate::error::{Answer, ApiError};
 use crate::path::Path;
 use crate::responses::SubmitErrors;
 use crate::routing::Routes;
@@ -11,7 +11,7 @@ use crate::submitted::Submitted;
 use crate::v2::{json_request, submit_once};
 use crate::wire::v2::{AsyncRequest, BatchAccepted, BatchRequest, Job, JobAccepted, VerifyForm};
 use crate::wire::{ErrorBody, V2Ok};
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::Json;
 use domain::Error;
@@ -52,11 +52,7 @@ fn slip(s: Submitted) -> VerifyRequest<SlipInput> {
     responses(
         (status = 202, description = "Accepted", body = V2Ok<JobAccepted>),
         SubmitErrors))]
-async fn submit_one(
-    State(svc): State<Services>,
-    Authed(c): Authed,
-    req: axum::extract::Request,
-) -> Result<axum::response::Response, ApiError> {
+async fn submit_one(State(svc): State<Services>, Authed(c): Authed, req: Request) -> Answer {
     let svc = &svc;
     submit_once(
         svc,
@@ -99,11 +95,7 @@ async fn submit_one(
         (status = 202, description = "Accepted", body = V2Ok<BatchAccepted>),
         (status = 400, description = "VALIDATION_ERROR, INVALID_CALLBACK_URL", body = ErrorBody)))]
 /// `{slips: [{payload | base64 | url, checkDuplicate?, matchAmount?, remark?}], callbackUrl?}`.
-async fn submit_batch(
-    State(svc): State<Services>,
-    Authed(c): Authed,
-    req: axum::extract::Request,
-) -> Result<axum::response::Response, ApiError> {
+async fn submit_batch(State(svc): State<Services>, Authed(c): Authed, req: Request) -> Answer {
     let key = crate::idempotency::key(req.headers())?;
     let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
     // The whole batch is one JSON body of at most `MAX_BODY_BYTES` (slips with large Base64
