@@ -95,6 +95,8 @@ error_responses! {
         (400, "VALIDATION_ERROR, INVALID_BANK_CODE, INVALID_EXTRA_VERIFY"),
         (409, "BANK_ACCOUNT_DUPLICATE"),
     ]);
+    /// A refused body and nothing else to document (partner API operations).
+    ValidationError => codes(&[(400, "VALIDATION_ERROR")]);
     /// An admin operation: a refused body, an unknown id (`NOT_FOUND` is also every admin
     /// operation's answer while the admin API is off).
     AdminErrors => codes(&[(400, "VALIDATION_ERROR"), (404, "NOT_FOUND")]);
