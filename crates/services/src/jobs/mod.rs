@@ -215,9 +215,9 @@ impl Jobs<'_> {
         };
         let batch_id = batch.then(|| BatchId::new(id_for("batch", 0)));
         let mut jobs = Vec::with_capacity(slips.len());
-        for (i, slip) in slips.into_iter().enumerate() {
+        for (i, req) in slips.into_iter().enumerate() {
             // Async is for bank slips only; the job keeps the slip's QR text.
-            let payload = match self.slips.bank_slip(caller, slip.slip).await {
+            let payload = match self.slips.bank_slip(caller, req.slip).await {
                 Ok(s) => s.payload,
                 Err(e) if batch => {
                     return Err(Error::invalid(
@@ -234,10 +234,10 @@ impl Jobs<'_> {
                 caller.branch.id.clone(),
                 NewJob {
                     payload,
-                    check_duplicate: slip.check_duplicate,
-                    match_account: slip.match_account,
-                    match_amount: slip.match_amount,
-                    remark: slip.remark,
+                    check_duplicate: req.check_duplicate,
+                    match_account: req.match_account,
+                    match_amount: req.match_amount,
+                    remark: req.remark,
                 },
                 Some(target.clone()),
                 now,
