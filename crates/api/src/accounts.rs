@@ -4,7 +4,7 @@ use crate::authed::Authed;
 use crate::error::ApiError;
 use crate::path::Path;
 use crate::request::Valid;
-use crate::responses::AccountNotFound;
+use crate::responses::{AccountNotFound, NewAccountErrors};
 use crate::routing::Routes;
 use crate::wire::v2::{
     BankAccount as View, BankAccountUpdate, Deleted, NewBankAccount as NewAccountBody,
@@ -26,10 +26,7 @@ pub(crate) fn routes() -> Routes {
 #[utoipa::path(post, path = "/bank-accounts", tag = "v2 bank accounts",
     summary = "Register a receiving account for the calling key's branch",
     request_body(content((NewAccountBody = "application/json"))),
-    responses(
-        (status = 201, description = "Created", body = V2Ok<View>),
-        (status = 400, description = "VALIDATION_ERROR, INVALID_BANK_CODE, INVALID_EXTRA_VERIFY", body = ErrorBody),
-        (status = 409, description = "BANK_ACCOUNT_DUPLICATE", body = ErrorBody)))]
+    responses((status = 201, description = "Created", body = V2Ok<View>), NewAccountErrors))]
 async fn create(
     State(svc): State<Services>,
     Authed(c): Authed,

@@ -10,6 +10,7 @@ use crate::body::parse_object;
 use crate::error::ApiError;
 use crate::path::PathIds;
 use crate::request::parse;
+use crate::responses::{AccountNotFound, NewAccountErrors, ValidationError};
 use crate::routing::Routes;
 use crate::wire::v2::{
     AdjustQuota, Bank, BankAccount as AccountView, Deleted, NewBankAccount as NewAccountBody,
@@ -184,9 +185,7 @@ quota_operation! {
     summary = "Set the branch limit" "(permission quota:write; audited)",
     description = "A limit below the branch's used quota of this cycle is refused with `VALIDATION_ERROR` (spec 4.2), as is any request that is not of the documented shape.",
     request_body = SetQuota,
-    responses(
-        (status = 200, description = "The branch's counters", body = Plain<PartnerBranch>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)),
+    responses((status = 200, description = "The branch's counters", body = Plain<PartnerBranch>), ValidationError),
     set -> PartnerBranch
 }
 
@@ -288,9 +287,7 @@ async fn list_branches(
 #[utoipa::path(post, path = "/b2b/branches", tag = "partner",
     summary = "Create a branch in one of the partner's services (permission branch:write); its API key is in this answer only",
     request_body(content((PartnerNewBranch = "application/json"))),
-    responses(
-        (status = 201, description = "The new branch with its apiKey", body = Plain<PartnerBranchRecord>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
+    responses((status = 201, description = "The new branch with its apiKey", body = Plain<PartnerBranchRecord>), ValidationError))]
 async fn create_branch(
     State(svc): State<Services>,
     req: Request,
@@ -322,9 +319,7 @@ async fn get_branch(
     summary = "Rename, (de)activate or restrict a branch (permission branch:write)",
     params(("branchId" = String, Path, description = "Branch id (UUID)")),
     request_body(content((PartnerBranchPatch = "application/json"))),
-    responses(
-        (status = 200, description = "The branch", body = Plain<PartnerBranchRecord>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
+    responses((status = 200, description = "The branch", body = Plain<PartnerBranchRecord>), ValidationError))]
 async fn update_branch(
     State(svc): State<Services>,
     PathIds(ids): PathIds,
@@ -339,9 +334,7 @@ async fn update_branch(
 #[utoipa::path(delete, path = "/b2b/branches/{branchId}", tag = "partner",
     summary = "End a sub-branch: inactive and its key revoked, kept for its history (permission branch:write)",
     params(("branchId" = String, Path, description = "Branch id (UUID)")),
-    responses(
-        (status = 200, description = "Ended", body = Plain<Deleted>),
-        (status = 400, description = "VALIDATION_ERROR", body = ErrorBody)))]
+    responses((status = 200, description = "Ended", body = Plain<Deleted>), ValidationError))]
 async fn delete_branch(
     State(svc): State<Services>,
     PathIds(ids): PathIds,
@@ -385,10 +378,7 @@ async fn new_account_on(
     summary = "Register a receiving account for the branch (permission bank-account:write)",
     params(("branchId" = String, Path, description = "Branch id (UUID)")),
     request_body(content((NewAccountBody = "application/json"))),
-    responses(
-        (status = 201, description = "Created", body = Plain<AccountView>),
-        (status = 400, description = "VALIDATION_ERROR, INVALID_BANK_CODE, INVALID_EXTRA_VERIFY", body = ErrorBody),
-        (status = 409, description = "BANK_ACCOUNT_DUPLICATE", body = ErrorBody)))]
+    responses((status = 201, description = "Created", body = Plain<AccountView>), NewAccountErrors))]
 async fn add_branch_account(
     State(svc): State<Services>,
     PathIds(ids): PathIds,
@@ -403,9 +393,7 @@ async fn add_branch_account(
     params(
         ("branchId" = String, Path, description = "Branch id (UUID)"),
         ("bankAccountId" = String, Path, description = "Account id")),
-    responses(
-        (status = 200, description = "Deleted", body = Plain<Deleted>),
-        (status = 404, description = "BANK_ACCOUNT_NOT_FOUND", body = ErrorBody)))]
+    responses((status = 200, description = "Deleted", body = Plain<Deleted>), AccountNotFound))]
 async fn remove_branch_account(
     State(svc): State<Services>,
     PathIds(ids): PathIds,
@@ -420,10 +408,7 @@ async fn remove_branch_account(
 #[utoipa::path(post, path = "/b2b/bank-accounts", tag = "partner",
     summary = "Register a receiving account for one of the partner's branches, named by branchId (permission bank-account:write)",
     request_body(content((PartnerNewBankAccount = "application/json"))),
-    responses(
-        (status = 201, description = "Created", body = Plain<AccountView>),
-        (status = 400, description = "VALIDATION_ERROR, INVALID_BANK_CODE, INVALID_EXTRA_VERIFY", body = ErrorBody),
-        (status = 409, description = "BANK_ACCOUNT_DUPLICATE", body = ErrorBody)))]
+    responses((status = 201, description = "Created", body = Plain<AccountView>), NewAccountErrors))]
 async fn create_account(
     State(svc): State<Services>,
     req: Request,

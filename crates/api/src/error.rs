@@ -8,6 +8,10 @@ use serde_json::json;
 #[derive(Debug)]
 pub struct ApiError(pub Error);
 
+/// A v2 handler's answer whose status or body is chosen as it runs (a verification, a
+/// submission: the stored answer of an `Idempotency-Key`, or `202 Accepted`).
+pub(crate) type Answer = Result<Response, ApiError>;
+
 impl From<Error> for ApiError {
     fn from(e: Error) -> Self {
         ApiError(e)

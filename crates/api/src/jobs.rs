@@ -3,7 +3,7 @@
 
 use crate::authed::Authed;
 use crate::body::json_object;
-use crate::error::ApiError;
+use crate::error::{Answer, ApiError};
 use crate::path::Path;
 use crate::responses::SubmitErrors;
 use crate::routing::Routes;
@@ -11,13 +11,14 @@ use crate::submitted::Submitted;
 use crate::v2::{json_request, submit_once};
 use crate::wire::v2::{AsyncRequest, BatchAccepted, BatchRequest, Job, JobAccepted, VerifyForm};
 use crate::wire::{ErrorBody, V2Ok};
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::Json;
 use domain::Error;
 use serde_json::Value;
 use services::input::SlipInput;
-use services::jobs::{SubmitSlip, MAX_BATCH};
+use services::jobs::MAX_BATCH;
+use services::verify::VerifyRequest;
 use services::Services;
 use utoipa_axum::router::UtoipaMethodRouterExt;
 use utoipa_axum::routes;
@@ -37,14 +38,9 @@ pub(crate) fn routes() -> Routes {
         .api(routes!(poll))
 }
 
-fn slip(s: Submitted) -> SubmitSlip {
-    SubmitSlip {
-        input: s.input,
-        check_duplicate: s.options.check_duplicate,
-        match_account: s.options.match_account,
-        match_amount: s.options.match_amount,
-        remark: s.options.remark,
-    }
+/// One slip of a submission: its input as sent, with its options.
+fn slip(s: Submitted) -> VerifyRequest<SlipInput> {
+    s.options.verify(s.input)
 }
 
 #[utoipa::path(post, path = "/verify/bank/async", tag = "v2 async",
@@ -56,11 +52,7 @@ fn slip(s: Submitted) -> SubmitSlip {
     responses(
         (status = 202, description = "Accepted", body = V2Ok<JobAccepted>),
         SubmitErrors))]
-async fn submit_one(
-    State(svc): State<Services>,
-    Authed(c): Authed,
-    req: axum::extract::Request,
-) -> Result<axum::response::Response, ApiError> {
+async fn submit_one(State(svc): State<Services>, Authed(c): Authed, req: Request) -> Answer {
     let svc = &svc;
     submit_once(
         svc,
@@ -103,11 +95,7 @@ async fn submit_one(
         (status = 202, description = "Accepted", body = V2Ok<BatchAccepted>),
         (status = 400, description = "VALIDATION_ERROR, INVALID_CALLBACK_URL", body = ErrorBody)))]
 /// `{slips: [{payload | base64 | url, checkDuplicate?, matchAmount?, remark?}], callbackUrl?}`.
-async fn submit_batch(
-    State(svc): State<Services>,
-    Authed(c): Authed,
-    req: axum::extract::Request,
-) -> Result<axum::response::Response, ApiError> {
+async fn submit_batch(State(svc): State<Services>, Authed(c): Authed, req: Request) -> Answer {
     let key = crate::idempotency::key(req.headers())?;
     let slot = crate::body::upload_slot(&svc, &c, req.headers()).await;
     // The whole batch is one JSON body of at most `MAX_BODY_BYTES` (slips with large Base64
@@ -156,11 +144,11 @@ async fn submit_batch(
         }
         (k, f.finish())
     });
-    let slips: Vec<SubmitSlip> = slips.into_iter().map(slip).collect();
+    let slips: Vec<_> = slips.into_iter().map(slip).collect();
     let svc = &svc;
     Ok(crate::idempotency::once(svc, c, key, |c, key| async move {
         // URLs are fetched one after another at submission: one slot for the batch.
-        let any_url = slips.iter().any(|s| matches!(s.input, SlipInput::Url(_)));
+        let any_url = slips.iter().any(|s| matches!(s.slip, SlipInput::Url(_)));
         let _slot = crate::body::slot_for_url(svc, &c, slot, any_url).await;
         let done = svc
             .jobs()

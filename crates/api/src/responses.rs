@@ -88,8 +88,15 @@ error_responses! {
         &format!("{V1_PAYLOAD}, {V1_IMAGE}"),
         "slip_not_found, qrcode_not_found",
     );
-    /// `/v2/bank-accounts/{id}`: no account of the branch with this id.
+    /// `/v2/bank-accounts/{id}` and the partner API's: no account of the branch with this id.
     AccountNotFound => codes(&[(404, "BANK_ACCOUNT_NOT_FOUND")]);
+    /// A new receiving account (v2 and the partner API's two forms).
+    NewAccountErrors => codes(&[
+        (400, "VALIDATION_ERROR, INVALID_BANK_CODE, INVALID_EXTRA_VERIFY"),
+        (409, "BANK_ACCOUNT_DUPLICATE"),
+    ]);
+    /// A refused body and nothing else to document (partner API operations).
+    ValidationError => codes(&[(400, "VALIDATION_ERROR")]);
     /// An admin operation: a refused body, an unknown id (`NOT_FOUND` is also every admin
     /// operation's answer while the admin API is off).
     AdminErrors => codes(&[(400, "VALIDATION_ERROR"), (404, "NOT_FOUND")]);

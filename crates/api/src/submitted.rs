@@ -27,7 +27,8 @@ pub(crate) struct SlipOptions {
 }
 
 impl SlipOptions {
-    /// The synchronous verification of `slip` with these options.
+    /// `slip` with these options: the parsed slip of a synchronous verification, or the input
+    /// of a job submission.
     pub(crate) fn verify<S>(self, slip: S) -> VerifyRequest<S> {
         VerifyRequest {
             slip,

@@ -1,7 +1,7 @@
 //! `/v2`: the verification API (spec 4.1) with its `success` envelope.
 
 use crate::authed::Authed;
-use crate::error::ApiError;
+use crate::error::{Answer, ApiError};
 use crate::form::FormRules;
 use crate::idempotency::Fingerprint;
 use crate::request::MAX_BASE64_CHARS;
@@ -14,7 +14,7 @@ use crate::wire::v2::{
     InfoQuota, VerifyBody, VerifyForm,
 };
 use crate::wire::V2Ok;
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::Json;
 use serde_json::{Map, Value};
 use services::auth::Caller;
@@ -128,7 +128,7 @@ pub(crate) fn json_request(map: &Map<String, Value>) -> Result<Submitted, domain
 }
 
 /// The slip of a request: a multipart form or a JSON body.
-pub(crate) async fn submitted(req: axum::extract::Request) -> Result<Submitted, domain::Error> {
+pub(crate) async fn submitted(req: Request) -> Result<Submitted, domain::Error> {
     crate::body::multipart_or_json(req, multipart_request, json_request).await
 }
 
@@ -150,9 +150,7 @@ const V2_FORM: FormRules = FormRules {
 
 /// A multipart form read as `VerifyForm`: the file in `image`, the other fields as text
 /// (`"true"`, `"150.5"`).
-pub(crate) async fn multipart_request(
-    req: axum::extract::Request,
-) -> Result<Submitted, domain::Error> {
+pub(crate) async fn multipart_request(req: Request) -> Result<Submitted, domain::Error> {
     let form = crate::form::read(req, &V2_FORM).await?;
     crate::wire::v2::read_form(form)?.decoded()
 }
@@ -166,11 +164,7 @@ pub(crate) async fn multipart_request(
     responses(
         (status = 200, description = "The verified slip", body = V2Ok<domain::model::VerifyBankData>),
         VerifyBankErrors))]
-async fn verify_bank(
-    State(svc): State<Services>,
-    Authed(c): Authed,
-    req: axum::extract::Request,
-) -> Result<axum::response::Response, ApiError> {
+async fn verify_bank(State(svc): State<Services>, Authed(c): Authed, req: Request) -> Answer {
     let svc = &svc;
     submit_once(
         svc,
@@ -195,10 +189,10 @@ async fn verify_bank(
 pub(crate) async fn submit_once<T, Fut>(
     svc: &Services,
     c: Caller,
-    req: axum::extract::Request,
+    req: Request,
     route: &str,
     work: impl FnOnce(Caller, Option<IdemClaim>, Submitted, Option<UploadSlot>) -> Fut,
-) -> Result<axum::response::Response, ApiError>
+) -> Answer
 where
     Fut: Future<Output = Result<T, ApiError>>,
     T: axum::response::IntoResponse,

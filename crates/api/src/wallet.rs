@@ -1,13 +1,13 @@
 //! `POST /v2/verify/truewallet`: a TrueMoney Wallet slip by payload, image, Base64 or URL.
 
 use crate::authed::Authed;
-use crate::error::ApiError;
+use crate::error::{Answer, ApiError};
 use crate::responses::VerifyWalletErrors;
 use crate::routing::Routes;
 use crate::v2::submit_once;
 use crate::wire::v2::{VerifyBody, VerifyForm};
 use crate::wire::V2Ok;
-use axum::extract::State;
+use axum::extract::{Request, State};
 use services::Services;
 use utoipa_axum::router::UtoipaMethodRouterExt;
 use utoipa_axum::routes;
@@ -28,11 +28,7 @@ pub(crate) fn routes() -> Routes {
     responses(
         (status = 200, description = "The verified slip", body = V2Ok<domain::model::VerifyWalletData>),
         VerifyWalletErrors))]
-async fn verify_truewallet(
-    State(svc): State<Services>,
-    Authed(c): Authed,
-    req: axum::extract::Request,
-) -> Result<axum::response::Response, ApiError> {
+async fn verify_truewallet(State(svc): State<Services>, Authed(c): Authed, req: Request) -> Answer {
     let svc = &svc;
     submit_once(
         svc,

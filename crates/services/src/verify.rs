@@ -12,7 +12,8 @@ use slip_qr::BankSlipQr;
 use store::{ChargeOutcome, VerificationRecord};
 
 /// A slip to verify, already parsed where it entered (`SlipReader::bank_slip`,
-/// `SlipReader::truemoney_slip`), with the caller's options.
+/// `SlipReader::truemoney_slip`), with the caller's options; a job submission's slips are its
+/// `SlipInput`s, read when the jobs are made (`Jobs::submit_jobs`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct VerifyRequest<S = BankSlipQr> {
     pub slip: S,

@@ -23,9 +23,10 @@ pub use worker::{run_worker, WorkerConfig};
 use crate::auth::Caller;
 pub use crate::handles::Jobs;
 use crate::input::SlipInput;
+use crate::verify::VerifyRequest;
 use crate::Services;
 use domain::job::{Delivery, Job, NewJob, Stage};
-use domain::{BatchId, BranchId, Error, JobId, Satang};
+use domain::{BatchId, BranchId, Error, JobId};
 use egress::EgressError;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -129,16 +130,6 @@ pub(crate) type Owners = HashMap<
 /// Most slips in one batch (compat.md).
 pub const MAX_BATCH: usize = 100;
 
-/// One slip of a submission, as the client sent it.
-#[derive(Debug, Clone)]
-pub struct SubmitSlip {
-    pub input: SlipInput,
-    pub check_duplicate: bool,
-    pub match_account: bool,
-    pub match_amount: Option<Satang>,
-    pub remark: Option<String>,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Submitted {
     pub batch_id: Option<BatchId>,
@@ -187,12 +178,14 @@ impl Jobs<'_> {
     /// here, before any job exists: the callback target, each slip's input (an image is read
     /// now, so the job keeps only the QR text), and its QR. `batch`: the slips share a batch id,
     /// and a bad slip refuses the whole batch (`slips[i]: ...`), so a batch is all or nothing.
-    /// `claim`: the request's `Idempotency-Key`, whose ids the jobs derive from.
+    /// `claim`: the request's `Idempotency-Key`, whose ids the jobs derive from. `slips`: each
+    /// input as the client sent it, with its options (`job_id` and `idempotency` unused: the
+    /// jobs do not exist yet, and the claim is the request's).
     pub async fn submit_jobs(
         &self,
         caller: &Caller,
         claim: Option<crate::idempotency::IdemClaim>,
-        slips: Vec<SubmitSlip>,
+        slips: Vec<VerifyRequest<SlipInput>>,
         callback_url: Option<String>,
         batch: bool,
     ) -> Result<Submitted, Error> {
@@ -222,9 +215,9 @@ impl Jobs<'_> {
         };
         let batch_id = batch.then(|| BatchId::new(id_for("batch", 0)));
         let mut jobs = Vec::with_capacity(slips.len());
-        for (i, slip) in slips.into_iter().enumerate() {
+        for (i, req) in slips.into_iter().enumerate() {
             // Async is for bank slips only; the job keeps the slip's QR text.
-            let payload = match self.slips.bank_slip(caller, slip.input).await {
+            let payload = match self.slips.bank_slip(caller, req.slip).await {
                 Ok(s) => s.payload,
                 Err(e) if batch => {
                     return Err(Error::invalid(
@@ -241,10 +234,10 @@ impl Jobs<'_> {
                 caller.branch.id.clone(),
                 NewJob {
                     payload,
-                    check_duplicate: slip.check_duplicate,
-                    match_account: slip.match_account,
-                    match_amount: slip.match_amount,
-                    remark: slip.remark,
+                    check_duplicate: req.check_duplicate,
+                    match_account: req.match_account,
+                    match_amount: req.match_amount,
+                    remark: req.remark,
                 },
                 Some(target.clone()),
                 now,
