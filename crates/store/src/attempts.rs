@@ -161,7 +161,7 @@ const INDEX_AT_MOST: i64 = 5_000;
 /// `BACKLOG_WHEN_BUSY` records are unindexed: filling it is the log's largest cost at SQLite's
 /// one write lock, so a burst of verifications does not pay it; a quiet moment or a sustained
 /// load past the backlog does, `INDEX_AT_MOST` a turn. A search reads the backlog directly
-/// (100,000 unindexed: ~N ms, docs/benchmarks.md), so nothing is missed meanwhile.
+/// (100,000 unindexed: ~15 ms of CPU, docs/benchmarks.md), so nothing is missed meanwhile.
 const QUIET_ROWS: u64 = 250;
 const BACKLOG_WHEN_BUSY: i64 = 100_000;
 
