@@ -215,7 +215,7 @@ impl SqlStore {
         let rows: Vec<&domain::attempt::Attempt> = rows.iter().collect();
         crate::attempts::insert(&self.pool, &rows).await?;
         // A bulk load is indexed at once (the upkeep task indexes the others a few thousand at a time).
-        crate::attempts::index_refs(&self.pool, None).await
+        crate::attempts::index_refs(&self.pool, None, 0).await
     }
 
     /// The attempts matching the query, newest first.
