@@ -124,9 +124,55 @@ const STRATEGIES: &[Strategy] = &[
 /// pass on the closing, "close+rqrr", runs right after rxing's on the same closed image.)
 const RQRR_TAIL: &[(&str, RqrrPrep)] = &[("rqrr", |g| g.clone())];
 
-/// A preparation of the QR region (crop of the working image in the decoders' polarity, its
-/// module size in px, whether the image is low-contrast), or `None` when it does not apply.
-type CropPrep = fn(&GrayImage, f32, bool) -> Option<GrayImage>;
+/// A preparation of the QR region (see [`Region`]), or `None` when it does not apply;
+/// borrowed when the region keeps it for a later strategy.
+type CropPrep = for<'r> fn(&'r Region<'_>) -> Option<Cow<'r, GrayImage>>;
+
+/// One QR region and the preparations several region strategies share, each made once: the
+/// closing (`crop+close` and its rqrr pass), the blur + Lanczos ×2 (`crop+soft`, and under
+/// the threshold of `crop+sharp` and its rqrr pass). The same images bit for bit as made
+/// apart, so no read changes; a failing region paid for them two and three times.
+struct Region<'a> {
+    /// The crop of the working image, in the decoders' polarity.
+    c: &'a GrayImage,
+    /// Its module size in px.
+    m: f32,
+    /// Whether the image is low-contrast.
+    low: bool,
+    closed: OnceCell<GrayImage>,
+    soft: OnceCell<GrayImage>,
+    sharp: OnceCell<GrayImage>,
+}
+
+impl<'a> Region<'a> {
+    fn new(c: &'a GrayImage, m: f32, low: bool) -> Region<'a> {
+        Region {
+            c,
+            m,
+            low,
+            closed: OnceCell::new(),
+            soft: OnceCell::new(),
+            sharp: OnceCell::new(),
+        }
+    }
+
+    fn closed(&self) -> Cow<'_, GrayImage> {
+        Cow::Borrowed(self.closed.get_or_init(|| close_dark(self.c, 2)))
+    }
+
+    fn soft(&self) -> &GrayImage {
+        self.soft
+            .get_or_init(|| upscale_lanczos(&box_blur3(self.c), 2))
+    }
+
+    /// [`sharpen_region`] of the crop's shared blur + upscale.
+    fn sharp(&self) -> Cow<'_, GrayImage> {
+        Cow::Borrowed(
+            self.sharp
+                .get_or_init(|| sharpen_region(self.soft(), self.m)),
+        )
+    }
+}
 
 /// The strategies tried on the QR region the evidence gate found, before the whole image: the
 /// ones that read late on the hard families (`docs/benchmarks.md`), each on a crop of a few
@@ -135,35 +181,42 @@ type CropPrep = fn(&GrayImage, f32, bool) -> Option<GrayImage>;
 const CROP_STRATEGIES: &[(&str, CropPrep)] = &[
     // (The crop as it is, and rqrr on it, read nothing the list below does not: left out.)
     // Dim dark-mode cards and faded prints: one global threshold over the code alone.
-    ("crop+otsu", |c, _, low| low.then(|| otsu_threshold(c))),
+    ("crop+otsu", |r| {
+        r.low.then(|| Cow::Owned(otsu_threshold(r.c)))
+    }),
     // Thermal receipts: missing printer dots (see "close").
-    ("crop+close", |c, m, _| (m >= 2.5).then(|| close_dark(c, 2))),
+    ("crop+close", |r| (r.m >= 2.5).then(|| r.closed())),
     // Thumbnails: modules under 3.5 px upscaled to 4–7 px with Lanczos (see "lanczos").
-    ("crop+lanczos", |c, m, _| {
-        (m < 3.5).then(|| upscale_lanczos(c, crop_lanczos_factor(m)))
+    ("crop+lanczos", |r| {
+        (r.m < 3.5).then(|| Cow::Owned(upscale_lanczos(r.c, crop_lanczos_factor(r.m))))
     }),
-    ("crop+close+rqrr", |c, m, _| {
-        (m >= 2.5).then(|| close_dark(c, 2))
-    }),
+    ("crop+close+rqrr", |r| (r.m >= 2.5).then(|| r.closed())),
     // Speckled or faded thermal prints and moiré screens at 3–6 px per module (issue 29,
     // what zxing-cpp and WeChat read and the above did not): see `sharpen_region`.
-    ("crop+sharp", |c, m, _| {
-        sharp_fits(c, m, SHARP_MAX_PIXELS).then(|| sharpen_region(c, m))
+    ("crop+sharp", |r| {
+        sharp_fits(r.c, r.m, SHARP_MAX_PIXELS).then(|| r.sharp())
     }),
     // Moiré screens: the same smoothing and upscale, the decoder's own binariser after it.
-    ("crop+soft", |c, m, _| {
-        sharp_fits(c, m, SHARP_MAX_PIXELS).then(|| upscale_lanczos(&box_blur3(c), 2))
+    ("crop+soft", |r| {
+        sharp_fits(r.c, r.m, SHARP_MAX_PIXELS).then(|| Cow::Borrowed(r.soft()))
     }),
-    ("crop+sharp+rqrr", |c, m, _| {
-        sharp_fits(c, m, SHARP_RQRR_MAX_PIXELS).then(|| sharpen_region(c, m))
+    ("crop+sharp+rqrr", |r| {
+        sharp_fits(r.c, r.m, SHARP_RQRR_MAX_PIXELS).then(|| r.sharp())
     }),
     // Uneven or faded ink: a threshold against the mean of ±8 modules (the decoders' own
     // binariser works in 8 px blocks, a module or two here).
-    ("crop+mean", |c, m, _| {
-        Some(mean_binarize_radius(c, (8.0 * m) as usize, 1, 1))
+    ("crop+mean", |r| {
+        Some(Cow::Owned(mean_binarize_radius(
+            r.c,
+            (8.0 * r.m) as usize,
+            1,
+            1,
+        )))
     }),
     // The global threshold of the first entry, for codes that are not low-contrast overall.
-    ("crop+otsu", |c, _, low| (!low).then(|| otsu_threshold(c))),
+    ("crop+otsu", |r| {
+        (!r.low).then(|| Cow::Owned(otsu_threshold(r.c)))
+    }),
 ];
 
 /// Every region strategy on `crop` taken as a QR region of `module` px modules, each scanned
@@ -171,8 +224,9 @@ const CROP_STRATEGIES: &[(&str, CropPrep)] = &[
 /// run only behind the gate's finders, which fuzzed bytes rarely show).
 pub(crate) fn every_region_strategy(crop: &GrayImage, module: f32, low: bool) -> Vec<String> {
     let mut out = Vec::new();
+    let region = Region::new(crop, module, low);
     for (name, prep) in CROP_STRATEGIES {
-        if let Some(img) = prep(crop, module, low) {
+        if let Some(img) = prep(&region) {
             out.extend(if name.ends_with("rqrr") {
                 scan_rqrr(&img)
             } else {
@@ -201,12 +255,29 @@ const SHARP_MAX_MODULES2: f32 = 5600.0;
 /// modules² (its two sides plus the 10-module margins each side, the parallelogram's
 /// bounding box approximated by the sides' sum along each axis).
 fn slip_sized(f: &Triple) -> bool {
+    region_modules2(f) <= SHARP_MAX_MODULES2
+}
+
+/// The modules² of a triple's QR region as [`slip_sized`] measures it (infinite when the
+/// module size is not positive).
+fn region_modules2(f: &Triple) -> f32 {
     let [a, b, c] = *f;
     let m = (a.2 + b.2 + c.2) / 3.0;
     let w = (b.0 - a.0).abs() + (c.0 - a.0).abs() + 20.0 * m;
     let h = (b.1 - a.1).abs() + (c.1 - a.1).abs() + 20.0 * m;
-    m > 0.0 && w * h <= SHARP_MAX_MODULES2 * m * m
+    if m > 0.0 {
+        w * h / (m * m)
+    } else {
+        f32::INFINITY
+    }
 }
+
+/// Most modules² a triple's QR region may span for the default scan to try it: twice a slip's
+/// code's (`SHARP_MAX_MODULES2`), slack for a module size under-estimated by ~30 % on top of
+/// the tilt. What is bigger is a false triple's (a photo's texture, text): on a fresh draw's
+/// photos without a code, a third of the failing reads' time went on such regions, and no
+/// slip was read in one. The exhaustive scan tries them.
+const REGION_MAX_MODULES2: f32 = 2.0 * SHARP_MAX_MODULES2;
 
 /// Whether `sharpen_region` (or `crop+soft`) applies to a region `c` of `m` px modules, at
 /// most `max_pixels`.
@@ -223,10 +294,10 @@ fn area(g: &GrayImage) -> u64 {
 /// restores the edges the blur softened (a sharper kernel than the decoders' sampling), and a
 /// threshold against the mean of ±8 modules around each pixel decides dark and light (a faded
 /// band or glare shifts the level across the code). What WeChat's reader does with its
-/// super-resolution model, in a few ms on a crop of a few percent of the image.
-fn sharpen_region(c: &GrayImage, module: f32) -> GrayImage {
-    let up = upscale_lanczos(&box_blur3(c), 2);
-    mean_binarize_radius(&up, (16.0 * module).clamp(8.0, 120.0) as usize, 1, 1)
+/// super-resolution model, in a few ms on a crop of a few percent of the image. (This is the
+/// threshold, on `up`, the crop blurred and upscaled: [`Region::soft`].)
+fn sharpen_region(up: &GrayImage, module: f32) -> GrayImage {
+    mean_binarize_radius(up, (16.0 * module).clamp(8.0, 120.0) as usize, 1, 1)
 }
 
 /// The Lanczos factor for a QR region of `module` px modules: ×3 under 2 px, else ×2.
@@ -473,6 +544,11 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
     let short = work.width().min(work.height());
     budget.set_region_area(area(work));
     let mut gated: Option<Evidence> = None;
+    // Whether the 2×2 average of `work` itself (not inverted) was scanned, and the inverted
+    // `work`: the whole-image strategies "half" and "inverted" would scan the same images
+    // again, with the same (deterministic) result.
+    let mut half_scanned = false;
+    let mut inverted_scanned = false;
     // Cheap pass: rxing's binarizer is most of a scan and costs per pixel, so first try rxing
     // alone on a 2×2-averaged copy (a quarter of the pixels). Most slips end here; any miss
     // goes through the full sequence below, unchanged, at the full working resolution.
@@ -486,6 +562,7 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
             budget.pass(&half, |g| scan_rxing(g, true))
         }
         .unwrap_or_default();
+        half_scanned = !dark;
         budget.mark("half-first");
         if !found.is_empty() {
             return (found, if dark { "inverted-half" } else { "half-first" });
@@ -550,6 +627,7 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
         if !budget.spent() {
             // Dark-mode slips: inverted before the plain image.
             let found = scan(inv, budget);
+            inverted_scanned = true;
             budget.mark("dark");
             if !found.is_empty() {
                 return (found, "dark");
@@ -630,8 +708,12 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
                 .filter(|s| !(low_contrast && s.name == "otsu")),
         );
     for s in order {
-        // The other polarity was the plain pass.
-        if evidence.light && s.name == "inverted" {
+        // The other polarity was the plain pass (or the dark pass scanned it).
+        if s.name == "inverted" && (evidence.light || inverted_scanned) {
+            continue;
+        }
+        // The first pass scanned this very image.
+        if s.name == "half" && half_scanned && !evidence.light {
             continue;
         }
         if budget.spent() {
@@ -920,7 +1002,7 @@ fn try_region(
         } else {
             tried.iter().any(|t| same_place(t, f))
         };
-        if seen {
+        if seen || (region_modules2(f) > REGION_MAX_MODULES2 && budget.gate_may_stop()) {
             continue;
         }
         tried.push(*f);
@@ -941,6 +1023,7 @@ fn try_one_region(
 ) -> Option<(Vec<String>, &'static str)> {
     let (crop, module) = qr_region(base, f)?;
     budget.mark("crop");
+    let region = Region::new(&crop, module, low_contrast);
     for (name, prep) in CROP_STRATEGIES {
         if budget.spent() && !early {
             return Some((Vec::new(), "budget"));
@@ -948,7 +1031,7 @@ fn try_one_region(
         if !budget.region_affords() {
             return None;
         }
-        let Some(img) = prep(&crop, module, low_contrast) else {
+        let Some(img) = prep(&region) else {
             continue;
         };
         budget.mark("prep");
