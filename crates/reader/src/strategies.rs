@@ -1224,6 +1224,7 @@ fn timing_side(
     if modules < 5.0 {
         return true;
     }
+    let (raw, stride) = (work.as_raw(), work.width() as usize);
     let sample = |x: f32, y: f32| -> Option<f32> {
         let (w, h) = (work.width() as f32, work.height() as f32);
         if !(x >= 0.0 && y >= 0.0 && x < w - 1.0 && y < h - 1.0) {
@@ -1231,7 +1232,8 @@ fn timing_side(
         }
         let (x0, y0) = (x as u32, y as u32);
         let (fx, fy) = (x - x0 as f32, y - y0 as f32);
-        let px = |x: u32, y: u32| f32::from(work.get_pixel(x, y).0[0]);
+        // In bounds (checked above): the raw buffer, without `get_pixel`'s checks.
+        let px = |x: u32, y: u32| f32::from(raw[y as usize * stride + x as usize]);
         let top = px(x0, y0) * (1.0 - fx) + px(x0 + 1, y0) * fx;
         let bot = px(x0, y0 + 1) * (1.0 - fx) + px(x0 + 1, y0 + 1) * fx;
         Some(top * (1.0 - fy) + bot * fy)
@@ -1728,8 +1730,8 @@ fn scan_rxing(g: &GrayImage, try_harder: bool) -> Vec<String> {
 /// rqrr: all decodable grids, deduplicated, largest first.
 fn scan_rqrr(g: &GrayImage) -> Vec<String> {
     let (w, h) = (g.width() as usize, g.height() as usize);
-    let raw = g.as_raw();
-    let mut prepared = rqrr::PreparedImage::prepare_from_greyscale(w, h, |x, y| raw[y * w + x]);
+    let black = rqrr_threshold(g);
+    let mut prepared = rqrr::PreparedImage::prepare_from_bitmap(w, h, |x, y| black[y * w + x]);
     let mut grids = prepared.detect_grids();
     // Bigger codes first: on a slip the payload QR is the prominent one.
     grids.sort_by_key(|g| {
@@ -1746,6 +1748,68 @@ fn scan_rqrr(g: &GrayImage) -> Vec<String> {
         }
     }
     out
+}
+
+/// rqrr's own binarisation (`PreparedImage::prepare`, quirc's): per row, running averages
+/// `a = a·(s−1)/s + v` over `s = max(w/8, 1)` pixels from both ends (carried over from row
+/// to row, the directions alternating), a pixel black when `v < (sum of both)·95 / (200·s)`;
+/// the same bits (`rqrr_threshold_matches_rqrr`), with each division by the row's constant
+/// done as a multiply by its reciprocal. rqrr divides twice a pixel in a dependent chain: its
+/// preparation was most of an rqrr pass on a failing read.
+fn rqrr_threshold(g: &GrayImage) -> Vec<bool> {
+    let (w, h) = (g.width() as usize, g.height() as usize);
+    let src = g.as_raw();
+    let s = (w / 8).max(1) as u64;
+    let (by_s, by_t) = (Divide::by(s), Divide::by(200 * s));
+    let mut out = vec![false; w * h];
+    let mut row_average = vec![0u64; w];
+    let (mut avg_v, mut avg_u) = (0u64, 0u64);
+    for (y, row) in src.chunks_exact(w.max(1)).take(h).enumerate() {
+        row_average.fill(0);
+        for x in 0..w {
+            let (v, u) = if y % 2 == 0 {
+                (w - 1 - x, x)
+            } else {
+                (x, w - 1 - x)
+            };
+            avg_v = by_s.div(avg_v * (s - 1)) + u64::from(row[v]);
+            avg_u = by_s.div(avg_u * (s - 1)) + u64::from(row[u]);
+            row_average[v] += avg_v;
+            row_average[u] += avg_u;
+        }
+        for ((o, &p), &a) in out[y * w..][..w].iter_mut().zip(row).zip(&row_average) {
+            *o = u64::from(p) < by_t.div(a * 95);
+        }
+    }
+    out
+}
+
+/// Division of `u64`s by a fixed divisor: `⌊n / d⌋` as the high half of `n × ⌈2^64 / d⌉`,
+/// exact for every `n < 2^32` (the error `n·(m·d − 2^64) / 2^64` stays below one `d`th);
+/// larger `n` are divided.
+#[derive(Clone, Copy)]
+struct Divide {
+    d: u64,
+    m: u128,
+}
+
+impl Divide {
+    fn by(d: u64) -> Divide {
+        let d = d.max(1);
+        Divide {
+            d,
+            m: (1u128 << 64) / u128::from(d) + 1,
+        }
+    }
+
+    #[inline(always)]
+    fn div(self, n: u64) -> u64 {
+        if n < 1 << 32 {
+            ((u128::from(n) * self.m) >> 64) as u64
+        } else {
+            n / self.d
+        }
+    }
 }
 
 /// Downscale by an integer factor so the longest side is at most `max_side` (borrowed, not
@@ -1955,8 +2019,54 @@ fn lanczos_phases(f: usize) -> Vec<(isize, [i32; 6])> {
         .collect()
 }
 
-/// 3×3 box blur (separable, edges clamped).
+/// 3×3 box blur (separable, edges clamped), rounded: `(sum + 4) / 9`. Each pass over whole
+/// rows of slices, so it vectorises (the per-pixel clamped indices did not: the de-moiré look
+/// blurs the whole working image twice). The same output as [`box_blur3_reference`].
+#[multiversion::multiversion(targets("x86_64+avx2"))]
 fn box_blur3(g: &GrayImage) -> GrayImage {
+    let (w, h) = (g.width() as usize, g.height() as usize);
+    if w == 0 || h == 0 {
+        return g.clone();
+    }
+    let src = g.as_raw();
+    let mut tmp = vec![0u16; w * h];
+    for (row, t) in src.chunks_exact(w).zip(tmp.chunks_exact_mut(w)) {
+        let edge = |x: usize| {
+            u16::from(row[x.saturating_sub(1)])
+                + u16::from(row[x])
+                + u16::from(row[(x + 1).min(w - 1)])
+        };
+        t[0] = edge(0);
+        t[w - 1] = edge(w - 1);
+        if w >= 3 {
+            for (((t, &a), &b), &c) in t[1..w - 1]
+                .iter_mut()
+                .zip(&row[..w - 2])
+                .zip(&row[1..w - 1])
+                .zip(&row[2..])
+            {
+                *t = u16::from(a) + u16::from(b) + u16::from(c);
+            }
+        }
+    }
+    let mut out = vec![0u8; w * h];
+    for (y, o) in out.chunks_exact_mut(w).enumerate() {
+        let (up, down) = (y.saturating_sub(1), (y + 1).min(h - 1));
+        let (a, b, c) = (
+            &tmp[up * w..][..w],
+            &tmp[y * w..][..w],
+            &tmp[down * w..][..w],
+        );
+        for (((o, &a), &b), &c) in o.iter_mut().zip(a).zip(b).zip(c) {
+            *o = ((a + b + c + 4) / 9) as u8;
+        }
+    }
+    GrayImage::from_raw(w as u32, h as u32, out).expect("buffer size matches")
+}
+
+/// The 3×3 box blur pixel by pixel, as it was: what [`box_blur3`] must equal.
+#[cfg(test)]
+fn box_blur3_reference(g: &GrayImage) -> GrayImage {
     let (w, h) = (g.width() as usize, g.height() as usize);
     let src = g.as_raw();
     let mut tmp = vec![0u16; w * h];
@@ -2900,6 +3010,101 @@ mod tests {
                         local_mean_threshold_reference(&g, bias),
                         "{w}x{h} smooth {smooth} bias {bias}"
                     );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn box_blur3_matches_the_reference() {
+        let mut seed = 0x1234_5678_9abc_def1u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for (w, h) in [
+            (1, 1),
+            (1, 4),
+            (2, 1),
+            (2, 2),
+            (3, 3),
+            (17, 5),
+            (64, 33),
+            (301, 2),
+        ] {
+            let g = GrayImage::from_fn(w, h, |_, _| image::Luma([next() as u8]));
+            assert_eq!(box_blur3(&g), box_blur3_reference(&g), "{w}×{h}");
+        }
+        let g = GrayImage::new(0, 3);
+        assert_eq!(box_blur3(&g).dimensions(), (0, 3));
+    }
+
+    #[test]
+    fn divide_by_reciprocal_is_exact() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for d in (1..2_000).chain([200 * 300, 200 * 2_000, u32::MAX as u64, 1 << 40]) {
+            let by = Divide::by(d);
+            for n in [0, 1, d - 1, d, d + 1, (1 << 32) - 1, 1 << 32, u64::MAX / 95] {
+                assert_eq!(by.div(n), n / d, "{n} / {d}");
+            }
+            for _ in 0..200 {
+                let n = next() >> (next() % 64);
+                assert_eq!(by.div(n), n / d, "{n} / {d}");
+            }
+        }
+    }
+
+    /// Our rqrr binarisation is rqrr's, bit for bit: odd widths (s = 1, rows shorter than 8),
+    /// noise, gradients and real slips.
+    #[test]
+    fn rqrr_threshold_matches_rqrr() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut images: Vec<GrayImage> = Vec::new();
+        for (w, h) in [
+            (1, 1),
+            (1, 7),
+            (7, 1),
+            (8, 3),
+            (15, 16),
+            (64, 65),
+            (601, 9),
+            (2401, 3),
+        ] {
+            images.push(GrayImage::from_fn(w, h, |_, _| image::Luma([next() as u8])));
+            images.push(GrayImage::from_fn(w, h, |x, y| {
+                image::Luma([((x * 7 + y * 3) as u64 + next() % 16) as u8])
+            }));
+            images.push(GrayImage::from_pixel(w, h, image::Luma([255])));
+        }
+        for p in crate::corpus_images().iter().step_by(23) {
+            let bytes = std::fs::read(p).unwrap();
+            let g = crate::decode_gray(&bytes, &crate::Limits::default()).unwrap();
+            images.push(fit(&g, 700).into_owned());
+        }
+        for g in &images {
+            let (w, h) = (g.width() as usize, g.height() as usize);
+            let raw = g.as_raw();
+            let theirs = rqrr::PreparedImage::prepare_from_greyscale(w, h, |x, y| raw[y * w + x]);
+            let ours = rqrr_threshold(g);
+            for y in 0..h {
+                for x in 0..w {
+                    // (rqrr's colour type is not exported; its `Debug` names it.)
+                    let black = format!("{:?}", theirs.get_pixel_at(x, y)) == "Black";
+                    assert_eq!(ours[y * w + x], black, "{w}×{h} at ({x}, {y})");
                 }
             }
         }
