@@ -272,11 +272,13 @@ fn region_modules2(f: &Triple) -> f32 {
     }
 }
 
-/// Most modules² a triple's QR region may span for the default scan to try it: twice a slip's
-/// code's (`SHARP_MAX_MODULES2`), slack for a module size under-estimated by ~30 % on top of
-/// the tilt. What is bigger is a false triple's (a photo's texture, text): on a fresh draw's
-/// photos without a code, a third of the failing reads' time went on such regions, and no
-/// slip was read in one. The exhaustive scan tries them.
+/// Most modules² the QR region of a triple other than the chosen one may span for the default
+/// scan to try it: twice a slip's code's (`SHARP_MAX_MODULES2`), slack for a module size
+/// under-estimated by ~30 % on top of the tilt. What is bigger is a false triple's (a photo's
+/// texture, text). The chosen triple's big region stays: on a photographed screen, moiré
+/// "finders" of 2 px spanning 200 modules gave a region holding the real code, which its ×2
+/// upscale read (seed 555002, `f-screen-0026`); skipping every big region saved a third of
+/// the photos' time, this a tenth. The exhaustive scan tries them all.
 const REGION_MAX_MODULES2: f32 = 2.0 * SHARP_MAX_MODULES2;
 
 /// Whether `sharpen_region` (or `crop+soft`) applies to a region `c` of `m` px modules, at
@@ -1002,7 +1004,9 @@ fn try_region(
         } else {
             tried.iter().any(|t| same_place(t, f))
         };
-        if seen || (region_modules2(f) > REGION_MAX_MODULES2 && budget.gate_may_stop()) {
+        if seen
+            || (!is_chosen && region_modules2(f) > REGION_MAX_MODULES2 && budget.gate_may_stop())
+        {
             continue;
         }
         tried.push(*f);
