@@ -2725,6 +2725,67 @@ mod tests {
         assert!(b.used() >= 8, "{} passes", b.used());
     }
 
+    /// Another triple's region spanning far more modules than a slip's code is left to the
+    /// exhaustive scan; the chosen triple's is tried however big.
+    #[test]
+    fn other_triples_big_regions_are_left_to_the_exhaustive_scan() {
+        let base = GrayImage::from_pixel(1000, 1000, image::Luma([255]));
+        // 25 modules a side at 4 px (a slip's code), and 200 at 2 px (48,400 modules²).
+        let small: Triple = [
+            (100.0, 100.0, 4.0),
+            (200.0, 100.0, 4.0),
+            (100.0, 200.0, 4.0),
+        ];
+        let big: Triple = [
+            (300.0, 300.0, 2.0),
+            (700.0, 300.0, 2.0),
+            (300.0, 700.0, 2.0),
+        ];
+        assert!(slip_sized(&small) && region_modules2(&big) > REGION_MAX_MODULES2);
+        let evidence = |chosen: Triple, other: Option<Triple>| Evidence {
+            hits: 0,
+            centres: 0,
+            qr_like: true,
+            light: false,
+            finders: Some(chosen),
+            coarse: false,
+            timing: true,
+            others: [other, None],
+            finders_timing: true,
+            alt: None,
+        };
+        for exhaustive in [false, true] {
+            let limits = Limits {
+                scan_exhaustive: exhaustive,
+                ..Limits::default()
+            };
+            let mut tried = Vec::new();
+            let e = evidence(small, Some(big));
+            let found = try_region(
+                &base,
+                &e,
+                false,
+                &mut Budget::new(&limits),
+                true,
+                &mut tried,
+            );
+            assert!(found.is_none());
+            assert_eq!(tried.contains(&big), exhaustive, "exhaustive: {exhaustive}");
+            assert!(tried.contains(&small));
+            let mut tried = Vec::new();
+            let e = evidence(big, None);
+            try_region(
+                &base,
+                &e,
+                false,
+                &mut Budget::new(&limits),
+                true,
+                &mut tried,
+            );
+            assert_eq!(tried, vec![big]);
+        }
+    }
+
     #[test]
     fn finders_without_timing_patterns_skip_the_whole_image_strategies() {
         let g = finders_and_random(false);
