@@ -701,9 +701,6 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
     if !evidence.timing && budget.gate_may_stop() {
         return (Vec::new(), "no-timing");
     }
-    if !evidence.timing_seen && budget.gate_may_stop() {
-        return (Vec::new(), "timing-unseen");
-    }
     let order = STRATEGIES
         .iter()
         .filter(|s| low_contrast && s.name == "otsu")
@@ -921,9 +918,6 @@ pub struct Evidence {
     /// (`timing_patterns`): without them the read ends after the QR region's passes, before
     /// the whole-image ones.
     pub timing: bool,
-    /// Whether some triple was seen to show them (`timing` is also set, unseen, when more
-    /// than `TIMING_MAX_TRIPLES` triples were candidates).
-    pub timing_seen: bool,
     /// Up to `OTHER_REGIONS` more QR-like triples that show timing patterns, elsewhere than
     /// `finders` (a slip's header or logo can out-score the code's own finders): their QR
     /// regions are tried after the chosen one's.
@@ -1139,10 +1133,8 @@ fn evidence_of(work: &GrayImage, hits: &[Hit], coarse: bool, dark: &OnceCell<boo
     // them), until `OTHER_REGIONS` are found, at most `TIMING_MAX_TRIPLES` in all.
     let mut others: [Option<Triple>; OTHER_REGIONS] = [None; OTHER_REGIONS];
     let mut finders_timing = false;
-    let mut timing_seen = false;
     let timing = finders.is_some_and(|f| {
         finders_timing = timing_patterns(work, &f);
-        timing_seen = finders_timing;
         let mut ok = finders_timing;
         let mut cands: Vec<(f32, Triple)> = Vec::new();
         for_each_triple(&pts, &|_| true, &mut |t| {
@@ -1162,7 +1154,6 @@ fn evidence_of(work: &GrayImage, hits: &[Hit], coarse: bool, dark: &OnceCell<boo
             }
             if timing_patterns(work, t) {
                 ok = true;
-                timing_seen = true;
                 // The chosen triple's place has its region already: another combination of
                 // centres there counts for the timing, not as a region.
                 if !same_place(t, &f) {
@@ -1184,7 +1175,6 @@ fn evidence_of(work: &GrayImage, hits: &[Hit], coarse: bool, dark: &OnceCell<boo
         finders,
         coarse: coarse && any.is_some(),
         timing,
-        timing_seen,
         others,
         finders_timing,
         alt,
@@ -2760,7 +2750,6 @@ mod tests {
             finders: Some(chosen),
             coarse: false,
             timing: true,
-            timing_seen: true,
             others: [other, None],
             finders_timing: true,
             alt: None,
@@ -2808,41 +2797,6 @@ mod tests {
         assert_eq!(run_named(&g, &mut b), (Vec::new(), "no-timing"));
         assert!(b.used() <= FREE_PASSES, "{} passes", b.used());
         // The exhaustive scan still tries everything.
-        let mut b = Budget::new(&Limits {
-            scan_exhaustive: true,
-            ..unlimited()
-        });
-        assert!(run_named(&g, &mut b).0.is_empty());
-        assert!(b.used() >= 8, "{} passes", b.used());
-    }
-
-    /// A page of 36 finder patterns in a grid, nothing between them: thousands of QR-like
-    /// triples, more than the timing check looks at, none of them with timing patterns.
-    fn finder_grid() -> GrayImage {
-        let u = 4u32;
-        let mut g = GrayImage::from_pixel(720, 720, image::Luma([235]));
-        for (gx, gy) in (0..6u32).flat_map(|x| (0..6u32).map(move |y| (x, y))) {
-            let (x0, y0) = (60 + gx * 24 * u, 60 + gy * 24 * u);
-            for (mx, my) in (0..7u32).flat_map(|x| (0..7u32).map(move |y| (x, y))) {
-                let d = mx.abs_diff(3).max(my.abs_diff(3));
-                if d <= 1 || d == 3 {
-                    for (x, y) in (0..u).flat_map(|x| (0..u).map(move |y| (x, y))) {
-                        g.put_pixel(x0 + mx * u + x, y0 + my * u + y, image::Luma([20]));
-                    }
-                }
-            }
-        }
-        g
-    }
-
-    #[test]
-    fn timing_counted_but_never_seen_skips_the_whole_image_strategies() {
-        let g = finder_grid();
-        let e = finder_evidence(&g);
-        assert!(e.qr_like && e.timing && !e.timing_seen, "{e:?}");
-        let mut b = Budget::new(&unlimited());
-        assert_eq!(run_named(&g, &mut b), (Vec::new(), "timing-unseen"));
-        assert!(b.used() <= FREE_PASSES, "{} passes", b.used());
         let mut b = Budget::new(&Limits {
             scan_exhaustive: true,
             ..unlimited()
