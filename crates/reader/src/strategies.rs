@@ -124,9 +124,55 @@ const STRATEGIES: &[Strategy] = &[
 /// pass on the closing, "close+rqrr", runs right after rxing's on the same closed image.)
 const RQRR_TAIL: &[(&str, RqrrPrep)] = &[("rqrr", |g| g.clone())];
 
-/// A preparation of the QR region (crop of the working image in the decoders' polarity, its
-/// module size in px, whether the image is low-contrast), or `None` when it does not apply.
-type CropPrep = fn(&GrayImage, f32, bool) -> Option<GrayImage>;
+/// A preparation of the QR region (see [`Region`]), or `None` when it does not apply;
+/// borrowed when the region keeps it for a later strategy.
+type CropPrep = for<'r> fn(&'r Region<'_>) -> Option<Cow<'r, GrayImage>>;
+
+/// One QR region and the preparations several region strategies share, each made once: the
+/// closing (`crop+close` and its rqrr pass), the blur + Lanczos ×2 (`crop+soft`, and under
+/// the threshold of `crop+sharp` and its rqrr pass). The same images bit for bit as made
+/// apart, so no read changes; a failing region paid for them two and three times.
+struct Region<'a> {
+    /// The crop of the working image, in the decoders' polarity.
+    c: &'a GrayImage,
+    /// Its module size in px.
+    m: f32,
+    /// Whether the image is low-contrast.
+    low: bool,
+    closed: OnceCell<GrayImage>,
+    soft: OnceCell<GrayImage>,
+    sharp: OnceCell<GrayImage>,
+}
+
+impl<'a> Region<'a> {
+    fn new(c: &'a GrayImage, m: f32, low: bool) -> Region<'a> {
+        Region {
+            c,
+            m,
+            low,
+            closed: OnceCell::new(),
+            soft: OnceCell::new(),
+            sharp: OnceCell::new(),
+        }
+    }
+
+    fn closed(&self) -> Cow<'_, GrayImage> {
+        Cow::Borrowed(self.closed.get_or_init(|| close_dark(self.c, 2)))
+    }
+
+    fn soft(&self) -> &GrayImage {
+        self.soft
+            .get_or_init(|| upscale_lanczos(&box_blur3(self.c), 2))
+    }
+
+    /// [`sharpen_region`] of the crop's shared blur + upscale.
+    fn sharp(&self) -> Cow<'_, GrayImage> {
+        Cow::Borrowed(
+            self.sharp
+                .get_or_init(|| sharpen_region(self.soft(), self.m)),
+        )
+    }
+}
 
 /// The strategies tried on the QR region the evidence gate found, before the whole image: the
 /// ones that read late on the hard families (`docs/benchmarks.md`), each on a crop of a few
@@ -135,35 +181,42 @@ type CropPrep = fn(&GrayImage, f32, bool) -> Option<GrayImage>;
 const CROP_STRATEGIES: &[(&str, CropPrep)] = &[
     // (The crop as it is, and rqrr on it, read nothing the list below does not: left out.)
     // Dim dark-mode cards and faded prints: one global threshold over the code alone.
-    ("crop+otsu", |c, _, low| low.then(|| otsu_threshold(c))),
+    ("crop+otsu", |r| {
+        r.low.then(|| Cow::Owned(otsu_threshold(r.c)))
+    }),
     // Thermal receipts: missing printer dots (see "close").
-    ("crop+close", |c, m, _| (m >= 2.5).then(|| close_dark(c, 2))),
+    ("crop+close", |r| (r.m >= 2.5).then(|| r.closed())),
     // Thumbnails: modules under 3.5 px upscaled to 4–7 px with Lanczos (see "lanczos").
-    ("crop+lanczos", |c, m, _| {
-        (m < 3.5).then(|| upscale_lanczos(c, crop_lanczos_factor(m)))
+    ("crop+lanczos", |r| {
+        (r.m < 3.5).then(|| Cow::Owned(upscale_lanczos(r.c, crop_lanczos_factor(r.m))))
     }),
-    ("crop+close+rqrr", |c, m, _| {
-        (m >= 2.5).then(|| close_dark(c, 2))
-    }),
+    ("crop+close+rqrr", |r| (r.m >= 2.5).then(|| r.closed())),
     // Speckled or faded thermal prints and moiré screens at 3–6 px per module (issue 29,
     // what zxing-cpp and WeChat read and the above did not): see `sharpen_region`.
-    ("crop+sharp", |c, m, _| {
-        sharp_fits(c, m, SHARP_MAX_PIXELS).then(|| sharpen_region(c, m))
+    ("crop+sharp", |r| {
+        sharp_fits(r.c, r.m, SHARP_MAX_PIXELS).then(|| r.sharp())
     }),
     // Moiré screens: the same smoothing and upscale, the decoder's own binariser after it.
-    ("crop+soft", |c, m, _| {
-        sharp_fits(c, m, SHARP_MAX_PIXELS).then(|| upscale_lanczos(&box_blur3(c), 2))
+    ("crop+soft", |r| {
+        sharp_fits(r.c, r.m, SHARP_MAX_PIXELS).then(|| Cow::Borrowed(r.soft()))
     }),
-    ("crop+sharp+rqrr", |c, m, _| {
-        sharp_fits(c, m, SHARP_RQRR_MAX_PIXELS).then(|| sharpen_region(c, m))
+    ("crop+sharp+rqrr", |r| {
+        sharp_fits(r.c, r.m, SHARP_RQRR_MAX_PIXELS).then(|| r.sharp())
     }),
     // Uneven or faded ink: a threshold against the mean of ±8 modules (the decoders' own
     // binariser works in 8 px blocks, a module or two here).
-    ("crop+mean", |c, m, _| {
-        Some(mean_binarize_radius(c, (8.0 * m) as usize, 1, 1))
+    ("crop+mean", |r| {
+        Some(Cow::Owned(mean_binarize_radius(
+            r.c,
+            (8.0 * r.m) as usize,
+            1,
+            1,
+        )))
     }),
     // The global threshold of the first entry, for codes that are not low-contrast overall.
-    ("crop+otsu", |c, _, low| (!low).then(|| otsu_threshold(c))),
+    ("crop+otsu", |r| {
+        (!r.low).then(|| Cow::Owned(otsu_threshold(r.c)))
+    }),
 ];
 
 /// Every region strategy on `crop` taken as a QR region of `module` px modules, each scanned
@@ -171,8 +224,9 @@ const CROP_STRATEGIES: &[(&str, CropPrep)] = &[
 /// run only behind the gate's finders, which fuzzed bytes rarely show).
 pub(crate) fn every_region_strategy(crop: &GrayImage, module: f32, low: bool) -> Vec<String> {
     let mut out = Vec::new();
+    let region = Region::new(crop, module, low);
     for (name, prep) in CROP_STRATEGIES {
-        if let Some(img) = prep(crop, module, low) {
+        if let Some(img) = prep(&region) {
             out.extend(if name.ends_with("rqrr") {
                 scan_rqrr(&img)
             } else {
@@ -201,12 +255,31 @@ const SHARP_MAX_MODULES2: f32 = 5600.0;
 /// modules² (its two sides plus the 10-module margins each side, the parallelogram's
 /// bounding box approximated by the sides' sum along each axis).
 fn slip_sized(f: &Triple) -> bool {
+    region_modules2(f) <= SHARP_MAX_MODULES2
+}
+
+/// The modules² of a triple's QR region as [`slip_sized`] measures it (infinite when the
+/// module size is not positive).
+fn region_modules2(f: &Triple) -> f32 {
     let [a, b, c] = *f;
     let m = (a.2 + b.2 + c.2) / 3.0;
     let w = (b.0 - a.0).abs() + (c.0 - a.0).abs() + 20.0 * m;
     let h = (b.1 - a.1).abs() + (c.1 - a.1).abs() + 20.0 * m;
-    m > 0.0 && w * h <= SHARP_MAX_MODULES2 * m * m
+    if m > 0.0 {
+        w * h / (m * m)
+    } else {
+        f32::INFINITY
+    }
 }
+
+/// Most modules² the QR region of a triple other than the chosen one may span for the default
+/// scan to try it: twice a slip's code's (`SHARP_MAX_MODULES2`), slack for a module size
+/// under-estimated by ~30 % on top of the tilt. What is bigger is a false triple's (a photo's
+/// texture, text). The chosen triple's big region stays: on a photographed screen, moiré
+/// "finders" of 2 px spanning 200 modules gave a region holding the real code, which its ×2
+/// upscale read (seed 555002, `f-screen-0026`); skipping every big region saved a third of
+/// the photos' time, this a tenth. The exhaustive scan tries them all.
+const REGION_MAX_MODULES2: f32 = 2.0 * SHARP_MAX_MODULES2;
 
 /// Whether `sharpen_region` (or `crop+soft`) applies to a region `c` of `m` px modules, at
 /// most `max_pixels`.
@@ -223,10 +296,10 @@ fn area(g: &GrayImage) -> u64 {
 /// restores the edges the blur softened (a sharper kernel than the decoders' sampling), and a
 /// threshold against the mean of ±8 modules around each pixel decides dark and light (a faded
 /// band or glare shifts the level across the code). What WeChat's reader does with its
-/// super-resolution model, in a few ms on a crop of a few percent of the image.
-fn sharpen_region(c: &GrayImage, module: f32) -> GrayImage {
-    let up = upscale_lanczos(&box_blur3(c), 2);
-    mean_binarize_radius(&up, (16.0 * module).clamp(8.0, 120.0) as usize, 1, 1)
+/// super-resolution model, in a few ms on a crop of a few percent of the image. (This is the
+/// threshold, on `up`, the crop blurred and upscaled: [`Region::soft`].)
+fn sharpen_region(up: &GrayImage, module: f32) -> GrayImage {
+    mean_binarize_radius(up, (16.0 * module).clamp(8.0, 120.0) as usize, 1, 1)
 }
 
 /// The Lanczos factor for a QR region of `module` px modules: ×3 under 2 px, else ×2.
@@ -473,6 +546,11 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
     let short = work.width().min(work.height());
     budget.set_region_area(area(work));
     let mut gated: Option<Evidence> = None;
+    // Whether the 2×2 average of `work` itself (not inverted) was scanned, and the inverted
+    // `work`: the whole-image strategies "half" and "inverted" would scan the same images
+    // again, with the same (deterministic) result.
+    let mut half_scanned = false;
+    let mut inverted_scanned = false;
     // Cheap pass: rxing's binarizer is most of a scan and costs per pixel, so first try rxing
     // alone on a 2×2-averaged copy (a quarter of the pixels). Most slips end here; any miss
     // goes through the full sequence below, unchanged, at the full working resolution.
@@ -486,6 +564,7 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
             budget.pass(&half, |g| scan_rxing(g, true))
         }
         .unwrap_or_default();
+        half_scanned = !dark;
         budget.mark("half-first");
         if !found.is_empty() {
             return (found, if dark { "inverted-half" } else { "half-first" });
@@ -550,6 +629,7 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
         if !budget.spent() {
             // Dark-mode slips: inverted before the plain image.
             let found = scan(inv, budget);
+            inverted_scanned = true;
             budget.mark("dark");
             if !found.is_empty() {
                 return (found, "dark");
@@ -630,8 +710,12 @@ pub(crate) fn run_named(full: &GrayImage, budget: &mut Budget) -> (Vec<String>, 
                 .filter(|s| !(low_contrast && s.name == "otsu")),
         );
     for s in order {
-        // The other polarity was the plain pass.
-        if evidence.light && s.name == "inverted" {
+        // The other polarity was the plain pass (or the dark pass scanned it).
+        if s.name == "inverted" && (evidence.light || inverted_scanned) {
+            continue;
+        }
+        // The first pass scanned this very image.
+        if s.name == "half" && half_scanned && !evidence.light {
             continue;
         }
         if budget.spent() {
@@ -920,7 +1004,9 @@ fn try_region(
         } else {
             tried.iter().any(|t| same_place(t, f))
         };
-        if seen {
+        if seen
+            || (!is_chosen && region_modules2(f) > REGION_MAX_MODULES2 && budget.gate_may_stop())
+        {
             continue;
         }
         tried.push(*f);
@@ -941,6 +1027,7 @@ fn try_one_region(
 ) -> Option<(Vec<String>, &'static str)> {
     let (crop, module) = qr_region(base, f)?;
     budget.mark("crop");
+    let region = Region::new(&crop, module, low_contrast);
     for (name, prep) in CROP_STRATEGIES {
         if budget.spent() && !early {
             return Some((Vec::new(), "budget"));
@@ -948,7 +1035,7 @@ fn try_one_region(
         if !budget.region_affords() {
             return None;
         }
-        let Some(img) = prep(&crop, module, low_contrast) else {
+        let Some(img) = prep(&region) else {
             continue;
         };
         budget.mark("prep");
@@ -1141,6 +1228,7 @@ fn timing_side(
     if modules < 5.0 {
         return true;
     }
+    let (raw, stride) = (work.as_raw(), work.width() as usize);
     let sample = |x: f32, y: f32| -> Option<f32> {
         let (w, h) = (work.width() as f32, work.height() as f32);
         if !(x >= 0.0 && y >= 0.0 && x < w - 1.0 && y < h - 1.0) {
@@ -1148,7 +1236,8 @@ fn timing_side(
         }
         let (x0, y0) = (x as u32, y as u32);
         let (fx, fy) = (x - x0 as f32, y - y0 as f32);
-        let px = |x: u32, y: u32| f32::from(work.get_pixel(x, y).0[0]);
+        // In bounds (checked above): the raw buffer, without `get_pixel`'s checks.
+        let px = |x: u32, y: u32| f32::from(raw[y as usize * stride + x as usize]);
         let top = px(x0, y0) * (1.0 - fx) + px(x0 + 1, y0) * fx;
         let bot = px(x0, y0 + 1) * (1.0 - fx) + px(x0 + 1, y0 + 1) * fx;
         Some(top * (1.0 - fy) + bot * fy)
@@ -1230,19 +1319,26 @@ type Hit = (f32, f32, f32, bool);
 fn centres_of(hits: &[Hit]) -> (Vec<(f32, f32, f32)>, Vec<f32>, Vec<u32>) {
     // (x sum, y sum, m sum, n, light n)
     let mut centres: Vec<(f32, f32, f32, u32, u32)> = Vec::new();
+    // Each centre's means, (x, y, m) sum / n, kept beside it (the same divisions, made once
+    // per new hit instead of once per comparison: on moiré, thousands of hits × 192 centres).
+    let mut means: Vec<(f32, f32, f32)> = Vec::new();
+    let mean = |c: &(f32, f32, f32, u32, u32)| {
+        let n = c.3 as f32;
+        (c.0 / n, c.1 / n, c.2 / n)
+    };
     for &(x, y, m, l) in hits {
-        let near = centres.iter().position(|c| {
-            let n = c.3 as f32;
-            let (cx, cy, cm) = (c.0 / n, c.1 / n, c.2 / n);
+        let near = means.iter().position(|&(cx, cy, cm)| {
             (cx - x).abs() <= 2.0 * cm.max(m) && (cy - y).abs() <= 4.0 * cm.max(m)
         });
         match near {
             Some(i) => {
                 let c = &mut centres[i];
                 *c = (c.0 + x, c.1 + y, c.2 + m, c.3 + 1, c.4 + u32::from(l));
+                means[i] = mean(c);
             }
             None if centres.len() < 4 * EVIDENCE_MAX_CENTRES => {
-                centres.push((x, y, m, 1, u32::from(l)))
+                centres.push((x, y, m, 1, u32::from(l)));
+                means.push(mean(&(x, y, m, 1, 0)));
             }
             None => {}
         }
@@ -1645,8 +1741,8 @@ fn scan_rxing(g: &GrayImage, try_harder: bool) -> Vec<String> {
 /// rqrr: all decodable grids, deduplicated, largest first.
 fn scan_rqrr(g: &GrayImage) -> Vec<String> {
     let (w, h) = (g.width() as usize, g.height() as usize);
-    let raw = g.as_raw();
-    let mut prepared = rqrr::PreparedImage::prepare_from_greyscale(w, h, |x, y| raw[y * w + x]);
+    let black = rqrr_threshold(g);
+    let mut prepared = rqrr::PreparedImage::prepare_from_bitmap(w, h, |x, y| black[y * w + x]);
     let mut grids = prepared.detect_grids();
     // Bigger codes first: on a slip the payload QR is the prominent one.
     grids.sort_by_key(|g| {
@@ -1663,6 +1759,68 @@ fn scan_rqrr(g: &GrayImage) -> Vec<String> {
         }
     }
     out
+}
+
+/// rqrr's own binarisation (`PreparedImage::prepare`, quirc's): per row, running averages
+/// `a = a·(s−1)/s + v` over `s = max(w/8, 1)` pixels from both ends (carried over from row
+/// to row, the directions alternating), a pixel black when `v < (sum of both)·95 / (200·s)`;
+/// the same bits (`rqrr_threshold_matches_rqrr`), with each division by the row's constant
+/// done as a multiply by its reciprocal. rqrr divides twice a pixel in a dependent chain: its
+/// preparation was most of an rqrr pass on a failing read.
+fn rqrr_threshold(g: &GrayImage) -> Vec<bool> {
+    let (w, h) = (g.width() as usize, g.height() as usize);
+    let src = g.as_raw();
+    let s = (w / 8).max(1) as u64;
+    let (by_s, by_t) = (Divide::by(s), Divide::by(200 * s));
+    let mut out = vec![false; w * h];
+    let mut row_average = vec![0u64; w];
+    let (mut avg_v, mut avg_u) = (0u64, 0u64);
+    for (y, row) in src.chunks_exact(w.max(1)).take(h).enumerate() {
+        row_average.fill(0);
+        for x in 0..w {
+            let (v, u) = if y % 2 == 0 {
+                (w - 1 - x, x)
+            } else {
+                (x, w - 1 - x)
+            };
+            avg_v = by_s.div(avg_v * (s - 1)) + u64::from(row[v]);
+            avg_u = by_s.div(avg_u * (s - 1)) + u64::from(row[u]);
+            row_average[v] += avg_v;
+            row_average[u] += avg_u;
+        }
+        for ((o, &p), &a) in out[y * w..][..w].iter_mut().zip(row).zip(&row_average) {
+            *o = u64::from(p) < by_t.div(a * 95);
+        }
+    }
+    out
+}
+
+/// Division of `u64`s by a fixed divisor: `⌊n / d⌋` as the high half of `n × ⌈2^64 / d⌉`,
+/// exact for every `n < 2^32` (the error `n·(m·d − 2^64) / 2^64` stays below one `d`th);
+/// larger `n` are divided.
+#[derive(Clone, Copy)]
+struct Divide {
+    d: u64,
+    m: u128,
+}
+
+impl Divide {
+    fn by(d: u64) -> Divide {
+        let d = d.max(1);
+        Divide {
+            d,
+            m: (1u128 << 64) / u128::from(d) + 1,
+        }
+    }
+
+    #[inline(always)]
+    fn div(self, n: u64) -> u64 {
+        if n < 1 << 32 {
+            ((u128::from(n) * self.m) >> 64) as u64
+        } else {
+            n / self.d
+        }
+    }
 }
 
 /// Downscale by an integer factor so the longest side is at most `max_side` (borrowed, not
@@ -1872,8 +2030,54 @@ fn lanczos_phases(f: usize) -> Vec<(isize, [i32; 6])> {
         .collect()
 }
 
-/// 3×3 box blur (separable, edges clamped).
+/// 3×3 box blur (separable, edges clamped), rounded: `(sum + 4) / 9`. Each pass over whole
+/// rows of slices, so it vectorises (the per-pixel clamped indices did not: the de-moiré look
+/// blurs the whole working image twice). The same output as [`box_blur3_reference`].
+#[multiversion::multiversion(targets("x86_64+avx2"))]
 fn box_blur3(g: &GrayImage) -> GrayImage {
+    let (w, h) = (g.width() as usize, g.height() as usize);
+    if w == 0 || h == 0 {
+        return g.clone();
+    }
+    let src = g.as_raw();
+    let mut tmp = vec![0u16; w * h];
+    for (row, t) in src.chunks_exact(w).zip(tmp.chunks_exact_mut(w)) {
+        let edge = |x: usize| {
+            u16::from(row[x.saturating_sub(1)])
+                + u16::from(row[x])
+                + u16::from(row[(x + 1).min(w - 1)])
+        };
+        t[0] = edge(0);
+        t[w - 1] = edge(w - 1);
+        if w >= 3 {
+            for (((t, &a), &b), &c) in t[1..w - 1]
+                .iter_mut()
+                .zip(&row[..w - 2])
+                .zip(&row[1..w - 1])
+                .zip(&row[2..])
+            {
+                *t = u16::from(a) + u16::from(b) + u16::from(c);
+            }
+        }
+    }
+    let mut out = vec![0u8; w * h];
+    for (y, o) in out.chunks_exact_mut(w).enumerate() {
+        let (up, down) = (y.saturating_sub(1), (y + 1).min(h - 1));
+        let (a, b, c) = (
+            &tmp[up * w..][..w],
+            &tmp[y * w..][..w],
+            &tmp[down * w..][..w],
+        );
+        for (((o, &a), &b), &c) in o.iter_mut().zip(a).zip(b).zip(c) {
+            *o = ((a + b + c + 4) / 9) as u8;
+        }
+    }
+    GrayImage::from_raw(w as u32, h as u32, out).expect("buffer size matches")
+}
+
+/// The 3×3 box blur pixel by pixel, as it was: what [`box_blur3`] must equal.
+#[cfg(test)]
+fn box_blur3_reference(g: &GrayImage) -> GrayImage {
     let (w, h) = (g.width() as usize, g.height() as usize);
     let src = g.as_raw();
     let mut tmp = vec![0u16; w * h];
@@ -1907,6 +2111,7 @@ fn resize(g: &GrayImage, f: u32, filter: FilterType) -> GrayImage {
 /// `round(n / 16)` of an integer `n`, rounded half up like `image`'s `round()`. `image`
 /// converts every pixel to four f32 channels and back (~250 ms for a 0.6 Mpx page, most of a
 /// failing read's time); this costs a few ms.
+#[multiversion::multiversion(targets("x86_64+avx2"))]
 fn upscale_bilinear2(g: &GrayImage) -> GrayImage {
     let (w, h) = (g.width() as usize, g.height() as usize);
     if w == 0 || h == 0 {
@@ -1915,8 +2120,9 @@ fn upscale_bilinear2(g: &GrayImage) -> GrayImage {
     let src = g.as_raw();
     let (ow, oh) = (2 * w, 2 * h);
     let mut out = vec![0u8; ow * oh];
-    // The source columns (and weights) of each output column: (left, right).
+    // Each output row's vertical blend per source column, then the even and odd outputs.
     let mut col = vec![0u16; w];
+    let (mut even, mut odd) = (vec![0u16; w], vec![0u16; w]);
     for (oy, orow) in out.chunks_exact_mut(ow).enumerate() {
         let k = oy / 2;
         let (a, b) = if oy % 2 == 0 {
@@ -1930,16 +2136,20 @@ fn upscale_bilinear2(g: &GrayImage) -> GrayImage {
         for ((c, &n), &f) in col.iter_mut().zip(rn).zip(rf) {
             *c = 3 * u16::from(n) + u16::from(f);
         }
-        // Horizontal: in sixteenths, then rounded.
-        for (ox, o) in orow.iter_mut().enumerate() {
-            let j = ox / 2;
-            let far = if ox % 2 == 0 {
-                j.saturating_sub(1)
-            } else {
-                (j + 1).min(w - 1)
-            };
-            let n = 3 * u32::from(col[j]) + u32::from(col[far]);
-            *o = ((n + 8) >> 4) as u8;
+        // Horizontal: in sixteenths, then rounded; output 2j weighs column j−1 (clamped) and
+        // 2j+1 column j+1, each a loop over shifted slices so it vectorises (at most 4,080:
+        // u16 is exact).
+        even[0] = 4 * col[0];
+        odd[w - 1] = 4 * col[w - 1];
+        for ((e, &c), &l) in even[1..].iter_mut().zip(&col[1..]).zip(&col[..w - 1]) {
+            *e = 3 * c + l;
+        }
+        for ((o, &c), &r) in odd[..w - 1].iter_mut().zip(&col[..w - 1]).zip(&col[1..]) {
+            *o = 3 * c + r;
+        }
+        for ((pair, &e), &o) in orow.chunks_exact_mut(2).zip(&even).zip(&odd) {
+            pair[0] = ((e + 8) >> 4) as u8;
+            pair[1] = ((o + 8) >> 4) as u8;
         }
     }
     GrayImage::from_raw(ow as u32, oh as u32, out).expect("buffer size matches")
@@ -2528,6 +2738,67 @@ mod tests {
         assert!(b.used() >= 8, "{} passes", b.used());
     }
 
+    /// Another triple's region spanning far more modules than a slip's code is left to the
+    /// exhaustive scan; the chosen triple's is tried however big.
+    #[test]
+    fn other_triples_big_regions_are_left_to_the_exhaustive_scan() {
+        let base = GrayImage::from_pixel(1000, 1000, image::Luma([255]));
+        // 25 modules a side at 4 px (a slip's code), and 200 at 2 px (48,400 modules²).
+        let small: Triple = [
+            (100.0, 100.0, 4.0),
+            (200.0, 100.0, 4.0),
+            (100.0, 200.0, 4.0),
+        ];
+        let big: Triple = [
+            (300.0, 300.0, 2.0),
+            (700.0, 300.0, 2.0),
+            (300.0, 700.0, 2.0),
+        ];
+        assert!(slip_sized(&small) && region_modules2(&big) > REGION_MAX_MODULES2);
+        let evidence = |chosen: Triple, other: Option<Triple>| Evidence {
+            hits: 0,
+            centres: 0,
+            qr_like: true,
+            light: false,
+            finders: Some(chosen),
+            coarse: false,
+            timing: true,
+            others: [other, None],
+            finders_timing: true,
+            alt: None,
+        };
+        for exhaustive in [false, true] {
+            let limits = Limits {
+                scan_exhaustive: exhaustive,
+                ..Limits::default()
+            };
+            let mut tried = Vec::new();
+            let e = evidence(small, Some(big));
+            let found = try_region(
+                &base,
+                &e,
+                false,
+                &mut Budget::new(&limits),
+                true,
+                &mut tried,
+            );
+            assert!(found.is_none());
+            assert_eq!(tried.contains(&big), exhaustive, "exhaustive: {exhaustive}");
+            assert!(tried.contains(&small));
+            let mut tried = Vec::new();
+            let e = evidence(big, None);
+            try_region(
+                &base,
+                &e,
+                false,
+                &mut Budget::new(&limits),
+                true,
+                &mut tried,
+            );
+            assert_eq!(tried, vec![big]);
+        }
+    }
+
     #[test]
     fn finders_without_timing_patterns_skip_the_whole_image_strategies() {
         let g = finders_and_random(false);
@@ -2817,6 +3088,167 @@ mod tests {
                         local_mean_threshold_reference(&g, bias),
                         "{w}x{h} smooth {smooth} bias {bias}"
                     );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn box_blur3_matches_the_reference() {
+        let mut seed = 0x1234_5678_9abc_def1u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for (w, h) in [
+            (1, 1),
+            (1, 4),
+            (2, 1),
+            (2, 2),
+            (3, 3),
+            (17, 5),
+            (64, 33),
+            (301, 2),
+        ] {
+            let g = GrayImage::from_fn(w, h, |_, _| image::Luma([next() as u8]));
+            assert_eq!(box_blur3(&g), box_blur3_reference(&g), "{w}×{h}");
+        }
+        let g = GrayImage::new(0, 3);
+        assert_eq!(box_blur3(&g).dimensions(), (0, 3));
+    }
+
+    /// `centres_of` with the means divided out at every comparison, as it was.
+    #[allow(clippy::type_complexity)]
+    fn centres_of_reference(hits: &[Hit]) -> (Vec<(f32, f32, f32)>, Vec<f32>, Vec<u32>) {
+        let mut centres: Vec<(f32, f32, f32, u32, u32)> = Vec::new();
+        for &(x, y, m, l) in hits {
+            let near = centres.iter().position(|c| {
+                let n = c.3 as f32;
+                let (cx, cy, cm) = (c.0 / n, c.1 / n, c.2 / n);
+                (cx - x).abs() <= 2.0 * cm.max(m) && (cy - y).abs() <= 4.0 * cm.max(m)
+            });
+            match near {
+                Some(i) => {
+                    let c = &mut centres[i];
+                    *c = (c.0 + x, c.1 + y, c.2 + m, c.3 + 1, c.4 + u32::from(l));
+                }
+                None if centres.len() < 4 * EVIDENCE_MAX_CENTRES => {
+                    centres.push((x, y, m, 1, u32::from(l)))
+                }
+                None => {}
+            }
+        }
+        centres.retain(|c| c.3 >= 2);
+        centres.sort_by_key(|c| std::cmp::Reverse(c.3));
+        centres.truncate(EVIDENCE_MAX_CENTRES);
+        let mut out = (Vec::new(), Vec::new(), Vec::new());
+        for c in &centres {
+            let n = c.3 as f32;
+            out.0.push((c.0 / n, c.1 / n, c.2 / n));
+            out.1.push(c.4 as f32 / n);
+            out.2.push(c.3);
+        }
+        out
+    }
+
+    #[test]
+    fn centres_of_matches_the_reference() {
+        let mut seed = 0x0bad_5eed_1234_5678u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for (n, spread) in [(10, 50), (500, 300), (5_000, 2_000), (20_000, 800)] {
+            let hits: Vec<Hit> = (0..n)
+                .map(|_| {
+                    let v = next();
+                    (
+                        (v % spread) as f32 + (v >> 40 & 3) as f32 * 0.5,
+                        ((v >> 16) % spread) as f32,
+                        1.0 + (v >> 32 & 15) as f32 / 3.0,
+                        v >> 48 & 1 == 1,
+                    )
+                })
+                .collect();
+            assert_eq!(centres_of(&hits), centres_of_reference(&hits), "{n} hits");
+        }
+        for p in crate::corpus_images().iter().step_by(17) {
+            let bytes = std::fs::read(p).unwrap();
+            let g = crate::decode_gray(&bytes, &crate::Limits::default()).unwrap();
+            let mut hits = Vec::new();
+            fine_hits(&fit(&g, WORK_SIDE), &mut hits);
+            assert_eq!(centres_of(&hits), centres_of_reference(&hits), "{p:?}");
+        }
+    }
+
+    #[test]
+    fn divide_by_reciprocal_is_exact() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for d in (1..2_000).chain([200 * 300, 200 * 2_000, u32::MAX as u64, 1 << 40]) {
+            let by = Divide::by(d);
+            for n in [0, 1, d - 1, d, d + 1, (1 << 32) - 1, 1 << 32, u64::MAX / 95] {
+                assert_eq!(by.div(n), n / d, "{n} / {d}");
+            }
+            for _ in 0..200 {
+                let n = next() >> (next() % 64);
+                assert_eq!(by.div(n), n / d, "{n} / {d}");
+            }
+        }
+    }
+
+    /// Our rqrr binarisation is rqrr's, bit for bit: odd widths (s = 1, rows shorter than 8),
+    /// noise, gradients and real slips.
+    #[test]
+    fn rqrr_threshold_matches_rqrr() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut images: Vec<GrayImage> = Vec::new();
+        for (w, h) in [
+            (1, 1),
+            (1, 7),
+            (7, 1),
+            (8, 3),
+            (15, 16),
+            (64, 65),
+            (601, 9),
+            (2401, 3),
+        ] {
+            images.push(GrayImage::from_fn(w, h, |_, _| image::Luma([next() as u8])));
+            images.push(GrayImage::from_fn(w, h, |x, y| {
+                image::Luma([((x * 7 + y * 3) as u64 + next() % 16) as u8])
+            }));
+            images.push(GrayImage::from_pixel(w, h, image::Luma([255])));
+        }
+        for p in crate::corpus_images().iter().step_by(23) {
+            let bytes = std::fs::read(p).unwrap();
+            let g = crate::decode_gray(&bytes, &crate::Limits::default()).unwrap();
+            images.push(fit(&g, 700).into_owned());
+        }
+        for g in &images {
+            let (w, h) = (g.width() as usize, g.height() as usize);
+            let raw = g.as_raw();
+            let theirs = rqrr::PreparedImage::prepare_from_greyscale(w, h, |x, y| raw[y * w + x]);
+            let ours = rqrr_threshold(g);
+            for y in 0..h {
+                for x in 0..w {
+                    // (rqrr's colour type is not exported; its `Debug` names it.)
+                    let black = format!("{:?}", theirs.get_pixel_at(x, y)) == "Black";
+                    assert_eq!(ours[y * w + x], black, "{w}×{h} at ({x}, {y})");
                 }
             }
         }

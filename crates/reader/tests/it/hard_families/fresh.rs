@@ -50,6 +50,14 @@ const REGRESSION_SEEDS: &[(u64, &str, usize)] = &[
     // at the chosen triple's place (they give no new region, but their timing patterns count);
     // the whole-image `local-mean` that reads it never ran.
     (282_593_044, "f-thermal", 13),
+    // 2026-11-27, A/B against main (FRESH_PER_KIND=60): skipping every QR region over twice a
+    // slip code's modules² lost a screen whose moiré triple's big region held the code, read by
+    // its ×2 upscale (now only other triples' big regions are skipped).
+    (555_002, "f-screen", 26),
+    // 2026-11-27, A/B against main on a bench draw: ending the read when the timing check's
+    // "yes" came only from its bound on triples lost a dark-mode slip that the whole-image
+    // `inverted` pass reads (reverted).
+    (299_637_585, "f-dark", 28),
 ];
 
 /// Images per positive kind in the default test run's draw (one per negative kind).
