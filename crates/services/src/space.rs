@@ -54,12 +54,20 @@ pub(crate) trait Space: Send + Sync + 'static {
         draft: Option<AttemptDraft>,
     ) -> Result<ChargeOutcome, Error>;
 
+    /// Where this space's verifications are recorded.
+    fn records(&self) -> (&store::SqlStore, store::Space);
+
     /// The first verification of a slip in this space (v1 `duplicate_slip`).
     async fn recorded(
         &self,
         service: &ServiceId,
-        slip: (&str, &str),
-    ) -> Result<Option<VerificationRecord>, Error>;
+        (sending_bank, trans_ref): (&str, &str),
+    ) -> Result<Option<VerificationRecord>, Error> {
+        let (store, space) = self.records();
+        Ok(store
+            .get_verification(space, service, sending_bank, trans_ref)
+            .await?)
+    }
 }
 
 impl std::fmt::Debug for dyn Space {
@@ -125,13 +133,9 @@ impl Space for Production {
     async fn confirmed_before(
         &self,
         service: &ServiceId,
-        (sending_bank, trans_ref): (&str, &str),
+        slip: (&str, &str),
     ) -> Result<Option<(VerifiedTransfer, String)>, Error> {
-        let rec = self
-            .charger
-            .store
-            .get_verification(service, sending_bank, trans_ref)
-            .await?;
+        let rec = self.recorded(service, slip).await?;
         // After retention blanked its personal fields the transfer still answers (with blank
         // names): the bank may no longer keep the slip at all (docs/decisions.md).
         Ok(rec.and_then(|r| {
@@ -158,16 +162,8 @@ impl Space for Production {
         self.charger.charge_with_renewal(rec, draft).await
     }
 
-    async fn recorded(
-        &self,
-        service: &ServiceId,
-        (sending_bank, trans_ref): (&str, &str),
-    ) -> Result<Option<VerificationRecord>, Error> {
-        Ok(self
-            .charger
-            .store
-            .get_verification(service, sending_bank, trans_ref)
-            .await?)
+    fn records(&self) -> (&store::SqlStore, store::Space) {
+        (&self.charger.store, store::Space::Production)
     }
 }
 
@@ -226,14 +222,7 @@ impl Space for TestBranch {
         Ok(self.store.record_sandbox_verification(rec).await?)
     }
 
-    async fn recorded(
-        &self,
-        service: &ServiceId,
-        (sending_bank, trans_ref): (&str, &str),
-    ) -> Result<Option<VerificationRecord>, Error> {
-        Ok(self
-            .store
-            .get_sandbox_verification(service, sending_bank, trans_ref)
-            .await?)
+    fn records(&self) -> (&store::SqlStore, store::Space) {
+        (&self.store, store::Space::Sandbox)
     }
 }

@@ -32,6 +32,7 @@ pub use billing::{CreditMove, PeriodOutcome, PeriodStart};
 pub use idempotency::{IdemBegin, IdemKey};
 pub use periodic::{PeriodicClaim, PeriodicState};
 pub use quota_ops::QuotaChange;
+pub use sandbox::Space;
 pub use sql_store::SqlStore;
 
 #[derive(Debug, thiserror::Error)]

@@ -3,7 +3,7 @@
 //! as `verifications` does for production; no counter of the charge writer is touched.
 
 use crate::charge::bind_record;
-use crate::sql::{on_pool, Pool};
+use crate::sql::on_pool;
 use crate::SqlStore;
 use crate::{ChargeOutcome, Result, StoreError, VerificationRecord};
 use domain::clock::from_millis;
@@ -11,46 +11,65 @@ use domain::Satang;
 use domain::{BranchId, ServiceId};
 use sqlx::Row;
 
-/// Which table holds a space's verifications.
+/// Which table holds a space's verifications: production's charged `verifications`, or the
+/// test branches' `sandbox_verifications`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Space {
+pub enum Space {
     Production,
     Sandbox,
 }
 
 impl SqlStore {
-    /// The recorded (first) verification of a slip in a service, if any.
+    /// The recorded (first) verification of a slip in a service and space, if any.
     pub async fn get_verification(
         &self,
+        space: Space,
         service_id: &ServiceId,
         sending_bank: &str,
         trans_ref: &str,
     ) -> Result<Option<VerificationRecord>> {
-        get(
-            &self.pool,
-            Space::Production,
-            service_id,
-            sending_bank,
-            trans_ref,
-        )
-        .await
-    }
-
-    /// The first test verification of a slip in a service, if any.
-    pub async fn get_sandbox_verification(
-        &self,
-        service_id: &ServiceId,
-        sending_bank: &str,
-        trans_ref: &str,
-    ) -> Result<Option<VerificationRecord>> {
-        get(
-            &self.pool,
-            Space::Sandbox,
-            service_id,
-            sending_bank,
-            trans_ref,
-        )
-        .await
+        let pool = &self.pool;
+        let sql = match space {
+            Space::Production => {
+                "SELECT branch_id, amount_satang, transferred_at, verified_at, transfer_json, \
+                 source FROM verifications \
+                 WHERE service_id = $1 AND sending_bank = $2 AND trans_ref = $3"
+            }
+            Space::Sandbox => {
+                "SELECT branch_id, amount_satang, transferred_at, verified_at, transfer_json, \
+                 source FROM sandbox_verifications \
+                 WHERE service_id = $1 AND sending_bank = $2 AND trans_ref = $3"
+            }
+        };
+        on_pool!(pool: pool, p => {
+            let row = sqlx::query(sql)
+                .bind(service_id.as_str())
+                .bind(sending_bank)
+                .bind(trans_ref)
+                .fetch_optional(p)
+                .await?;
+            match row {
+                Some(r) => Ok(Some(VerificationRecord {
+                    service_id: service_id.clone(),
+                    branch_id: r.try_get::<String, _>(0)?.into(),
+                    sending_bank: sending_bank.to_string(),
+                    trans_ref: trans_ref.to_string(),
+                    amount: Satang(r.try_get(1)?),
+                    transferred_at: from_millis(r.try_get(2)?),
+                    verified_at: from_millis(r.try_get(3)?),
+                    job_id: None,
+                    idempotency_key: None,
+                    transfer: match r.try_get::<Option<String>, _>(4)? {
+                        Some(j) => Some(domain::model::VerifiedTransfer::from_json(&j).map_err(
+                            |e| StoreError::Corrupt(format!("transfer_json: {e}")),
+                        )?),
+                        None => None,
+                    },
+                    source: r.try_get(5)?,
+                })),
+                None => Ok(None),
+            }
+        })
     }
 
     /// Records a test branch's verification in the test space (`sandbox_verifications`),
@@ -143,54 +162,4 @@ impl SqlStore {
             Ok((r.try_get(0)?, r.try_get(1)?))
         })
     }
-}
-
-/// The recorded (first) verification of a slip in a service, in one space.
-async fn get(
-    pool: &Pool,
-    space: Space,
-    service_id: &domain::ServiceId,
-    sending_bank: &str,
-    trans_ref: &str,
-) -> Result<Option<VerificationRecord>> {
-    let sql = match space {
-        Space::Production => {
-            "SELECT branch_id, amount_satang, transferred_at, verified_at, transfer_json, source \
-             FROM verifications WHERE service_id = $1 AND sending_bank = $2 AND trans_ref = $3"
-        }
-        Space::Sandbox => {
-            "SELECT branch_id, amount_satang, transferred_at, verified_at, transfer_json, source \
-             FROM sandbox_verifications \
-             WHERE service_id = $1 AND sending_bank = $2 AND trans_ref = $3"
-        }
-    };
-    on_pool!(pool: pool, p => {
-        let row = sqlx::query(sql)
-            .bind(service_id.as_str())
-            .bind(sending_bank)
-            .bind(trans_ref)
-            .fetch_optional(p)
-            .await?;
-        match row {
-            Some(r) => Ok(Some(VerificationRecord {
-                service_id: service_id.clone(),
-                branch_id: r.try_get::<String, _>(0)?.into(),
-                sending_bank: sending_bank.to_string(),
-                trans_ref: trans_ref.to_string(),
-                amount: Satang(r.try_get(1)?),
-                transferred_at: from_millis(r.try_get(2)?),
-                verified_at: from_millis(r.try_get(3)?),
-                job_id: None,
-                idempotency_key: None,
-                transfer: match r.try_get::<Option<String>, _>(4)? {
-                    Some(j) => Some(domain::model::VerifiedTransfer::from_json(&j).map_err(
-                        |e| StoreError::Corrupt(format!("transfer_json: {e}")),
-                    )?),
-                    None => None,
-                },
-                source: r.try_get(5)?,
-            })),
-            None => Ok(None),
-        }
-    })
 }

@@ -6,7 +6,7 @@ use domain::model::{
 };
 use domain::quota::Quota;
 use domain::Satang;
-use store::{BranchPatch, ServicePatch, SqlStore, StoreError, VerificationRecord};
+use store::{BranchPatch, ServicePatch, Space, SqlStore, StoreError, VerificationRecord};
 use testkit::{both, Backend, TestDb};
 use time::OffsetDateTime;
 
@@ -515,7 +515,9 @@ both!(stored_transfer, |b: Backend| async move {
         };
         s.charge_and_record(&rec).await.unwrap();
         assert_eq!(
-            s.get_verification(&"s1".into(), "004", r).await.unwrap(),
+            s.get_verification(Space::Production, &"s1".into(), "004", r)
+                .await
+                .unwrap(),
             Some(rec)
         );
     }
@@ -523,7 +525,7 @@ both!(stored_transfer, |b: Backend| async move {
         .await
         .unwrap();
     let old = s
-        .get_verification(&"s1".into(), "004", "OLD")
+        .get_verification(Space::Production, &"s1".into(), "004", "OLD")
         .await
         .unwrap()
         .unwrap();

@@ -4,6 +4,7 @@
 
 use serde_json::{json, Value};
 use sim::{Fixtures, Route, Sim, SimConfig};
+use store::Space;
 use testkit::{Backend, Tenant, TestApp};
 
 const KBANK: (&str, &str, &str) = ("004", "ธนาคารกสิกรไทย", "KBANK");
@@ -68,7 +69,7 @@ async fn verify_through(
 /// The connector the stored verification names as its source.
 async fn source(t: &TestApp, ten: &Tenant, bank: &str, trans_ref: &str) -> Option<String> {
     let store = &t.app.store;
-    let rec = store.get_verification(&ten.service_id, bank, trans_ref);
+    let rec = store.get_verification(Space::Production, &ten.service_id, bank, trans_ref);
     rec.await.unwrap().unwrap().source
 }
 

@@ -4,6 +4,7 @@
 
 use serde_json::{json, Value};
 use sim::{Fault, Route, Sim};
+use store::Space;
 use testkit::receiver::Receiver;
 use testkit::{both, post_concurrently, Backend, Tenant, TestApp};
 
@@ -92,7 +93,7 @@ async fn a_slipverify_is_the_easyslip_upstream_of_another() {
     let rec = b
         .app
         .store
-        .get_verification(&bt.service_id, "004", &tr.trans_ref)
+        .get_verification(Space::Production, &bt.service_id, "004", &tr.trans_ref)
         .await
         .unwrap()
         .unwrap();
@@ -180,7 +181,12 @@ async fn the_next_connector_answers_when_one_is_down_and_operators_see_it() {
     let rec = t
         .app
         .store
-        .get_verification(&ten.service_id, "004", "013071152533APM07736")
+        .get_verification(
+            Space::Production,
+            &ten.service_id,
+            "004",
+            "013071152533APM07736",
+        )
         .await
         .unwrap()
         .unwrap();

@@ -6,6 +6,7 @@ use domain::clock::format_bangkok;
 use domain::model::{Party, Transfer, WalletTransfer};
 use domain::Satang;
 use serde_json::{json, Value};
+use store::Space;
 use testkit::{both, Backend, TestApp};
 
 fn keys(v: &Value) -> Vec<&str> {
@@ -201,7 +202,11 @@ async fn stored(
     bank: &str,
     reference: &str,
 ) -> store::VerificationRecord {
-    let rec = t.app.store.get_verification(service, bank, reference).await;
+    let rec = t
+        .app
+        .store
+        .get_verification(Space::Production, service, bank, reference)
+        .await;
     rec.unwrap().expect("a stored verification")
 }
 

@@ -5,6 +5,7 @@
 use domain::Clock;
 use serde_json::{json, Value};
 use services::admin::ServiceUpdate;
+use store::Space;
 use testkit::{both, Backend, TestApp};
 
 use crate::common::{admin_create, id_of, v1_code};
@@ -70,13 +71,13 @@ both!(
         // Production's record is the production branch's; the test record is kept apart.
         let st = &t.app.store;
         let p = st
-            .get_verification(&ten.service_id, "004", &tr.trans_ref)
+            .get_verification(Space::Production, &ten.service_id, "004", &tr.trans_ref)
             .await
             .unwrap()
             .unwrap();
         assert_eq!(p.branch_id, ten.branch_id);
         let s = st
-            .get_sandbox_verification(&ten.service_id, "004", &tr.trans_ref)
+            .get_verification(Space::Sandbox, &ten.service_id, "004", &tr.trans_ref)
             .await
             .unwrap()
             .unwrap();
