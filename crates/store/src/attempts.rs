@@ -83,9 +83,8 @@ async fn run(pool: Pool, gate: crate::sql::WriteGate, mut rx: mpsc::Receiver<(At
 
 /// The log's upkeep, on a task of its own so that neither writer waits for it: every quarter
 /// second (short turns at SQLite's lock rather than one long one a second) the inbox is moved
-/// into the log and SQLite's trigram index catches up; then, on SQLite, the WAL is
-/// checkpointed on a connection of `readers`, outside the turn. Ends with the writers' pool.
-pub(crate) fn spawn_upkeep(pool: Pool, readers: Pool, gate: crate::sql::WriteGate) {
+/// into the log and SQLite's trigram index catches up. Ends with the writers' pool.
+pub(crate) fn spawn_upkeep(pool: Pool, gate: crate::sql::WriteGate) {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(MOVE_EVERY);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -109,25 +108,8 @@ pub(crate) fn spawn_upkeep(pool: Pool, readers: Pool, gate: crate::sql::WriteGat
                 tracing::warn!(error = %e, "attempts: indexing references failed; retried");
             }
             drop(turn);
-            if let Err(e) = checkpoint(&readers).await {
-                tracing::warn!(error = %e, "sqlite: checkpointing the WAL failed; retried");
-            }
         }
     });
-}
-
-/// SQLite: copies the WAL's committed pages into the database without waiting for anyone
-/// (`PASSIVE`: writers go on appending meanwhile). Left to SQLite, the connection whose commit
-/// crossed 1,000 pages did it, with its fsync, inside that commit — mostly the charge writer,
-/// whose cycle every verification waits for; the log's records add to the WAL, and so to how
-/// often that happened.
-async fn checkpoint(readers: &Pool) -> Result<()> {
-    if let Pool::Sqlite(p) = readers {
-        sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
-            .execute(p)
-            .await?;
-    }
-    Ok(())
 }
 
 /// How often the inbox is moved into the log.

@@ -15,10 +15,6 @@ use std::time::Duration;
 use time::OffsetDateTime;
 
 /// The store on SQLite or PostgreSQL; every statement runs on either (`on_pool!`).
-/// Pages of WAL (4 KiB each) after which a committing SQLite connection checkpoints itself:
-/// a backstop for the upkeep's checkpoint, which normally keeps the WAL far below it.
-const WAL_BACKSTOP_PAGES: &str = "10000";
-
 pub struct SqlStore {
     pub(crate) pool: Pool,
     writers: Pool,
@@ -40,10 +36,7 @@ impl SqlStore {
                 // can lose the last commits.
                 .synchronous(SqliteSynchronous::Normal)
                 .busy_timeout(Duration::from_secs(10))
-                .foreign_keys(true)
-                // The log's upkeep checkpoints the WAL every quarter second, off the writers'
-                // path (`attempts::spawn_upkeep`); a connection does it itself only past 40 MB.
-                .pragma("wal_autocheckpoint", WAL_BACKSTOP_PAGES);
+                .foreign_keys(true);
             create_private(opts.get_filename())?;
             // No ping before each acquire: a broken connection fails its query and is replaced;
             // the ping would cost a round trip on every statement.
@@ -102,11 +95,7 @@ impl SqlStore {
     pub async fn migrate(&self) -> Result<()> {
         self.migrate_up_to(i64::MAX).await?;
         self.upkeep.call_once(|| {
-            crate::attempts::spawn_upkeep(
-                self.writers.clone(),
-                self.pool.clone(),
-                self.gate.clone(),
-            );
+            crate::attempts::spawn_upkeep(self.writers.clone(), self.gate.clone());
         });
         Ok(())
     }
