@@ -216,8 +216,32 @@ impl SqlStore {
     /// Writes a claimed job back and ends its lease; false if `token` no longer holds it
     /// (the lease ran out and another worker took the job): then nothing is written.
     pub async fn save_job(&self, job: &domain::job::Job, token: &str) -> Result<bool> {
+        self.write_job(job, token, None).await
+    }
+
+    /// Saves a claimed job's finished step but keeps the lease (due again at `until`, for
+    /// any node, only if this one dies): a step's result is on record before its callback
+    /// is posted, so a receiver that polls the job on the callback reads it.
+    pub async fn hold_job(
+        &self,
+        job: &domain::job::Job,
+        token: &str,
+        until: OffsetDateTime,
+    ) -> Result<bool> {
+        self.write_job(job, token, Some(until)).await
+    }
+
+    /// `hold`: keep the lease until then instead of handing the job back.
+    async fn write_job(
+        &self,
+        job: &domain::job::Job,
+        token: &str,
+        hold: Option<OffsetDateTime>,
+    ) -> Result<bool> {
         let pool = &self.pool;
         let j = job;
+        let due_at = to_millis(hold.unwrap_or(j.due_at));
+        let keep_token = hold.map(|_| token);
         let result = j.result.as_ref().map(|v| v.to_string());
         on_pool!(pool: pool, p => {
             let mut tx = p.begin().await?;
@@ -229,13 +253,13 @@ impl SqlStore {
                  webhook_signature = $14, webhook_attempts = $15, webhook_last_status = $16, \
                  webhook_last_error = $17, webhook_first_at = $18, webhook_last_at = $19, \
                  updated_at = $20, finished_at = $21, billing_retries = $22, data = $23, \
-                 lease_token = NULL WHERE id = $1 AND lease_token = $2",
+                 lease_token = $24 WHERE id = $1 AND lease_token = $2",
             )
             .bind(j.id.as_str())
             .bind(token)
             .bind(j.status.as_str())
             .bind(j.stage.as_str())
-            .bind(to_millis(j.due_at))
+            .bind(due_at)
             .bind(i64::from(j.attempts))
             .bind(i64::from(j.not_found_retries))
             .bind(i64::from(j.outage_retries))
@@ -254,6 +278,7 @@ impl SqlStore {
             .bind(j.finished_at.map(to_millis))
             .bind(i64::from(j.billing_retries))
             .bind(j.data.to_string())
+            .bind(keep_token)
             .execute(&mut *tx)
             .await?;
             tx.commit().await?;

@@ -16,7 +16,8 @@ use tokio::task::JoinSet;
 /// lease. A kind this node does not know (a newer node queued it) is left alone: its lease
 /// runs out and a node that knows it takes it.
 async fn run_job(svc: &Services, kinds: &Kinds, mut job: Job, token: &str, owners: &Owners) {
-    if job.stage == Stage::Run {
+    let ran = job.stage == Stage::Run;
+    if ran {
         let Some(kind) = kinds.get(&job.kind) else {
             tracing::warn!(job = %job.id, kind = %job.kind, "job of a kind this node does not run; left to its lease");
             return;
@@ -25,8 +26,24 @@ async fn run_job(svc: &Services, kinds: &Kinds, mut job: Job, token: &str, owner
         job = kind.run(&cx, job).await;
     }
     // A claimed job's step is due (the claim moved `due_at` out by the lease); a job that
-    // just finished its step is delivered at once.
+    // just finished its step is delivered at once, its result saved first (lease kept) so
+    // that a receiver polling the job on the callback reads the result it was sent.
     if job.stage == Stage::Deliver {
+        if ran {
+            let until = svc.clock.now() + svc.schedules.lease;
+            match svc.store.hold_job(&job, token, until).await {
+                Ok(true) => {}
+                Ok(false) => {
+                    tracing::warn!(job = %job.id, "job lease lost; another worker has it");
+                    return;
+                }
+                // Not on record: the lease runs out and the step runs again, charged once.
+                Err(e) => {
+                    tracing::error!(job = %job.id, error = %e, "cannot save job");
+                    return;
+                }
+            }
+        }
         let d = svc.jobs().deliver(&job).await;
         job.after_delivery(d, svc.clock.now(), &svc.schedules);
     }
