@@ -270,7 +270,7 @@ both!(
     |b: Backend| async move {
         let (rx, t, ten) = TestApp::with_receiver_and_tenant(b, 100).await;
         let key = ten.api_key.as_str();
-        let done = |j: &Value| j["status"] == "done";
+        let done = |j: &Value| j["webhook"]["state"] == "delivered";
         let old = t.transfer("004", "014", 15050).await;
         let one = json!({"payload": old.payload, "callbackUrl": rx.url("h")});
         let (s, _, first) = t

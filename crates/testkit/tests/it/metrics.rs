@@ -223,9 +223,11 @@ both!(
         let job_tr = t.transfer("004", "014", 900).await;
         let hook = rx.url("hook");
         let job_id = t.submit_job_to(&ten.api_key, &job_tr.payload, &hook).await;
-        // `done` is saved after its delivery.
-        t.poll_job(&ten.api_key, &job_id, |j| j["status"] == "done")
-            .await;
+        // Saved `done` before its callback, then again with the delivery.
+        t.poll_job(&ten.api_key, &job_id, |j| {
+            j["webhook"]["state"] == "delivered"
+        })
+        .await;
         assert_eq!(rx.received().len(), 1);
         // Refused by authentication (no record), then by the rate limit (5/s, bursts of 3).
         let (s, _) = t.post_raw(v2, None, "{}").await;

@@ -186,7 +186,7 @@ both!(async_jobs_of_a_test_branch, |b: Backend| async move {
         body["data"]["isDuplicate"], true,
         "the test space's earlier one"
     );
-    // The job's outcome is saved after its delivery: wait for it (real-time cap).
+    // The job's outcome is saved before its delivery: wait for it (real-time cap).
     let id = v["data"]["jobId"].as_str().unwrap();
     t.poll_job(&test, id, |j| j["status"] == "done").await;
     assert_eq!(counts(&t, &test).await, (0, 0, 2, 2));

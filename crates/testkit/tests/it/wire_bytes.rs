@@ -815,9 +815,10 @@ both!(job_and_webhook_answers, |b: Backend| async move {
     }
     hooks.push_str(&String::from_utf8_lossy(&got[0].body));
     hooks.push_str("\n\n");
-    // The poll answers once the worker has saved the job.
+    // The poll answers once the worker has saved the job with its delivery.
     let key = k.map(|b| &b[7..]).unwrap();
-    t.poll_job(key, &id, |j| j["status"] == "done").await;
+    t.poll_job(key, &id, |j| j["webhook"]["state"] == "delivered")
+        .await;
     tp.get("job done", "GET", &format!("/v2/verify/bank/jobs/{id}"), k)
         .await;
     let admin = format!("Bearer {TOKEN}");
