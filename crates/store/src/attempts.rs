@@ -211,7 +211,7 @@ macro_rules! insert_rows {
     ($pool:expr, $tx:ident, $rows:expr, $table:expr) => {{
         let rows: &[&domain::attempt::Attempt] = $rows;
         for chunk in rows.chunks($crate::attempts::rows_per_statement($pool)) {
-            let sql = $crate::attempts::insert_sql($table, chunk.len());
+            let sql = $crate::attempts::insert_sql($pool, $table, chunk.len());
             let mut q = sqlx::query(&sql);
             for a in chunk {
                 q = q
@@ -249,9 +249,14 @@ pub(crate) enum Table {
 const ONCE_PER_JOB: &str = "ON CONFLICT (job_id) WHERE job_id IS NOT NULL DO NOTHING";
 
 /// The INSERT of `n` records.
-pub(crate) fn insert_sql(into: Table, n: usize) -> String {
+pub(crate) fn insert_sql(pool: &Pool, into: Table, n: usize) -> String {
     let values: Vec<String> = (0..n)
-        .map(|i| format!("({})", crate::sql::placeholders(i * PER_ROW + 1, PER_ROW)))
+        .map(|i| {
+            format!(
+                "({})",
+                crate::sql::placeholders_on(pool, i * PER_ROW + 1, PER_ROW)
+            )
+        })
         .collect();
     let values = values.join(", ");
     match into {
