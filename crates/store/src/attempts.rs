@@ -60,14 +60,14 @@ async fn run(pool: Pool, gate: crate::sql::WriteGate, mut rx: mpsc::Receiver<(At
         // A busy database (a lock held by another writer past the busy timeout, a pool out of
         // connections) is worth two more tries before the records are given up.
         let turn = gate.turn(&pool).await;
-        let mut result = insert(&pool, &rows).await;
+        let mut result = insert(&pool, &rows, Table::Inbox).await;
         drop(turn);
         for wait_ms in [50, 250] {
             if result.is_ok() {
                 break;
             }
             tokio::time::sleep(std::time::Duration::from_millis(wait_ms)).await;
-            result = insert(&pool, &rows).await;
+            result = insert(&pool, &rows, Table::Inbox).await;
         }
         if let Err(e) = &result {
             tracing::warn!(error = %e, size = batch.len(), "attempts batch failed");
@@ -211,7 +211,7 @@ macro_rules! insert_rows {
     ($pool:expr, $tx:ident, $rows:expr, $table:expr) => {{
         let rows: &[&domain::attempt::Attempt] = $rows;
         for chunk in rows.chunks($crate::attempts::rows_per_statement($pool)) {
-            let sql = $crate::attempts::insert_sql($table, chunk.len());
+            let sql = $crate::attempts::insert_sql($pool, $table, chunk.len());
             let mut q = sqlx::query(&sql);
             for a in chunk {
                 q = q
@@ -249,9 +249,14 @@ pub(crate) enum Table {
 const ONCE_PER_JOB: &str = "ON CONFLICT (job_id) WHERE job_id IS NOT NULL DO NOTHING";
 
 /// The INSERT of `n` records.
-pub(crate) fn insert_sql(into: Table, n: usize) -> String {
+pub(crate) fn insert_sql(pool: &Pool, into: Table, n: usize) -> String {
     let values: Vec<String> = (0..n)
-        .map(|i| format!("({})", crate::sql::placeholders(i * PER_ROW + 1, PER_ROW)))
+        .map(|i| {
+            format!(
+                "({})",
+                crate::sql::placeholders_on(pool, i * PER_ROW + 1, PER_ROW)
+            )
+        })
         .collect();
     let values = values.join(", ");
     match into {
@@ -260,8 +265,10 @@ pub(crate) fn insert_sql(into: Table, n: usize) -> String {
     }
 }
 
-/// Inserts `rows` in one transaction.
-pub(crate) async fn insert(pool: &Pool, rows: &[&Attempt]) -> Result<()> {
+/// Inserts `rows` in one transaction, `into` the log (bulk loads) or its inbox (the writer:
+/// one unindexed table under the write lock while requests wait; the upkeep moves records
+/// into the indexed log in bulk, as it does a charge's).
+pub(crate) async fn insert(pool: &Pool, rows: &[&Attempt], into: Table) -> Result<()> {
     // SQLite: take the write lock up front (a deferred transaction that upgrades can fail at
     // once with "database is locked" instead of waiting its busy timeout).
     let begin = match pool {
@@ -277,7 +284,7 @@ pub(crate) async fn insert(pool: &Pool, rows: &[&Attempt]) -> Result<()> {
                 .execute(&mut *tx)
                 .await?;
         }
-        insert_rows!(pool, tx, rows, Table::Log);
+        insert_rows!(pool, tx, rows, into);
         tx.commit().await?;
         Ok(())
     })

@@ -243,7 +243,7 @@ async fn apply(
         let to_insert = plan.to_insert(recs);
         let mut inserted: Vec<(String, String, String)> = Vec::new();
         if !to_insert.is_empty() {
-            let sql = insert_sql(to_insert.len());
+            let sql = insert_sql(pool, to_insert.len());
             let mut q = sqlx::query_as(&sql);
             for rec in &to_insert {
                 q = bind_record!(q, rec);
@@ -320,9 +320,9 @@ macro_rules! bind_record {
 pub(crate) use bind_record;
 
 /// Inserts `n` slips; the rows inserted (not already there) come back.
-fn insert_sql(n: usize) -> String {
+fn insert_sql(pool: &Pool, n: usize) -> String {
     let values = (0..n)
-        .map(|i| format!("({})", placeholders(i * 9 + 1, 9)))
+        .map(|i| format!("({})", crate::sql::placeholders_on(pool, i * 9 + 1, 9)))
         .collect::<Vec<_>>()
         .join(", ");
     format!(

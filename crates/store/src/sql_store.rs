@@ -213,7 +213,7 @@ impl SqlStore {
     /// Inserts records in one transaction, without the writer (bulk loads, benchmarks).
     pub async fn insert_attempts(&self, rows: &[domain::attempt::Attempt]) -> Result<()> {
         let rows: Vec<&domain::attempt::Attempt> = rows.iter().collect();
-        crate::attempts::insert(&self.pool, &rows).await?;
+        crate::attempts::insert(&self.pool, &rows, crate::attempts::Table::Log).await?;
         // A bulk load is indexed at once (the upkeep task indexes the others a few thousand at a time).
         crate::attempts::index_refs(&self.pool, None, 0).await
     }
