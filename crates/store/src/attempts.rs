@@ -554,7 +554,7 @@ mod tests {
         store.migrate_up_to(i64::MAX).await.unwrap();
         let pool = &store.pool;
         let rows: Vec<Attempt> = (0..3).map(record).collect();
-        insert(pool, &rows.iter().collect::<Vec<_>>())
+        insert(pool, &rows.iter().collect::<Vec<_>>(), Table::Log)
             .await
             .unwrap();
 
