@@ -40,14 +40,31 @@ STATE_ANSWERS = [
 LENGTH = re.compile(r"^([A-Za-z0-9_]+): must be (\d+) to (\d+) characters$")
 
 
+REQUIRED = re.compile(r"^([A-Za-z0-9_]+): is required$")
+# Rust's `str::trim` (Unicode White_Space): Python's `isspace` without U+001C..U+001F.
+WHITE = "".join(c for c in map(chr, range(0x3001)) if c.isspace() and not "\x1c" <= c <= "\x1f")
+
+
+def trim(value):
+    return value.strip(WHITE)
+
+
 def trimmed_out_of_bounds(case, message):
+    """Every part of the refusal is a length (or, for a value that is only white space, a
+    "required") refusal of a string the document says is trimmed first."""
     body = case.body if isinstance(case.body, dict) else {}
     for part in message.split("; "):
+        r = REQUIRED.match(part)
+        if r:
+            value = body.get(r.group(1))
+            if isinstance(value, str) and trim(value) == "":
+                continue
+            return False
         m = LENGTH.match(part)
         value = body.get(m.group(1)) if m else None
         if not isinstance(value, str):
             return False
-        if int(m.group(2)) <= len(value.strip()) <= int(m.group(3)):
+        if int(m.group(2)) <= len(trim(value)) <= int(m.group(3)):
             return False
     return True
 
