@@ -30,6 +30,11 @@ ours_proc = subprocess.Popen([bench, "--serve", *sys.argv[3:]], stdin=subprocess
 ex_proc = subprocess.Popen([bench, "--serve", "--exhaustive"], stdin=subprocess.PIPE,
                            stdout=subprocess.PIPE, text=True,
                            bufsize=1) if os.environ.get("READER_COMPARE_EXHAUSTIVE") else None
+# READER_COMPARE_BASE=<reader-bench binary>: another build of ours (e.g. main's), asked in the
+# same loop right after ours and timed the same way, for a before/after in the same run.
+base_bin = os.environ.get("READER_COMPARE_BASE")
+base_proc = subprocess.Popen([base_bin, "--serve", *sys.argv[3:]], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True, bufsize=1) if base_bin else None
 # Texts ours returned that are not the expected payload (a payment QR on a negative is fine;
 # on a positive it would be a wrong read).
 other_texts = {}
@@ -70,16 +75,21 @@ def wechat(data, payload):
     return payload in texts, (time.perf_counter() - t) * 1e3
 
 
-rows = []  # (family, file, ours_ok, ours_ms, zx_ok, zx_ms, wq_ok, wq_ms)
+rows = []  # (family, file, ours_ok, ours_ms, zx_ok, zx_ms, wq_ok, wq_ms, ex_ok, base_ok, base_ms)
 for m in man:
     path = os.path.join(corpus, m["file"])
     data = open(path, "rb").read()
     o_ok, o_ms = ours(path, m["payload"])
+    if base_proc:
+        b = ask(base_proc, path)
+        b_ok, b_ms = m["payload"] in b["texts"], b["ms"]
+    else:
+        b_ok, b_ms = None, None
     zx_ok, zx_ms = zxing(data, m["payload"])
     wq_ok, wq_ms = wechat(data, m["payload"])
     ex_ok = m["payload"] in ask(ex_proc, path)["texts"] if ex_proc else None
-    rows.append((m["family"], m["file"], o_ok, o_ms, zx_ok, zx_ms, wq_ok, wq_ms, ex_ok))
-for p in (ours_proc, ex_proc):
+    rows.append((m["family"], m["file"], o_ok, o_ms, zx_ok, zx_ms, wq_ok, wq_ms, ex_ok, b_ok, b_ms))
+for p in (ours_proc, ex_proc, base_proc):
     if p:
         p.stdin.close()
         p.wait()
@@ -101,7 +111,7 @@ def line(name, rs):
     print(f"{name:10} {c(2):>4}/{n:<4} {ex} {c(4):>4} {c(6):>4} {union:>5} {alls:>5} | "
           f"{statistics.median(ms(3)):6.1f} {p99(ms(3)):6.1f} | {statistics.median(ms(5)):6.1f} {p99(ms(5)):6.1f} | "
           f"{statistics.median(ms(7)):6.1f} {p99(ms(7)):6.1f} | {tot_o / tot_z if tot_z else float('nan'):5.2f} "
-          f"| {tot_o:7.0f} {tot_z:7.0f}")
+          f"| {tot_o:7.0f} {tot_z:7.0f}" + (f" | {c(9):>4} {sum(ms(10)) / tot_z if tot_z else float('nan'):5.2f} {sum(ms(10)):7.0f}" if base_proc else ""))
 
 
 ex_head = f"{'ex':>4} {'gateFN':>6}" if ex_proc else ""
@@ -118,6 +128,13 @@ print(f"total time: ours {sum(r[3] for r in rows) / 1e3:.2f} s, zxing-cpp {sum(r
       f"{sum(r[3] for r in rows) / sum(r[5] for r in rows):.2f}")
 missed = [f"{r[1]}({'zx' if r[4] else ''}{'+' if r[4] and r[6] else ''}{'wq' if r[6] else ''})"
           for r in rows if not r[2] and (r[4] or r[6])]
+if base_proc:
+    nb = [r[10] for r in rows if not r[9]]
+    print(f"base 'no QR found': {len(nb)} images, median {statistics.median(nb) if nb else 0:.1f} ms, "
+          f"p99 {p99(nb):.1f} ms, max {max(nb) if nb else 0:.1f} ms; total base {sum(r[10] for r in rows) / 1e3:.2f} s, "
+          f"ratio base/zxing-cpp {sum(r[10] for r in rows) / sum(r[5] for r in rows):.2f}")
+    print("read by base, not by ours (lost):", " ".join(r[1] for r in rows if r[9] and not r[2]) or "none")
+    print("read by ours, not by base (gained):", " ".join(r[1] for r in rows if r[2] and not r[9]) or "none")
 print("read by a reference, not by us:", " ".join(missed) or "none")
 print("other texts from ours (payment QRs on negatives are fine):",
       " ".join(f"{os.path.basename(k)}={v}" for k, v in sorted(other_texts.items())) or "none")

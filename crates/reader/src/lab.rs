@@ -245,3 +245,73 @@ fn evidence_lab() {
         fine_evidence(&box_blur3(&box_blur3(&work)), &dark)
     );
 }
+
+/// The gate's own QR regions (each look's triples, in their polarity), each preparation on them.
+#[test]
+#[ignore]
+fn region_lab() {
+    let dir = std::env::var("LAB_DIR").unwrap();
+    let payloads: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(format!("{dir}/manifest.json")).unwrap()).unwrap();
+    for m in payloads.as_array().unwrap() {
+        let file = m["file"].as_str().unwrap();
+        let only = std::env::var("LAB_ONLY").unwrap_or_default();
+        if !only.is_empty() && !only.split(',').any(|o| file.contains(o)) {
+            continue;
+        }
+        let payload = m["payload"].as_str().unwrap().to_string();
+        let bytes = std::fs::read(format!("{dir}/{file}")).unwrap();
+        let full = crate::decode_gray(&bytes, &crate::Limits::default()).unwrap();
+        let work = fit(&full, WORK_SIDE).into_owned();
+        let dark = OnceCell::new();
+        let inv = invert(&work);
+        let looks = [
+            (
+                "first",
+                finder_evidence_with_half(&work, &box_downscale(&work, 2), &dark),
+            ),
+            ("fine", fine_evidence(&work, &dark)),
+            ("soft", fine_evidence(&box_blur3(&box_blur3(&work)), &dark)),
+        ];
+        println!("{file}");
+        for (label, e) in looks {
+            let base = if e.light { &inv } else { &work };
+            let triples = e.finders.iter().chain(e.others.iter().flatten());
+            let pad: f32 = std::env::var("LAB_PAD").map_or(10.0, |v| v.parse().unwrap());
+            for f in triples {
+                let (c, module) = match qr_region_padded(base, f, pad) {
+                    Some(x) => x,
+                    None => continue,
+                };
+                let mut ok = Vec::new();
+                for (name, prep) in PREPS {
+                    let img = prep(&c, module);
+                    if scan_rxing(&img, true).contains(&payload) {
+                        ok.push(name.to_string());
+                    }
+                    if scan_rqrr(&img).contains(&payload) {
+                        ok.push(format!("{name}/rq"));
+                    }
+                }
+                let region = Region::new(&c, module, false);
+                for (name, prep) in CROP_STRATEGIES {
+                    if let Some(img) = prep(&region) {
+                        let t = if name.ends_with("rqrr") {
+                            scan_rqrr(&img)
+                        } else {
+                            scan_rxing(&img, true)
+                        };
+                        if t.contains(&payload) {
+                            ok.push(format!("[{name}]"));
+                        }
+                    }
+                }
+                println!(
+                    "  {label} light={} ({:.0},{:.0} m{:.1}) ({:.0},{:.0}) ({:.0},{:.0}) crop {}x{}: {}",
+                    e.light, f[0].0, f[0].1, f[0].2, f[1].0, f[1].1, f[2].0, f[2].1,
+                    c.width(), c.height(), ok.join(" ")
+                );
+            }
+        }
+    }
+}

@@ -219,9 +219,10 @@ const CROP_STRATEGIES: &[(&str, CropPrep)] = &[
     }),
 ];
 
-/// Every region strategy on `crop` taken as a QR region of `module` px modules, each scanned
-/// as in a read; the texts found (for the image fuzz target: in a read the region strategies
-/// run only behind the gate's finders, which fuzzed bytes rarely show).
+/// Every region strategy (and the wide region's, `WIDE_STRATEGIES`) on `crop` taken as a QR
+/// region of `module` px modules, each scanned as in a read; the texts found (for the image
+/// fuzz target: in a read the region strategies run only behind the gate's finders, which
+/// fuzzed bytes rarely show).
 pub(crate) fn every_region_strategy(crop: &GrayImage, module: f32, low: bool) -> Vec<String> {
     let mut out = Vec::new();
     let region = Region::new(crop, module, low);
@@ -233,6 +234,9 @@ pub(crate) fn every_region_strategy(crop: &GrayImage, module: f32, low: bool) ->
                 scan_rxing(&img, true)
             });
         }
+    }
+    for (_, prep) in WIDE_STRATEGIES {
+        out.extend(scan_rxing(&prep(crop, module), true));
     }
     out
 }
@@ -336,12 +340,17 @@ fn prepared_scale(name: &str, work: &GrayImage) -> u64 {
 /// side (3.5 to the code's edge, the quiet zone, and slack for perspective); `None` when
 /// that is more than half the image (no saving) or degenerate. Also returns the module size.
 fn qr_region(g: &GrayImage, f: &[(f32, f32, f32); 3]) -> Option<(GrayImage, f32)> {
+    qr_region_padded(g, f, 10.0)
+}
+
+/// [`qr_region`] with `pad_modules` modules each side instead of 10.
+fn qr_region_padded(g: &GrayImage, f: &Triple, pad_modules: f32) -> Option<(GrayImage, f32)> {
     let [a, b, c] = *f;
     let m = (a.2 + b.2 + c.2) / 3.0;
     let d = (b.0 + c.0 - a.0, b.1 + c.1 - a.1);
     let xs = [a.0, b.0, c.0, d.0];
     let ys = [a.1, b.1, c.1, d.1];
-    let pad = 10.0 * m;
+    let pad = pad_modules * m;
     let lo = |v: &[f32; 4]| v.iter().copied().fold(f32::MAX, f32::min) - pad;
     let hi = |v: &[f32; 4]| v.iter().copied().fold(f32::MIN, f32::max) + pad;
     let (w, h) = (g.width() as f32, g.height() as f32);
@@ -1050,8 +1059,67 @@ fn try_one_region(
             return Some((found, name));
         }
     }
+    if !small_triple(f) {
+        return None;
+    }
+    // A triple too small to be a slip code's finders: on a thermal print, one real finder and
+    // speckle inside the code (or three such), whose region cuts the code off. Its wide region,
+    // through the local-mean thresholds.
+    let (wide, module) = qr_region_padded(base, f, WIDE_PAD_MODULES)?;
+    budget.mark("crop");
+    for (name, prep) in WIDE_STRATEGIES {
+        if budget.spent() && !early {
+            return Some((Vec::new(), "budget"));
+        }
+        if !budget.region_affords() {
+            return None;
+        }
+        let img = prep(&wide, module);
+        budget.mark("prep");
+        let found = budget
+            .region_pass(&img, |g| scan_rxing(g, true))
+            .unwrap_or_default();
+        budget.mark(name);
+        if !found.is_empty() {
+            return Some((found, name));
+        }
+    }
     None
 }
+
+/// Modules of slack each side of a small triple's wide region (see [`small_triple`]): a slip's
+/// code (29–33 modules) around a finder or speckle anywhere in it. Measured on the tuning
+/// images (seed 1665496525): 10 modules read none of the five, 20 four, 25 and 30 all five.
+const WIDE_PAD_MODULES: f32 = 25.0;
+/// Longest finder-to-finder side (in modules) of a triple too small to be a slip code's: slip
+/// payloads (51–64 characters in the corpus and the draws) need version 3 or more (29
+/// modules, finders 22 apart). A real code's triple counted small (its module size
+/// over-estimated) only pays the wide region's two passes more: the rule adds work, never
+/// skips any.
+const SMALL_TRIPLE_MODULES: f32 = 20.0;
+
+/// Whether both sides of the triple (corner first) are shorter than `SMALL_TRIPLE_MODULES`.
+fn small_triple(f: &Triple) -> bool {
+    let [a, b, c] = *f;
+    let m = (a.2 + b.2 + c.2) / 3.0;
+    let side = |p: (f32, f32, f32)| (p.0 - a.0).hypot(p.1 - a.1);
+    m > 0.0 && side(b).max(side(c)) < SMALL_TRIPLE_MODULES * m
+}
+
+/// A preparation of a wide QR region of the given module size.
+type WidePrep = fn(&GrayImage, f32) -> GrayImage;
+
+/// The preparations of a small triple's wide region ([`small_triple`]), each for one rxing
+/// pass: thresholds against the mean of ±8 and ±4 modules (a thermal print's faded band and
+/// streaks shift the level across the code).
+const WIDE_STRATEGIES: &[(&str, WidePrep)] = &[
+    ("wide+mean", |c, m| {
+        mean_binarize_radius(c, (8.0 * m) as usize, 1, 1)
+    }),
+    ("wide+mean4", |c, m| {
+        mean_binarize_radius(c, (4.0 * m) as usize, 1, 1)
+    }),
+];
 
 /// [`finder_evidence`] given `half`, the 2×2 average of `work` (the first pass made it already;
 /// unused below `HALF_GATE_MIN_SIDE`).
@@ -1729,6 +1797,11 @@ fn scan_rxing(g: &GrayImage, try_harder: bool) -> Vec<String> {
     if g.width() == 0 || g.height() == 0 {
         return Vec::new();
     }
+    // `MultiFormatReader` runs rxing's C++-port QR detector and, when that reads nothing, its
+    // Java-port one on the same bits: on a failing pass both run (~45 % of a photo's CPU).
+    // Kept (issue 29 round four, `docs/benchmarks.md`): the Java port alone read a region pass
+    // (seed 3230258786, `f-thermal-0021`) and a plain whole-image pass (seed 23429082,
+    // `f-screen-0036`) that nothing after them read.
     rxing::MultiFormatReader::default()
         .decode_with_hints(
             &mut rxing::BinaryBitmap::new(crate::hybrid::FastHybrid::new(source)),

@@ -682,6 +682,46 @@ fn recall_regressions() {
     assert!(missed.is_empty(), "{missed:?} (seeds in REGRESSION_SEEDS)");
 }
 
+/// The thermal prints behind the wide QR region (`strategies::small_triple`, issue 29 round
+/// four): on seed 1665496525 WeChat's reader (two also zxing-cpp) read them and we did not; the
+/// gate's chosen triple was one real finder and speckle inside the code (or three such), whose
+/// region cut the code off. They read now, by default.
+#[test]
+fn the_wide_region_reads_the_thermal_prints_it_was_made_for() {
+    let default = Limits {
+        scan_time: std::time::Duration::from_secs(3600),
+        ..Limits::default()
+    };
+    let missed: Vec<String> = [0, 7, 14, 15, 19]
+        .into_iter()
+        .map(|i| draw_one(1_665_496_525, "f-thermal", i))
+        .filter(|s| !reads(s, &default))
+        .map(|s| s.file)
+        .collect();
+    assert!(missed.is_empty(), "seed 1665496525: not read: {missed:?}");
+}
+
+/// Images only rxing's Java-port QR detector reads (issue 29 round four): dropping it (it runs
+/// after the C++-port one on every failing pass) lost this thermal print's region pass, and
+/// keeping it on region passes alone lost this screen's plain pass. Both read by main.
+#[test]
+fn reads_only_rxings_java_port_detector_makes_stay_read() {
+    let default = Limits {
+        scan_time: std::time::Duration::from_secs(3600),
+        ..Limits::default()
+    };
+    let missed: Vec<String> = [
+        (3_230_258_786, "f-thermal", 21),
+        (23_429_082, "f-screen", 36),
+    ]
+    .into_iter()
+    .map(|(seed, kind, i)| draw_one(seed, kind, i))
+    .filter(|s| !reads(s, &default))
+    .map(|s| s.file)
+    .collect();
+    assert!(missed.is_empty(), "not read: {missed:?}");
+}
+
 /// Writes the bench's fresh draw to `$FRESH_OUT` (nothing when unset): `FRESH_PER_KIND`
 /// (default 130) positives per kind, `FRESH_NEG_PER_KIND` (default 60) negatives per kind,
 /// from `RECALL_SEED` or a new seed, written to `seed.txt` beside the manifest; `FRESH_KINDS`
