@@ -93,17 +93,33 @@ pub(crate) fn spawn_upkeep(pool: Pool, gate: crate::sql::WriteGate) {
             if on_pool!(pool: &pool, p => p.is_closed()) {
                 return;
             }
-            let turn = gate.turn(&pool).await;
-            let moved = move_inbox(&pool).await.unwrap_or_else(|e| {
-                tracing::warn!(error = %e, "attempts: moving the inbox failed; retried");
-                0
-            });
+            // A chunk a turn at the lock: a backlog (after an outage, say) is moved in
+            // bounded transactions with the writers' turns in between.
+            let mut moved = 0;
+            loop {
+                let turn = gate.turn(&pool).await;
+                let n = move_some(&pool, MOVE_AT_MOST).await;
+                drop(turn);
+                match n {
+                    Ok(n) => {
+                        moved += n;
+                        if n < MOVE_AT_MOST {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "attempts: moving the inbox failed; retried");
+                        break;
+                    }
+                }
+            }
             // Busy: leave the index alone until the backlog is worth a turn at the lock.
             let keep = if moved < QUIET_ROWS {
                 0
             } else {
                 BACKLOG_WHEN_BUSY
             };
+            let turn = gate.turn(&pool).await;
             if let Err(e) = index_refs(&pool, Some(INDEX_AT_MOST), keep).await {
                 tracing::warn!(error = %e, "attempts: indexing references failed; retried");
             }
@@ -115,12 +131,31 @@ pub(crate) fn spawn_upkeep(pool: Pool, gate: crate::sql::WriteGate) {
 /// How often the inbox is moved into the log.
 const MOVE_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
 
-/// Moves the records committed with their charges (`attempts_inbox`, migration 0018) into the
-/// log, oldest first, atomically: on PostgreSQL one `DELETE … RETURNING` feeding the insert, so
-/// nodes moving at once each move different rows; on SQLite one write transaction. Cheap when
-/// the inbox is empty (one read). Every read of the log calls it first. Returns the records
-/// moved.
+/// Records moved in one transaction: a turn at SQLite's write lock stays short (a few
+/// milliseconds) whatever waits in the inbox.
+const MOVE_AT_MOST: u64 = 1_000;
+
+/// Moves everything in the inbox into the log, `MOVE_AT_MOST` records a transaction. Every
+/// read of the log calls it first, so a search never misses a committed record. Returns the
+/// records moved.
 pub(crate) async fn move_inbox(pool: &Pool) -> Result<u64> {
+    let mut total = 0;
+    loop {
+        let n = move_some(pool, MOVE_AT_MOST).await?;
+        total += n;
+        if n < MOVE_AT_MOST {
+            return Ok(total);
+        }
+    }
+}
+
+/// Moves at most `most` records committed with their charges or by the log's writer
+/// (`attempts_inbox`, migration 0018) into the log, atomically: on SQLite the oldest, in one
+/// write transaction; on PostgreSQL one `DELETE … RETURNING` feeding the insert, its rows
+/// locked with `SKIP LOCKED`, so nodes moving at once each move different rows. Cheap when
+/// the inbox is empty (one read). Returns the records taken from the inbox (a crashed job's
+/// second record among them is dropped, not logged).
+pub(crate) async fn move_some(pool: &Pool, most: u64) -> Result<u64> {
     const WAITING: &str = "SELECT EXISTS (SELECT 1 FROM attempts_inbox)";
     on_pool!(pool: pool, p => {
         let waiting: bool = sqlx::query(WAITING).fetch_one(p).await?.try_get(0)?;
@@ -128,25 +163,43 @@ pub(crate) async fn move_inbox(pool: &Pool) -> Result<u64> {
             return Ok(0);
         }
     });
+    let most = i64::try_from(most).unwrap_or(i64::MAX);
     let moved = match pool {
         Pool::Sqlite(p) => {
-            // `WHERE true`: SQLite's upsert after a SELECT needs a WHERE to parse.
+            let mut tx = p.begin_with("BEGIN IMMEDIATE").await?;
+            let upto: Option<i64> = sqlx::query_scalar(
+                "SELECT MAX(rowid) FROM (SELECT rowid FROM attempts_inbox ORDER BY rowid LIMIT $1)",
+            )
+            .bind(most)
+            .fetch_one(&mut *tx)
+            .await?;
+            let Some(upto) = upto else {
+                return Ok(0);
+            };
+            // `WHERE`: SQLite's upsert after a SELECT needs one to parse.
             let sql = format!(
                 "INSERT INTO attempts ({COLUMNS}) SELECT {COLUMNS} FROM attempts_inbox \
-                 WHERE true ORDER BY rowid {ONCE_PER_JOB}; DELETE FROM attempts_inbox"
+                 WHERE rowid <= $1 ORDER BY rowid {ONCE_PER_JOB}"
             );
-            let mut tx = p.begin_with("BEGIN IMMEDIATE").await?;
-            let moved = sqlx::query(&sql).execute(&mut *tx).await?.rows_affected();
+            sqlx::query(&sql).bind(upto).execute(&mut *tx).await?;
+            let moved = sqlx::query("DELETE FROM attempts_inbox WHERE rowid <= $1")
+                .bind(upto)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
             tx.commit().await?;
             moved
         }
         Pool::Pg(p) => {
             let sql = format!(
-                "WITH moved AS (DELETE FROM attempts_inbox RETURNING *) \
-                 INSERT INTO attempts ({COLUMNS}) SELECT {COLUMNS} FROM moved ORDER BY id \
-                 {ONCE_PER_JOB}"
+                "WITH moved AS (DELETE FROM attempts_inbox WHERE ctid = ANY(ARRAY(\
+                 SELECT ctid FROM attempts_inbox LIMIT $1 FOR UPDATE SKIP LOCKED)) RETURNING *), \
+                 logged AS (INSERT INTO attempts ({COLUMNS}) SELECT {COLUMNS} FROM moved \
+                 ORDER BY id {ONCE_PER_JOB}) \
+                 SELECT COUNT(*) FROM moved"
             );
-            sqlx::query(&sql).execute(p).await?.rows_affected()
+            let n: i64 = sqlx::query_scalar(&sql).bind(most).fetch_one(p).await?;
+            u64::try_from(n).unwrap_or(0)
         }
     };
     Ok(moved)
@@ -575,6 +628,39 @@ mod tests {
         assert_eq!(mark(pool).await, 3);
         assert_eq!(found(pool, "XYZ0001").await, 1, "found indexed, once");
         assert_eq!(found(pool, "REFXYZ").await, 3);
+        drop(store);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// A move takes at most `most` records, the oldest; `move_inbox` takes the rest in chunks.
+    #[tokio::test]
+    async fn a_move_is_bounded_and_takes_the_oldest_first() {
+        let path = std::env::temp_dir().join(format!("sv-move-{}.db", uuid::Uuid::new_v4()));
+        let store = crate::SqlStore::open(&format!("sqlite://{}", path.display()), None)
+            .await
+            .unwrap();
+        store.migrate_up_to(i64::MAX).await.unwrap();
+        let pool = &store.pool;
+        let rows: Vec<Attempt> = (0..5).map(record).collect();
+        insert(pool, &rows.iter().collect::<Vec<_>>(), Table::Inbox)
+            .await
+            .unwrap();
+        assert_eq!(move_some(pool, 2).await.unwrap(), 2);
+        let Pool::Sqlite(p) = pool else {
+            unreachable!()
+        };
+        let logged: Vec<String> = sqlx::query_scalar("SELECT trans_ref FROM attempts ORDER BY id")
+            .fetch_all(p)
+            .await
+            .unwrap();
+        assert_eq!(logged, ["REFXYZ0000", "REFXYZ0001"]);
+        assert_eq!(move_inbox(pool).await.unwrap(), 3);
+        let waiting: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM attempts_inbox")
+            .fetch_one(p)
+            .await
+            .unwrap();
+        assert_eq!(waiting, 0);
+        assert_eq!(found(pool, "REFXYZ").await, 5);
         drop(store);
         let _ = std::fs::remove_file(&path);
     }

@@ -524,3 +524,44 @@ both!(
         t.stop().await;
     }
 );
+
+// A backlog larger than one move (1,000 records a transaction): every record reaches the log,
+// each once, while the upkeep moves chunks beside the count's own move.
+both!(
+    a_backlog_is_moved_in_chunks_and_nothing_is_lost,
+    |b: Backend| async move {
+        let (t, ten) = app(b).await;
+        let before = t.app.store.count_attempts().await.unwrap();
+        let record = |n: usize| domain::attempt::Attempt {
+            at: time::OffsetDateTime::now_utc(),
+            service_id: ten.service_id.clone(),
+            branch_id: ten.branch_id.clone(),
+            channel: domain::attempt::Channel::V2,
+            kind: domain::attempt::SlipKind::Bank,
+            input: Some(domain::attempt::InputKind::Payload),
+            sending_bank: Some("004".into()),
+            trans_ref: Some(format!("BACKLOG{n:05}")),
+            amount: None,
+            outcome: Outcome::NotFound,
+            error_code: Some("SLIP_NOT_FOUND".into()),
+            mismatches: vec![],
+            source: None,
+            latency_ms: 1,
+            request_id: None,
+            job_id: None,
+        };
+        for chunk in (0..2_500).collect::<Vec<_>>().chunks(250) {
+            let writes = chunk.iter().map(|&n| {
+                let store = t.app.store.clone();
+                let a = record(n);
+                async move { store.log_attempt(&a).await }
+            });
+            for r in futures_util::future::join_all(writes).await {
+                r.unwrap();
+            }
+        }
+        let after = t.app.store.count_attempts().await.unwrap();
+        assert_eq!(after - before, 2_500);
+        t.stop().await;
+    }
+);
