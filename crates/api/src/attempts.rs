@@ -11,7 +11,6 @@ use axum::response::Response;
 use domain::attempt::{Channel, Outcome, SlipKind};
 use services::attempts::Trace;
 use services::Services;
-use std::sync::Arc;
 use std::time::Instant;
 
 /// How an error answer ended the request, for the log: the outcome and the code the client got.
@@ -45,7 +44,7 @@ async fn record(channel: Channel, kind: SlipKind, mut req: Request, next: Next) 
     let started = Instant::now();
     let trace = Trace::new(channel, kind);
     req.extensions_mut().insert(trace.clone());
-    let svc = req.extensions().get::<Arc<Services>>().cloned();
+    let svc = req.extensions().get::<Services>().cloned();
     let request_id = req
         .headers()
         .get("x-request-id")

@@ -73,9 +73,8 @@ pub fn router(services: Services) -> Router {
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::not_found)
         .with_state(services.clone())
-        // For the attempts log's layer, which runs around handlers and has no state. Behind an
-        // `Arc`: the layer clones it into every request, and `Services` is some twenty `Arc`s.
-        .layer(axum::Extension(std::sync::Arc::new(services.clone())))
+        // For the attempts log's layer, which runs around handlers and has no state.
+        .layer(axum::Extension(services.clone()))
         .layer(CatchPanicLayer::custom(error::panic_response))
         // Outside the panic catcher, so a panic's 500 is counted too; inside the router, so
         // the matched route pattern is known.

@@ -34,8 +34,17 @@ pub const DEFAULT_UPLOAD_SLOTS: usize = 8;
 /// (`new` and the `set_*` calls) and the use-case handles. The fields are private: `api` and
 /// the CLI reach the store, gateways and clock only through a handle (`auth()`, `verify()`,
 /// …), a small value borrowing just the fields its use case reads.
+///
+/// One `Arc` to clone: every request clones it (axum's state, the attempts layer), and the
+/// wiring is some twenty `Arc`s. A `set_*` call on a shared value copies the wiring first
+/// (`Arc::make_mut`), so a setter still changes only the value it is called on.
 #[derive(Clone)]
-pub struct Services {
+pub struct Services(Arc<Wiring>);
+
+/// What a [`Services`] holds (its fields are private to this crate).
+#[doc(hidden)]
+#[derive(Clone)]
+pub struct Wiring {
     store: Arc<SqlStore>,
     /// The connector router (`[connectors]` and `[routing]` of the configuration): answers
     /// production branches (`GET /admin/connectors` shows it).
@@ -85,7 +94,19 @@ pub struct Services {
 pub type AfterCharge =
     Arc<dyn Fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> + Send + Sync>;
 
+impl std::ops::Deref for Services {
+    type Target = Wiring;
+    fn deref(&self) -> &Wiring {
+        &self.0
+    }
+}
+
 impl Services {
+    /// The wiring to change (copied first if another value shares it).
+    fn wiring(&mut self) -> &mut Wiring {
+        Arc::make_mut(&mut self.0)
+    }
+
     /// A node on `store` and `clock` where `router` answers production and `ledger` (the
     /// built-in one) test branches; the rest at its default (no egress or admin API) until the
     /// `set_*` calls below.
@@ -103,7 +124,7 @@ impl Services {
             renewals: Arc::default(),
             metrics: ::metrics::Metrics::default(),
         };
-        Self {
+        Self(Arc::new(Wiring {
             store,
             spaces: space::Spaces::new(router.clone(), charger.clone(), ledger.clone()),
             charger,
@@ -128,7 +149,7 @@ impl Services {
             after_charge: None,
             idem_lease: idempotency::LEASE,
             metrics: ::metrics::Metrics::default(),
-        }
+        }))
     }
 
     /// Now, on the clock every policy of this node reads.
@@ -139,22 +160,23 @@ impl Services {
     /// Another router for production (tests: a bank that is down); test branches keep the
     /// built-in ledger.
     pub fn set_router(&mut self, router: Arc<connectors::Router>) {
-        self.router = router;
+        self.wiring().router = router;
         self.respace();
     }
 
     /// The spaces again, after the router, billing or metrics changed.
     fn respace(&mut self) {
-        self.spaces = space::Spaces::new(
+        let spaces = space::Spaces::new(
             self.router.clone(),
             self.charger.clone(),
             self.ledger.clone(),
         );
+        self.wiring().spaces = spaces;
     }
 
     /// Outbound HTTP for image URLs and webhooks (without it both are refused).
     pub fn set_egress(&mut self, egress: egress::Egress) {
-        self.egress = Some(egress);
+        self.wiring().egress = Some(egress);
     }
 
     pub fn schedules(&self) -> &domain::job::Schedules {
@@ -162,12 +184,12 @@ impl Services {
     }
 
     pub fn set_schedules(&mut self, schedules: domain::job::Schedules) {
-        self.schedules = Arc::new(schedules);
+        self.wiring().schedules = Arc::new(schedules);
     }
 
     /// The job kinds this node runs (the built-in ones unless set).
     pub fn set_job_kinds(&mut self, kinds: jobs::Kinds) {
-        self.kinds = Arc::new(kinds);
+        self.wiring().kinds = Arc::new(kinds);
     }
 
     pub fn uploads(&self) -> &budget::UploadSlots {
@@ -175,7 +197,7 @@ impl Services {
     }
 
     pub fn set_uploads(&mut self, uploads: budget::UploadSlots) {
-        self.uploads = Arc::new(uploads);
+        self.wiring().uploads = Arc::new(uploads);
     }
 
     pub fn decode_budget(&self) -> &budget::DecodeBudget {
@@ -183,7 +205,7 @@ impl Services {
     }
 
     pub fn set_decode_budget(&mut self, budget: budget::DecodeBudget) {
-        self.decode_budget = Arc::new(budget);
+        self.wiring().decode_budget = Arc::new(budget);
     }
 
     pub fn image_limits(&self) -> reader::Limits {
@@ -191,7 +213,7 @@ impl Services {
     }
 
     pub fn set_image_limits(&mut self, limits: reader::Limits) {
-        self.image_limits = limits;
+        self.wiring().image_limits = limits;
     }
 
     /// The LINE platform the slip bot talks to, and how long a reply token is used.
@@ -200,8 +222,8 @@ impl Services {
         client: line::client::LineClient,
         reply_window: std::time::Duration,
     ) {
-        self.line = Some(client);
-        self.line_reply_window = reply_window;
+        self.wiring().line = Some(client);
+        self.wiring().line_reply_window = reply_window;
     }
 
     pub(crate) fn line_client(&self) -> Option<line::client::LineClient> {
@@ -214,7 +236,7 @@ impl Services {
 
     /// Turns the admin API on, behind this bearer token.
     pub fn set_admin_token(&mut self, token: impl Into<String>) {
-        self.admin_token = Some(Arc::new(token.into()));
+        self.wiring().admin_token = Some(Arc::new(token.into()));
     }
 
     pub fn admin_api_enabled(&self) -> bool {
@@ -226,18 +248,18 @@ impl Services {
     }
 
     pub fn set_trusted_proxies(&mut self, proxies: domain::ip::AllowList) {
-        self.trusted_proxies = Arc::new(proxies);
+        self.wiring().trusted_proxies = Arc::new(proxies);
     }
 
     /// Who approves renewals (the credit ledger unless set).
     pub fn set_billing(&mut self, billing: Arc<dyn billing::Billing>) {
-        self.charger.billing = billing;
+        self.wiring().charger.billing = billing;
         self.respace();
     }
 
     /// How long a running keyed request holds its key before a retry may take it over.
     pub fn set_idempotency_lease(&mut self, lease: std::time::Duration) {
-        self.idem_lease = time::Duration::try_from(lease).unwrap_or(idempotency::LEASE);
+        self.wiring().idem_lease = time::Duration::try_from(lease).unwrap_or(idempotency::LEASE);
     }
 
     pub fn idempotency_lease(&self) -> time::Duration {
@@ -251,14 +273,14 @@ impl Services {
 
     /// A registry of the wiring's (`server`, which also serves it); the default is private.
     pub fn set_metrics(&mut self, m: ::metrics::Metrics) {
-        self.charger.metrics = m.clone();
-        self.metrics = m;
+        self.wiring().charger.metrics = m.clone();
+        self.wiring().metrics = m;
         self.respace();
     }
 
     /// Test hook: awaited right after a verification's charge is committed, before its answer
     /// exists (a test stops the node there: the crash the idempotency key must survive).
     pub fn set_after_charge(&mut self, hook: AfterCharge) {
-        self.after_charge = Some(hook);
+        self.wiring().after_charge = Some(hook);
     }
 }
