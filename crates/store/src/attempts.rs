@@ -595,16 +595,22 @@ mod tests {
         search(pool, &q).await.unwrap().len()
     }
 
+    /// A fresh SQLite store with its migrations only: no upkeep task, a test takes the turns
+    /// itself. Its file, to remove.
+    async fn migrated() -> (crate::SqlStore, std::path::PathBuf) {
+        let path = std::env::temp_dir().join(format!("sv-attempts-{}.db", uuid::Uuid::new_v4()));
+        let store = crate::SqlStore::open(&format!("sqlite://{}", path.display()), None)
+            .await
+            .unwrap();
+        store.migrate_up_to(i64::MAX).await.unwrap();
+        (store, path)
+    }
+
     /// A busy turn leaves the trigram index until the backlog passes `keep`, a quiet one (or a
     /// backlog past it) catches up at most `most` references; searches find the records either way.
     #[tokio::test]
     async fn the_index_waits_while_busy_and_searches_read_the_backlog() {
-        let path = std::env::temp_dir().join(format!("sv-refs-{}.db", uuid::Uuid::new_v4()));
-        let store = crate::SqlStore::open(&format!("sqlite://{}", path.display()), None)
-            .await
-            .unwrap();
-        // Migrations only: no upkeep task, the test takes the turns itself.
-        store.migrate_up_to(i64::MAX).await.unwrap();
+        let (store, path) = migrated().await;
         let pool = &store.pool;
         let rows: Vec<Attempt> = (0..3).map(record).collect();
         insert(pool, &rows.iter().collect::<Vec<_>>(), Table::Log)
@@ -635,11 +641,7 @@ mod tests {
     /// A move takes at most `most` records, the oldest; `move_inbox` takes the rest in chunks.
     #[tokio::test]
     async fn a_move_is_bounded_and_takes_the_oldest_first() {
-        let path = std::env::temp_dir().join(format!("sv-move-{}.db", uuid::Uuid::new_v4()));
-        let store = crate::SqlStore::open(&format!("sqlite://{}", path.display()), None)
-            .await
-            .unwrap();
-        store.migrate_up_to(i64::MAX).await.unwrap();
+        let (store, path) = migrated().await;
         let pool = &store.pool;
         let rows: Vec<Attempt> = (0..5).map(record).collect();
         insert(pool, &rows.iter().collect::<Vec<_>>(), Table::Inbox)
