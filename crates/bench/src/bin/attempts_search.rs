@@ -108,7 +108,12 @@ async fn main() {
                     input: Some(InputKind::Image),
                     sending_bank: Some("004".into()),
                     trans_ref: (outcome != Outcome::NoQr).then_some(tr),
-                    amount: Some(domain::Satang(rng.below(500_000) as i64 + 100)),
+                    // One record in twenty is 100.00 baht: a shop's most common amount.
+                    amount: Some(domain::Satang(if rng.below(20) == 0 {
+                        10_000
+                    } else {
+                        rng.below(500_000) as i64 + 100
+                    })),
                     outcome,
                     error_code: None,
                     mismatches: vec![],
@@ -169,6 +174,13 @@ async fn main() {
             "q = an amount (1250.50)",
             page(AttemptQuery {
                 text: TextQuery::parse("1250.50"),
+                ..AttemptQuery::default()
+            }),
+        ),
+        (
+            "q = a common amount (100.00, 5 %)",
+            page(AttemptQuery {
+                text: TextQuery::parse("100.00"),
                 ..AttemptQuery::default()
             }),
         ),
