@@ -21,6 +21,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use image::{DynamicImage, GrayImage, ImageFormat, ImageReader};
 
 mod hybrid;
+mod java_port;
 #[doc(hidden)]
 pub mod probe;
 mod strategies;

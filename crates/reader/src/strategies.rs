@@ -1797,18 +1797,20 @@ fn scan_rxing(g: &GrayImage, try_harder: bool) -> Vec<String> {
     if g.width() == 0 || g.height() == 0 {
         return Vec::new();
     }
-    // `MultiFormatReader` runs rxing's C++-port QR detector and, when that reads nothing, its
-    // Java-port one on the same bits: on a failing pass both run (~45 % of a photo's CPU).
-    // Kept (issue 29 round four, `docs/benchmarks.md`): the Java port alone read a region pass
+    // What `MultiFormatReader` does for QR codes: rxing's C++-port QR reader and, when that
+    // reads nothing, its Java-port one on the same bits (on a failing pass both run). Kept
+    // (issue 29 round four, `docs/benchmarks.md`): the Java port alone read a region pass
     // (seed 3230258786, `f-thermal-0021`) and a plain whole-image pass (seed 23429082,
-    // `f-screen-0036`) that nothing after them read.
-    rxing::MultiFormatReader::default()
-        .decode_with_hints(
-            &mut rxing::BinaryBitmap::new(crate::hybrid::FastHybrid::new(source)),
-            &hints,
-        )
-        .map(|r| vec![r.getText().to_string()])
-        .unwrap_or_default()
+    // `f-screen-0036`) that nothing after them read. The Java port is rxing's own but for its
+    // finder search's row scan, which walks runs instead of pixels (`java_port`: the same
+    // candidates and answers, a fraction of the time).
+    let mut bitmap = rxing::BinaryBitmap::new(crate::hybrid::FastHybrid::new(source));
+    match rxing::qrcode::cpp_port::QrReader.decode_with_hints(&mut bitmap, &hints) {
+        Ok(r) => vec![r.getText().to_string()],
+        Err(_) => crate::java_port::decode(bitmap.get_black_matrix(), &hints)
+            .into_iter()
+            .collect(),
+    }
 }
 
 /// rqrr: all decodable grids, deduplicated, largest first.
