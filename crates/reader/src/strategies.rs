@@ -1872,11 +1872,12 @@ fn rqrr_threshold(g: &GrayImage) -> Vec<bool> {
 
 /// Division of `u64`s by a fixed divisor: `⌊n / d⌋` as the high half of `n × ⌈2^64 / d⌉`,
 /// exact for every `n < 2^32` (the error `n·(m·d − 2^64) / 2^64` stays below one `d`th);
-/// larger `n` are divided.
+/// larger `n` are divided. For `d ≥ 2` the factor fits 64 bits, so the product is one
+/// 64 × 64-bit multiply (rqrr's running averages are a chain of these); `d = 1` is `n`.
 #[derive(Clone, Copy)]
 struct Divide {
     d: u64,
-    m: u128,
+    m: u64,
 }
 
 impl Divide {
@@ -1884,14 +1885,21 @@ impl Divide {
         let d = d.max(1);
         Divide {
             d,
-            m: (1u128 << 64) / u128::from(d) + 1,
+            // ⌈2^64 / d⌉ (as `⌊2^64 / d⌋ + 1`) ≤ 2^63 + 1 for d ≥ 2; unused for d = 1.
+            m: if d == 1 {
+                0
+            } else {
+                ((1u128 << 64) / u128::from(d) + 1) as u64
+            },
         }
     }
 
     #[inline(always)]
     fn div(self, n: u64) -> u64 {
-        if n < 1 << 32 {
-            ((u128::from(n) * self.m) >> 64) as u64
+        if self.d == 1 {
+            n
+        } else if n < 1 << 32 {
+            ((u128::from(n) * u128::from(self.m)) >> 64) as u64
         } else {
             n / self.d
         }
