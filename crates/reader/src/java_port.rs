@@ -165,6 +165,20 @@ fn found_pattern_cross(sc: &[u32; 5], min_module_size: f64) -> bool {
     if total < 7 {
         return false;
     }
+    // A necessary condition in integers first (most counts on a noisy row fail it): with
+    // m = total / 7 the bound below is under m / 2 + 1/2 (3× that for the centre), so
+    // |total − 7·count| < total / 2 + 7/2 must hold, by at least 1/16 for total ≥ 8 (equal
+    // bounds at total = 7, where both tests are exact) — far beyond f64 rounding.
+    let (t, t2) = (u64::from(total), 2 * u64::from(total));
+    let outside = |count: u32, k: u64| t2.abs_diff(14 * u64::from(count)) >= k * (t + 7);
+    if outside(sc[0], 1)
+        || outside(sc[1], 1)
+        || (3 * t2).abs_diff(14 * u64::from(sc[2])) >= 3 * (t + 7)
+        || outside(sc[3], 1)
+        || outside(sc[4], 1)
+    {
+        return false;
+    }
     let module_size = total as f64 / 7.0;
     if module_size < min_module_size {
         return false;
@@ -403,9 +417,39 @@ mod tests {
 
     #[test]
     fn found_pattern_cross_matches_rxing() {
+        // Every tuple up to 9:9:27:9:9 and scaled ones (long runs of big modules).
+        for (a, b) in [(40u32, 41u32), (100, 97), (7, 300)] {
+            for c in [3 * a - 20, 3 * a, 3 * a + 55, 3 * b + 7] {
+                for sc in [[a, b, c, a, b], [b, a, c, b, a], [a, a, c, b, b]] {
+                    assert_eq!(
+                        found_pattern_cross(&sc, 0.0),
+                        FinderPatternFinder::foundPatternCross(&sc, 0.0),
+                        "{sc:?}"
+                    );
+                }
+            }
+        }
+        // Counts near a finder's at module sizes up to 80 px, at random.
+        let mut s = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: u32| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s % u64::from(n)) as u32
+        };
+        for _ in 0..2_000_000 {
+            let m = 1 + next(80);
+            let mut near = |k: u32| (k * m / 3).saturating_add(next(2 * k * m + 3));
+            let sc = [near(3), near(3), near(9), near(3), near(3)];
+            assert_eq!(
+                found_pattern_cross(&sc, 0.0),
+                FinderPatternFinder::foundPatternCross(&sc, 0.0),
+                "{sc:?}"
+            );
+        }
         for a in 0..9u32 {
             for b in 0..9 {
-                for c in 0..20 {
+                for c in 0..28 {
                     for d in 0..9 {
                         for e in 0..9 {
                             let sc = [a, b, c, d, e];
