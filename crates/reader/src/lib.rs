@@ -20,6 +20,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use image::{DynamicImage, GrayImage, ImageFormat, ImageReader};
 
+mod cpp_port;
 mod hybrid;
 mod java_port;
 #[doc(hidden)]

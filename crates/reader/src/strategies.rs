@@ -1783,7 +1783,6 @@ fn scan(g: &GrayImage, budget: &mut Budget) -> Vec<String> {
 }
 
 fn scan_rxing(g: &GrayImage, try_harder: bool) -> Vec<String> {
-    use rxing::Reader;
     // What `rxing::helpers::detect_in_luma_slice_with_hints` does, with our binarizer: the
     // same black matrix as rxing's `HybridBinarizer`, a fraction of its cost (`hybrid`).
     let hints = DecodeHints {
@@ -1801,16 +1800,15 @@ fn scan_rxing(g: &GrayImage, try_harder: bool) -> Vec<String> {
     // reads nothing, its Java-port one on the same bits (on a failing pass both run). Kept
     // (issue 29 round four, `docs/benchmarks.md`): the Java port alone read a region pass
     // (seed 3230258786, `f-thermal-0021`) and a plain whole-image pass (seed 23429082,
-    // `f-screen-0036`) that nothing after them read. The Java port is rxing's own but for its
-    // finder search's row scan, which walks runs instead of pixels (`java_port`: the same
-    // candidates and answers, a fraction of the time).
-    let mut bitmap = rxing::BinaryBitmap::new(crate::hybrid::FastHybrid::new(source));
-    match rxing::qrcode::cpp_port::QrReader.decode_with_hints(&mut bitmap, &hints) {
-        Ok(r) => vec![r.getText().to_string()],
-        Err(_) => crate::java_port::decode(bitmap.get_black_matrix(), &hints)
-            .into_iter()
-            .collect(),
-    }
+    // `f-screen-0036`) that nothing after them read. Both are rxing's own code but for their
+    // finder searches' row scans, which take runs from the matrix's words instead of pixels
+    // (`cpp_port`, `java_port`: the same patterns and answers, a fraction of the time).
+    let bitmap = rxing::BinaryBitmap::new(crate::hybrid::FastHybrid::new(source));
+    let matrix = bitmap.get_black_matrix();
+    crate::cpp_port::decode(matrix, &hints)
+        .or_else(|| crate::java_port::decode(matrix, &hints))
+        .into_iter()
+        .collect()
 }
 
 /// rqrr: all decodable grids, deduplicated, largest first.
