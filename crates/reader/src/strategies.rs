@@ -1844,7 +1844,7 @@ fn rqrr_threshold(g: &GrayImage) -> Vec<bool> {
     let (w, h) = (g.width() as usize, g.height() as usize);
     let src = g.as_raw();
     let s = (w / 8).max(1) as u64;
-    let (by_s, by_t) = (Divide::by(s), Divide::by(200 * s));
+    let (keep, t) = (Keep::of(s), 200 * s);
     let mut out = vec![false; w * h];
     let mut row_average = vec![0u64; w];
     let (mut avg_v, mut avg_u) = (0u64, 0u64);
@@ -1856,16 +1856,49 @@ fn rqrr_threshold(g: &GrayImage) -> Vec<bool> {
             } else {
                 (x, w - 1 - x)
             };
-            avg_v = by_s.div(avg_v * (s - 1)) + u64::from(row[v]);
-            avg_u = by_s.div(avg_u * (s - 1)) + u64::from(row[u]);
+            avg_v = keep.of_avg(avg_v) + u64::from(row[v]);
+            avg_u = keep.of_avg(avg_u) + u64::from(row[u]);
             row_average[v] += avg_v;
             row_average[u] += avg_u;
         }
+        // p < ⌊a·95 / t⌋ ⟺ p + 1 ≤ ⌊a·95 / t⌋ ⟺ (p + 1)·t ≤ a·95 (integers, t > 0).
         for ((o, &p), &a) in out[y * w..][..w].iter_mut().zip(row).zip(&row_average) {
-            *o = u64::from(p) < by_t.div(a * 95);
+            *o = (u64::from(p) + 1) * t <= a * 95;
         }
     }
     out
+}
+
+/// rqrr's running-average step `⌊a·(s−1) / s⌋` as the high half of `a × m`, `m = ⌊2^64·(s−1)
+/// / s⌋ + 1`: one multiply in the chain instead of two. Exact for `a < 2^32`: the product
+/// over-shoots `a·(s−1)/s` by less than `a / 2^64 < 1/s`, and the fraction of `a·(s−1)/s` is a
+/// multiple of `1/s` at most `(s−1)/s`, so the floor does not change; larger `a` (never in a
+/// read: the averages stay under 255·s) are divided.
+#[derive(Clone, Copy)]
+struct Keep {
+    s: u64,
+    m: u64,
+    by_s: Divide,
+}
+
+impl Keep {
+    fn of(s: u64) -> Keep {
+        let s = s.max(1);
+        Keep {
+            s,
+            m: ((u128::from(s - 1) << 64) / u128::from(s) + 1) as u64,
+            by_s: Divide::by(s),
+        }
+    }
+
+    #[inline(always)]
+    fn of_avg(self, a: u64) -> u64 {
+        if a < 1 << 32 {
+            ((u128::from(a) * u128::from(self.m)) >> 64) as u64
+        } else {
+            self.by_s.div(a * (self.s - 1))
+        }
+    }
 }
 
 /// Division of `u64`s by a fixed divisor: `⌊n / d⌋` as the high half of `n × ⌈2^64 / d⌉`,
@@ -3283,6 +3316,44 @@ mod tests {
             for _ in 0..200 {
                 let n = next() >> (next() % 64);
                 assert_eq!(by.div(n), n / d, "{n} / {d}");
+            }
+        }
+    }
+
+    #[test]
+    fn keep_is_exact() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for s in (1..3_000).chain([65_535, 1 << 20, (1 << 24) + 7]) {
+            let k = Keep::of(s);
+            let exact = |a: u64| (u128::from(a) * u128::from(s - 1) / u128::from(s)) as u64;
+            let check = |a: u64| assert_eq!(k.of_avg(a), exact(a), "{a} · {} / {s}", s - 1);
+            for a in [
+                0,
+                1,
+                s - 1,
+                s,
+                s + 1,
+                255 * s,
+                255 * s + 255,
+                (1 << 32) - 1,
+                1 << 32,
+            ] {
+                check(a);
+            }
+            for _ in 0..300 {
+                let a = next() >> (32 + next() % 32);
+                check(a);
+                // Multiples of s and their neighbours: where the floor would slip first.
+                let m = (a / s.max(1)) * s;
+                for a in [m.saturating_sub(1), m, m + 1] {
+                    check(a);
+                }
             }
         }
     }
