@@ -10,7 +10,8 @@
 //! stdin and answers each with one JSON line `{"texts": [...], "ms": …, "how": …}` (the read
 //! alone timed, as for a folder), so `scripts/reader-compare.py` can run ours, zxing-cpp and
 //! WeChat's reader on each image in turn: the three see the same load at the same moment.
-//! `--json` writes `{file: {ok, ms, how}}` for `scripts/reader-compare.py`; `--scan-ms` and
+//! `--json` writes `{file: {ok, ms, how, texts}}` for `scripts/reader-compare.py` (and for
+//! comparing two builds' answers image by image); `--scan-ms` and
 //! `--scan-passes` override the reader's default scan budget (`reader::Limits`); `--exhaustive`
 //! reads with `Limits::scan_exhaustive` (no evidence gate, no budget).
 
@@ -107,9 +108,13 @@ fn main() {
                 .collect();
             eprintln!("{file:28} {ms:8.1} ms: {}", s.join(", "));
         }
+        let texts: Vec<String> = match &res {
+            Ok((texts, _)) => texts.clone(),
+            Err(_) => Vec::new(),
+        };
         records.insert(
             file.to_string(),
-            serde_json::json!({"ok": ok, "ms": ms, "how": how}),
+            serde_json::json!({"ok": ok, "ms": ms, "how": how, "texts": texts}),
         );
         let e = per.entry(family.to_string()).or_default();
         e.0 += usize::from(ok);

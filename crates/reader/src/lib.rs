@@ -20,7 +20,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use image::{DynamicImage, GrayImage, ImageFormat, ImageReader};
 
+mod cpp_port;
 mod hybrid;
+mod java_port;
 #[doc(hidden)]
 pub mod probe;
 mod strategies;

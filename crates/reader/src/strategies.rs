@@ -1783,7 +1783,6 @@ fn scan(g: &GrayImage, budget: &mut Budget) -> Vec<String> {
 }
 
 fn scan_rxing(g: &GrayImage, try_harder: bool) -> Vec<String> {
-    use rxing::Reader;
     // What `rxing::helpers::detect_in_luma_slice_with_hints` does, with our binarizer: the
     // same black matrix as rxing's `HybridBinarizer`, a fraction of its cost (`hybrid`).
     let hints = DecodeHints {
@@ -1797,18 +1796,19 @@ fn scan_rxing(g: &GrayImage, try_harder: bool) -> Vec<String> {
     if g.width() == 0 || g.height() == 0 {
         return Vec::new();
     }
-    // `MultiFormatReader` runs rxing's C++-port QR detector and, when that reads nothing, its
-    // Java-port one on the same bits: on a failing pass both run (~45 % of a photo's CPU).
-    // Kept (issue 29 round four, `docs/benchmarks.md`): the Java port alone read a region pass
+    // What `MultiFormatReader` does for QR codes: rxing's C++-port QR reader and, when that
+    // reads nothing, its Java-port one on the same bits (on a failing pass both run). Kept
+    // (issue 29 round four, `docs/benchmarks.md`): the Java port alone read a region pass
     // (seed 3230258786, `f-thermal-0021`) and a plain whole-image pass (seed 23429082,
-    // `f-screen-0036`) that nothing after them read.
-    rxing::MultiFormatReader::default()
-        .decode_with_hints(
-            &mut rxing::BinaryBitmap::new(crate::hybrid::FastHybrid::new(source)),
-            &hints,
-        )
-        .map(|r| vec![r.getText().to_string()])
-        .unwrap_or_default()
+    // `f-screen-0036`) that nothing after them read. Both are rxing's own code but for their
+    // finder searches' row scans, which take runs from the matrix's words instead of pixels
+    // (`cpp_port`, `java_port`: the same patterns and answers, a fraction of the time).
+    let bitmap = rxing::BinaryBitmap::new(crate::hybrid::FastHybrid::new(source));
+    let matrix = bitmap.get_black_matrix();
+    crate::cpp_port::decode(matrix, &hints)
+        .or_else(|| crate::java_port::decode(matrix, &hints))
+        .into_iter()
+        .collect()
 }
 
 /// rqrr: all decodable grids, deduplicated, largest first.
@@ -1844,7 +1844,7 @@ fn rqrr_threshold(g: &GrayImage) -> Vec<bool> {
     let (w, h) = (g.width() as usize, g.height() as usize);
     let src = g.as_raw();
     let s = (w / 8).max(1) as u64;
-    let (by_s, by_t) = (Divide::by(s), Divide::by(200 * s));
+    let (keep, t) = (Keep::of(s), 200 * s);
     let mut out = vec![false; w * h];
     let mut row_average = vec![0u64; w];
     let (mut avg_v, mut avg_u) = (0u64, 0u64);
@@ -1856,25 +1856,59 @@ fn rqrr_threshold(g: &GrayImage) -> Vec<bool> {
             } else {
                 (x, w - 1 - x)
             };
-            avg_v = by_s.div(avg_v * (s - 1)) + u64::from(row[v]);
-            avg_u = by_s.div(avg_u * (s - 1)) + u64::from(row[u]);
+            avg_v = keep.of_avg(avg_v) + u64::from(row[v]);
+            avg_u = keep.of_avg(avg_u) + u64::from(row[u]);
             row_average[v] += avg_v;
             row_average[u] += avg_u;
         }
+        // p < ⌊a·95 / t⌋ ⟺ p + 1 ≤ ⌊a·95 / t⌋ ⟺ (p + 1)·t ≤ a·95 (integers, t > 0).
         for ((o, &p), &a) in out[y * w..][..w].iter_mut().zip(row).zip(&row_average) {
-            *o = u64::from(p) < by_t.div(a * 95);
+            *o = (u64::from(p) + 1) * t <= a * 95;
         }
     }
     out
 }
 
+/// rqrr's running-average step `⌊a·(s−1) / s⌋` as the high half of `a × m`, `m = ⌊2^64·(s−1)
+/// / s⌋ + 1`: one multiply in the chain instead of two. Exact for `a < 2^32`: the product
+/// over-shoots `a·(s−1)/s` by less than `a / 2^64 < 1/s`, and the fraction of `a·(s−1)/s` is a
+/// multiple of `1/s` at most `(s−1)/s`, so the floor does not change; larger `a` (never in a
+/// read: the averages stay under 255·s) are divided.
+#[derive(Clone, Copy)]
+struct Keep {
+    s: u64,
+    m: u64,
+    by_s: Divide,
+}
+
+impl Keep {
+    fn of(s: u64) -> Keep {
+        let s = s.max(1);
+        Keep {
+            s,
+            m: ((u128::from(s - 1) << 64) / u128::from(s) + 1) as u64,
+            by_s: Divide::by(s),
+        }
+    }
+
+    #[inline(always)]
+    fn of_avg(self, a: u64) -> u64 {
+        if a < 1 << 32 {
+            ((u128::from(a) * u128::from(self.m)) >> 64) as u64
+        } else {
+            self.by_s.div(a * (self.s - 1))
+        }
+    }
+}
+
 /// Division of `u64`s by a fixed divisor: `⌊n / d⌋` as the high half of `n × ⌈2^64 / d⌉`,
 /// exact for every `n < 2^32` (the error `n·(m·d − 2^64) / 2^64` stays below one `d`th);
-/// larger `n` are divided.
+/// larger `n` are divided. For `d ≥ 2` the factor fits 64 bits, so the product is one
+/// 64 × 64-bit multiply (rqrr's running averages are a chain of these); `d = 1` is `n`.
 #[derive(Clone, Copy)]
 struct Divide {
     d: u64,
-    m: u128,
+    m: u64,
 }
 
 impl Divide {
@@ -1882,14 +1916,21 @@ impl Divide {
         let d = d.max(1);
         Divide {
             d,
-            m: (1u128 << 64) / u128::from(d) + 1,
+            // ⌈2^64 / d⌉ (as `⌊2^64 / d⌋ + 1`) ≤ 2^63 + 1 for d ≥ 2; unused for d = 1.
+            m: if d == 1 {
+                0
+            } else {
+                ((1u128 << 64) / u128::from(d) + 1) as u64
+            },
         }
     }
 
     #[inline(always)]
     fn div(self, n: u64) -> u64 {
-        if n < 1 << 32 {
-            ((u128::from(n) * self.m) >> 64) as u64
+        if self.d == 1 {
+            n
+        } else if n < 1 << 32 {
+            ((u128::from(n) * u128::from(self.m)) >> 64) as u64
         } else {
             n / self.d
         }
@@ -3275,6 +3316,44 @@ mod tests {
             for _ in 0..200 {
                 let n = next() >> (next() % 64);
                 assert_eq!(by.div(n), n / d, "{n} / {d}");
+            }
+        }
+    }
+
+    #[test]
+    fn keep_is_exact() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for s in (1..3_000).chain([65_535, 1 << 20, (1 << 24) + 7]) {
+            let k = Keep::of(s);
+            let exact = |a: u64| (u128::from(a) * u128::from(s - 1) / u128::from(s)) as u64;
+            let check = |a: u64| assert_eq!(k.of_avg(a), exact(a), "{a} · {} / {s}", s - 1);
+            for a in [
+                0,
+                1,
+                s - 1,
+                s,
+                s + 1,
+                255 * s,
+                255 * s + 255,
+                (1 << 32) - 1,
+                1 << 32,
+            ] {
+                check(a);
+            }
+            for _ in 0..300 {
+                let a = next() >> (32 + next() % 32);
+                check(a);
+                // Multiples of s and their neighbours: where the floor would slip first.
+                let m = (a / s.max(1)) * s;
+                for a in [m.saturating_sub(1), m, m + 1] {
+                    check(a);
+                }
             }
         }
     }
