@@ -10,6 +10,9 @@
 //! (`FindLeftGuardBy` with `IsPattern`, the predicate copied from rxing's private
 //! `FindPattern`), `LocateConcentricPattern`, `GenerateFinderPatternSets`, `SampleQR` and
 //! `Decode`. `cpp_port_matches_rxing` compares the patterns and the texts with `QrReader`'s.
+//!
+//! Licence: the functions marked as rxing's ("line for line", "copied") are derived from rxing
+//! 0.9.3 (Apache-2.0, by rxing's authors, itself a port of ZXing), and stay under its terms.
 
 use rxing::common::cpp_essentials::{
     ConcentricPattern, FindLeftGuardBy, FixedPattern, IsPattern, LocateConcentricPattern,

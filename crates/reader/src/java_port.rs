@@ -14,6 +14,9 @@
 //! choice of the best three candidates (private in rxing) are copied line for line. So the
 //! candidates, the chosen finders and the text are rxing's (`java_port_matches_rxing` compares
 //! them on real passes' matrices).
+//!
+//! Licence: the functions marked as rxing's ("line for line", "copied") are derived from rxing
+//! 0.9.3 (Apache-2.0, by rxing's authors, itself a port of ZXing), and stay under its terms.
 
 use rxing::common::{BitMatrix, DetectorRXingResult};
 use rxing::qrcode::decoder::qrcode_decoder;
