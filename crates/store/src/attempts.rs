@@ -143,11 +143,52 @@ const MOVE_CHUNKS_A_TURN: usize = 20;
 /// read of the log calls it first, so a search never misses a committed record. Returns the
 /// records moved.
 pub(crate) async fn move_inbox(pool: &Pool) -> Result<u64> {
+    let p = match pool {
+        Pool::Pg(p) => p,
+        // One writer at a time: a move beside this one has committed before it starts.
+        Pool::Sqlite(_) => {
+            let mut total = 0;
+            loop {
+                let n = move_some(pool, MOVE_AT_MOST).await?;
+                total += n;
+                if n < MOVE_AT_MOST {
+                    return Ok(total);
+                }
+            }
+        }
+    };
+    // PostgreSQL: what was committed when the read began (the inbox's ids come from the log's
+    // sequence) is moved, waiting for a mover beside us (the upkeep, another node) to commit
+    // the rows it holds: with `SKIP LOCKED` the read would pass them by and miss them.
+    let upto: Option<i64> = sqlx::query_scalar("SELECT MAX(id) FROM attempts_inbox")
+        .fetch_one(p)
+        .await?;
+    let Some(upto) = upto else {
+        return Ok(0);
+    };
+    let sql = format!(
+        "WITH moved AS (DELETE FROM attempts_inbox WHERE ctid = ANY(ARRAY(\
+         SELECT ctid FROM attempts_inbox WHERE id <= $2 LIMIT $1 FOR UPDATE)) RETURNING *), \
+         logged AS (INSERT INTO attempts ({COLUMNS}) SELECT {COLUMNS} FROM moved \
+         ORDER BY id {ONCE_PER_JOB}) \
+         SELECT COUNT(*) FROM moved"
+    );
+    let most = i64::try_from(MOVE_AT_MOST).unwrap_or(i64::MAX);
     let mut total = 0;
     loop {
-        let n = move_some(pool, MOVE_AT_MOST).await?;
-        total += n;
-        if n < MOVE_AT_MOST {
+        let n: i64 = sqlx::query_scalar(&sql)
+            .bind(most)
+            .bind(upto)
+            .fetch_one(p)
+            .await?;
+        total += u64::try_from(n).unwrap_or(0);
+        // Rows another mover held are gone from our chunk once it commits: look again.
+        let left: bool =
+            sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM attempts_inbox WHERE id <= $1)")
+                .bind(upto)
+                .fetch_one(p)
+                .await?;
+        if !left {
             return Ok(total);
         }
     }
