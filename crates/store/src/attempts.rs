@@ -83,8 +83,7 @@ async fn run(pool: Pool, gate: crate::sql::WriteGate, mut rx: mpsc::Receiver<(At
 
 /// The log's upkeep, on a task of its own so that neither writer waits for it: every quarter
 /// second (short turns at SQLite's lock rather than one long one a second) the inbox is moved
-/// into the log and SQLite's batch-filled indexes (references, amounts) catch up. Ends with
-/// the writers' pool.
+/// into the log and SQLite's trigram index catches up. Ends with the writers' pool.
 pub(crate) fn spawn_upkeep(pool: Pool, gate: crate::sql::WriteGate) {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(MOVE_EVERY);
@@ -250,23 +249,23 @@ pub(crate) async fn move_some(pool: &Pool, most: u64) -> Result<u64> {
     Ok(moved)
 }
 
-/// Records indexed per upkeep turn (SQLite): 20,000 a second, twice the benchmark's peak
+/// References indexed per upkeep turn (SQLite): 20,000 a second, twice the benchmark's peak
 /// rate; a larger backlog is worked off over several turns (searches read it unindexed).
 const INDEX_AT_MOST: i64 = 5_000;
 
 /// A turn that moved fewer records than this (1,000 a second) finds the service quiet enough
-/// to catch the indexes up. Busier, they wait until more than
-/// `BACKLOG_WHEN_BUSY` records are unindexed: filling them is the log's largest cost at SQLite's
+/// to catch the trigram index up. Busier, the index waits until more than
+/// `BACKLOG_WHEN_BUSY` records are unindexed: filling it is the log's largest cost at SQLite's
 /// one write lock, so a burst of verifications does not pay it; a quiet moment or a sustained
 /// load past the backlog does, `INDEX_AT_MOST` a turn. A search reads the backlog directly
 /// (100,000 unindexed: ~15 ms of CPU, docs/benchmarks.md), so nothing is missed meanwhile.
 const QUIET_ROWS: u64 = 250;
 const BACKLOG_WHEN_BUSY: i64 = 100_000;
 
-/// SQLite: adds the records after the mark (at most `most` of them: the upkeep's turn at the
-/// write lock stays short whatever the backlog, e.g. after an upgrade) to the trigram index of
-/// references and to the amount index (migration 0019) and moves the mark, in one
-/// transaction; nothing when no more than `keep` records wait.
+/// SQLite: adds the references of the records after the mark (at most `most` of them: the
+/// upkeep's turn at the write lock stays short whatever the backlog, e.g. after an upgrade) to
+/// the trigram index and moves the mark, in one transaction; nothing when no more than `keep`
+/// records wait.
 pub(crate) async fn index_refs(pool: &Pool, most: Option<i64>, keep: i64) -> Result<()> {
     const MARKS: &str = "SELECT (SELECT upto FROM attempt_refs_mark WHERE only = 1), \
          (SELECT COALESCE(MAX(id), 0) FROM attempts)";
@@ -285,16 +284,6 @@ pub(crate) async fn index_refs(pool: &Pool, most: Option<i64>, keep: i64) -> Res
         sqlx::query(
             "INSERT INTO attempt_refs (rowid, trans_ref) SELECT id, trans_ref FROM attempts \
              WHERE id > $1 AND id <= $2 AND trans_ref IS NOT NULL",
-        )
-        .bind(upto)
-        .bind(last)
-        .execute(&mut *tx)
-        .await?;
-        // In the index's order: each of its pages is written once a batch, not once a record.
-        sqlx::query(
-            "INSERT INTO attempt_amounts (amount_satang, at, id) SELECT amount_satang, at, id \
-             FROM attempts WHERE id > $1 AND id <= $2 AND amount_satang IS NOT NULL \
-             ORDER BY amount_satang, at, id",
         )
         .bind(upto)
         .bind(last)
@@ -398,9 +387,6 @@ pub(crate) async fn insert(pool: &Pool, rows: &[&Attempt], into: Table) -> Resul
     })
 }
 
-/// SQLite: the last record in the batch-filled indexes (`index_refs`).
-const UNINDEXED: &str = "(SELECT upto FROM attempt_refs_mark WHERE only = 1)";
-
 enum Param {
     Text(String),
     Int(i64),
@@ -416,25 +402,23 @@ pub(crate) async fn search(pool: &Pool, q: &AttemptQuery) -> Result<Vec<AttemptR
     };
     let mut clauses: Vec<String> = Vec::new();
     let mut text: Vec<String> = Vec::new();
-    // SQLite: the ids the text matches, from its batch-filled indexes and the records after
-    // their mark, read as one list (ORed conditions make it walk the whole log).
-    let mut ids: Vec<String> = Vec::new();
     if let Some(part) = &q.text.reference {
         // A part of three characters or more is looked up in the trigram index (the domain
         // reads nothing shorter as a reference); a shorter one can only be a whole reference.
         if part.chars().count() >= 3 {
             let n = next(Param::Text(format!("%{part}%")), &mut params);
-            match pool {
+            text.push(match pool {
                 // The index, and the records written since it last caught up (`index_refs`),
                 // as one list of ids: written as two ORed conditions, SQLite walked the whole
                 // log newest first testing each row (70 ms on 1,000,000; one list: 0.5 ms).
-                Pool::Sqlite(_) => ids.push(format!(
-                    "SELECT rowid FROM attempt_refs WHERE attempt_refs.trans_ref LIKE {n} \
-                     UNION ALL SELECT id FROM attempts WHERE id > {UNINDEXED} \
-                     AND trans_ref LIKE {n}"
-                )),
-                Pool::Pg(_) => text.push(format!("trans_ref ILIKE {n}")),
-            }
+                Pool::Sqlite(_) => format!(
+                    "id IN (SELECT rowid FROM attempt_refs WHERE attempt_refs.trans_ref LIKE {n} \
+                     UNION ALL SELECT id FROM attempts \
+                     WHERE id > (SELECT upto FROM attempt_refs_mark WHERE only = 1) \
+                     AND trans_ref LIKE {n})"
+                ),
+                Pool::Pg(_) => format!("trans_ref ILIKE {n}"),
+            });
         } else {
             let n = next(Param::Text(part.clone()), &mut params);
             text.push(format!("trans_ref = {n}"));
@@ -442,19 +426,7 @@ pub(crate) async fn search(pool: &Pool, q: &AttemptQuery) -> Result<Vec<AttemptR
     }
     if let Some(amount) = q.text.amount {
         let n = next(Param::Int(amount.0), &mut params);
-        match pool {
-            // As for references: the batch-filled index (migration 0019), and the records
-            // after its mark.
-            Pool::Sqlite(_) => ids.push(format!(
-                "SELECT id FROM attempt_amounts WHERE amount_satang = {n} \
-                 UNION ALL SELECT id FROM attempts WHERE id > {UNINDEXED} \
-                 AND amount_satang = {n}"
-            )),
-            Pool::Pg(_) => text.push(format!("amount_satang = {n}")),
-        }
-    }
-    if !ids.is_empty() {
-        text.push(format!("id IN ({})", ids.join(" UNION ALL ")));
+        text.push(format!("amount_satang = {n}"));
     }
     if !text.is_empty() {
         clauses.push(format!("({})", text.join(" OR ")));
@@ -706,56 +678,6 @@ mod tests {
         assert_eq!(mark(pool).await, 3);
         assert_eq!(found(pool, "XYZ0001").await, 1, "found indexed, once");
         assert_eq!(found(pool, "REFXYZ").await, 3);
-        drop(store);
-        let _ = std::fs::remove_file(&path);
-    }
-
-    /// SQLite's amount index is filled from the mark with the references: an amount is found
-    /// before and after, once, and a purge takes the indexed amounts out with their records.
-    #[tokio::test]
-    async fn amounts_are_found_indexed_or_not_and_purged_with_their_records() {
-        let (store, path) = migrated().await;
-        let pool = &store.pool;
-        let mut rows: Vec<Attempt> = (0..4).map(record).collect();
-        rows[1].amount = Some(Satang(125_050));
-        rows[3].amount = Some(Satang(125_050));
-        rows[2].amount = None;
-        rows[0].at -= time::Duration::days(10);
-        rows[1].at -= time::Duration::days(10);
-        insert(pool, &rows.iter().collect::<Vec<_>>(), Table::Log)
-            .await
-            .unwrap();
-        assert_eq!(found(pool, "1250.50").await, 2, "found unindexed");
-        index_refs(pool, Some(3), 0).await.unwrap();
-        assert_eq!(mark(pool).await, 3);
-        assert_eq!(
-            found(pool, "1250.50").await,
-            2,
-            "one indexed, one after the mark"
-        );
-        index_refs(pool, None, 0).await.unwrap();
-        assert_eq!(found(pool, "1250.50").await, 2, "both indexed, each once");
-        assert_eq!(found(pool, "1.00").await, 1);
-        let Pool::Sqlite(p) = pool else {
-            unreachable!()
-        };
-        let indexed = || async {
-            sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM attempt_amounts")
-                .fetch_one(p)
-                .await
-                .unwrap()
-        };
-        assert_eq!(
-            indexed().await,
-            3,
-            "a record without an amount is not indexed"
-        );
-        let purged = purge(pool, OffsetDateTime::now_utc() - time::Duration::days(1))
-            .await
-            .unwrap();
-        assert_eq!(purged, 2);
-        assert_eq!(indexed().await, 1, "the purged records' amounts are gone");
-        assert_eq!(found(pool, "1250.50").await, 1);
         drop(store);
         let _ = std::fs::remove_file(&path);
     }

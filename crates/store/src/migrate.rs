@@ -112,8 +112,6 @@ pub(crate) const ALL: &[Migration] = migrations![
     // SQLite's trigram index filled in batches; PostgreSQL's GIN index stays as it is.
     17 => "0017_attempt_refs_deferred.sql": sqlite,
     18 => "0018_attempts_inbox.sql": shared postgres sqlite,
-    // SQLite's amount index filled in batches too; PostgreSQL's B-tree stays as it is.
-    19 => "0019_attempt_amounts_deferred.sql": sqlite,
 ];
 
 pub(crate) const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations \
