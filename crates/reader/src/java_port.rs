@@ -483,33 +483,7 @@ mod tests {
         }
         // The shared corpus (every slip kind), and any folder in JAVA_PORT_DIR (e.g. a fresh
         // draw of `scripts/bench-hard-families`).
-        let mut files = crate::corpus_images();
-        if let Some(dir) = std::env::var_os("JAVA_PORT_DIR") {
-            let mut more: Vec<_> = std::fs::read_dir(dir)
-                .expect("JAVA_PORT_DIR")
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x != "json"))
-                .collect();
-            more.sort();
-            files.extend(more);
-        }
-        for p in files {
-            let bytes = std::fs::read(&p).expect("read image");
-            let Ok(g) = crate::decode_gray(&bytes, &crate::Limits::default()) else {
-                continue;
-            };
-            // The working size of a read (at most 2400 px a side).
-            let f = g.width().max(g.height()).div_ceil(2400);
-            let g = if f > 1 {
-                image::imageops::resize(
-                    &g,
-                    g.width() / f,
-                    g.height() / f,
-                    image::imageops::Triangle,
-                )
-            } else {
-                g
-            };
+        for (p, g) in crate::working_images() {
             for (name, v) in variants(&g) {
                 found += usize::from(check(&v, &format!("{} {name}", p.display())));
                 checked += 1;

@@ -829,6 +829,34 @@ pub(crate) fn corpus_images() -> Vec<std::path::PathBuf> {
     files
 }
 
+/// Test support: the shared corpus's images and any folder in `JAVA_PORT_DIR` (e.g. a fresh
+/// draw of `scripts/bench-hard-families`), decoded and at a read's working size (at most
+/// 2400 px a side), each with its path; decoded one at a time as the caller goes.
+#[cfg(test)]
+pub(crate) fn working_images() -> impl Iterator<Item = (std::path::PathBuf, image::GrayImage)> {
+    let mut files = corpus_images();
+    if let Some(dir) = std::env::var_os("JAVA_PORT_DIR") {
+        let mut more: Vec<_> = std::fs::read_dir(dir)
+            .expect("JAVA_PORT_DIR")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x != "json"))
+            .collect();
+        more.sort();
+        files.extend(more);
+    }
+    files.into_iter().filter_map(|p| {
+        let bytes = std::fs::read(&p).expect("read image");
+        let g = decode_gray(&bytes, &Limits::default()).ok()?;
+        let f = g.width().max(g.height()).div_ceil(2400);
+        let g = if f > 1 {
+            image::imageops::resize(&g, g.width() / f, g.height() / f, image::imageops::Triangle)
+        } else {
+            g
+        };
+        Some((p, g))
+    })
+}
+
 #[cfg(test)]
 mod luma_path_tests {
     use super::*;
