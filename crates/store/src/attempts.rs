@@ -165,13 +165,7 @@ pub(crate) async fn move_inbox(pool: &Pool) -> Result<u64> {
     let Some(upto) = upto else {
         return Ok(0);
     };
-    let sql = format!(
-        "WITH moved AS (DELETE FROM attempts_inbox WHERE ctid = ANY(ARRAY(\
-         SELECT ctid FROM attempts_inbox WHERE id <= $2 LIMIT $1 FOR UPDATE)) RETURNING *), \
-         logged AS (INSERT INTO attempts ({COLUMNS}) SELECT {COLUMNS} FROM moved \
-         ORDER BY id {ONCE_PER_JOB}) \
-         SELECT COUNT(*) FROM moved"
-    );
+    let sql = pg_move_sql("WHERE id <= $2", "FOR UPDATE");
     let most = i64::try_from(MOVE_AT_MOST).unwrap_or(i64::MAX);
     let mut total = 0;
     loop {
@@ -235,18 +229,25 @@ pub(crate) async fn move_some(pool: &Pool, most: u64) -> Result<u64> {
             moved
         }
         Pool::Pg(p) => {
-            let sql = format!(
-                "WITH moved AS (DELETE FROM attempts_inbox WHERE ctid = ANY(ARRAY(\
-                 SELECT ctid FROM attempts_inbox LIMIT $1 FOR UPDATE SKIP LOCKED)) RETURNING *), \
-                 logged AS (INSERT INTO attempts ({COLUMNS}) SELECT {COLUMNS} FROM moved \
-                 ORDER BY id {ONCE_PER_JOB}) \
-                 SELECT COUNT(*) FROM moved"
-            );
+            let sql = pg_move_sql("", "FOR UPDATE SKIP LOCKED");
             let n: i64 = sqlx::query_scalar(&sql).bind(most).fetch_one(p).await?;
             u64::try_from(n).unwrap_or(0)
         }
     };
     Ok(moved)
+}
+
+/// PostgreSQL: one statement moving at most `$1` inbox rows (those `filter` keeps, locked with
+/// `lock`) into the log and counting them; the upkeep skips rows another mover holds, a read
+/// waits for them (`move_inbox`).
+fn pg_move_sql(filter: &str, lock: &str) -> String {
+    format!(
+        "WITH moved AS (DELETE FROM attempts_inbox WHERE ctid = ANY(ARRAY(\
+         SELECT ctid FROM attempts_inbox {filter} LIMIT $1 {lock})) RETURNING *), \
+         logged AS (INSERT INTO attempts ({COLUMNS}) SELECT {COLUMNS} FROM moved \
+         ORDER BY id {ONCE_PER_JOB}) \
+         SELECT COUNT(*) FROM moved"
+    )
 }
 
 /// References indexed per upkeep turn (SQLite): 20,000 a second, twice the benchmark's peak
