@@ -7,6 +7,11 @@ use clap::Parser;
 use cli::{Cli, Command};
 use std::process::ExitCode;
 
+// glibc's malloc was ~16 % of the server's CPU under `scripts/bench-http` (freeing and
+// consolidating chunks across tokio's threads); mimalloc keeps a heap per thread.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
