@@ -8,12 +8,45 @@ use cli::{Cli, Command};
 use std::process::ExitCode;
 
 // glibc's malloc was ~16 % of the server's CPU under `scripts/bench-http` (freeing and
-// consolidating chunks across tokio's threads); mimalloc keeps a heap per thread.
+// consolidating chunks across tokio's and SQLite's threads); mimalloc keeps a heap per thread.
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+fn main() -> ExitCode {
+    tune_allocator();
+    run()
+}
+
+/// mimalloc's defaults doubled the resident memory of `scripts/bench-memory` against glibc's:
+/// freed pages were kept a second (`purge_delay`), and its arenas were backed by transparent
+/// huge pages (the `no_thp` feature turns those off for the process). Returning freed pages
+/// at once keeps the peak at glibc's or below (docs/benchmarks.md, "The server's allocator").
+fn tune_allocator() {
+    // SAFETY: sets one of mimalloc's options; called before any other thread exists.
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
+}
+
+// `mi_option_purge_delay` of mimalloc 3 (`include/mimalloc.h`), which `libmimalloc-sys` does
+// not name; pinned by a test against its default.
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_purge_delay_is_the_option_meant_and_is_set() {
+        // SAFETY: reads one of mimalloc's options.
+        let get = || unsafe { libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) };
+        // mimalloc 3's default purge delay: 1,000 ms.
+        assert_eq!(get(), 1000);
+        tune_allocator();
+        assert_eq!(get(), 0);
+    }
+}
+
 #[tokio::main]
-async fn main() -> ExitCode {
+async fn run() -> ExitCode {
     let cli = Cli::parse();
     let default_level = if matches!(cli.command, Command::Serve { .. }) {
         "info"
