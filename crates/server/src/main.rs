@@ -30,21 +30,6 @@ fn tune_allocator() {
 // not name; pinned by a test against its default.
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_purge_delay_is_the_option_meant_and_is_set() {
-        // SAFETY: reads one of mimalloc's options.
-        let get = || unsafe { libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) };
-        // mimalloc 3's default purge delay: 1,000 ms.
-        assert_eq!(get(), 1000);
-        tune_allocator();
-        assert_eq!(get(), 0);
-    }
-}
-
 #[tokio::main]
 async fn run() -> ExitCode {
     let cli = Cli::parse();
@@ -67,5 +52,20 @@ async fn run() -> ExitCode {
             eprintln!("error: {msg}");
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_purge_delay_is_the_option_meant_and_is_set() {
+        // SAFETY: reads one of mimalloc's options.
+        let get = || unsafe { libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) };
+        // mimalloc 3's default purge delay: 1,000 ms.
+        assert_eq!(get(), 1000);
+        tune_allocator();
+        assert_eq!(get(), 0);
     }
 }
